@@ -1,0 +1,37 @@
+//! normalize + shingle + simhash throughput on real text (MB/s).
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use fpdb::normalize::normalize;
+use fpdb::simhash::{simhash, simhash_reference};
+use fpdb::{FingerprintSpec, Fingerprinter};
+
+mod common;
+
+fn bench(c: &mut Criterion) {
+    let docs = common::passages();
+    let bytes: usize = docs.iter().map(String::len).sum();
+    let mut g = c.benchmark_group("fingerprint");
+    g.throughput(Throughput::Bytes(bytes as u64));
+    g.bench_function("normalize_ascii", |b| {
+        b.iter(|| docs.iter().map(|d| normalize(d).len()).sum::<usize>())
+    });
+    let accented: Vec<String> = docs.iter().map(|d| d.replace('e', "é")).collect();
+    g.bench_function("normalize_nfkc", |b| {
+        b.iter(|| accented.iter().map(|d| normalize(d).len()).sum::<usize>())
+    });
+    for (name, spec) in [("word3", FingerprintSpec::words(3)), ("char5", FingerprintSpec::chars(5))] {
+        let mut f = Fingerprinter::new(spec);
+        g.bench_function(format!("full_{name}"), |b| {
+            b.iter(|| docs.iter().map(|d| f.fingerprint(d).simhash).fold(0, |a, x| a ^ x))
+        });
+    }
+    g.finish();
+    let hashes: Vec<u64> = (0..100_000u64).map(|i| fpdb::shingle::splitmix64(i)).collect();
+    let mut g = c.benchmark_group("simhash");
+    g.throughput(Throughput::Elements(hashes.len() as u64));
+    g.bench_function("byte_lanes", |b| b.iter(|| simhash(&hashes)));
+    g.bench_function("per_bit_reference", |b| b.iter(|| simhash_reference(&hashes)));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

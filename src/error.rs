@@ -1,0 +1,156 @@
+//! Typed errors. Every variant carries the evidence a user needs (the path, what was expected and what
+//! was found) and its message says what to do next.
+
+use std::path::PathBuf;
+
+/// Result alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in fpdb.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An operating-system I/O call failed on a file of the database.
+    #[error("I/O error during {op} on {path}: {source} (check that the path exists, is writable and the disk is not full)")]
+    Io {
+        /// What fpdb was doing.
+        op: &'static str,
+        /// The file or directory involved.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// RocksDB reported an error.
+    #[error("RocksDB error during {op} in {path}: {message}")]
+    Rocks {
+        /// What fpdb was doing.
+        op: &'static str,
+        /// The RocksDB directory.
+        path: PathBuf,
+        /// RocksDB's message.
+        message: String,
+    },
+    /// Another process holds the database open for writing.
+    #[error("database {path} is locked by another process; stop the other fpdb process (or open it read-only)")]
+    Locked {
+        /// The database directory.
+        path: PathBuf,
+    },
+    /// No database exists at the path.
+    #[error("no fpdb database at {path}; create one first with `fpdb init` (or `Db::create`)")]
+    NotFound {
+        /// The path that was opened.
+        path: PathBuf,
+    },
+    /// `create` was asked for a directory that already holds a database.
+    #[error("a database already exists at {path}; open it instead, or choose an empty directory")]
+    AlreadyExists {
+        /// The database directory.
+        path: PathBuf,
+    },
+    /// The fingerprint spec the caller asked for differs from the one stored in the database.
+    #[error("fingerprint spec mismatch in {path}: field `{field}` is {found} in the database but {expected} was requested; open without a spec (use the stored one) or create a new database")]
+    SpecMismatch {
+        /// The database directory.
+        path: PathBuf,
+        /// The first field that differs.
+        field: &'static str,
+        /// The requested value.
+        expected: String,
+        /// The stored value.
+        found: String,
+    },
+    /// A stored structure has a version this build cannot read.
+    #[error("unsupported {what} version in {path}: this build reads {expected}, found {found}; use a matching fpdb version")]
+    Version {
+        /// Which structure.
+        what: &'static str,
+        /// Where it was found.
+        path: PathBuf,
+        /// The version this build understands.
+        expected: u32,
+        /// The version found.
+        found: u32,
+    },
+    /// Stored bytes do not decode or do not match their checksum.
+    #[error("corruption in {path}{}: {what}; run `fpdb check` to list every damaged document, then delete or re-insert them", doc.map(|d| format!(" (doc {d})")).unwrap_or_default())]
+    Corruption {
+        /// The file (segment or RocksDB directory).
+        path: PathBuf,
+        /// The document concerned, when known.
+        doc: Option<u64>,
+        /// What is wrong (expected vs found).
+        what: String,
+    },
+    /// An option value is out of range.
+    #[error("invalid option `{name}`: {message}")]
+    InvalidOption {
+        /// The option.
+        name: &'static str,
+        /// Why it is rejected and what is accepted.
+        message: String,
+    },
+    /// A document or key cannot be stored as given.
+    #[error("invalid input{}: {message}", key.as_ref().map(|k| format!(" for key {k:?}")).unwrap_or_default())]
+    InvalidInput {
+        /// The key of the document, when known (lossy UTF-8).
+        key: Option<String>,
+        /// What is wrong and what is accepted.
+        message: String,
+    },
+    /// An earlier write failed in a way that leaves the on-disk state unknown to this handle.
+    #[error("database handle is poisoned by an earlier failed write ({cause}); drop the handle and reopen the database, recovery will restore a consistent state")]
+    Poisoned {
+        /// The first failure.
+        cause: String,
+    },
+    /// A write was attempted through a read-only handle.
+    #[error("database {path} is open read-only; open it for writing to change it")]
+    ReadOnly {
+        /// The database directory.
+        path: PathBuf,
+    },
+    /// A fault injected by a failpoint (only with the `failpoints` feature).
+    #[error("injected failure at failpoint `{0}`")]
+    Injected(&'static str),
+}
+
+impl Error {
+    pub(crate) fn io(op: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            op,
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn rocks(op: &'static str, path: impl Into<PathBuf>, e: rocksdb::Error) -> Self {
+        let path = path.into();
+        let message = e.into_string();
+        if message.contains("lock") && (message.contains("Resource temporarily unavailable") || message.contains("No locks available")) {
+            return Error::Locked { path };
+        }
+        Error::Rocks { op, path, message }
+    }
+
+    pub(crate) fn corrupt(path: impl Into<PathBuf>, doc: Option<u64>, what: impl Into<String>) -> Self {
+        Error::Corruption {
+            path: path.into(),
+            doc,
+            what: what.into(),
+        }
+    }
+
+    pub(crate) fn input(key: Option<&[u8]>, message: impl Into<String>) -> Self {
+        Error::InvalidInput {
+            key: key.map(|k| String::from_utf8_lossy(&k[..k.len().min(200)]).into_owned()),
+            message: message.into(),
+        }
+    }
+
+    /// True when the error reports a damaged database (as opposed to bad input or an environment problem).
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+}

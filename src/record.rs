@@ -1,0 +1,167 @@
+//! The RocksDB side of storage: column families, key layouts and versioned records.
+//!
+//! | CF      | key                               | value                                            |
+//! |---------|-----------------------------------|--------------------------------------------------|
+//! | `meta`  | `format`                          | u32 LE store format version (1)                  |
+//! | `meta`  | `spec`                            | fingerprint spec record (see `spec`)             |
+//! | `meta`  | `config`                          | version byte 1 ‖ bincode [`DbConfig`]             |
+//! | `meta`  | `next_doc`                        | u64 LE: the next doc id to allocate              |
+//! | `meta`  | `seg` ‖ id u32 BE                 | u64 LE: committed length of that segment file    |
+//! | `docs`  | doc id u64 BE                     | version byte 1 ‖ bincode [`DocRecord`]            |
+//! | `keys`  | external key (UTF-8 bytes)        | doc id u64 BE                                    |
+//! | `edges` | doc id u64 BE ‖ doc id u64 BE     | empty (a verified near-duplicate link, both ways) |
+//! | `t{i}`  | perm_i(simhash) u64 BE ‖ id u64 BE| empty (see `tables`)                             |
+//!
+//! bincode 1.x default encoding: integers little-endian fixed width, `Vec<u8>`/`String` as u64 LE
+//! length ‖ bytes, `Option` as one byte 0/1 ‖ value, `f64` as IEEE-754 LE.
+//!
+//! `DocRecord` (after the version byte): key String, simhash u64, segment u32, offset u64, count u32,
+//! group u64, inserted_at_ms u64, meta Option<String>.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::segment::ShingleLoc;
+
+/// Store format version (meta `format`).
+pub const FORMAT_VERSION: u32 = 1;
+const RECORD_VERSION: u8 = 1;
+
+/// Column family names (tables are `t0`, `t1`, …).
+pub const CF_META: &str = "meta";
+/// Doc records.
+pub const CF_DOCS: &str = "docs";
+/// External key → doc id.
+pub const CF_KEYS: &str = "keys";
+/// Near-duplicate links.
+pub const CF_EDGES: &str = "edges";
+
+/// Name of table `i`'s column family.
+pub fn table_cf(i: usize) -> String {
+    format!("t{i}")
+}
+
+/// Database-wide settings fixed at creation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DbConfig {
+    /// Number of permuted-block tables (m).
+    pub tables: u32,
+    /// Default maximum Hamming distance for queries and dedup.
+    pub max_distance: u32,
+    /// Default minimum Jaccard similarity for verified duplicates.
+    pub min_jaccard: f64,
+}
+
+/// A stored document.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DocRecord {
+    /// External key.
+    pub key: String,
+    /// SimHash.
+    pub simhash: u64,
+    /// Segment id of the shingle set.
+    pub segment: u32,
+    /// Offset of the shingle record.
+    pub offset: u64,
+    /// Number of shingles.
+    pub count: u32,
+    /// Duplicate group id (= doc id of the group's canonical, earliest member).
+    pub group: u64,
+    /// Insertion time, milliseconds since the Unix epoch.
+    pub inserted_at_ms: u64,
+    /// Caller metadata (JSON text), if any.
+    pub meta: Option<String>,
+}
+
+impl DocRecord {
+    /// The shingle location.
+    pub fn loc(&self) -> ShingleLoc {
+        ShingleLoc {
+            segment: self.segment,
+            offset: self.offset,
+            count: self.count,
+        }
+    }
+}
+
+/// Encodes a versioned record: version byte ‖ bincode.
+pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut out = vec![RECORD_VERSION];
+    // Serializing plain structs into a Vec cannot fail.
+    out.extend(bincode::serialize(v).unwrap_or_default());
+    out
+}
+
+/// Decodes a versioned record.
+pub fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &'static str, path: &Path, doc: Option<u64>) -> Result<T> {
+    match bytes.split_first() {
+        Some((&RECORD_VERSION, rest)) => {
+            bincode::deserialize(rest).map_err(|e| Error::corrupt(path, doc, format!("{what} does not decode: {e}")))
+        }
+        Some((&v, _)) => Err(Error::Version {
+            what,
+            path: path.to_path_buf(),
+            expected: RECORD_VERSION as u32,
+            found: v as u32,
+        }),
+        None => Err(Error::corrupt(path, doc, format!("empty {what}"))),
+    }
+}
+
+/// Decodes a u64 stored big-endian (doc ids in keys).
+pub fn be_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?)).filter(|_| bytes.len() == 8)
+}
+
+/// Decodes a u64 stored little-endian (meta values).
+pub fn le_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?)).filter(|_| bytes.len() == 8)
+}
+
+/// Key of a segment's committed length in `meta`.
+pub fn seg_key(id: u32) -> [u8; 7] {
+    let mut k = *b"seg\0\0\0\0";
+    k[3..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Key of an edge.
+pub fn edge_key(a: u64, b: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&a.to_be_bytes());
+    k[8..].copy_from_slice(&b.to_be_bytes());
+    k
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doc_record_roundtrips_and_rejects_unknown_versions() {
+        let r = DocRecord {
+            key: "arxiv:1234".into(),
+            simhash: 0xDEAD_BEEF,
+            segment: 3,
+            offset: 16,
+            count: 10,
+            group: 1,
+            inserted_at_ms: 99,
+            meta: Some("{\"year\":2020}".into()),
+        };
+        let bytes = encode(&r);
+        assert_eq!(bytes[0], 1);
+        let p = Path::new("x");
+        assert_eq!(decode::<DocRecord>(&bytes, "doc record", p, None).unwrap(), r);
+        let mut v2 = bytes.clone();
+        v2[0] = 2;
+        assert!(matches!(
+            decode::<DocRecord>(&v2, "doc record", p, None),
+            Err(Error::Version { found: 2, .. })
+        ));
+        assert!(decode::<DocRecord>(&bytes[..5], "doc record", p, Some(1))
+            .unwrap_err()
+            .is_corruption());
+    }
+}

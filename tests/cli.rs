@@ -1,0 +1,262 @@
+//! Every CLI command, spawned as a process in a temporary directory.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use common::{edit, passage, text, vocab};
+use serde_json::Value;
+
+fn fpdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().expect("spawn fpdb")
+}
+
+fn fpdb_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fpdb");
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn json_lines(s: &str) -> Vec<Value> {
+    s.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
+        .collect()
+}
+
+fn init(dir: &Path) -> String {
+    let db = dir.join("db").display().to_string();
+    ok(&fpdb(&["init", &db]));
+    db
+}
+
+/// A JSONL corpus: 10 base passages and 2 edited copies of each.
+fn corpus() -> (String, Vec<(String, String)>) {
+    let v = vocab();
+    let mut docs = Vec::new();
+    for b in 0..10u64 {
+        let base = passage(&v, 200, b);
+        docs.push((format!("base{b}"), text(&base)));
+        for e in 0..2u64 {
+            docs.push((format!("copy{b}-{e}"), text(&edit(&v, &base, 2, 100 * b + e))));
+        }
+    }
+    let jsonl = docs
+        .iter()
+        .map(|(k, t)| serde_json::json!({"key": k, "text": t, "year": 2024}).to_string() + "\n")
+        .collect();
+    (jsonl, docs)
+}
+
+#[test]
+fn init_ingest_jsonl_query_get_stats_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = init(dir.path());
+    let (jsonl, docs) = corpus();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, jsonl).unwrap();
+    let out = ok(&fpdb(&["ingest", &db, input.to_str().unwrap(), "--json"]));
+    let lines = json_lines(&out);
+    assert_eq!(lines.len(), 30);
+    for l in &lines {
+        assert!(l["id"].is_u64() && l["duplicates"].is_array() && l["group"].is_u64(), "{l}");
+    }
+    // Each copy joins its base's group.
+    let base0 = &lines[0];
+    assert_eq!(lines[1]["group"], base0["id"]);
+    assert_eq!(lines[1]["duplicates"][0]["key"], "base0");
+
+    // A near-duplicate found by query, with its Jaccard.
+    let v = vocab();
+    let probe = text(&edit(&v, &passage(&v, 200, 3), 1, 999));
+    let out = ok(&fpdb(&["query", &db, "--text", &probe, "--json"]));
+    let hits = json_lines(&out);
+    assert!(hits.iter().any(|h| h["key"] == "base3"), "{out}");
+    for h in &hits {
+        let j = h["jaccard"].as_f64().unwrap();
+        assert!((0.9..=1.0).contains(&j), "{h}");
+        assert!(h["hamming"].as_u64().unwrap() <= 8 && h["shared"].as_u64().unwrap() > 0);
+    }
+    // The readable table names the hit too.
+    let table = ok(&fpdb(&["query", &db, "--text", &probe]));
+    assert!(table.contains("base3") && table.contains("JACCARD"), "{table}");
+    // No match: exit code 1.
+    let miss = fpdb(&["query", &db, "--text", &text(&passage(&v, 200, 12345))]);
+    assert_eq!(miss.status.code(), Some(1));
+
+    let got = json_lines(&ok(&fpdb(&["get", &db, "copy3-0", "--json"])));
+    assert_eq!(got[0]["key"], "copy3-0");
+    assert_eq!(got[0]["canonical"], "base3");
+    assert_eq!(got[0]["meta"]["year"], 2024);
+    assert_eq!(fpdb(&["get", &db, "nope"]).status.code(), Some(1));
+
+    let stats = json_lines(&ok(&fpdb(&["stats", &db, "--json"])));
+    assert_eq!(stats[0]["docs"], docs.len());
+    assert_eq!(stats[0]["groups"], 10);
+    let check = ok(&fpdb(&["check", &db]));
+    assert!(check.contains("0 fault(s)"), "{check}");
+}
+
+#[test]
+fn ingest_directory_and_stdin_and_insert_delete_compact_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = init(dir.path());
+    let v = vocab();
+    let docs = dir.path().join("docs");
+    std::fs::create_dir_all(docs.join("sub")).unwrap();
+    std::fs::write(docs.join("a.txt"), text(&passage(&v, 150, 1))).unwrap();
+    std::fs::write(docs.join("sub/b.txt"), text(&passage(&v, 150, 2))).unwrap();
+    let out = json_lines(&ok(&fpdb(&["ingest", &db, docs.to_str().unwrap(), "--json"])));
+    let keys: Vec<&str> = out.iter().map(|l| l["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["a.txt", "sub/b.txt"]);
+
+    let line = serde_json::json!({"key": "from-stdin", "text": text(&edit(&v, &passage(&v, 150, 1), 1, 5))}).to_string();
+    let out = json_lines(&ok(&fpdb_stdin(&["ingest", &db, "-", "--json"], line.as_bytes())));
+    assert_eq!(out[0]["duplicates"][0]["key"], "a.txt");
+
+    let file = dir.path().join("c.txt");
+    std::fs::write(&file, text(&passage(&v, 150, 3))).unwrap();
+    let ins = json_lines(&ok(&fpdb(&["insert", &db, "--key", "c", file.to_str().unwrap(), "--json"])));
+    assert_eq!(ins[0]["stored"], true);
+    let ins2 = json_lines(&ok(&fpdb_stdin(
+        &["insert", &db, "--key", "c2", "--json", "--dedup", "skip"],
+        text(&passage(&v, 150, 3)).as_bytes(),
+    )));
+    assert_eq!(ins2[0]["stored"], false);
+    assert_eq!(ins2[0]["duplicates"][0]["key"], "c");
+
+    assert!(ok(&fpdb(&["delete", &db, "c"])).contains("deleted"));
+    assert_eq!(fpdb(&["delete", &db, "c"]).status.code(), Some(1));
+    let exported = json_lines(&ok(&fpdb(&["export", &db])));
+    assert_eq!(exported.len(), 3);
+    for e in &exported {
+        assert!(
+            e["simhash"].is_u64() && e["shingles"].as_u64().unwrap() > 100 && e["group"].is_u64(),
+            "{e}"
+        );
+    }
+    let c = json_lines(&ok(&fpdb(&["compact", &db, "--json", "--min-dead", "0.0"])));
+    assert!(c[0]["bytes_reclaimed"].as_u64().unwrap() > 0, "{:?}", c);
+    assert!(ok(&fpdb(&["check", &db])).contains("0 fault(s)"));
+}
+
+#[test]
+fn bad_lines_get_clear_errors_and_the_rest_still_ingests() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = init(dir.path());
+    let v = vocab();
+    let good = |k: &str, s: u64| serde_json::json!({"key": k, "text": text(&passage(&v, 50, s))}).to_string();
+    let mut input = Vec::new();
+    input.extend(good("g1", 1).as_bytes());
+    input.extend(b"\n{\"key\": \"bad-utf8\", \"text\": \"caf\xff\"}\n");
+    input.extend(b"{\"key\": \"empty\", \"text\": \"   \"}\n");
+    input.extend(b"{\"text\": \"no key here at all\"}\n");
+    input.extend(b"{\"key\": 5, \"text\": [1, 2]}\n");
+    input.extend(b"{not json\n\n");
+    input.extend(good("g2", 2).as_bytes());
+    input.push(b'\n');
+    let o = fpdb_stdin(&["ingest", &db, "-", "--json"], &input);
+    assert_eq!(o.status.code(), Some(6), "partial success exit code");
+    let err = String::from_utf8_lossy(&o.stderr);
+    for needle in [
+        "line 2",
+        "invalid UTF-8",
+        "line 3",
+        "no words",
+        "line 4",
+        "missing field \"key\"",
+        "line 5",
+        "must be a string, found an array",
+        "line 6",
+        "malformed JSON",
+    ] {
+        assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+    }
+    let lines = json_lines(&String::from_utf8(o.stdout).unwrap());
+    let stored: Vec<&str> = lines
+        .iter()
+        .filter(|l| l["stored"] == true)
+        .map(|l| l["key"].as_str().unwrap())
+        .collect();
+    assert_eq!(stored, ["g1", "g2"]);
+    assert_eq!(lines.iter().filter(|l| l.get("error").is_some()).count(), 5);
+}
+
+#[test]
+fn pairs_equal_the_brute_force_set_from_exported_simhashes() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = init(dir.path());
+    let (jsonl, _) = corpus();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, jsonl).unwrap();
+    ok(&fpdb(&["ingest", &db, input.to_str().unwrap(), "--dedup", "off"]));
+    let exported = json_lines(&ok(&fpdb(&["export", &db])));
+    let fps: Vec<(String, u64)> = exported
+        .iter()
+        .map(|e| (e["key"].as_str().unwrap().to_string(), e["simhash"].as_u64().unwrap()))
+        .collect();
+    let mut want = Vec::new();
+    for i in 0..fps.len() {
+        for j in i + 1..fps.len() {
+            let d = (fps[i].1 ^ fps[j].1).count_ones();
+            if d <= 8 {
+                want.push((fps[i].0.clone(), fps[j].0.clone(), d as u64));
+            }
+        }
+    }
+    want.sort();
+    let out = json_lines(&ok(&fpdb(&["pairs", &db, "--k", "8", "--json"])));
+    let mut got: Vec<(String, String, u64)> = out
+        .iter()
+        .map(|p| {
+            (
+                p["a"].as_str().unwrap().into(),
+                p["b"].as_str().unwrap().into(),
+                p["hamming"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    got.sort();
+    assert_eq!(got, want);
+    assert!(!want.is_empty());
+
+    let groups = json_lines(&ok(&fpdb(&["pairs", &db, "--min-jaccard", "0.9", "--groups", "--json"])));
+    assert_eq!(groups.len(), 10);
+    assert!(groups
+        .iter()
+        .all(|g| g["size"] == 3 && g["canonical"].as_str().unwrap().starts_with("base")));
+}
+
+#[test]
+fn usage_errors_exit_2_and_missing_databases_say_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(fpdb(&["query"]).status.code(), Some(2));
+    let o = fpdb(&["stats", dir.path().join("missing").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("fpdb init"));
+    let db = init(dir.path());
+    let o = fpdb(&["init", &db]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
+    let o = fpdb(&["init", dir.path().join("x").to_str().unwrap(), "--shingle", "sentence:2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("word:N"));
+}

@@ -1,0 +1,455 @@
+//! The storage engine's promises: verified near-duplicates, exact table search, reopen, spec checks,
+//! groups under merges and deletes, replacement, batches, compaction, locking.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use common::{edit, passage, text, vocab};
+use fpdb::db::validate_key;
+use fpdb::fingerprint::fingerprint;
+use fpdb::simhash::hamming;
+use fpdb::verify::jaccard;
+use fpdb::{CreateOptions, Db, Dedup, Error, Fingerprint, FingerprintSpec, Options, PreparedDoc, QueryOptions, Tables};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+fn create(dir: &std::path::Path) -> Db {
+    Db::create(dir.join("db"), &CreateOptions::default()).expect("create")
+}
+
+#[test]
+fn near_duplicate_is_found_with_its_exact_jaccard_and_unrelated_text_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let original = passage(&v, 500, 11);
+    let near = edit(&v, &original, 4, 12);
+    let unrelated = passage(&v, 500, 13);
+    db.insert("original", &text(&original)).unwrap();
+    db.insert("unrelated", &text(&unrelated)).unwrap();
+
+    let spec = FingerprintSpec::default();
+    let (fa, fb) = (fingerprint(&spec, &text(&original)), fingerprint(&spec, &text(&near)));
+    let exact = jaccard(&fa.shingles, &fb.shingles);
+    assert!(exact.jaccard > 0.9 && exact.jaccard < 1.0, "edit kept J = {}", exact.jaccard);
+
+    let hits = db.query(&text(&near), &QueryOptions::default()).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0].key, "original");
+    assert_eq!(hits[0].jaccard, Some(exact.jaccard));
+    assert_eq!(hits[0].shared, Some(exact.shared));
+    assert_eq!(hits[0].hamming, hamming(fa.simhash, fb.simhash));
+
+    // Unrelated text: neither a Jaccard hit nor (here) a SimHash candidate with J >= 0.
+    let none = db.query(&text(&passage(&v, 500, 99)), &QueryOptions::default()).unwrap();
+    assert!(none.is_empty(), "{none:?}");
+}
+
+fn fp_doc(key: String, simhash: u64) -> fpdb::Result<PreparedDoc> {
+    Ok(PreparedDoc {
+        key,
+        fp: Fingerprint {
+            simhash,
+            shingles: vec![simhash as u32],
+        },
+        meta: None,
+    })
+}
+
+/// Random fingerprints plus variants at every distance up to 14 of some of them.
+fn fingerprint_set(seed: u64, n: usize) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut fps: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+    for i in 0..n {
+        let mut f = fps[i];
+        for _ in 0..rng.gen_range(0..15) {
+            f ^= 1 << rng.gen_range(0..64);
+        }
+        fps.push(f);
+    }
+    fps
+}
+
+#[test]
+fn table_query_returns_exactly_the_brute_force_set_for_every_k_and_layout() {
+    let fps = fingerprint_set(5, 150);
+    let queries: Vec<u64> = fps.iter().step_by(7).copied().chain(fingerprint_set(6, 10)).collect();
+    for m in 1..=16u32 {
+        let dir = tempfile::tempdir().unwrap();
+        let create = CreateOptions {
+            tables: Tables::Blocks(m),
+            ..CreateOptions::default()
+        };
+        let db = Db::create(dir.path().join("db"), &create).unwrap();
+        let batch = fps.iter().enumerate().map(|(i, &f)| fp_doc(format!("d{i}"), f)).collect();
+        for r in db.commit_batch(batch, Dedup::Off).unwrap() {
+            r.unwrap();
+        }
+        drop(db);
+        for mirror in [true, false] {
+            let db = Db::open_with(
+                dir.path().join("db"),
+                Options {
+                    mirror,
+                    ..Options::default()
+                },
+            )
+            .unwrap();
+            for k in 0..=12u32 {
+                for &q in &queries {
+                    let opts = QueryOptions {
+                        max_distance: Some(k),
+                        ..QueryOptions::default()
+                    };
+                    let got: BTreeSet<(u64, u32)> = db.query_simhash(q, &opts).unwrap().iter().map(|h| (h.id, h.hamming)).collect();
+                    let want: BTreeSet<(u64, u32)> = fps
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, &f)| hamming(f, q) <= k)
+                        .map(|(i, &f)| (i as u64, hamming(f, q)))
+                        .collect();
+                    assert_eq!(got, want, "m = {m}, k = {k}, mirror = {mirror}, q = {q:#x}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn reopen_gives_identical_results_and_a_different_spec_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let v = vocab();
+    let texts: Vec<String> = (0..40)
+        .map(|i| text(&edit(&v, &passage(&v, 300, i / 4), (i % 4) as usize * 3, i)))
+        .collect();
+    let before: Vec<_> = {
+        let db = create(dir.path());
+        for (i, t) in texts.iter().enumerate() {
+            db.insert(&format!("k{i}"), t).unwrap();
+        }
+        texts.iter().map(|t| db.query(t, &QueryOptions::default()).unwrap()).collect()
+    };
+    let db = Db::open(&path).unwrap();
+    let after: Vec<_> = texts.iter().map(|t| db.query(t, &QueryOptions::default()).unwrap()).collect();
+    assert_eq!(before, after);
+    assert!(before.iter().any(|h| h.len() > 1), "the corpus has near-duplicates");
+    assert!(db.check().unwrap().faults.is_empty());
+    drop(db);
+
+    let wrong = Options {
+        expect_spec: Some(FingerprintSpec::words(4)),
+        ..Options::default()
+    };
+    match Db::open_with(&path, wrong) {
+        Err(Error::SpecMismatch {
+            field, expected, found, ..
+        }) => {
+            assert_eq!((field, expected.as_str(), found.as_str()), ("n", "4", "3"));
+        }
+        other => panic!("expected a spec mismatch, got {other:?}"),
+    }
+    let chars = Options {
+        expect_spec: Some(FingerprintSpec::chars(3)),
+        ..Options::default()
+    };
+    assert!(matches!(
+        Db::open_with(&path, chars),
+        Err(Error::SpecMismatch { field: "unit", .. })
+    ));
+}
+
+#[test]
+fn a_bridging_document_merges_two_groups_under_the_earliest_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let create = CreateOptions {
+        max_distance: 12,
+        ..CreateOptions::default()
+    };
+    let db = Db::create(dir.path().join("db"), &create).unwrap();
+    let v = vocab();
+    // `a` and `c` are two independent edits of `base`: each is a near-duplicate of `base` but not of
+    // the other, so inserting `base` last bridges the groups {a, a2} and {c, c2}.
+    let base = passage(&v, 1000, 1);
+    let a = edit(&v, &base, 10, 2);
+    let c = edit(&v, &base, 10, 3);
+    let spec = FingerprintSpec::default();
+    let j = |x: &[String], y: &[String]| jaccard(&fingerprint(&spec, &text(x)).shingles, &fingerprint(&spec, &text(y)).shingles).jaccard;
+    assert!(
+        j(&a, &c) < 0.9 && j(&a, &base) >= 0.9 && j(&c, &base) >= 0.9,
+        "fixture: {} {} {}",
+        j(&a, &c),
+        j(&a, &base),
+        j(&c, &base)
+    );
+    let a2 = edit(&v, &a, 2, 4);
+    let c2 = edit(&v, &c, 2, 5);
+
+    let ida = db.insert("a", &text(&a)).unwrap();
+    let ida2 = db.insert("a2", &text(&a2)).unwrap();
+    let idc = db.insert("c", &text(&c)).unwrap();
+    let idc2 = db.insert("c2", &text(&c2)).unwrap();
+    let (ga, gc) = (ida.group.unwrap(), idc2.group.unwrap());
+    assert_eq!(ida2.group.as_ref().unwrap().id, ga.id);
+    assert_eq!(gc.id, idc.id.unwrap());
+    assert_ne!(ga.id, gc.id);
+
+    let bridge = db.insert("bridge", &text(&base)).unwrap();
+    let g = bridge.group.unwrap();
+    assert_eq!(g.id, ida.id.unwrap(), "canonical = earliest member");
+    assert_eq!(g.canonical, "a");
+    assert_eq!(g.size, 5);
+    for key in ["a", "a2", "c", "c2", "bridge"] {
+        assert_eq!(db.get(key).unwrap().unwrap().group.id, g.id, "{key}");
+    }
+    assert_eq!(db.stats().groups, 1);
+
+    // Deleting the bridge splits the group again; each part keeps its own earliest member.
+    assert!(db.delete("bridge").unwrap());
+    assert_eq!(db.get("a2").unwrap().unwrap().group.id, ida.id.unwrap());
+    assert_eq!(db.get("c2").unwrap().unwrap().group.id, idc.id.unwrap());
+    assert_eq!(db.get("c").unwrap().unwrap().group.size, 2);
+
+    // Deleting the canonical hands the group to the next earliest member.
+    assert!(db.delete("c").unwrap());
+    let c2doc = db.get("c2").unwrap().unwrap();
+    assert_eq!(c2doc.group.id, c2doc.id);
+    assert_eq!(c2doc.group.size, 1);
+    assert!(db.check().unwrap().faults.is_empty());
+
+    // And all of it survives a reopen.
+    let path = db.path().to_path_buf();
+    drop(db);
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.get("a2").unwrap().unwrap().group.id, ida.id.unwrap());
+    assert_eq!(db.get("a2").unwrap().unwrap().group.size, 2);
+}
+
+/// Groups equal the connected components of the verified-duplicate graph over live documents, with
+/// canonical = smallest id, after any sequence of inserts, replacements and deletes.
+#[test]
+fn groups_match_brute_force_components_after_random_operations() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let spec = FingerprintSpec::default();
+    let mut rng = StdRng::seed_from_u64(77);
+    let bases: Vec<Vec<String>> = (0..6).map(|i| passage(&v, 200, 100 + i)).collect();
+    let mut live: BTreeMap<String, String> = BTreeMap::new();
+    for step in 0..120 {
+        let key = format!("k{}", rng.gen_range(0..30));
+        if rng.gen_bool(0.2) {
+            assert_eq!(db.delete(&key).unwrap(), live.remove(&key).is_some());
+        } else {
+            let t = text(&edit(&v, &bases[rng.gen_range(0..bases.len())], rng.gen_range(0..6), step));
+            db.insert(&key, &t).unwrap();
+            live.insert(key, t);
+        }
+    }
+    // Brute force: edges between live docs with hamming <= 8 and J >= 0.9.
+    let docs: Vec<(u64, String, Fingerprint)> = live
+        .iter()
+        .map(|(k, t)| (db.get(k).unwrap().unwrap().id, k.clone(), fingerprint(&spec, t)))
+        .collect();
+    let mut comp: BTreeMap<u64, u64> = docs.iter().map(|d| (d.0, d.0)).collect();
+    loop {
+        let mut changed = false;
+        for x in &docs {
+            for y in &docs {
+                if hamming(x.2.simhash, y.2.simhash) <= 8 && jaccard(&x.2.shingles, &y.2.shingles).jaccard >= 0.9 {
+                    let m = comp[&x.0].min(comp[&y.0]);
+                    for id in [x.0, y.0] {
+                        if comp[&id] != m {
+                            comp.insert(id, m);
+                            changed = true;
+                        }
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    for (id, key, _) in &docs {
+        assert_eq!(db.get(key).unwrap().unwrap().group.id, comp[id], "key {key}");
+    }
+    assert!(db.stats().groups > 0);
+    assert!(db.check().unwrap().faults.is_empty());
+}
+
+#[test]
+fn reinserting_a_key_replaces_the_document() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let first = db.insert("k", &text(&passage(&v, 100, 1))).unwrap();
+    let second = db.insert("k", &text(&passage(&v, 100, 2))).unwrap();
+    assert_eq!(second.replaced, first.id);
+    assert!(second.duplicates.is_empty(), "a document is not its own duplicate");
+    assert_eq!(db.stats().docs, 1);
+    assert_eq!(db.get("k").unwrap().unwrap().id, second.id.unwrap());
+    assert!(db.query(&text(&passage(&v, 100, 1)), &QueryOptions::default()).unwrap().is_empty());
+    assert!(db.check().unwrap().faults.is_empty());
+}
+
+#[test]
+fn a_batch_sees_its_own_earlier_documents_and_skip_does_not_store_duplicates() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let base = passage(&v, 300, 1);
+    let mut fpr = db.fingerprinter();
+    let docs = (0..3)
+        .map(|i| {
+            db.prepare(
+                &mut fpr,
+                fpdb::NewDoc {
+                    key: format!("v{i}"),
+                    text: text(&edit(&v, &base, i, i as u64)),
+                    meta: None,
+                },
+            )
+        })
+        .collect();
+    let out = db.commit_batch(docs, Dedup::Skip).unwrap();
+    assert!(out[0].as_ref().unwrap().id.is_some());
+    for o in &out[1..] {
+        let o = o.as_ref().unwrap();
+        assert_eq!(o.id, None, "skipped");
+        assert_eq!(o.duplicates[0].key, "v0");
+    }
+    assert_eq!(db.stats().docs, 1);
+}
+
+#[test]
+fn bad_keys_and_empty_texts_are_rejected_with_clear_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    assert!(matches!(db.insert("", "some words here"), Err(Error::InvalidInput { .. })));
+    let long = "x".repeat(64 * 1024 + 1);
+    assert!(db
+        .insert(&long, "some words here")
+        .unwrap_err()
+        .to_string()
+        .contains("at most 65536 bytes"));
+    assert!(validate_key(&"x".repeat(64 * 1024)).is_ok());
+    assert!(db.insert("k", " \n\t ").unwrap_err().to_string().contains("no words"));
+    assert_eq!(db.stats().docs, 0);
+}
+
+#[test]
+fn compaction_reclaims_dead_bytes_and_keeps_every_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let db = Db::create_with(
+        &path,
+        &CreateOptions::default(),
+        Options {
+            segment_size: 64 << 10,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let v = vocab();
+    let texts: Vec<String> = (0..60).map(|i| text(&passage(&v, 400, i))).collect();
+    for (i, t) in texts.iter().enumerate() {
+        db.insert(&format!("k{i}"), t).unwrap();
+    }
+    for i in (0..60).step_by(2) {
+        db.delete(&format!("k{i}")).unwrap();
+    }
+    let before = db.stats();
+    assert!(before.segments > 1);
+    let answers: Vec<_> = texts.iter().map(|t| db.query(t, &QueryOptions::default()).unwrap()).collect();
+    let c = db.compact(0.3).unwrap();
+    assert!(c.segments_rewritten > 0 && c.bytes_reclaimed > 0, "{c:?}");
+    let after = db.stats();
+    assert!(after.segment_bytes < before.segment_bytes, "{before:?} -> {after:?}");
+    assert_eq!(
+        texts
+            .iter()
+            .map(|t| db.query(t, &QueryOptions::default()).unwrap())
+            .collect::<Vec<_>>(),
+        answers
+    );
+    assert!(db.check().unwrap().faults.is_empty());
+    drop(db);
+    let db = Db::open(&path).unwrap();
+    assert_eq!(
+        texts
+            .iter()
+            .map(|t| db.query(t, &QueryOptions::default()).unwrap())
+            .collect::<Vec<_>>(),
+        answers
+    );
+    assert!(db.check().unwrap().faults.is_empty());
+}
+
+#[test]
+fn a_second_writer_is_told_the_database_is_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    match Db::open(db.path()) {
+        Err(e @ Error::Locked { .. }) => assert!(e.to_string().contains("locked by another process")),
+        other => panic!("expected Locked, got {other:?}"),
+    }
+    let ro = Db::open_with(
+        db.path(),
+        Options {
+            read_only: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    assert!(matches!(ro.insert("k", "a b c d"), Err(Error::ReadOnly { .. })));
+}
+
+#[test]
+fn create_refuses_an_existing_database_and_open_a_missing_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let path = db.path().to_path_buf();
+    drop(db);
+    assert!(matches!(
+        Db::create(&path, &CreateOptions::default()),
+        Err(Error::AlreadyExists { .. })
+    ));
+    assert!(matches!(Db::open(dir.path().join("nope")), Err(Error::NotFound { .. })));
+}
+
+#[test]
+fn the_handle_is_send_and_sync_and_readers_run_during_writes() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Db>();
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let texts: Vec<String> = (0..200).map(|i| text(&passage(&v, 120, i))).collect();
+    std::thread::scope(|s| {
+        let w = s.spawn(|| {
+            for (i, t) in texts.iter().enumerate() {
+                db.insert(&format!("k{i}"), t).unwrap();
+            }
+        });
+        for r in 0..2 {
+            let (db, texts) = (&db, &texts);
+            s.spawn(move || {
+                let mut seen = 0;
+                while seen < 200 {
+                    // A document is visible only whole: found by its own text with J = 1.
+                    let i = (seen * 7 + r) % 200;
+                    let hits = db.query(&texts[i], &QueryOptions::default()).unwrap();
+                    if let Some(h) = hits.first() {
+                        assert_eq!(h.jaccard, Some(1.0));
+                        assert_eq!(db.get(&h.key).unwrap().map(|d| d.id), Some(h.id));
+                    }
+                    seen += 1;
+                }
+            });
+        }
+        w.join().unwrap();
+    });
+    assert_eq!(db.stats().docs, 200);
+}
