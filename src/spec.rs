@@ -7,6 +7,7 @@
 //! Stored form (key `spec` in CF `meta`): one version byte (`1`), then bincode 1.x (little-endian,
 //! fixed-width integers) of [`FingerprintSpec`]: `normalizer u32, unit u32 (0 = word, 1 = char),
 //! n u32, hash u32 (0 = xxh3-64), seed u64, weighting u32 (0 = count, 1 = binary)` = 28 bytes.
+//! Default: normalizer 1, word, 3, xxh3-64, seed `0x667064625f763031`, binary.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -64,7 +65,9 @@ pub struct FingerprintSpec {
 }
 
 impl Default for FingerprintSpec {
-    /// Word trigrams (seed 000), xxh3-64 with [`DEFAULT_SEED`], occurrence-count weights.
+    /// Word trigrams (seed 000), xxh3-64 with [`DEFAULT_SEED`], binary weights (each distinct shingle
+    /// counts once: the SimHash then tracks the Jaccard similarity of the sets; measured in
+    /// docs/quality.md, count weights lose recall on templated texts).
     fn default() -> Self {
         FingerprintSpec {
             normalizer: NORMALIZER_VERSION,
@@ -72,7 +75,7 @@ impl Default for FingerprintSpec {
             n: 3,
             hash: HashKind::Xxh3_64,
             seed: DEFAULT_SEED,
-            weighting: Weighting::Count,
+            weighting: Weighting::Binary,
         }
     }
 }

@@ -247,7 +247,8 @@ fn groups_match_brute_force_components_after_random_operations() {
             live.insert(key, t);
         }
     }
-    // Brute force: edges between live docs with hamming <= 8 and J >= 0.9.
+    // Brute force: edges between live docs with hamming <= k and J >= t (the database's defaults).
+    let (k, t) = (db.config().max_distance, db.config().min_jaccard);
     let docs: Vec<(u64, String, Fingerprint)> = live
         .iter()
         .map(|(k, t)| (db.get(k).unwrap().unwrap().id, k.clone(), fingerprint(&spec, t)))
@@ -257,7 +258,7 @@ fn groups_match_brute_force_components_after_random_operations() {
         let mut changed = false;
         for x in &docs {
             for y in &docs {
-                if hamming(x.2.simhash, y.2.simhash) <= 8 && jaccard(&x.2.shingles, &y.2.shingles).jaccard >= 0.9 {
+                if hamming(x.2.simhash, y.2.simhash) <= k && jaccard(&x.2.shingles, &y.2.shingles).jaccard >= t {
                     let m = comp[&x.0].min(comp[&y.0]);
                     for id in [x.0, y.0] {
                         if comp[&id] != m {

@@ -44,11 +44,13 @@ import platform
 import random
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
     sys.path.insert(0, HERE)
@@ -286,7 +288,18 @@ def w_faiss(spec, docs, args):
         allpairs[str(k)] = {"seconds": pc() - t0, "pairs": npairs,
                             "method": f"one batched range_search(all, radius={k + 1}), "
                                       f"{ap_threads} OpenMP thread(s)"}
+    # truth for rows that ran on fewer docs (per-tool caps): pairs among the first n docs
+    prefix_pairs = {}
+    for n in spec.get("truth_prefixes", []):
+        if 0 < n < len(codes):
+            sub = faiss.IndexBinaryFlat(64)
+            sub.add(codes[:n])
+            for k in ks:
+                lims, _d, ids = sub.range_search(codes[:n], k + 1)
+                qid = np.repeat(np.arange(n, dtype=np.int64), np.diff(lims.astype(np.int64)))
+                prefix_pairs.setdefault(str(n), {})[str(k)] = int(np.count_nonzero(ids > qid))
     return {
+        "prefix_pairs": prefix_pairs,
         "versions": {"faiss-cpu": pkg_version("faiss-cpu"), "simhash": pkg_version("simhash"),
                      "numpy": pkg_version("numpy")},
         "config": config + " ; fingerprints = python simhash",
@@ -637,13 +650,17 @@ def run_peer(spec, corpus, limit=None, queries=1000, seed=12345, ks=(3, 8), pyth
     errpath = out + ".stderr"
     t0 = pc()
     with open(errpath, "wb") as err:
-        p = subprocess.Popen(cmd, stdout=err, stderr=err)
+        # own process group, so a timeout also stops what the worker started (fpdb)
+        p = subprocess.Popen(cmd, stdout=err, stderr=err, start_new_session=True)
         while True:
             pid, status, ru = os.wait4(p.pid, os.WNOHANG)
             if pid:
                 break
             if pc() - t0 > timeout:
-                p.kill()
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
                 pid, status, ru = os.wait4(p.pid, 0)
                 break
             time.sleep(0.05)

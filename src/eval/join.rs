@@ -3,19 +3,24 @@
 //! Algorithm (AllPairs / PPJoin, Xiao et al. 2008):
 //!
 //! 1. Every token is renamed to its rank in the global order "document frequency ascending, then
-//!    token value", so that each set's first tokens are its rarest ones. Sets are sorted by size.
+//!    token value", so that each set's first tokens are its rarest ones (found with one radix
+//!    sort of all `(token, position)` keys). Tokens that occur in a single set (ranks
+//!    `0..singletons`) can never be shared and are skipped. Sets are sorted by size.
 //! 2. For a pair with `J(x, y) >= t` and `|y| <= |x|` the overlap `o` satisfies `o >= ceil(t|x|)`
 //!    and `o >= 2t/(1+t)·|y|`, so by the prefix-filtering principle the first
 //!    `|x| - ceil(t|x|) + 1` tokens of `x` (its *probe prefix*) and the first
 //!    `|y| - ceil(2t/(1+t)|y|) + 1` tokens of `y` (its *index prefix*, never longer than the probe
 //!    prefix) share a token. Only index prefixes go into the inverted index.
 //! 3. Each set `x` probes its probe prefix against the index, looking only at smaller-or-equal
-//!    sets earlier in size order, and only at those with `|y| >= t|x|` (size filter: the posting
-//!    lists are sorted by size, so this is a binary search).
-//! 4. The first shared token found is the smallest shared token of the pair, so
-//!    `1 + min(|x| - i - 1, |y| - j - 1)` bounds the overlap (positional filter); survivors are
-//!    verified by an exact merge of the remaining suffixes, which stops as soon as the required
-//!    overlap `ceil(t(|x|+|y|)/(1+t))` can no longer be reached.
+//!    sets earlier in size order, and only at those with `|y| >= t|x|` (size filter: posting
+//!    lists are sorted by record, hence by size, so this is a binary search).
+//! 4. Shared prefix tokens are counted per partner `y` in token order (PPJoin's positional
+//!    filter: `count + 1 + min(|x| - i - 1, |y| - j - 1)` must reach the required overlap
+//!    `ceil(t(|x|+|y|)/(1+t))`, else `y` is dropped for this `x`).
+//! 5. Every shared token up to `w = min(last token of x's probe prefix, last token of y's index
+//!    prefix)` lies in both prefixes and was counted, so the overlap is `count` plus the overlap
+//!    of the suffixes after `w`: a size bound on those suffixes, then an exact merge of them that
+//!    stops as soon as the required overlap can no longer be reached.
 //!
 //! All the filters use thresholds lowered by a tiny epsilon, so floating-point rounding can only
 //! make them looser, never drop a pair; the final decision is `jaccard >= t`, computed exactly as
@@ -421,7 +426,6 @@ fn probe_worker(p: &Prepared, idx: &Index, th: Thresholds, next: &AtomicUsize) -
 
 /// [`super::jaccard_join`] with an explicit thread count (tests check it does not matter).
 pub(crate) fn join_with_threads(sets: &[&[u32]], t: f64, threads: usize) -> Vec<(u32, u32, f64)> {
-    // `!(t <= 1.0)` also rejects NaN.
     if sets.len() < 2 || t.is_nan() || t > 1.0 {
         return Vec::new();
     }

@@ -88,7 +88,8 @@ pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
 /// submodule) on all available cores.
 ///
 /// # Panics
-/// If `sets.len() >= u32::MAX` (pair indices are `u32`).
+/// If `sets.len() >= u32::MAX` (pair indices are `u32`) or the sets hold more than `u32::MAX`
+/// elements in total.
 pub fn jaccard_join(sets: &[&[u32]], t: f64) -> Vec<(u32, u32, f64)> {
     join::join_with_threads(sets, t, worker_threads())
 }
@@ -305,7 +306,7 @@ impl GridReport {
 /// plus an `O(n²)` popcount pass over the fingerprints (about a second for 40K documents).
 ///
 /// # Panics
-/// If `docs.len() >= u32::MAX`.
+/// As [`jaccard_join`]: more than `u32::MAX - 1` documents or `u32::MAX` shingles in total.
 pub fn evaluate(docs: &[EvalDoc], truth_t: f64, ks: &[u32], ts: &[f64]) -> GridReport {
     evaluate_with_threads(docs, truth_t, ks, ts, worker_threads())
 }

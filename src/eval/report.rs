@@ -12,9 +12,15 @@ fn fmt_ratio(x: f64) -> String {
     format!("{x:.4}")
 }
 
-fn fmt_t(t: f64) -> String {
-    // Shortest representation that round-trips, e.g. 0.9, 0.95, 0.875.
-    format!("{t}")
+/// A threshold for display: at most 6 decimals, trailing zeros dropped (0.9, not
+/// 0.9000000000000001 from a grid built by repeated addition).
+pub(crate) fn fmt_t(t: f64) -> String {
+    let s = format!("{t:.6}");
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        s
+    }
 }
 
 impl GridReport {
@@ -102,12 +108,16 @@ impl GridReport {
         let _ = writeln!(s, "### Precision / recall vs k\n");
         match t_ref {
             Some(t) => {
-                let _ = writeln!(
-                    s,
-                    "Verified columns at t = {}. Truth: Jaccard ≥ {}.\n",
-                    fmt_t(t),
-                    fmt_t(self.truth_t)
-                );
+                let _ = write!(s, "Verified columns at t = {}. Truth: Jaccard ≥ {}.", fmt_t(t), fmt_t(self.truth_t));
+                if t >= self.truth_t {
+                    let _ = write!(
+                        s,
+                        " (With t ≥ the truth threshold every verified pair is true, so verified \
+                         precision is 1 by construction; recall shows what the Hamming radius \
+                         misses, SimHash-only precision what verification removes.)"
+                    );
+                }
+                s.push_str("\n\n");
                 let _ = writeln!(
                     s,
                     "| k | pairs Hamming ≤ k | SimHash-only precision | SimHash-only recall \

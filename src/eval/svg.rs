@@ -79,7 +79,8 @@ fn decimals(step: f64) -> usize {
 ///
 /// Each series is drawn as exactly one `<path>` (points joined in the given order; non-finite
 /// points are skipped and break the line) with a circle marker per point, and listed in a legend
-/// right of the plot. The y axis spans 0..1 when every y value lies in `[0, 1]` (precision,
+/// right of the plot. Series differ in colour and dash pattern, and earlier series are drawn
+/// wider so that coinciding series stay distinguishable. The y axis spans 0..1 when every y value lies in `[0, 1]` (precision,
 /// recall, F1), otherwise a rounded range around the data; the x axis spans a rounded range
 /// around the data. Text is XML-escaped.
 pub fn svg_line_plot(title: &str, x_label: &str, y_label: &str, series: &[(&str, Vec<(f64, f64)>)]) -> String {
@@ -183,6 +184,9 @@ pub fn svg_line_plot(title: &str, x_label: &str, y_label: &str, series: &[(&str,
     for (i, (name, pts)) in series.iter().enumerate() {
         let color = COLORS[i % COLORS.len()];
         let dash = DASHES[i % DASHES.len()];
+        // Earlier series are drawn wider, so a later series lying exactly on top of an earlier
+        // one (e.g. two recalls that coincide) leaves the earlier one visible at its edges.
+        let width = (3.0 - 0.5 * i as f64).max(1.5);
         let dash_attr = if dash.is_empty() {
             String::new()
         } else {
@@ -200,7 +204,7 @@ pub fn svg_line_plot(title: &str, x_label: &str, y_label: &str, series: &[(&str,
         }
         let _ = writeln!(
             s,
-            r#"<path d="{}" fill="none" stroke="{color}" stroke-width="2"{dash_attr}/>"#,
+            r#"<path d="{}" fill="none" stroke="{color}" stroke-width="{width}"{dash_attr}/>"#,
             d.trim_end()
         );
         let _ = writeln!(s, r#"<g fill="{color}">"#);
@@ -212,7 +216,7 @@ pub fn svg_line_plot(title: &str, x_label: &str, y_label: &str, series: &[(&str,
         let lx = RIGHT + 16.0;
         let _ = writeln!(
             s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="2"{dash_attr}/>"#,
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="{width}"{dash_attr}/>"#,
             lx + 28.0
         );
         let _ = writeln!(s, r#"<circle cx="{}" cy="{ly}" r="3" fill="{color}"/>"#, lx + 14.0);

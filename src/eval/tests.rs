@@ -574,3 +574,12 @@ fn json_report_uses_fn_and_carries_metrics() {
     assert_eq!(v["grid"].as_array().map(Vec::len), Some(6));
     assert_eq!(v["true_hamming_hist"].as_array().map(Vec::len), Some(65));
 }
+
+#[test]
+fn thresholds_are_displayed_without_float_noise() {
+    assert_eq!(report::fmt_t(0.5 + 0.05 * 7.0), "0.85");
+    assert_eq!(report::fmt_t(0.9), "0.9");
+    assert_eq!(report::fmt_t(1.0), "1");
+    assert_eq!(report::fmt_t(0.875), "0.875");
+    assert_eq!(report::fmt_t(-0.5), "-0.5");
+}

@@ -50,7 +50,7 @@ enum Cmd {
         /// Database directory (must not hold a database yet).
         db: PathBuf,
         /// Default maximum Hamming distance k for queries and dedup.
-        #[arg(long, short = 'k', default_value_t = 8)]
+        #[arg(long, short = 'k', default_value_t = 12)]
         max_distance: u32,
         /// Table layout: a number of blocks m, `k+1` (classic exact-block layout) or `auto`
         /// (measured choice, see docs/performance.md).
@@ -62,8 +62,8 @@ enum Cmd {
         /// Default minimum Jaccard similarity t of a verified duplicate.
         #[arg(long, default_value_t = 0.9)]
         min_jaccard: f64,
-        /// SimHash weights: `count` (occurrences) or `binary` (distinct shingles).
-        #[arg(long, value_enum, default_value_t = WeightArg::Count)]
+        /// SimHash weights: `binary` (each distinct shingle once; default) or `count` (occurrences).
+        #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
         weights: WeightArg,
     },
     /// Insert (or replace) one document; prints it and its verified near-duplicates.
@@ -216,7 +216,7 @@ enum Cmd {
         #[arg(long, default_value = "word:3")]
         shingle: String,
         /// SimHash weights.
-        #[arg(long, value_enum, default_value_t = WeightArg::Count)]
+        #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
         weights: WeightArg,
         /// Skip documents with fewer words than this.
         #[arg(long, default_value_t = 0)]
