@@ -25,7 +25,7 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    let hashes: Vec<u64> = (0..100_000u64).map(|i| fpdb::shingle::splitmix64(i)).collect();
+    let hashes: Vec<u64> = (0..100_000u64).map(fpdb::shingle::splitmix64).collect();
     let mut g = c.benchmark_group("simhash");
     g.throughput(Throughput::Elements(hashes.len() as u64));
     g.bench_function("byte_lanes", |b| b.iter(|| simhash(&hashes)));

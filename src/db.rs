@@ -1452,7 +1452,8 @@ impl Db {
         for item in self.inner.rocks.iterator_cf(self.cf(CF_KEYS)?, IteratorMode::Start) {
             let (k, v) = item.map_err(self.rocks_err("scan keys"))?;
             keys += 1;
-            if !be_u64(&v).is_some_and(|id| records.get(&id).is_some_and(|r| r.key.as_bytes() == &k[..])) {
+            let matches = be_u64(&v).is_some_and(|id| records.get(&id).is_some_and(|r| r.key.as_bytes() == &k[..]));
+            if !matches {
                 fault(
                     None,
                     Some(String::from_utf8_lossy(&k).into_owned()),

@@ -210,9 +210,8 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
             None => None,
             Some(t) => {
                 for x in [i, j] {
-                    if !cache.contains_key(&x) {
-                        let set = db.shingles(docs[x as usize].0)?.unwrap_or_default();
-                        cache.insert(x, set);
+                    if let std::collections::btree_map::Entry::Vacant(e) = cache.entry(x) {
+                        e.insert(db.shingles(docs[x as usize].0)?.unwrap_or_default());
                     }
                 }
                 let jv = jaccard(&cache[&i], &cache[&j]).jaccard;

@@ -3,6 +3,7 @@
 //! parent kills it at a random moment, reopens the database and checks that
 //! - every acknowledged document is present, intact and queryable, every acknowledged delete holds;
 //! - `check` finds no fault (no record points at missing or torn shingle bytes, index and records agree).
+//!
 //! Cycles: `FPDB_CRASH_CYCLES`, default 200 (60 when `CI` is set). Replay one cycle with
 //! `FPDB_CRASH_SEED=<seed printed on failure>`.
 

@@ -206,9 +206,12 @@ enum Cmd {
         /// Corpus name used in the report and file names.
         #[arg(long)]
         name: Option<String>,
-        /// Output directory (the report is NAME.md, plots go to DIR/img/).
+        /// Output directory (the report is NAME.md, the numbers NAME.json).
         #[arg(long, default_value = "docs/quality")]
         out_dir: PathBuf,
+        /// Directory of the SVG plots NAME-vs-k.svg and NAME-vs-t.svg (default: OUT_DIR/img).
+        #[arg(long)]
+        img_dir: Option<PathBuf>,
         /// Jaccard threshold that defines a true near-duplicate pair.
         #[arg(long, default_value_t = 0.9)]
         truth_t: f64,
@@ -686,6 +689,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             corpus,
             name,
             out_dir,
+            img_dir,
             truth_t,
             shingle,
             weights,
@@ -694,7 +698,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         } => {
             let spec = spec_from(&shingle, weights)?;
             let name = name.unwrap_or_else(|| corpus.file_stem().map_or("corpus".into(), |s| s.to_string_lossy().into_owned()));
-            eval(&mut out, &corpus, &name, &out_dir, truth_t, spec, min_words, limit)?;
+            let img_dir = img_dir.unwrap_or_else(|| out_dir.join("img"));
+            eval(&mut out, &corpus, &name, &out_dir, &img_dir, truth_t, spec, min_words, limit)?;
             ExitCode::SUCCESS
         }
     };
@@ -913,6 +918,7 @@ fn eval(
     corpus: &Path,
     name: &str,
     out_dir: &Path,
+    img_dir: &Path,
     truth_t: f64,
     spec: FingerprintSpec,
     min_words: usize,
@@ -963,13 +969,15 @@ fn eval(
         docs.len()
     );
     let ks: Vec<u32> = (0..=16).collect();
-    let ts: Vec<f64> = (0..=10).map(|i| 0.5 + 0.05 * i as f64).collect();
+    let ts: Vec<f64> = (0..=10).map(|i| f64::from(50 + 5 * i) / 100.0).collect();
     let report = fpdb::eval::evaluate(&docs, truth_t, &ks, &ts);
-    std::fs::create_dir_all(out_dir.join("img")).map_err(|e| Error::Io {
-        op: "create report directory",
-        path: out_dir.to_path_buf(),
-        source: e,
-    })?;
+    for dir in [out_dir, img_dir] {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io {
+            op: "create report directory",
+            path: dir.to_path_buf(),
+            source: e,
+        })?;
+    }
     let mut md = report.to_markdown(name);
     md.push_str(&format!(
         "\n## Reproduce\n\n```\nfpdb eval {} --name {name} --out-dir {} --truth-t {truth_t} --shingle {}{}\n```\n\nSpec: {spec}. {} documents ({skipped} skipped).\n",
@@ -991,10 +999,10 @@ fn eval(
     };
     write(out_dir.join(format!("{name}.md")), &md)?;
     if let Some(svg) = report.svg_vs_k(name, 0.9) {
-        write(out_dir.join("img").join(format!("{name}-vs-k.svg")), &svg)?;
+        write(img_dir.join(format!("{name}-vs-k.svg")), &svg)?;
     }
-    if let Some(svg) = report.svg_vs_t(name, 8) {
-        write(out_dir.join("img").join(format!("{name}-vs-t.svg")), &svg)?;
+    if let Some(svg) = report.svg_vs_t(name, fpdb::CreateOptions::default().max_distance) {
+        write(img_dir.join(format!("{name}-vs-t.svg")), &svg)?;
     }
     write(out_dir.join(format!("{name}.json")), &serde_json::to_string_pretty(&report)?)?;
     writeln!(out, "{md}")?;

@@ -1,0 +1,240 @@
+//! End-to-end throughput and latency on a JSONL corpus (docs/performance.md).
+//!
+//! cargo run --release --example perf -- CORPUS.jsonl [--docs N] [--truth TRUTH.jsonl] [--queries Q] [--skip-off]
+//!
+//! Measures, on this machine: fingerprinting rate (1 thread and all cores), durable ingest without
+//! dedup, durable query-then-insert (`Dedup::Link`, the crawler loop), query latency p50/p99 by text
+//! and by fingerprint at k = 3, 8, 12, disk bytes, and (with a truth file of planted pairs) the recall
+//! of planted pairs whose exact Jaccard is at least t.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::time::Instant;
+
+use fpdb::ingest::IngestOptions;
+use fpdb::{CreateOptions, Db, Dedup, NewDoc, QueryOptions};
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn dir_bytes(p: &std::path::Path) -> u64 {
+    std::fs::read_dir(p)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .map(|e| {
+                    let m = e.metadata().map(|m| (m.is_dir(), m.len())).unwrap_or((false, 0));
+                    if m.0 {
+                        dir_bytes(&e.path())
+                    } else {
+                        m.1
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let corpus = args
+        .get(1)
+        .ok_or("usage: perf CORPUS.jsonl [--docs N] [--truth FILE] [--queries Q]")?;
+    let limit: usize = arg(&args, "--docs").map_or(Ok(usize::MAX), |s| s.parse())?;
+    let queries: usize = arg(&args, "--queries").map_or(Ok(2000), |s| s.parse())?;
+    let mut docs: Vec<(String, String)> = Vec::new();
+    for line in std::io::BufReader::new(std::fs::File::open(corpus)?).lines() {
+        if docs.len() >= limit {
+            break;
+        }
+        let v: serde_json::Value = serde_json::from_str(&line?)?;
+        if let (Some(k), Some(t)) = (v["key"].as_str(), v["text"].as_str()) {
+            docs.push((k.to_string(), t.to_string()));
+        }
+    }
+    let n = docs.len();
+    let bytes: usize = docs.iter().map(|d| d.1.len()).sum();
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    println!(
+        "corpus {corpus}: {n} docs, {:.1} MB, mean {:.0} bytes; {cores} cores",
+        bytes as f64 / 1e6,
+        bytes as f64 / n as f64
+    );
+    println!();
+    println!("| measurement | value |");
+    println!("|---|---:|");
+
+    // Fingerprinting alone.
+    let spec = fpdb::FingerprintSpec::default();
+    let t0 = Instant::now();
+    let mut f = fpdb::Fingerprinter::new(spec.clone());
+    let mut x = 0u64;
+    for d in &docs {
+        x ^= f.fingerprint(&d.1).simhash;
+    }
+    let one = t0.elapsed().as_secs_f64();
+    let t0 = Instant::now();
+    let chunk = n.div_ceil(cores);
+    std::thread::scope(|s| {
+        for part in docs.chunks(chunk.max(1)) {
+            let spec = spec.clone();
+            s.spawn(move || {
+                let mut f = fpdb::Fingerprinter::new(spec);
+                part.iter().fold(0u64, |a, d| a ^ f.fingerprint(&d.1).simhash)
+            });
+        }
+    });
+    let all = t0.elapsed().as_secs_f64();
+    println!(
+        "| fingerprint, 1 thread | {:.0} docs/s ({:.1} MB/s) |",
+        n as f64 / one,
+        bytes as f64 / one / 1e6
+    );
+    println!(
+        "| fingerprint, {cores} threads | {:.0} docs/s ({:.1} MB/s) |",
+        n as f64 / all,
+        bytes as f64 / all / 1e6
+    );
+    let fp_rate = n as f64 / all;
+    std::hint::black_box(x);
+
+    let tmp = tempfile::tempdir()?;
+    let input = |docs: &[(String, String)]| -> Vec<fpdb::Result<NewDoc>> {
+        docs.iter()
+            .map(|(k, t)| {
+                Ok(NewDoc {
+                    key: k.clone(),
+                    text: t.clone(),
+                    meta: None,
+                })
+            })
+            .collect()
+    };
+    if !args.iter().any(|a| a == "--skip-off") {
+        let db = Db::create(tmp.path().join("off"), &CreateOptions::default())?;
+        let items = input(&docs);
+        let t0 = Instant::now();
+        let st = db.ingest(
+            items,
+            &IngestOptions {
+                dedup: Dedup::Off,
+                ..IngestOptions::default()
+            },
+            |_| {},
+        )?;
+        let s = t0.elapsed().as_secs_f64();
+        println!(
+            "| durable ingest, dedup off ({} batches) | {:.0} docs/s ({:.0}% of fingerprinting) |",
+            st.batches,
+            n as f64 / s,
+            100.0 * n as f64 / s / fp_rate
+        );
+        drop(db);
+        std::fs::remove_dir_all(tmp.path().join("off"))?;
+    }
+
+    // The crawler loop: query-then-insert with dedup link, durable.
+    let path = tmp.path().join("link");
+    let db = Db::create(&path, &CreateOptions::default())?;
+    let items = input(&docs);
+    let mut dups: HashMap<String, Vec<String>> = HashMap::new();
+    let t0 = Instant::now();
+    let st = db.ingest(items, &IngestOptions::default(), |r| {
+        if let Ok(o) = r.result {
+            if !o.duplicates.is_empty() {
+                dups.insert(o.key, o.duplicates.into_iter().map(|h| h.key).collect());
+            }
+        }
+    })?;
+    let s = t0.elapsed().as_secs_f64();
+    println!(
+        "| durable query-then-insert, dedup link, k = {} ({} batches) | {:.0} docs/s; {} docs had verified duplicates |",
+        db.config().max_distance,
+        st.batches,
+        n as f64 / s,
+        st.with_duplicates
+    );
+    db.flush()?;
+    println!(
+        "| disk bytes (RocksDB + segments) | {:.1} MB ({:.0} B/doc) |",
+        dir_bytes(&path) as f64 / 1e6,
+        dir_bytes(&path) as f64 / n as f64
+    );
+
+    // Query latency.
+    let step = (n / queries.max(1)).max(1);
+    let sample: Vec<&(String, String)> = docs.iter().step_by(step).take(queries).collect();
+    let mut fpr = db.fingerprinter();
+    let fps: Vec<_> = sample.iter().map(|d| fpr.fingerprint(&d.1)).collect();
+    let mut lat = Vec::new();
+    for d in &sample {
+        let t = Instant::now();
+        std::hint::black_box(db.query(&d.1, &QueryOptions::default())?);
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    println!(
+        "| query by text, k = {} (p50 / p99) | {:.0} / {:.0} µs |",
+        db.config().max_distance,
+        pct(&mut lat, 0.5),
+        pct(&mut lat, 0.99)
+    );
+    for k in [3u32, 8, 12] {
+        let opts = QueryOptions {
+            max_distance: Some(k),
+            ..QueryOptions::default()
+        };
+        let mut lat = Vec::new();
+        let mut lat_fp = Vec::new();
+        for fp in &fps {
+            let t = Instant::now();
+            std::hint::black_box(db.query_fingerprint(fp, &opts)?);
+            lat.push(t.elapsed().as_secs_f64() * 1e6);
+            let t = Instant::now();
+            std::hint::black_box(db.query_simhash(fp.simhash, &opts)?);
+            lat_fp.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+        println!(
+            "| query by fingerprint + Jaccard, k = {k} (p50 / p99) | {:.1} / {:.1} µs |",
+            pct(&mut lat, 0.5),
+            pct(&mut lat, 0.99)
+        );
+        println!(
+            "| query by SimHash only, k = {k} (p50 / p99) | {:.1} / {:.1} µs |",
+            pct(&mut lat_fp, 0.5),
+            pct(&mut lat_fp, 0.99)
+        );
+    }
+
+    // Planted pairs: recall of those with exact J >= t.
+    if let Some(truth) = arg(&args, "--truth") {
+        let texts: HashMap<&str, &str> = docs.iter().map(|(k, t)| (k.as_str(), t.as_str())).collect();
+        let t = db.config().min_jaccard;
+        let (mut total, mut found, mut planted) = (0u64, 0u64, 0u64);
+        for line in std::io::BufReader::new(std::fs::File::open(truth)?).lines() {
+            let v: serde_json::Value = serde_json::from_str(&line?)?;
+            let (Some(a), Some(b)) = (v["a"].as_str(), v["b"].as_str()) else {
+                continue;
+            };
+            let (Some(ta), Some(tb)) = (texts.get(a), texts.get(b)) else {
+                continue;
+            };
+            planted += 1;
+            let (fa, fb) = (fpr.fingerprint(ta), fpr.fingerprint(tb));
+            if fpdb::verify::jaccard(&fa.shingles, &fb.shingles).jaccard >= t {
+                total += 1;
+                let hit = dups.get(b).is_some_and(|d| d.iter().any(|k| k == a)) || dups.get(a).is_some_and(|d| d.iter().any(|k| k == b));
+                found += u64::from(hit);
+            }
+        }
+        println!(
+            "| planted pairs in corpus / with J ≥ {t} / found by ingest | {planted} / {total} / {found} (recall {:.4}) |",
+            found as f64 / total.max(1) as f64
+        );
+    }
+    Ok(())
+}
