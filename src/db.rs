@@ -295,6 +295,23 @@ struct State {
     seg_usage: IntMap<u32, (u64, u64)>,
     /// Members of every group with at least two members (sorted ids).
     members: IntMap<u64, Vec<u64>>,
+    /// The next doc id the writer will allocate (all committed ids are smaller).
+    next_id: u64,
+    /// `(id, simhash)` of the most recently committed documents, oldest first: every committed
+    /// document with id ≥ `recent_floor` is here. Lets the writer finish a [`Precheck`] cheaply.
+    recent: std::collections::VecDeque<(u64, u64)>,
+    recent_floor: u64,
+}
+
+/// How many recently committed documents [`State::recent`] keeps.
+const RECENT_CAP: usize = 1 << 16;
+
+/// Duplicates of a prepared document verified by a worker against the committed documents with id
+/// below `upto`; the writer completes it with the documents committed since and the batch's own.
+#[derive(Clone, Debug)]
+pub struct Precheck {
+    upto: u64,
+    dups: Vec<Hit>,
 }
 
 /// The writer's private structures (under the writer mutex).
@@ -629,6 +646,9 @@ impl Db {
             segs,
             seg_usage,
             members: groups.clone(),
+            next_id,
+            recent: std::collections::VecDeque::new(),
+            recent_floor: next_id,
         };
         let writer = Writer {
             segw,
@@ -960,6 +980,30 @@ impl Db {
     /// the same batch. Returns one result per entry, in order; `Err` for the whole call means the batch
     /// was not committed (and the handle may be poisoned).
     pub fn commit_batch(&self, docs: Vec<Result<PreparedDoc>>, dedup: Dedup) -> Result<Vec<Result<InsertOutcome>>> {
+        self.commit_prechecked(docs.into_iter().map(|d| d.map(|d| (d, None))).collect(), dedup)
+    }
+
+    /// Verifies the duplicates of `doc` against the documents committed so far, without the writer:
+    /// the ingestion workers call this in parallel; [`Db::commit_prechecked`] completes it.
+    pub fn precheck(&self, doc: &PreparedDoc) -> Result<Precheck> {
+        let st = self.inner.state.read();
+        let dups = self.find_dups(
+            &st,
+            &Pending::default(),
+            &doc.fp,
+            self.inner.config.max_distance,
+            self.inner.config.min_jaccard,
+            None,
+        )?;
+        Ok(Precheck { upto: st.next_id, dups })
+    }
+
+    /// [`Db::commit_batch`] for documents that may carry a [`Precheck`].
+    pub fn commit_prechecked(
+        &self,
+        docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
+        dedup: Dedup,
+    ) -> Result<Vec<Result<InsertOutcome>>> {
         self.writable()?;
         let mut w = self.inner.writer.lock();
         if let Some(p) = &w.poisoned {
@@ -972,7 +1016,7 @@ impl Db {
         {
             let st = self.inner.state.read();
             for doc in docs {
-                let doc = match doc {
+                let (doc, pre) = match doc {
                     Ok(d) => d,
                     Err(e) => {
                         results.push(Err(e));
@@ -986,7 +1030,11 @@ impl Db {
                 let dups = if dedup == Dedup::Off {
                     Vec::new()
                 } else {
-                    match self.find_dups(&st, &pend, &doc.fp, k, t, old) {
+                    let found = match pre {
+                        Some(pre) => self.finish_precheck(&st, &pend, &doc.fp, k, t, old, pre),
+                        None => self.find_dups(&st, &pend, &doc.fp, k, t, old),
+                    };
+                    match found {
                         Ok(d) => d,
                         Err(e) => {
                             results.push(Err(e));
@@ -1087,6 +1135,56 @@ impl Db {
                 });
             }
         }
+        self.pending_dups(pend, fp, k, t, exclude, &mut hits);
+        sort_hits(&mut hits);
+        Ok(hits)
+    }
+
+    /// Completes a worker's [`Precheck`]: drops hits deleted since (or `exclude`), adds documents
+    /// committed after the worker's snapshot and those of this batch. Falls back to a full search when
+    /// the snapshot is older than [`State::recent`] reaches.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_precheck(
+        &self,
+        st: &State,
+        pend: &Pending,
+        fp: &Fingerprint,
+        k: u32,
+        t: f64,
+        exclude: Option<u64>,
+        pre: Precheck,
+    ) -> Result<Vec<Hit>> {
+        if pre.upto < st.recent_floor {
+            return self.find_dups(st, pend, fp, k, t, exclude);
+        }
+        let mut hits: Vec<Hit> = pre
+            .dups
+            .into_iter()
+            .filter(|h| Some(h.id) != exclude && !pend.deleted.contains(&h.id) && st.docs.contains_key(&h.id))
+            .collect();
+        let start = st.recent.partition_point(|&(id, _)| id < pre.upto);
+        for &(id, sh) in st.recent.range(start..) {
+            let d = hamming(sh, fp.simhash);
+            if d > k || Some(id) == exclude || pend.deleted.contains(&id) {
+                continue;
+            }
+            let Some(meta) = st.docs.get(&id) else { continue };
+            if let Some(sim) = jaccard_at_least(&fp.shingles, &st.segs.read(meta.loc, id)?, t) {
+                hits.push(Hit {
+                    key: meta.key.to_string(),
+                    id,
+                    hamming: d,
+                    jaccard: Some(sim.jaccard),
+                    shared: Some(sim.shared),
+                });
+            }
+        }
+        self.pending_dups(pend, fp, k, t, exclude, &mut hits);
+        sort_hits(&mut hits);
+        Ok(hits)
+    }
+
+    fn pending_dups(&self, pend: &Pending, fp: &Fingerprint, k: u32, t: f64, exclude: Option<u64>, hits: &mut Vec<Hit>) {
         for p in pend.new_docs.iter().filter(|p| p.alive && Some(p.id) != exclude) {
             let d = hamming(p.fp.simhash, fp.simhash);
             if d <= k {
@@ -1101,8 +1199,6 @@ impl Db {
                 }
             }
         }
-        sort_hits(&mut hits);
-        Ok(hits)
     }
 
     /// Removes doc `id` (committed or earlier in this batch): its edges, and splits its group.
@@ -1213,9 +1309,12 @@ impl Db {
                 b.put_cf(*cf, table_key(layout, i, p.fp.simhash, p.id), []);
             }
         }
-        let is_new = |id: u64| pend.new_docs.iter().any(|p| p.id == id);
+        let new_ids: HashSet<u64> = pend.new_docs.iter().map(|p| p.id).collect();
+        let is_new = |id: u64| new_ids.contains(&id);
+        // Alive at the end of the batch: committed and not deleted, or new and not replaced since.
+        let alive = |id: u64| is_new(id) || (st.docs.contains_key(&id) && !pend.deleted.contains(&id));
         for &(a, c) in &pend.edges_added {
-            if !pend.deleted.contains(&c) && !pend.deleted.contains(&a) {
+            if alive(a) && alive(c) {
                 b.put_cf(edges_cf, edge_key(a, c), []);
                 b.put_cf(edges_cf, edge_key(c, a), []);
             }
@@ -1296,6 +1395,7 @@ impl Db {
             if let Some(t) = st.tables.as_mut() {
                 t.insert(p.fp.simhash, p.id);
             }
+            st.recent.push_back((p.id, p.fp.simhash));
             if let Some(u) = st.seg_usage.get_mut(&loc.segment) {
                 u.1 += loc.record_len();
             }
@@ -1330,6 +1430,11 @@ impl Db {
         for seg in &pend.seg_dropped {
             st.segs.remove(*seg);
             st.seg_usage.remove(seg);
+        }
+        st.next_id = w.next_id;
+        while st.recent.len() > RECENT_CAP {
+            st.recent.pop_front();
+            st.recent_floor = st.recent.front().map_or(st.next_id, |r| r.0);
         }
         for g in pend.touched_groups {
             match w.members.get(&g) {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{bounded, RecvTimeoutError};
 
-use crate::db::{Db, Dedup, InsertOutcome, NewDoc, PreparedDoc};
+use crate::db::{Db, Dedup, InsertOutcome, NewDoc, Precheck, PreparedDoc};
 use crate::error::{Error, Result};
 
 /// Pipeline settings.
@@ -84,8 +84,9 @@ impl Db {
         };
         let batch_size = opts.batch_size.max(1);
         let (work_tx, work_rx) = bounded::<(u64, Result<NewDoc>)>(batch_size * 2);
-        let (done_tx, done_rx) = bounded::<(u64, Result<PreparedDoc>, u64)>(batch_size * 2);
+        let (done_tx, done_rx) = bounded::<(u64, Result<(PreparedDoc, Option<Precheck>)>, u64)>(batch_size * 2);
         let mut stats = IngestStats::default();
+        let dedup = opts.dedup;
         let outcome = std::thread::scope(|s| -> Result<()> {
             let input = input.into_iter();
             s.spawn(move || {
@@ -102,7 +103,12 @@ impl Db {
                     let mut fpr = self.fingerprinter();
                     for (seq, item) in rx {
                         let bytes = item.as_ref().map_or(0, |d| d.text.len() as u64);
-                        let prepared = item.and_then(|d| self.prepare(&mut fpr, d));
+                        // Workers also verify duplicates against the committed documents, so the
+                        // single writer only checks what was committed since and its own batch.
+                        let prepared = item.and_then(|d| self.prepare(&mut fpr, d)).and_then(|d| {
+                            let pre = if dedup == Dedup::Off { None } else { Some(self.precheck(&d)?) };
+                            Ok((d, pre))
+                        });
                         if tx.send((seq, prepared, bytes)).is_err() {
                             break;
                         }
@@ -111,17 +117,17 @@ impl Db {
             }
             drop(done_tx);
             drop(work_rx);
-            let mut pending: BTreeMap<u64, Result<PreparedDoc>> = BTreeMap::new();
+            let mut pending: BTreeMap<u64, Result<(PreparedDoc, Option<Precheck>)>> = BTreeMap::new();
             let mut next = 0u64;
-            let mut batch: Vec<(u64, Result<PreparedDoc>)> = Vec::with_capacity(batch_size);
+            let mut batch: Vec<(u64, Result<(PreparedDoc, Option<Precheck>)>)> = Vec::with_capacity(batch_size);
             let mut deadline: Option<Instant> = None;
-            let mut flush = |batch: &mut Vec<(u64, Result<PreparedDoc>)>, stats: &mut IngestStats| -> Result<()> {
+            let mut flush = |batch: &mut Vec<(u64, Result<(PreparedDoc, Option<Precheck>)>)>, stats: &mut IngestStats| -> Result<()> {
                 if batch.is_empty() {
                     return Ok(());
                 }
                 let seqs: Vec<u64> = batch.iter().map(|(s, _)| *s).collect();
-                let docs: Vec<Result<PreparedDoc>> = batch.drain(..).map(|(_, d)| d).collect();
-                let results = self.commit_batch(docs, opts.dedup)?;
+                let docs: Vec<Result<(PreparedDoc, Option<Precheck>)>> = batch.drain(..).map(|(_, d)| d).collect();
+                let results = self.commit_prechecked(docs, opts.dedup)?;
                 stats.batches += 1;
                 for (seq, result) in seqs.into_iter().zip(results) {
                     match &result {

@@ -52,7 +52,7 @@ pub mod tables;
 pub mod verify;
 
 pub use db::{
-    CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, GroupInfo, Hit, InsertOutcome, NewDoc, Options, PreparedDoc,
+    CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, GroupInfo, Hit, InsertOutcome, NewDoc, Options, Precheck, PreparedDoc,
     QueryOptions, Stats, Tables,
 };
 pub use error::{Error, Result};

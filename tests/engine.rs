@@ -454,3 +454,52 @@ fn the_handle_is_send_and_sync_and_readers_run_during_writes() {
     });
     assert_eq!(db.stats().docs, 200);
 }
+
+/// The pipeline (parallel workers pre-verifying against a snapshot, batches, one writer) decides
+/// exactly what a sequential insert loop decides: same ids, duplicates, Jaccards and groups.
+#[test]
+fn the_pipeline_decides_exactly_like_sequential_inserts() {
+    let v = vocab();
+    let mut rng = StdRng::seed_from_u64(9);
+    let bases: Vec<Vec<String>> = (0..8).map(|i| passage(&v, 150, 500 + i)).collect();
+    let docs: Vec<(String, String)> = (0..400)
+        .map(|i| {
+            // Keys repeat now and then: replacements inside and across batches.
+            let key = format!("k{}", rng.gen_range(0..300));
+            (key, text(&edit(&v, &bases[rng.gen_range(0..bases.len())], rng.gen_range(0..8), i)))
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let seq = Db::create(dir.path().join("seq"), &CreateOptions::default()).unwrap();
+    let expected: Vec<_> = docs.iter().map(|(k, t)| seq.insert(k, t).unwrap()).collect();
+    for (batch_size, workers) in [(1, 1), (7, 2), (64, 3), (1000, 2)] {
+        let db = Db::create(dir.path().join(format!("p{batch_size}")), &CreateOptions::default()).unwrap();
+        let opts = fpdb::ingest::IngestOptions {
+            batch_size,
+            workers,
+            batch_latency: std::time::Duration::from_millis(1),
+            ..Default::default()
+        };
+        let input = docs.iter().map(|(k, t)| {
+            Ok(fpdb::NewDoc {
+                key: k.clone(),
+                text: t.clone(),
+                meta: None,
+            })
+        });
+        let mut got = Vec::new();
+        db.ingest(input, &opts, |r| got.push(r.result.unwrap())).unwrap();
+        assert_eq!(got.len(), expected.len());
+        for (g, e) in got.iter().zip(&expected) {
+            assert_eq!(g, e, "batch {batch_size}, workers {workers}");
+        }
+        assert_eq!(db.stats().groups, seq.stats().groups);
+        let faults = db.check().unwrap().faults;
+        assert!(faults.is_empty(), "batch {batch_size}: {:?}", &faults[..faults.len().min(3)]);
+    }
+    assert!(
+        expected.iter().filter(|o| !o.duplicates.is_empty()).count() > 100,
+        "the corpus has many near-duplicates"
+    );
+    assert!(expected.iter().any(|o| o.replaced.is_some()));
+}
