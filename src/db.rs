@@ -337,6 +337,19 @@ struct Inner {
     _lock: Option<File>,
 }
 
+impl Drop for Inner {
+    /// A clean close flushes the memtables, so the next open does not replay the whole WAL.
+    fn drop(&mut self) {
+        if !self.opts.read_only && self.writer.get_mut().poisoned.is_none() {
+            for name in cf_names(self.config.tables) {
+                if let Some(cf) = self.rocks.cf_handle(&name) {
+                    let _ = self.rocks.flush_cf(cf);
+                }
+            }
+        }
+    }
+}
+
 /// An open database. Cheap to clone; `Send + Sync`: share it between threads.
 #[derive(Clone)]
 pub struct Db {
@@ -1264,6 +1277,9 @@ impl Db {
             .map(|i| self.cf(&table_cf(i)))
             .collect::<Result<_>>()?;
         let st = self.inner.state.read();
+        let mut tdel: Vec<Vec<[u8; 16]>> = vec![Vec::new(); tcfs.len()];
+        let mut tput: Vec<Vec<[u8; 16]>> = vec![Vec::with_capacity(pend.new_docs.len()); tcfs.len()];
+        let mut kput: Vec<(&[u8], [u8; 8])> = Vec::with_capacity(pend.new_docs.len());
         for &id in &pend.deleted {
             let Some(m) = st.docs.get(&id) else {
                 // A damaged record (left out at open): remove it and whatever index entries name it.
@@ -1280,12 +1296,21 @@ impl Db {
             };
             b.delete_cf(docs_cf, id.to_be_bytes());
             b.delete_cf(keys_cf, m.key.as_bytes());
-            for (i, cf) in tcfs.iter().enumerate() {
-                b.delete_cf(*cf, table_key(layout, i, m.simhash, id));
+            for (i, t) in tdel.iter_mut().enumerate() {
+                t.push(table_key(layout, i, m.simhash, id));
             }
         }
         for k in &pend.deleted_keys {
             b.delete_cf(keys_cf, k.as_bytes());
+        }
+        // Keys are added to each column family in sorted order: RocksDB's memtable skiplist then
+        // reuses its insertion splice instead of recomputing it for every random key (measured: the
+        // largest single cost of a batch before this).
+        for (t, cf) in tdel.iter_mut().zip(&tcfs) {
+            t.sort_unstable();
+            for key in t.iter() {
+                b.delete_cf(*cf, key);
+            }
         }
         for &(a, c) in &pend.edges_removed {
             b.delete_cf(edges_cf, edge_key(a, c));
@@ -1304,9 +1329,19 @@ impl Db {
                 meta: p.meta.clone(),
             };
             b.put_cf(docs_cf, p.id.to_be_bytes(), record::encode(&rec));
-            b.put_cf(keys_cf, p.key.as_bytes(), p.id.to_be_bytes());
-            for (i, cf) in tcfs.iter().enumerate() {
-                b.put_cf(*cf, table_key(layout, i, p.fp.simhash, p.id), []);
+            kput.push((p.key.as_bytes(), p.id.to_be_bytes()));
+            for (i, t) in tput.iter_mut().enumerate() {
+                t.push(table_key(layout, i, p.fp.simhash, p.id));
+            }
+        }
+        kput.sort_unstable();
+        for (k, v) in &kput {
+            b.put_cf(keys_cf, k, v);
+        }
+        for (t, cf) in tput.iter_mut().zip(&tcfs) {
+            t.sort_unstable();
+            for key in t.iter() {
+                b.put_cf(*cf, key, []);
             }
         }
         let new_ids: HashSet<u64> = pend.new_docs.iter().map(|p| p.id).collect();

@@ -17,8 +17,9 @@
 //! `doc_id` as u64 big-endian (16 bytes), empty value. Keys sort by permuted fingerprint, so every block
 //! value is one contiguous key range (seek to `value << (64 − width)`).
 //!
-//! **In memory** ([`MemTables`]): per table, a hash map from block value to the `(fp, doc_id)` entries
-//! of that bucket — the mirror of the column families that queries probe.
+//! **In memory** ([`MemTables`]): per table, the buckets of `(fp, doc_id)` entries by block value —
+//! a direct array for blocks of up to 20 bits, a hash map for wider ones — the mirror of the column
+//! families that queries probe.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -222,19 +223,72 @@ impl Hasher for IntHasher {
 /// HashMap with [`IntHasher`].
 pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
 
+/// One bucket of the mirror: the entries whose block value is the bucket's, fingerprints and ids in
+/// separate arrays so that a scan reads 8 bytes per entry.
+#[derive(Clone, Debug, Default)]
+struct Bucket {
+    fps: Vec<u64>,
+    ids: Vec<u64>,
+}
+
+/// Largest block width whose buckets are a direct array (2^20 buckets); wider blocks are hashed.
+const MAX_DIRECT_BITS: u32 = 20;
+
+#[derive(Clone, Debug)]
+enum Index {
+    /// `2^width` buckets addressed by block value.
+    Direct(Vec<Bucket>),
+    /// Non-empty buckets by block value.
+    Hashed(IntMap<u64, Bucket>),
+}
+
+impl Index {
+    #[inline]
+    fn get(&self, v: u64) -> Option<&Bucket> {
+        match self {
+            Index::Direct(b) => b.get(v as usize),
+            Index::Hashed(m) => m.get(&v),
+        }
+    }
+
+    fn get_mut(&mut self, v: u64) -> &mut Bucket {
+        match self {
+            Index::Direct(b) => &mut b[v as usize],
+            Index::Hashed(m) => m.entry(v).or_default(),
+        }
+    }
+
+    fn buckets(&self) -> Box<dyn Iterator<Item = &Bucket> + '_> {
+        match self {
+            Index::Direct(b) => Box::new(b.iter()),
+            Index::Hashed(m) => Box::new(m.values()),
+        }
+    }
+}
+
 /// The in-memory mirror of the tables.
 #[derive(Clone, Debug)]
 pub struct MemTables {
     layout: Layout,
-    buckets: Vec<IntMap<u64, Vec<(u64, u64)>>>,
+    tables: Vec<Index>,
     len: usize,
 }
 
 impl MemTables {
     /// Empty tables for `layout`.
     pub fn new(layout: Layout) -> Self {
-        let buckets = (0..layout.tables()).map(|_| IntMap::default()).collect();
-        MemTables { layout, buckets, len: 0 }
+        let tables = layout
+            .blocks()
+            .iter()
+            .map(|b| {
+                if b.width <= MAX_DIRECT_BITS {
+                    Index::Direct(vec![Bucket::default(); 1 << b.width])
+                } else {
+                    Index::Hashed(IntMap::default())
+                }
+            })
+            .collect();
+        MemTables { layout, tables, len: 0 }
     }
 
     /// The layout.
@@ -245,25 +299,32 @@ impl MemTables {
     /// Adds a document.
     pub fn insert(&mut self, fp: u64, id: u64) {
         self.len += 1;
-        for (i, t) in self.buckets.iter_mut().enumerate() {
-            t.entry(self.layout.block(i, fp)).or_default().push((fp, id));
+        for (i, t) in self.tables.iter_mut().enumerate() {
+            let b = t.get_mut(self.layout.block(i, fp));
+            b.fps.push(fp);
+            b.ids.push(id);
         }
     }
 
     /// Removes a document (no-op when absent).
     pub fn remove(&mut self, fp: u64, id: u64) {
-        for (i, t) in self.buckets.iter_mut().enumerate() {
-            let b = self.layout.block(i, fp);
-            if let Some(v) = t.get_mut(&b) {
-                let before = v.len();
-                v.retain(|&(f, d)| !(f == fp && d == id));
-                if i == 0 {
-                    self.len -= before - v.len();
-                }
-                if v.is_empty() {
-                    t.remove(&b);
+        let mut removed = false;
+        for (i, t) in self.tables.iter_mut().enumerate() {
+            let v = self.layout.block(i, fp);
+            let b = t.get_mut(v);
+            if let Some(pos) = b.ids.iter().zip(&b.fps).position(|(&d, &f)| d == id && f == fp) {
+                b.ids.swap_remove(pos);
+                b.fps.swap_remove(pos);
+                removed = true;
+            }
+            if let Index::Hashed(m) = t {
+                if m.get(&v).is_some_and(|b| b.ids.is_empty()) {
+                    m.remove(&v);
                 }
             }
+        }
+        if removed {
+            self.len -= 1;
         }
     }
 
@@ -282,8 +343,8 @@ impl MemTables {
     /// result is the same, the cost bounded by the table size.
     pub fn probe(&self, q: u64, k: u32, mut f: impl FnMut(u64, u64, u32)) {
         if self.layout.probes(k) > self.len as u64 {
-            for bucket in self.buckets[0].values() {
-                for &(fp, id) in bucket {
+            for b in self.tables[0].buckets() {
+                for (&fp, &id) in b.fps.iter().zip(&b.ids) {
                     let d = hamming(fp, q);
                     if d <= k {
                         f(id, fp, d);
@@ -294,14 +355,14 @@ impl MemTables {
         }
         let plan = self.layout.plan(k);
         for (pos, &(i, r)) in plan.iter().enumerate() {
-            let table = &self.buckets[i];
+            let table = &self.tables[i];
             let width = self.layout.blocks[i].width;
             for_each_neighbor(self.layout.block(i, q), width, r, &mut |v| {
-                if let Some(bucket) = table.get(&v) {
-                    for &(fp, id) in bucket {
+                if let Some(b) = table.get(v) {
+                    for (j, &fp) in b.fps.iter().enumerate() {
                         let d = hamming(fp, q);
                         if d <= k && !self.layout.seen_earlier(&plan, pos, fp, q) {
-                            f(id, fp, d);
+                            f(b.ids[j], fp, d);
                         }
                     }
                 }

@@ -108,6 +108,17 @@ fn init_ingest_jsonl_query_get_stats_check() {
     assert_eq!(got[0]["meta"]["year"], 2024);
     assert_eq!(fpdb(&["get", &db, "nope"]).status.code(), Some(1));
 
+    // In-process latency measurement over a file of queries.
+    let qfile = dir.path().join("queries.jsonl");
+    std::fs::write(&qfile, serde_json::json!({"key": "q1", "text": probe}).to_string() + "\n").unwrap();
+    let bq = json_lines(&ok(&fpdb(&["bench-query", &db, "--queries", qfile.to_str().unwrap(), "--json"])));
+    assert_eq!((bq[0]["queries"].as_u64(), bq[0]["k"].as_u64()), (Some(1), Some(12)));
+    assert!(
+        bq[0]["hits"].as_u64().unwrap() >= 1 && bq[0]["p50_us"].as_f64().unwrap() > 0.0,
+        "{:?}",
+        bq
+    );
+
     let stats = json_lines(&ok(&fpdb(&["stats", &db, "--json"])));
     assert_eq!(stats[0]["docs"], docs.len());
     assert_eq!(stats[0]["groups"], 10);

@@ -198,6 +198,21 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         threads: usize,
     },
+    /// Measure query latency in-process: run every text of a JSONL file as a query and report
+    /// p50/p99/mean (µs) as one line (JSON with --json). For benchmarks.
+    BenchQuery {
+        /// Database directory.
+        db: PathBuf,
+        /// JSONL file of queries, in the ingest format ({"key": ..., "text": ...}).
+        #[arg(long)]
+        queries: PathBuf,
+        /// Maximum Hamming distance (default: the database's).
+        #[arg(long, short = 'k')]
+        k: Option<u32>,
+        /// Minimum Jaccard (default: the database's).
+        #[arg(long)]
+        min_jaccard: Option<f64>,
+    },
     /// Evaluate detection quality on a labelled JSONL corpus: exact-Jaccard truth, precision/recall/F1
     /// over a grid of k and t; writes a Markdown report and SVG plots.
     Eval {
@@ -684,6 +699,58 @@ fn run(cli: Cli) -> Result<ExitCode> {
             } else {
                 ExitCode::SUCCESS
             }
+        }
+        Cmd::BenchQuery {
+            db,
+            queries,
+            k,
+            min_jaccard,
+        } => {
+            let d = open_ro(&db)?;
+            let opts = QueryOptions {
+                max_distance: k,
+                min_jaccard,
+                limit: None,
+            };
+            let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
+            let f = std::fs::File::open(&queries).map_err(|e| Error::Io {
+                op: "open queries",
+                path: queries.clone(),
+                source: e,
+            })?;
+            let mut lat = Vec::new();
+            let mut hits = 0usize;
+            for item in input::jsonl(f, queries.display().to_string(), "key".into(), "text".into(), origins) {
+                let Ok(doc) = item else { continue };
+                let t = Instant::now();
+                hits += d.query(&doc.text, &opts)?.len();
+                lat.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+            lat.sort_by(|a, b| a.total_cmp(b));
+            let at = |p: f64| {
+                lat.get(((lat.len().max(1) - 1) as f64 * p).round() as usize)
+                    .copied()
+                    .unwrap_or(0.0)
+            };
+            let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
+            let k = k.unwrap_or(d.config().max_distance);
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"queries": lat.len(), "k": k, "hits": hits, "p50_us": at(0.5), "p99_us": at(0.99), "mean_us": mean})
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{} queries at k = {k}: p50 {:.1} µs, p99 {:.1} µs, mean {:.1} µs, {hits} hits",
+                    lat.len(),
+                    at(0.5),
+                    at(0.99),
+                    mean
+                )?;
+            }
+            ExitCode::SUCCESS
         }
         Cmd::Eval {
             corpus,
