@@ -159,7 +159,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         n as f64 / s,
         st.with_duplicates
     );
-    db.flush()?;
+    db.compact_index()?;
     println!(
         "| disk bytes (RocksDB + segments) | {:.1} MB ({:.0} B/doc) |",
         dir_bytes(&path) as f64 / 1e6,

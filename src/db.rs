@@ -36,12 +36,14 @@ pub enum Tables {
     Blocks(u32),
 }
 
-/// The measured choice of `--tables auto` for a default distance `k` (docs/performance.md).
+/// The measured choice of `--tables auto` for a default distance `k` (docs/performance.md, "The
+/// table-layout decision"): exact block match (k+1 tables) up to k = 3, five tables for k = 4..=16
+/// (fastest in-memory probe at 1M real documents for k = 8 and k = 12), six beyond (not measured).
 pub fn auto_tables(k: u32) -> u32 {
     match k {
         0..=3 => k + 1,
-        4..=9 => 4,
-        _ => 5,
+        4..=16 => 5,
+        _ => 6,
     }
 }
 
@@ -1711,6 +1713,16 @@ impl Db {
     pub fn flush(&self) -> Result<()> {
         for name in cf_names(self.inner.config.tables) {
             self.inner.rocks.flush_cf(self.cf(&name)?).map_err(self.rocks_err("flush"))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes and fully compacts every RocksDB column family, then returns: the settled state a
+    /// long-running database reaches (for benchmarks, and after bulk loads).
+    pub fn compact_index(&self) -> Result<()> {
+        self.flush()?;
+        for name in cf_names(self.inner.config.tables) {
+            self.inner.rocks.compact_range_cf(self.cf(&name)?, None::<&[u8]>, None::<&[u8]>);
         }
         Ok(())
     }

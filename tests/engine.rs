@@ -503,3 +503,53 @@ fn the_pipeline_decides_exactly_like_sequential_inserts() {
     );
     assert!(expected.iter().any(|o| o.replaced.is_some()));
 }
+
+/// Readers querying while one writer commits batches never see part of a batch: every batch of 10
+/// documents is visible whole or not at all, and the document count is always a multiple of 10.
+#[test]
+fn readers_see_whole_batches_while_a_writer_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let batches: Vec<Vec<String>> = (0..60).map(|b| (0..10).map(|i| text(&passage(&v, 80, 10_000 + b * 10 + i))).collect()).collect();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mut fpr = db.fingerprinter();
+            for (b, texts) in batches.iter().enumerate() {
+                let docs = texts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| db.prepare(&mut fpr, fpdb::NewDoc { key: format!("b{b}-{i}"), text: t.clone(), meta: None }))
+                    .collect();
+                for r in db.commit_batch(docs, Dedup::Link).unwrap() {
+                    r.unwrap();
+                }
+            }
+            done.store(true, std::sync::atomic::Ordering::SeqCst);
+        });
+        for r in 0..3u64 {
+            let (db, batches, done) = (&db, &batches, &done);
+            s.spawn(move || {
+                let mut rng = StdRng::seed_from_u64(r);
+                let mut checks = 0;
+                while !done.load(std::sync::atomic::Ordering::SeqCst) || checks < 50 {
+                    let n = db.stats().docs;
+                    assert_eq!(n % 10, 0, "a reader saw {n} documents: part of a batch");
+                    let b = rng.gen_range(0..batches.len());
+                    let fps: Vec<Fingerprint> = batches[b].iter().map(|t| fingerprint(db.spec(), t)).collect();
+                    // One consistent view for the ten lookups: the count of visible members.
+                    let seen = fps.iter().filter(|fp| !db.query_fingerprint(fp, &QueryOptions::default()).unwrap().is_empty()).count();
+                    // Between two lookups a whole batch may land, so only count changes of 0 -> 10
+                    // are legal: recheck once to rule out a concurrent commit.
+                    if seen != 0 && seen != 10 {
+                        let again = fps.iter().filter(|fp| !db.query_fingerprint(fp, &QueryOptions::default()).unwrap().is_empty()).count();
+                        assert_eq!(again, 10, "batch {b}: {seen} then {again} of 10 documents visible");
+                    }
+                    checks += 1;
+                }
+            });
+        }
+    });
+    assert_eq!(db.stats().docs, 600);
+}

@@ -33,10 +33,10 @@ DEFAULT_CAPS = {"simhash-k8": 5000}  # python simhash at k=8 runs at a few hundr
 def specs(args):
     fp = args.fpdb
     return [
-        {"id": "fpdb-m3", "peer": "fpdb", "fpdb": fp, "tables": 3, "max_distance": 8,
-         "label": "fpdb, 3 tables (default layout)"},
-        {"id": "fpdb-m9", "peer": "fpdb", "fpdb": fp, "tables": 9, "max_distance": 8,
-         "label": "fpdb, 9 tables (k+1 layout)"},
+        {"id": "fpdb-k8", "peer": "fpdb", "fpdb": fp, "tables": "auto", "max_distance": 8,
+         "label": "fpdb, k = 8 (tables auto)"},
+        {"id": "fpdb-k12", "peer": "fpdb", "fpdb": fp, "tables": "auto", "max_distance": 12,
+         "label": "fpdb, k = 12 (defaults)"},
         {"id": "simhash-k3", "peer": "simhash", "k": 3, "ks": [3],
          "label": "simhash SimhashIndex k=3 (4 blocks)"},
         {"id": "simhash-k8", "peer": "simhash", "k": 8, "ks": [8],
