@@ -1,6 +1,6 @@
 //! End-to-end throughput and latency on a JSONL corpus (docs/performance.md).
 //!
-//! cargo run --release --example perf -- CORPUS.jsonl [--docs N] [--truth TRUTH.jsonl] [--queries Q] [--skip-off]
+//! cargo run --release --example perf -- CORPUS.jsonl [--docs N] [--truth TRUTH.jsonl] [--queries Q] [--skip-off] [--k K]
 //!
 //! Measures, on this machine: fingerprinting rate (1 thread and all cores), durable ingest without
 //! dedup, durable query-then-insert (`Dedup::Link`, the crawler loop), query latency p50/p99 by text
@@ -140,7 +140,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The crawler loop: query-then-insert with dedup link, durable.
     let path = tmp.path().join("link");
-    let db = Db::create(&path, &CreateOptions::default())?;
+    let k: u32 = arg(&args, "--k").map_or(Ok(CreateOptions::default().max_distance), |s| s.parse())?;
+    let db = Db::create(
+        &path,
+        &CreateOptions {
+            max_distance: k,
+            ..CreateOptions::default()
+        },
+    )?;
     let items = input(&docs);
     let mut dups: HashMap<String, Vec<String>> = HashMap::new();
     let t0 = Instant::now();

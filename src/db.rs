@@ -433,6 +433,13 @@ fn sort_hits(hits: &mut [Hit]) {
     });
 }
 
+/// The size filter of Jaccard ≥ t, from the stored shingle count alone (no segment read):
+/// `t·max(|A|, |B|) ≤ min(|A|, |B|)`.
+fn size_compatible(a: usize, b: u32, t: f64) -> bool {
+    let (lo, hi) = if a <= b as usize { (a, b as usize) } else { (b as usize, a) };
+    lo as f64 >= t * hi as f64
+}
+
 /// Connected components of `nodes` under `edges` (only edges between nodes of the set count).
 fn components(nodes: &[u64], edges: &IntMap<u64, Vec<u64>>) -> Vec<Vec<u64>> {
     let inside: HashSet<u64> = nodes.iter().copied().collect();
@@ -865,6 +872,9 @@ impl Db {
         let mut hits = Vec::new();
         for (id, d) in cands {
             let Some(meta) = st.docs.get(&id) else { continue };
+            if !size_compatible(fp.shingles.len(), meta.loc.count, t) {
+                continue;
+            }
             let set = st.segs.read(meta.loc, id)?;
             if let Some(sim) = jaccard_at_least(&fp.shingles, &set, t) {
                 hits.push(Hit {
@@ -1139,6 +1149,9 @@ impl Db {
         let mut hits = Vec::new();
         for (id, d) in cands {
             let Some(meta) = st.docs.get(&id) else { continue };
+            if !size_compatible(fp.shingles.len(), meta.loc.count, t) {
+                continue;
+            }
             let set = st.segs.read(meta.loc, id)?;
             if let Some(sim) = jaccard_at_least(&fp.shingles, &set, t) {
                 hits.push(Hit {
@@ -1184,6 +1197,9 @@ impl Db {
                 continue;
             }
             let Some(meta) = st.docs.get(&id) else { continue };
+            if !size_compatible(fp.shingles.len(), meta.loc.count, t) {
+                continue;
+            }
             if let Some(sim) = jaccard_at_least(&fp.shingles, &st.segs.read(meta.loc, id)?, t) {
                 hits.push(Hit {
                     key: meta.key.to_string(),

@@ -511,7 +511,9 @@ fn readers_see_whole_batches_while_a_writer_commits() {
     let dir = tempfile::tempdir().unwrap();
     let db = create(dir.path());
     let v = vocab();
-    let batches: Vec<Vec<String>> = (0..60).map(|b| (0..10).map(|i| text(&passage(&v, 80, 10_000 + b * 10 + i))).collect()).collect();
+    let batches: Vec<Vec<String>> = (0..60)
+        .map(|b| (0..10).map(|i| text(&passage(&v, 80, 10_000 + b * 10 + i))).collect())
+        .collect();
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         s.spawn(|| {
@@ -520,7 +522,16 @@ fn readers_see_whole_batches_while_a_writer_commits() {
                 let docs = texts
                     .iter()
                     .enumerate()
-                    .map(|(i, t)| db.prepare(&mut fpr, fpdb::NewDoc { key: format!("b{b}-{i}"), text: t.clone(), meta: None }))
+                    .map(|(i, t)| {
+                        db.prepare(
+                            &mut fpr,
+                            fpdb::NewDoc {
+                                key: format!("b{b}-{i}"),
+                                text: t.clone(),
+                                meta: None,
+                            },
+                        )
+                    })
                     .collect();
                 for r in db.commit_batch(docs, Dedup::Link).unwrap() {
                     r.unwrap();
@@ -539,11 +550,17 @@ fn readers_see_whole_batches_while_a_writer_commits() {
                     let b = rng.gen_range(0..batches.len());
                     let fps: Vec<Fingerprint> = batches[b].iter().map(|t| fingerprint(db.spec(), t)).collect();
                     // One consistent view for the ten lookups: the count of visible members.
-                    let seen = fps.iter().filter(|fp| !db.query_fingerprint(fp, &QueryOptions::default()).unwrap().is_empty()).count();
+                    let seen = fps
+                        .iter()
+                        .filter(|fp| !db.query_fingerprint(fp, &QueryOptions::default()).unwrap().is_empty())
+                        .count();
                     // Between two lookups a whole batch may land, so only count changes of 0 -> 10
                     // are legal: recheck once to rule out a concurrent commit.
                     if seen != 0 && seen != 10 {
-                        let again = fps.iter().filter(|fp| !db.query_fingerprint(fp, &QueryOptions::default()).unwrap().is_empty()).count();
+                        let again = fps
+                            .iter()
+                            .filter(|fp| !db.query_fingerprint(fp, &QueryOptions::default()).unwrap().is_empty())
+                            .count();
                         assert_eq!(again, 10, "batch {b}: {seen} then {again} of 10 documents visible");
                     }
                     checks += 1;
