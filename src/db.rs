@@ -80,7 +80,7 @@ pub struct CreateOptions {
 
 impl Default for CreateOptions {
     /// Word trigrams with binary weights, k = 12, t = 0.9, tables chosen automatically. Seed 000 used
-    /// k = 8; on the labelled corpora of docs/quality.md k = 8 finds only 94–98% of the pairs with
+    /// k = 8; on the labelled corpora of docs/quality.md k = 8 finds only 94–99% of the pairs with
     /// Jaccard ≥ 0.9 and k = 12 finds ≥ 99.7%.
     fn default() -> Self {
         CreateOptions {
