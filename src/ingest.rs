@@ -13,6 +13,9 @@ use crossbeam_channel::{bounded, RecvTimeoutError};
 use crate::db::{Db, Dedup, InsertOutcome, NewDoc, Precheck, PreparedDoc};
 use crate::error::{Error, Result};
 
+/// A worker's output: the prepared document and its precheck, or why the item was rejected.
+type Checked = Result<(PreparedDoc, Option<Precheck>)>;
+
 /// Pipeline settings.
 #[derive(Clone, Debug)]
 pub struct IngestOptions {
@@ -84,7 +87,7 @@ impl Db {
         };
         let batch_size = opts.batch_size.max(1);
         let (work_tx, work_rx) = bounded::<(u64, Result<NewDoc>)>(batch_size * 2);
-        let (done_tx, done_rx) = bounded::<(u64, Result<(PreparedDoc, Option<Precheck>)>, u64)>(batch_size * 2);
+        let (done_tx, done_rx) = bounded::<(u64, Checked, u64)>(batch_size * 2);
         let mut stats = IngestStats::default();
         let dedup = opts.dedup;
         let outcome = std::thread::scope(|s| -> Result<()> {
@@ -117,16 +120,16 @@ impl Db {
             }
             drop(done_tx);
             drop(work_rx);
-            let mut pending: BTreeMap<u64, Result<(PreparedDoc, Option<Precheck>)>> = BTreeMap::new();
+            let mut pending: BTreeMap<u64, Checked> = BTreeMap::new();
             let mut next = 0u64;
-            let mut batch: Vec<(u64, Result<(PreparedDoc, Option<Precheck>)>)> = Vec::with_capacity(batch_size);
+            let mut batch: Vec<(u64, Checked)> = Vec::with_capacity(batch_size);
             let mut deadline: Option<Instant> = None;
-            let mut flush = |batch: &mut Vec<(u64, Result<(PreparedDoc, Option<Precheck>)>)>, stats: &mut IngestStats| -> Result<()> {
+            let mut flush = |batch: &mut Vec<(u64, Checked)>, stats: &mut IngestStats| -> Result<()> {
                 if batch.is_empty() {
                     return Ok(());
                 }
                 let seqs: Vec<u64> = batch.iter().map(|(s, _)| *s).collect();
-                let docs: Vec<Result<(PreparedDoc, Option<Precheck>)>> = batch.drain(..).map(|(_, d)| d).collect();
+                let docs: Vec<Checked> = batch.drain(..).map(|(_, d)| d).collect();
                 let results = self.commit_prechecked(docs, opts.dedup)?;
                 stats.batches += 1;
                 for (seq, result) in seqs.into_iter().zip(results) {
