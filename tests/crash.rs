@@ -4,7 +4,7 @@
 //! - every acknowledged document is present, intact and queryable, every acknowledged delete holds;
 //! - `check` finds no fault (no record points at missing or torn shingle bytes, index and records agree).
 //!
-//! Cycles: `FPDB_CRASH_CYCLES`, default 200 (60 when `CI` is set). Replay one cycle with
+//! Cycles: `FPDB_CRASH_CYCLES`, default 1000 (200 when `CI` is set). Replay one cycle with
 //! `FPDB_CRASH_SEED=<seed printed on failure>`.
 
 mod common;
@@ -154,7 +154,7 @@ fn acknowledged_documents_survive_kill_9_at_random_points() {
     let cycles: u64 = std::env::var("FPDB_CRASH_CYCLES")
         .ok()
         .and_then(|c| c.parse().ok())
-        .unwrap_or(if std::env::var_os("CI").is_some() { 60 } else { 200 });
+        .unwrap_or(if std::env::var_os("CI").is_some() { 200 } else { 1000 });
     let v = vocab();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
