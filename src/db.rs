@@ -870,22 +870,7 @@ impl Db {
         let mut cands = Vec::new();
         self.probe(&st, fp.simhash, k, |id, d| cands.push((id, d)))?;
         let mut hits = Vec::new();
-        for (id, d) in cands {
-            let Some(meta) = st.docs.get(&id) else { continue };
-            if !size_compatible(fp.shingles.len(), meta.loc.count, t) {
-                continue;
-            }
-            let set = st.segs.read(meta.loc, id)?;
-            if let Some(sim) = jaccard_at_least(&fp.shingles, &set, t) {
-                hits.push(Hit {
-                    key: meta.key.to_string(),
-                    id,
-                    hamming: d,
-                    jaccard: Some(sim.jaccard),
-                    shared: Some(sim.shared),
-                });
-            }
-        }
+        self.verify(&st, fp, t, cands, &mut hits)?;
         sort_hits(&mut hits);
         hits.truncate(opts.limit.unwrap_or(usize::MAX));
         Ok(hits)
@@ -1147,13 +1132,21 @@ impl Db {
             }
         })?;
         let mut hits = Vec::new();
+        self.verify(st, fp, t, cands, &mut hits)?;
+        self.pending_dups(pend, fp, k, t, exclude, &mut hits);
+        sort_hits(&mut hits);
+        Ok(hits)
+    }
+
+    /// Verifies committed candidates `(id, distance)` by exact Jaccard ≥ t (size filter from the
+    /// stored count first, then the segment read) and appends the hits.
+    fn verify(&self, st: &State, fp: &Fingerprint, t: f64, cands: impl IntoIterator<Item = (u64, u32)>, hits: &mut Vec<Hit>) -> Result<()> {
         for (id, d) in cands {
             let Some(meta) = st.docs.get(&id) else { continue };
             if !size_compatible(fp.shingles.len(), meta.loc.count, t) {
                 continue;
             }
-            let set = st.segs.read(meta.loc, id)?;
-            if let Some(sim) = jaccard_at_least(&fp.shingles, &set, t) {
+            if let Some(sim) = jaccard_at_least(&fp.shingles, &st.segs.read(meta.loc, id)?, t) {
                 hits.push(Hit {
                     key: meta.key.to_string(),
                     id,
@@ -1163,9 +1156,7 @@ impl Db {
                 });
             }
         }
-        self.pending_dups(pend, fp, k, t, exclude, &mut hits);
-        sort_hits(&mut hits);
-        Ok(hits)
+        Ok(())
     }
 
     /// Completes a worker's [`Precheck`]: drops hits deleted since (or `exclude`), adds documents
@@ -1191,25 +1182,12 @@ impl Db {
             .filter(|h| Some(h.id) != exclude && !pend.deleted.contains(&h.id) && st.docs.contains_key(&h.id))
             .collect();
         let start = st.recent.partition_point(|&(id, _)| id < pre.upto);
-        for &(id, sh) in st.recent.range(start..) {
-            let d = hamming(sh, fp.simhash);
-            if d > k || Some(id) == exclude || pend.deleted.contains(&id) {
-                continue;
-            }
-            let Some(meta) = st.docs.get(&id) else { continue };
-            if !size_compatible(fp.shingles.len(), meta.loc.count, t) {
-                continue;
-            }
-            if let Some(sim) = jaccard_at_least(&fp.shingles, &st.segs.read(meta.loc, id)?, t) {
-                hits.push(Hit {
-                    key: meta.key.to_string(),
-                    id,
-                    hamming: d,
-                    jaccard: Some(sim.jaccard),
-                    shared: Some(sim.shared),
-                });
-            }
-        }
+        let gap = st
+            .recent
+            .range(start..)
+            .map(|&(id, sh)| (id, hamming(sh, fp.simhash)))
+            .filter(|&(id, d)| d <= k && Some(id) != exclude && !pend.deleted.contains(&id));
+        self.verify(st, fp, t, gap, &mut hits)?;
         self.pending_dups(pend, fp, k, t, exclude, &mut hits);
         sort_hits(&mut hits);
         Ok(hits)
