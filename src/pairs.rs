@@ -92,49 +92,65 @@ impl PairIndex {
     pub fn probe(&self, q: u64, k: u32, mut f: impl FnMut(u32, u32)) {
         let plan = self.layout.plan(k);
         for (pos, &(i, r)) in plan.iter().enumerate() {
-            let (offsets, entries) = &self.tables[i];
-            let w = self.layout.blocks()[i].width;
-            for_each_neighbor(self.layout.block(i, q), w, r, &mut |v| {
-                let (s, e) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
-                for &j in &entries[s..e] {
-                    let fp = self.fps[j as usize];
-                    let d = hamming(fp, q);
-                    if d <= k && !self.layout.seen_earlier(&plan, pos, fp, q) {
-                        f(j, d);
-                    }
-                }
-            });
+            self.probe_table(&plan, pos, i, r, q, k, &mut f);
         }
+    }
+
+    /// The part of [`PairIndex::probe`] that table `t` (at position `pos` of `plan`, radius `r`)
+    /// contributes: entries within `k` of `q` that no earlier table of the plan reports.
+    #[allow(clippy::too_many_arguments)]
+    fn probe_table(&self, plan: &[(usize, u32)], pos: usize, t: usize, r: u32, q: u64, k: u32, mut f: impl FnMut(u32, u32)) {
+        let (offsets, entries) = &self.tables[t];
+        let w = self.layout.blocks()[t].width;
+        for_each_neighbor(self.layout.block(t, q), w, r, &mut |v| {
+            let (s, e) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
+            for &j in &entries[s..e] {
+                let fp = self.fps[j as usize];
+                let d = hamming(fp, q);
+                if d <= k && !self.layout.seen_earlier(plan, pos, fp, q) {
+                    f(j, d);
+                }
+            }
+        });
     }
 }
 
 /// All pairs of `fps` within `k` as index pairs `(i, j, distance)` with `i < j`, using `threads`.
+///
+/// Table by table (in probe-plan order), the queries run in the table's own block-value order — the
+/// order of its CSR entries — so consecutive queries probe neighbouring offsets and buckets and the
+/// caches are reused; a pair is kept from the first table in which it qualifies.
 pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Vec<(u32, u32, u32)> {
     let index = PairIndex::new(fps.to_vec(), pairs_layout(fps.len(), k));
+    let plan = index.layout.plan(k);
     let threads = threads.max(1);
     let chunk = fps.len().div_ceil(threads).max(1);
-    let mut out: Vec<(u32, u32, u32)> = std::thread::scope(|s| {
-        let handles: Vec<_> = fps
-            .chunks(chunk)
-            .enumerate()
-            .map(|(c, part)| {
-                let index = &index;
-                s.spawn(move || {
-                    let mut local = Vec::new();
-                    for (off, &q) in part.iter().enumerate() {
-                        let i = (c * chunk + off) as u32;
-                        index.probe(q, k, |j, d| {
-                            if i < j {
-                                local.push((i, j, d));
-                            }
-                        });
-                    }
-                    local
+    let mut out: Vec<(u32, u32, u32)> = Vec::new();
+    for (pos, &(t, r)) in plan.iter().enumerate() {
+        let order = &index.tables[t].1;
+        let found: Vec<(u32, u32, u32)> = std::thread::scope(|s| {
+            let handles: Vec<_> = order
+                .chunks(chunk)
+                .map(|part| {
+                    let (index, plan) = (&index, &plan);
+                    s.spawn(move || {
+                        let mut local = Vec::new();
+                        for &i in part {
+                            let q = index.fps[i as usize];
+                            index.probe_table(plan, pos, t, r, q, k, |j, d| {
+                                if i < j {
+                                    local.push((i, j, d));
+                                }
+                            });
+                        }
+                        local
+                    })
                 })
-            })
-            .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
-    });
+                .collect();
+            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+        });
+        out.extend(found);
+    }
     out.sort_unstable();
     out
 }
