@@ -33,7 +33,7 @@ impl Default for IngestOptions {
     fn default() -> Self {
         IngestOptions {
             workers: 0,
-            batch_size: 1024,
+            batch_size: 4096,
             batch_latency: Duration::from_millis(50),
             dedup: Dedup::Link,
         }

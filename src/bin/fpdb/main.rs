@@ -116,8 +116,9 @@ enum Cmd {
         /// skip: do not store near-duplicates; link: store and join their group; off: store without checking.
         #[arg(long, value_enum, default_value_t = DedupArg::Link)]
         dedup: DedupArg,
-        /// Documents per group commit.
-        #[arg(long, default_value_t = 1024)]
+        /// Documents per group commit (at most; a partial batch commits after --batch-latency-ms).
+        /// Larger batches mean fewer fsyncs: see docs/performance.md.
+        #[arg(long, default_value_t = 4096)]
         batch_size: usize,
         /// Commit a partial batch after this many milliseconds.
         #[arg(long, default_value_t = 50)]
