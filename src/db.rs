@@ -1261,7 +1261,8 @@ impl Db {
 
     fn commit_inner(&self, w: &mut Writer, mut pend: Pending, moved: Vec<(u64, ShingleLoc)>) -> Result<()> {
         pend.new_docs.retain(|p| p.alive);
-        if pend.new_docs.is_empty() && pend.deleted.is_empty() && pend.regroup.is_empty() && moved.is_empty() {
+        let segments_change = !(pend.seg_created.is_empty() && pend.seg_lengths.is_empty() && pend.seg_dropped.is_empty());
+        if pend.new_docs.is_empty() && pend.deleted.is_empty() && pend.regroup.is_empty() && moved.is_empty() && !segments_change {
             return Ok(());
         }
         let records: Vec<(u64, &[u32])> = pend.new_docs.iter().map(|p| (p.id, p.fp.shingles.as_slice())).collect();
@@ -1698,7 +1699,12 @@ impl Db {
         let dir = self.inner.path.join("segments");
         for v in victims {
             let p = dir.join(segment::file_name(v));
-            fs::remove_file(&p).map_err(|e| Error::io("remove compacted segment", &p, e))?;
+            match fs::remove_file(&p) {
+                Ok(()) => {}
+                // Already gone: the unlink is idempotent (its committed length is dropped either way).
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io("remove compacted segment", &p, e)),
+            }
         }
         Ok(stats)
     }
