@@ -59,14 +59,7 @@ fn bench(c: &mut Criterion) {
             let batch = chunk
                 .iter()
                 .map(|&f| {
-                    Ok(PreparedDoc {
-                        key: format!("{f:x}"),
-                        fp: Fingerprint {
-                            simhash: f,
-                            shingles: vec![f as u32],
-                        },
-                        meta: None,
-                    })
+                    PreparedDoc::new(format!("{f:x}"), Fingerprint { simhash: f, shingles: vec![f as u32] }, None)
                 })
                 .collect();
             db.commit_batch(batch, Dedup::Off).unwrap();

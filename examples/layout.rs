@@ -118,14 +118,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .iter()
                     .enumerate()
                     .map(|(i, &f)| {
-                        Ok(PreparedDoc {
-                            key: format!("{}", c * 20_000 + i),
-                            fp: Fingerprint {
-                                simhash: f,
-                                shingles: vec![0],
-                            },
-                            meta: None,
-                        })
+                        PreparedDoc::new(format!("{}", c * 20_000 + i), Fingerprint { simhash: f, shingles: vec![0] }, None)
                     })
                     .collect();
                 db.commit_batch(batch, Dedup::Off)?;

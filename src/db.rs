@@ -198,15 +198,47 @@ pub struct NewDoc {
     pub meta: Option<String>,
 }
 
-/// A document fingerprinted and validated, ready for the writer.
+/// A document fingerprinted and validated, ready for the writer. Only validated values exist: build
+/// one with [`Db::prepare`] or [`PreparedDoc::new`].
 #[derive(Clone, Debug)]
 pub struct PreparedDoc {
-    /// External key.
-    pub key: String,
-    /// Fingerprint.
-    pub fp: Fingerprint,
-    /// Metadata.
-    pub meta: Option<String>,
+    key: String,
+    fp: Fingerprint,
+    meta: Option<String>,
+}
+
+impl PreparedDoc {
+    /// Validates a document whose fingerprint was computed elsewhere (tools, tests, a fingerprint
+    /// received from another process): the key must be 1..=65536 bytes and the shingle set
+    /// non-empty, sorted and unique. The SimHash is taken as given.
+    pub fn new(key: String, fp: Fingerprint, meta: Option<String>) -> Result<PreparedDoc> {
+        validate_key(&key)?;
+        if fp.shingles.is_empty() {
+            return Err(Error::input(Some(key.as_bytes()), "the shingle set is empty; nothing to store"));
+        }
+        if let Some(i) = fp.shingles.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(Error::input(
+                Some(key.as_bytes()),
+                format!(
+                    "the shingle set must be sorted and unique, but element {} ({}) is followed by {}",
+                    i,
+                    fp.shingles[i],
+                    fp.shingles[i + 1]
+                ),
+            ));
+        }
+        Ok(PreparedDoc { key, fp, meta })
+    }
+
+    /// The external key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The fingerprint.
+    pub fn fingerprint(&self) -> &Fingerprint {
+        &self.fp
+    }
 }
 
 /// A stored document.
@@ -303,6 +335,10 @@ struct State {
     /// document with id ≥ `recent_floor` is here. Lets the writer finish a [`Precheck`] cheaply.
     recent: std::collections::VecDeque<(u64, u64)>,
     recent_floor: u64,
+    /// RocksDB's sequence number when this state was published: reads of RocksDB are consistent
+    /// with the state only while RocksDB's latest sequence number still equals it
+    /// ([`Db::read_rocks`]).
+    published_seq: u64,
 }
 
 /// How many recently committed documents [`State::recent`] keeps.
@@ -323,6 +359,10 @@ struct Writer {
     edges: IntMap<u64, Vec<u64>>,
     members: IntMap<u64, Vec<u64>>,
     poisoned: Option<String>,
+    /// Set while a mutation runs (from its first change to its publish). Still set when the lock is
+    /// next taken means the mutation stopped part-way (a panic unwound through it): the handle is
+    /// poisoned. parking_lot mutexes do not poison, so this flag does.
+    in_progress: Option<&'static str>,
 }
 
 struct Inner {
@@ -342,7 +382,8 @@ struct Inner {
 impl Drop for Inner {
     /// A clean close flushes the memtables, so the next open does not replay the whole WAL.
     fn drop(&mut self) {
-        if !self.opts.read_only && self.writer.get_mut().poisoned.is_none() {
+        let w = self.writer.get_mut();
+        if !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none() {
             for name in cf_names(self.config.tables) {
                 if let Some(cf) = self.rocks.cf_handle(&name) {
                     let _ = self.rocks.flush_cf(cf);
@@ -498,8 +539,8 @@ impl Db {
             };
             let mut b = WriteBatch::default();
             b.put_cf(meta, b"format", record::FORMAT_VERSION.to_le_bytes());
-            b.put_cf(meta, b"spec", create.spec.encode());
-            b.put_cf(meta, b"config", record::encode(&config));
+            b.put_cf(meta, b"spec", create.spec.encode()?);
+            b.put_cf(meta, b"config", record::encode(&config)?);
             b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
             let mut wo = WriteOptions::default();
             wo.set_sync(true);
@@ -611,7 +652,7 @@ impl Db {
             }
         }
         let seg_dir = path.join("segments");
-        let (segs, segw, recovery) = segment::recover(&seg_dir, &committed, opts.sync, opts.segment_size, opts.read_only)?;
+        let (segs, segw, mut recovery) = segment::recover(&seg_dir, &committed, opts.sync, opts.segment_size, opts.read_only)?;
 
         // Load documents into memory: the mirror, group membership and segment usage.
         let docs_cf = rocks
@@ -625,8 +666,13 @@ impl Db {
             let (k, v) = item.map_err(|e| Error::rocks("scan docs", &rocks_path, e))?;
             // A damaged record is left out of the in-memory state (check reports it; delete or
             // re-insert repairs it) so that every other document stays usable.
-            let Some(id) = be_u64(&k) else { continue };
+            let Some(id) = be_u64(&k) else {
+                recovery.damaged_records += 1;
+                continue;
+            };
             let Ok(r) = record::decode::<DocRecord>(&v, "doc record", &rocks_path, Some(id)) else {
+                recovery.damaged_records += 1;
+                recovery.damaged_ids.push(id);
                 continue;
             };
             if let Some(t) = tables.as_mut() {
@@ -671,6 +717,7 @@ impl Db {
             next_id,
             recent: std::collections::VecDeque::new(),
             recent_floor: next_id,
+            published_seq: rocks.latest_sequence_number(),
         };
         let writer = Writer {
             segw,
@@ -678,6 +725,7 @@ impl Db {
             edges,
             members: groups,
             poisoned: None,
+            in_progress: None,
         };
         Ok(Db {
             inner: Arc::new(Inner {
@@ -763,10 +811,35 @@ impl Db {
             .unwrap_or_else(|| Err(Error::input(Some(key.as_bytes()), "document was not processed")))
     }
 
-    fn poison(w: &mut Writer, e: &Error) {
-        if w.poisoned.is_none() {
-            w.poisoned = Some(e.to_string());
+    /// Takes the writer lock of a writable, healthy handle.
+    fn lock_writer(&self) -> Result<parking_lot::MutexGuard<'_, Writer>> {
+        self.writable()?;
+        let w = self.inner.writer.lock();
+        if let Some(p) = &w.poisoned {
+            return Err(Error::Poisoned { cause: p.clone() });
         }
+        if let Some(op) = w.in_progress {
+            return Err(Error::Poisoned {
+                cause: format!("an earlier {op} stopped between its first change and its publish (a panic)"),
+            });
+        }
+        Ok(w)
+    }
+
+    /// Runs a mutation of the writer's state. Everything between its first change and the publish to
+    /// readers happens inside `f`: an error returned from `f` poisons the handle, and so does a panic
+    /// unwinding through it (the `in_progress` mark is then left set and seen by the next
+    /// [`Db::lock_writer`]).
+    fn mutation<T>(w: &mut Writer, op: &'static str, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        w.in_progress = Some(op);
+        let r = f(w);
+        if let Err(e) = &r {
+            if w.poisoned.is_none() {
+                w.poisoned = Some(format!("{op}: {e}"));
+            }
+        }
+        w.in_progress = None;
+        r
     }
 
     fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
@@ -798,6 +871,16 @@ impl Db {
             .map_err(self.rocks_err("read key"))?;
         v.map(|v| be_u64(&v).ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, format!("key entry for {key:?} is not 8 bytes"))))
             .transpose()
+    }
+
+    /// Runs a read of the published state: with the in-memory mirror it needs nothing from RocksDB;
+    /// without it the tables are read from RocksDB, kept consistent by [`Db::read_rocks`].
+    fn with_state<T>(&self, f: impl Fn(&State) -> Result<T>) -> Result<T> {
+        if self.inner.opts.mirror {
+            f(&self.inner.state.read())
+        } else {
+            self.read_rocks(f)
+        }
     }
 
     /// Candidates within `k` of `q` among committed documents: `f(id, distance)`.
@@ -866,11 +949,13 @@ impl Db {
     pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<Vec<Hit>> {
         let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
         let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
-        let st = self.inner.state.read();
-        let mut cands = Vec::new();
-        self.probe(&st, fp.simhash, k, |id, d| cands.push((id, d)))?;
-        let mut hits = Vec::new();
-        self.verify(&st, fp, t, cands, &mut hits)?;
+        let mut hits = self.with_state(|st| {
+            let mut cands = Vec::new();
+            self.probe(st, fp.simhash, k, |id, d| cands.push((id, d)))?;
+            let mut hits = Vec::new();
+            self.verify(st, fp, t, cands, &mut hits)?;
+            Ok(hits)
+        })?;
         sort_hits(&mut hits);
         hits.truncate(opts.limit.unwrap_or(usize::MAX));
         Ok(hits)
@@ -879,18 +964,20 @@ impl Db {
     /// Documents whose SimHash is within k of `simhash` (no Jaccard: there is no shingle set to compare).
     pub fn query_simhash(&self, simhash: u64, opts: &QueryOptions) -> Result<Vec<Hit>> {
         let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
-        let st = self.inner.state.read();
-        let mut hits = Vec::new();
-        self.probe(&st, simhash, k, |id, d| {
-            if let Some(meta) = st.docs.get(&id) {
-                hits.push(Hit {
-                    key: meta.key.to_string(),
-                    id,
-                    hamming: d,
-                    jaccard: None,
-                    shared: None,
-                });
-            }
+        let mut hits = self.with_state(|st| {
+            let mut hits = Vec::new();
+            self.probe(st, simhash, k, |id, d| {
+                if let Some(meta) = st.docs.get(&id) {
+                    hits.push(Hit {
+                        key: meta.key.to_string(),
+                        id,
+                        hamming: d,
+                        jaccard: None,
+                        shared: None,
+                    });
+                }
+            })?;
+            Ok(hits)
         })?;
         sort_hits(&mut hits);
         hits.truncate(opts.limit.unwrap_or(usize::MAX));
@@ -899,17 +986,42 @@ impl Db {
 
     /// The stored document with this key.
     pub fn get(&self, key: &str) -> Result<Option<Document>> {
+        self.read_rocks(|st| {
+            let Some(id) = self.committed_id(key)? else { return Ok(None) };
+            let Some(record) = self.read_record(id)? else {
+                return Err(Error::corrupt(
+                    &self.inner.rocks_path,
+                    Some(id),
+                    format!("key {key:?} points at doc {id}, which has no record"),
+                ));
+            };
+            let group = self.group_info(st, record.group);
+            Ok(Some(Document { id, record, group }))
+        })
+    }
+
+    /// Runs `f` with the published state and RocksDB reads that agree with it: the writer writes
+    /// RocksDB *before* it publishes a batch to the in-memory state, so a read in between would see a
+    /// document the state does not know yet (or miss one it still shows). `f` runs while RocksDB's
+    /// latest sequence number equals the one the state was published at, and is re-run otherwise;
+    /// after a few tries it waits for the writer to finish its publish (a poisoned handle, whose
+    /// state may stay behind RocksDB, then reads RocksDB as it is).
+    fn read_rocks<T>(&self, f: impl Fn(&State) -> Result<T>) -> Result<T> {
+        for _ in 0..8 {
+            let st = self.inner.state.read();
+            let seq = self.inner.rocks.latest_sequence_number();
+            if seq == st.published_seq {
+                let r = f(&st);
+                if self.inner.rocks.latest_sequence_number() == seq {
+                    return r;
+                }
+            }
+            drop(st);
+            std::thread::yield_now();
+        }
+        let _writer = self.inner.writer.lock();
         let st = self.inner.state.read();
-        let Some(id) = self.committed_id(key)? else { return Ok(None) };
-        let Some(record) = self.read_record(id)? else {
-            return Err(Error::corrupt(
-                &self.inner.rocks_path,
-                Some(id),
-                format!("key {key:?} points at doc {id}, which has no record"),
-            ));
-        };
-        let group = self.group_info(&st, record.group);
-        Ok(Some(Document { id, record, group }))
+        f(&st)
     }
 
     /// The shingle set of a stored document.
@@ -959,19 +1071,17 @@ impl Db {
 
     /// Deletes the document with this key; returns whether it existed.
     pub fn delete(&self, key: &str) -> Result<bool> {
-        self.writable()?;
-        let mut w = self.inner.writer.lock();
-        if let Some(p) = &w.poisoned {
-            return Err(Error::Poisoned { cause: p.clone() });
-        }
+        let mut w = self.lock_writer()?;
         let Some(id) = self.committed_id(key)? else { return Ok(false) };
-        let mut pend = Pending::default();
-        {
-            let st = self.inner.state.read();
-            self.remove_doc(&st, &mut w, &mut pend, id)?;
-        }
-        pend.deleted_keys.push(key.to_string());
-        self.commit(&mut w, pend, Vec::new())?;
+        Self::mutation(&mut w, "delete", |w| {
+            let mut pend = Pending::default();
+            {
+                let st = self.inner.state.read();
+                self.remove_doc(&st, w, &mut pend, id)?;
+            }
+            pend.deleted_keys.push(key.to_string());
+            self.commit(w, pend, Vec::new())
+        })?;
         Ok(true)
     }
 
@@ -996,16 +1106,17 @@ impl Db {
     /// Verifies the duplicates of `doc` against the documents committed so far, without the writer:
     /// the ingestion workers call this in parallel; [`Db::commit_prechecked`] completes it.
     pub fn precheck(&self, doc: &PreparedDoc) -> Result<Precheck> {
-        let st = self.inner.state.read();
-        let dups = self.find_dups(
-            &st,
-            &Pending::default(),
-            &doc.fp,
-            self.inner.config.max_distance,
-            self.inner.config.min_jaccard,
-            None,
-        )?;
-        Ok(Precheck { upto: st.next_id, dups })
+        self.with_state(|st| {
+            let dups = self.find_dups(
+                st,
+                &Pending::default(),
+                &doc.fp,
+                self.inner.config.max_distance,
+                self.inner.config.min_jaccard,
+                None,
+            )?;
+            Ok(Precheck { upto: st.next_id, dups })
+        })
     }
 
     /// [`Db::commit_batch`] for documents that may carry a [`Precheck`].
@@ -1014,11 +1125,17 @@ impl Db {
         docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
         dedup: Dedup,
     ) -> Result<Vec<Result<InsertOutcome>>> {
-        self.writable()?;
-        let mut w = self.inner.writer.lock();
-        if let Some(p) = &w.poisoned {
-            return Err(Error::Poisoned { cause: p.clone() });
-        }
+        let mut w = self.lock_writer()?;
+        Self::mutation(&mut w, "batch commit", |w| self.decide_and_commit(w, docs, dedup))
+    }
+
+    /// The writer's decide → commit → publish for one batch (inside [`Db::mutation`]).
+    fn decide_and_commit(
+        &self,
+        w: &mut Writer,
+        docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
+        dedup: Dedup,
+    ) -> Result<Vec<Result<InsertOutcome>>> {
         let k = self.inner.config.max_distance;
         let t = self.inner.config.min_jaccard;
         let mut pend = Pending::default();
@@ -1063,13 +1180,12 @@ impl Db {
                     continue;
                 }
                 if let Some(old) = old {
-                    if let Err(e) = self.remove_doc(&st, &mut w, &mut pend, old) {
-                        Self::poison(&mut w, &e);
-                        return Err(e);
-                    }
+                    self.remove_doc(&st, w, &mut pend, old)?;
                 }
                 let id = w.next_id;
                 w.next_id += 1;
+                failpoint!("writer.decide");
+                failpoint::panic_point("writer.decide.panic");
                 // Join the groups of all duplicates; the canonical is the earliest member.
                 let mut gids: Vec<u64> = dups.iter().map(|h| pend.group_of(&st, h.id)).collect();
                 gids.sort_unstable();
@@ -1118,7 +1234,7 @@ impl Db {
                 }));
             }
         }
-        self.commit(&mut w, pend, Vec::new())?;
+        self.commit(w, pend, Vec::new())?;
         Ok(results)
     }
 
@@ -1222,7 +1338,7 @@ impl Db {
                 pend.deleted_keys.push(m.key.to_string());
             }
         }
-        for y in w.edges.remove(&id).unwrap_or_default() {
+        for y in w.edges.remove(&id).into_iter().flatten() {
             if let Some(v) = w.edges.get_mut(&y) {
                 v.retain(|&x| x != id);
                 if v.is_empty() {
@@ -1251,15 +1367,8 @@ impl Db {
     }
 
     /// Writes segment bytes, then one RocksDB batch, then publishes the batch to readers.
-    fn commit(&self, w: &mut Writer, pend: Pending, moved: Vec<(u64, ShingleLoc)>) -> Result<()> {
-        let result = self.commit_inner(w, pend, moved);
-        if let Err(e) = &result {
-            Self::poison(w, e);
-        }
-        result
-    }
-
-    fn commit_inner(&self, w: &mut Writer, mut pend: Pending, moved: Vec<(u64, ShingleLoc)>) -> Result<()> {
+    /// Must run inside [`Db::mutation`], which poisons the handle when this fails part-way.
+    fn commit(&self, w: &mut Writer, mut pend: Pending, moved: Vec<(u64, ShingleLoc)>) -> Result<()> {
         pend.new_docs.retain(|p| p.alive);
         let segments_change = !(pend.seg_created.is_empty() && pend.seg_lengths.is_empty() && pend.seg_dropped.is_empty());
         if pend.new_docs.is_empty() && pend.deleted.is_empty() && pend.regroup.is_empty() && moved.is_empty() && !segments_change {
@@ -1325,7 +1434,7 @@ impl Db {
                 inserted_at_ms: now,
                 meta: p.meta.clone(),
             };
-            b.put_cf(docs_cf, p.id.to_be_bytes(), record::encode(&rec));
+            b.put_cf(docs_cf, p.id.to_be_bytes(), record::encode(&rec)?);
             kput.push((p.key.as_bytes(), p.id.to_be_bytes()));
             for (i, t) in tput.iter_mut().enumerate() {
                 t.push(table_key(layout, i, p.fp.simhash, p.id));
@@ -1378,7 +1487,7 @@ impl Db {
             r.count = loc.count;
         }
         for (id, r) in &rewrite {
-            b.put_cf(docs_cf, id.to_be_bytes(), record::encode(r));
+            b.put_cf(docs_cf, id.to_be_bytes(), record::encode(r)?);
         }
         for &(seg, len) in &appended.lengths {
             b.put_cf(meta_cf, seg_key(seg), len.to_le_bytes());
@@ -1396,6 +1505,7 @@ impl Db {
         failpoint!("wal.write");
         self.inner.rocks.write_opt(b, &wo).map_err(self.rocks_err("commit batch"))?;
         failpoint!("batch.commit");
+        failpoint::pause_point("batch.publish");
 
         // Committed: open new segments, then publish to readers.
         let mut new_readers = Vec::new();
@@ -1407,6 +1517,7 @@ impl Db {
             resealed.push(w.segw.reader(id, true)?);
         }
         let mut st = self.inner.state.write();
+        st.published_seq = self.inner.rocks.latest_sequence_number();
         for r in new_readers.into_iter().chain(resealed) {
             st.segs.insert(r);
         }
@@ -1497,6 +1608,8 @@ impl Db {
     /// Verifies every doc record, shingle record (magic, id, count, checksum), key entry, table entry
     /// and edge, and that index and records agree. Never modifies anything.
     pub fn check(&self) -> Result<CheckReport> {
+        // Holding the writer lock keeps RocksDB and the published state in step while we compare them.
+        let _writer = self.inner.writer.lock();
         let st = self.inner.state.read();
         let rp = self.inner.rocks_path.display().to_string();
         let mut rep = CheckReport::default();
@@ -1635,11 +1748,7 @@ impl Db {
 
     /// Rewrites segments whose dead share is at least `min_dead` (0.0..=1.0) and reclaims their bytes.
     pub fn compact(&self, min_dead: f64) -> Result<CompactStats> {
-        self.writable()?;
-        let mut w = self.inner.writer.lock();
-        if let Some(p) = &w.poisoned {
-            return Err(Error::Poisoned { cause: p.clone() });
-        }
+        let mut w = self.lock_writer()?;
         let mut stats = CompactStats::default();
         let (victims, moved_records) = {
             let st = self.inner.state.read();
@@ -1673,29 +1782,25 @@ impl Db {
         if victims.is_empty() {
             return Ok(stats);
         }
-        if victims.iter().any(|&v| Some(v) == w.segw.active()) {
-            w.segw.seal_active();
-        }
-        let mut pend = Pending::default();
-        let mut moved = Vec::new();
-        if !moved_records.is_empty() {
-            let refs: Vec<(u64, &[u32])> = moved_records.iter().map(|(id, s)| (*id, s.as_slice())).collect();
-            let written = w.segw.write_compacted(&refs);
-            let (seg, locs, len) = match written {
-                Ok(x) => x,
-                Err(e) => {
-                    Self::poison(&mut w, &e);
-                    return Err(e);
-                }
-            };
-            pend.seg_created.push(seg);
-            pend.seg_lengths.push((seg, len));
-            moved = moved_records.iter().map(|(id, _)| *id).zip(locs).collect();
-        }
-        pend.seg_dropped = victims.clone();
-        stats.records_moved = moved.len() as u64;
-        stats.segments_rewritten = victims.len() as u64;
-        self.commit(&mut w, pend, moved)?;
+        Self::mutation(&mut w, "compaction", |w| {
+            if victims.iter().any(|&v| Some(v) == w.segw.active()) {
+                w.segw.seal_active();
+            }
+            let mut pend = Pending::default();
+            let mut moved = Vec::new();
+            if !moved_records.is_empty() {
+                let refs: Vec<(u64, &[u32])> = moved_records.iter().map(|(id, s)| (*id, s.as_slice())).collect();
+                let (seg, locs, len) = w.segw.write_compacted(&refs)?;
+                pend.seg_created.push(seg);
+                pend.seg_lengths.push((seg, len));
+                moved = moved_records.iter().map(|(id, _)| *id).zip(locs).collect();
+            }
+            pend.seg_dropped = victims.clone();
+            stats.records_moved = moved.len() as u64;
+            stats.segments_rewritten = victims.len() as u64;
+            self.commit(w, pend, moved)
+        })?;
+        drop(w);
         let dir = self.inner.path.join("segments");
         for v in victims {
             let p = dir.join(segment::file_name(v));

@@ -32,6 +32,10 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+// Invariants carried by lints: `unsafe` only where memory maps are made (the `mmap` module), and
+// no `unwrap`/`expect` in library code (tests may).
+#![deny(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod db;
 pub mod error;
@@ -40,6 +44,7 @@ pub mod eval;
 pub mod failpoint;
 pub mod fingerprint;
 pub mod ingest;
+#[allow(unsafe_code)]
 mod mmap;
 pub mod normalize;
 pub mod pairs;

@@ -86,11 +86,15 @@ impl DocRecord {
 }
 
 /// Encodes a versioned record: version byte ‖ bincode.
-pub fn encode<T: Serialize>(v: &T) -> Vec<u8> {
+pub fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>> {
     let mut out = vec![RECORD_VERSION];
-    // Serializing plain structs into a Vec cannot fail.
-    out.extend(bincode::serialize(v).unwrap_or_default());
-    out
+    // Plain structs into a Vec do not fail; if a future field type did, the write is refused (an
+    // empty record must never reach the disk).
+    bincode::serialize_into(&mut out, v).map_err(|e| Error::InvalidInput {
+        key: None,
+        message: format!("cannot encode a record: {e}"),
+    })?;
+    Ok(out)
 }
 
 /// Decodes a versioned record.

@@ -388,6 +388,11 @@ pub struct Recovery {
     pub truncated_bytes: u64,
     /// Orphan files removed.
     pub orphans_removed: Vec<PathBuf>,
+    /// Doc records that failed to decode at open, left out of the in-memory state (`fpdb check`
+    /// lists them; delete or re-insert repairs them). Filled by the database open, not by segments.
+    pub damaged_records: u64,
+    /// The doc ids of those records (a record whose key is not 8 bytes has none).
+    pub damaged_ids: Vec<u64>,
 }
 
 /// Opens the segment directory: truncates each committed segment to its committed length, removes

@@ -135,10 +135,13 @@ impl FingerprintSpec {
         Ok(())
     }
 
-    pub(crate) fn encode(&self) -> Vec<u8> {
+    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
         let mut out = vec![SPEC_RECORD_VERSION];
-        out.extend(bincode::serialize(self).expect("spec serialization cannot fail"));
-        out
+        bincode::serialize_into(&mut out, self).map_err(|e| Error::InvalidInput {
+            key: None,
+            message: format!("cannot encode the fingerprint spec: {e}"),
+        })?;
+        Ok(out)
     }
 
     pub(crate) fn decode(bytes: &[u8], path: &Path) -> Result<Self> {

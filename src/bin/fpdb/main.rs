@@ -300,7 +300,7 @@ fn exit_code_of(e: &anyhow::Error) -> u8 {
     for cause in e.chain() {
         if let Some(err) = cause.downcast_ref::<Error>() {
             return match err {
-                Error::Io { .. } | Error::Rocks { .. } | Error::Poisoned { .. } => 3,
+                Error::Io { .. } | Error::Rocks { .. } | Error::Poisoned { .. } | Error::Panicked { .. } => 3,
                 Error::Corruption { .. } | Error::Version { .. } => 4,
                 Error::Locked { .. } => 5,
                 _ => 2,
