@@ -1,6 +1,6 @@
 //! Durable inserts: one document per commit vs the batched pipeline, and query by text / fingerprint.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fpdb::ingest::IngestOptions;
+use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, NewDoc, QueryOptions};
 
 mod common;

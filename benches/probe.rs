@@ -1,6 +1,6 @@
 //! Table probes at k = 3 and 8 for each layout (in-memory mirror and RocksDB), 100K fingerprints.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use fpdb::tables::{Layout, MemTables};
+use fpdb::internals::{Layout, MemTables};
 use fpdb::{CreateOptions, Db, Dedup, Fingerprint, Options, PreparedDoc, QueryOptions, Tables};
 
 fn fps(n: usize) -> Vec<u64> {
@@ -8,7 +8,7 @@ fn fps(n: usize) -> Vec<u64> {
     (0..n)
         .map(|_| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            fpdb::shingle::splitmix64(x)
+            fpdb::fingerprint::shingle::splitmix64(x)
         })
         .collect()
 }

@@ -70,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut x = 42u64;
             fps.extend((0..n).map(|_| {
                 x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                fpdb::shingle::splitmix64(x)
+                fpdb::fingerprint::shingle::splitmix64(x)
             }));
             "uniformly random fingerprints".into()
         }
@@ -78,7 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = fps.len();
     let mut x = 7u64;
     let mut rnd = move || {
-        x = fpdb::shingle::splitmix64(x.wrapping_add(1));
+        x = fpdb::fingerprint::shingle::splitmix64(x.wrapping_add(1));
         x
     };
     println!("{n} {source}; {nq} queries per cell\n");

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::time::Instant;
 
-use fpdb::ingest::IngestOptions;
+use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, Dedup, NewDoc, QueryOptions};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -232,7 +232,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             planted += 1;
             let (fa, fb) = (fpr.fingerprint(ta), fpr.fingerprint(tb));
-            if fpdb::verify::jaccard(&fa.shingles, &fb.shingles).jaccard >= t {
+            if fpdb::fingerprint::similarity::jaccard(&fa.shingles, &fb.shingles).jaccard >= t {
                 total += 1;
                 let hit = dups.get(b).is_some_and(|d| d.iter().any(|k| k == a)) || dups.get(a).is_some_and(|d| d.iter().any(|k| k == b));
                 found += u64::from(hit);

@@ -49,8 +49,8 @@ fn a_flipped_shingle_byte_is_reported_and_contained() {
             let db = Db::open(&path).unwrap();
             db.get("k5").unwrap().unwrap()
         };
-        let seg = path.join("segments").join(fpdb::segment::file_name(victim.record.segment));
-        flip(&seg, victim.record.offset + fpdb::segment::RECORD_HEADER as u64 + 13);
+        let seg = path.join("segments").join(fpdb::internals::segment::file_name(victim.record.segment));
+        flip(&seg, victim.record.offset + fpdb::internals::segment::RECORD_HEADER as u64 + 13);
 
         let db = Db::open_with(
             &path,
@@ -65,7 +65,7 @@ fn a_flipped_shingle_byte_is_reported_and_contained() {
         let f = &rep.faults[0];
         assert_eq!((f.doc, f.key.as_deref()), (Some(victim.id), Some("k5")));
         assert!(
-            f.path.ends_with(&fpdb::segment::file_name(victim.record.segment)) && f.what.contains("checksum"),
+            f.path.ends_with(&fpdb::internals::segment::file_name(victim.record.segment)) && f.what.contains("checksum"),
             "{f:?}"
         );
 
@@ -113,7 +113,7 @@ fn a_damaged_doc_record_is_reported_and_the_rest_still_opens() {
 fn torn_tails_are_truncated_and_orphans_removed_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let (path, texts) = build(dir.path(), 64 << 20);
-    let seg = path.join("segments").join(fpdb::segment::file_name(0));
+    let seg = path.join("segments").join(fpdb::internals::segment::file_name(0));
     let len = std::fs::metadata(&seg).unwrap().len();
     std::fs::OpenOptions::new()
         .append(true)
@@ -121,7 +121,7 @@ fn torn_tails_are_truncated_and_orphans_removed_on_open() {
         .unwrap()
         .write_all(b"FPSR half a record")
         .unwrap();
-    let orphan = path.join("segments").join(fpdb::segment::file_name(77));
+    let orphan = path.join("segments").join(fpdb::internals::segment::file_name(77));
     std::fs::write(&orphan, b"FPDBSEG1 never committed").unwrap();
     let db = Db::open(&path).unwrap();
     assert_eq!(db.recovery().truncated_bytes, 18);

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::{edit, passage, text, vocab};
-use fpdb::ingest::IngestOptions;
+use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, NewDoc, QueryOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

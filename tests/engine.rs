@@ -6,10 +6,10 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::{edit, passage, text, vocab};
-use fpdb::db::validate_key;
+use fpdb::internals::validate_key;
 use fpdb::fingerprint::fingerprint;
-use fpdb::simhash::hamming;
-use fpdb::verify::jaccard;
+use fpdb::fingerprint::similarity::hamming;
+use fpdb::fingerprint::similarity::jaccard;
 use fpdb::{CreateOptions, Db, Dedup, Error, Fingerprint, FingerprintSpec, Options, PreparedDoc, QueryOptions, Tables};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -467,7 +467,7 @@ fn the_pipeline_decides_exactly_like_sequential_inserts() {
     let expected: Vec<_> = docs.iter().map(|(k, t)| seq.insert(k, t).unwrap()).collect();
     for (batch_size, workers) in [(1, 1), (7, 2), (64, 3), (1000, 2)] {
         let db = Db::create(dir.path().join(format!("p{batch_size}")), &CreateOptions::default()).unwrap();
-        let opts = fpdb::ingest::IngestOptions {
+        let opts = fpdb::IngestOptions {
             batch_size,
             workers,
             batch_latency: std::time::Duration::from_millis(1),

@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::{passage, text, vocab};
-use fpdb::ingest::IngestOptions;
+use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, Error, NewDoc};
 
 struct Tmpfs(PathBuf);
@@ -101,7 +101,7 @@ fn ingest_on_a_full_disk_ends_with_an_io_error_and_loses_nothing_acknowledged() 
     match &r {
         Err(Error::Io { source, .. }) => assert_eq!(source.raw_os_error(), Some(28), "{r:?}"),
         Err(Error::Rocks { kind, message, .. }) => {
-            assert_eq!(*kind, fpdb::error::RocksKind::Io, "{r:?}");
+            assert_eq!(*kind, fpdb::RocksKind::Io, "{r:?}");
             assert!(message.contains("space"), "{message}");
         }
         other => panic!("expected a full-disk I/O error, got {other:?}"),

@@ -139,7 +139,7 @@ fn a_failed_compaction_rename_leaves_the_database_consistent() {
 use std::sync::mpsc;
 use std::time::Duration;
 
-use fpdb::ingest::{DocResult, IngestOptions};
+use fpdb::{DocResult, IngestOptions};
 use fpdb::NewDoc;
 
 /// Enough items to fill every bounded channel of the pipeline many times over (batch size 16 →
@@ -172,7 +172,7 @@ fn stream(fault: impl Fn(usize) -> Option<fpdb::Result<NewDoc>> + Send) -> impl 
 
 /// Runs `Db::ingest` on another thread and waits for it. A pipeline that does not return within a
 /// generous deadline is reported as a hang (a hang detector, not a speed goal).
-fn ingest_or_hang(db: &Db, input: impl Iterator<Item = fpdb::Result<NewDoc>> + Send + 'static) -> (fpdb::Result<fpdb::ingest::IngestStats>, Vec<String>) {
+fn ingest_or_hang(db: &Db, input: impl Iterator<Item = fpdb::Result<NewDoc>> + Send + 'static) -> (fpdb::Result<fpdb::IngestStats>, Vec<String>) {
     let (tx, rx) = mpsc::channel();
     let db2 = db.clone();
     std::thread::spawn(move || {

@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use arbitrary::Arbitrary;
-use fpdb::record::{decode, encode, DbConfig, DocRecord};
+use fpdb::internals::doc_record::{decode, encode, DbConfig, DocRecord};
 use fpdb::Error;
 use libfuzzer_sys::fuzz_target;
 

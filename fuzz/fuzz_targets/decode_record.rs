@@ -9,7 +9,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use fpdb::segment::{decode_record, encode_record, record_len, RECORD_HEADER};
+use fpdb::internals::segment::{decode_record, encode_record, record_len, RECORD_HEADER};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]

@@ -1,18 +1,20 @@
 //! Batch all-pairs: every pair of stored documents within Hamming distance k (optionally verified by
 //! Jaccard ≥ t), each pair once, plus the distribution tables of seed 000 and the duplicate groups.
 //!
-//! Fingerprints (16 bytes per document) are loaded into static in-memory tables: per block a
-//! counting-sorted array with a direct offset index (CSR), using a layout chosen for the all-pairs
-//! cost rather than the database's. Every document is probed against them in parallel; a pair is
-//! emitted only by its smaller id, and only from the first table in which it qualifies.
+//! Fingerprints (16 bytes per document) are loaded into static in-memory tables
+//! ([`CsrTables`](crate::index::csr)), using a layout chosen for the all-pairs cost rather than the
+//! database's. Every document is probed against them in parallel with the index's one search; a
+//! pair is emitted only by its smaller id, and only from the first table in which it qualifies.
 
 use std::collections::BTreeMap;
 
+use crate::db::groups::components;
 use crate::db::Db;
-use crate::error::Result;
-use crate::simhash::hamming;
-use crate::tables::{ball_size, for_each_neighbor, Layout};
-use crate::verify::jaccard;
+use crate::error::{Error, Result};
+use crate::fingerprint::similarity::jaccard;
+use crate::index::csr::{CsrTables, MAX_CSR_BITS};
+use crate::index::{ball_size, probe_table, Layout, TableIndex};
+use crate::intmap::IntMap;
 
 /// One pair (a < b by doc id).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -26,17 +28,6 @@ pub struct Pair {
     /// Exact Jaccard (when verified).
     pub jaccard: Option<f64>,
 }
-
-/// Static multi-index over a fixed fingerprint list.
-pub struct PairIndex {
-    layout: Layout,
-    fps: Vec<u64>,
-    /// Per table: offsets by block value (len 2^w + 1) and entry indices sorted by block value.
-    tables: Vec<(Vec<u32>, Vec<u32>)>,
-}
-
-/// Largest block width indexed with a direct offset array.
-const MAX_CSR_BITS: u32 = 24;
 
 /// The table count minimizing the estimated all-pairs probe cost for `n` fingerprints at distance `k`.
 pub fn pairs_layout(n: usize, k: u32) -> Layout {
@@ -58,101 +49,54 @@ pub fn pairs_layout(n: usize, k: u32) -> Layout {
             best = Some((cost, l));
         }
     }
-    best.map(|b| b.1)
-        .unwrap_or_else(|| Layout::new(32).unwrap_or_else(|| unreachable!("32 blocks is a valid layout")))
-}
-
-impl PairIndex {
-    /// Builds the index over `fps` (index = position).
-    pub fn new(fps: Vec<u64>, layout: Layout) -> Self {
-        let tables = (0..layout.tables() as usize)
-            .map(|i| {
-                let w = layout.blocks()[i].width;
-                let mut offsets = vec![0u32; (1usize << w) + 1];
-                for &fp in &fps {
-                    offsets[layout.block(i, fp) as usize + 1] += 1;
-                }
-                for j in 1..offsets.len() {
-                    offsets[j] += offsets[j - 1];
-                }
-                let mut fill = offsets.clone();
-                let mut entries = vec![0u32; fps.len()];
-                for (idx, &fp) in fps.iter().enumerate() {
-                    let b = layout.block(i, fp) as usize;
-                    entries[fill[b] as usize] = idx as u32;
-                    fill[b] += 1;
-                }
-                (offsets, entries)
-            })
-            .collect();
-        PairIndex { layout, fps, tables }
-    }
-
-    /// Calls `f(j, distance)` for every indexed fingerprint within `k` of `q`, once each.
-    pub fn probe(&self, q: u64, k: u32, mut f: impl FnMut(u32, u32)) {
-        let plan = self.layout.plan(k);
-        for (pos, &(i, r)) in plan.iter().enumerate() {
-            self.probe_table(&plan, pos, i, r, q, k, &mut f);
-        }
-    }
-
-    /// The part of [`PairIndex::probe`] that table `t` (at position `pos` of `plan`, radius `r`)
-    /// contributes: entries within `k` of `q` that no earlier table of the plan reports.
-    #[allow(clippy::too_many_arguments)]
-    fn probe_table(&self, plan: &[(usize, u32)], pos: usize, t: usize, r: u32, q: u64, k: u32, mut f: impl FnMut(u32, u32)) {
-        let (offsets, entries) = &self.tables[t];
-        let w = self.layout.blocks()[t].width;
-        for_each_neighbor(self.layout.block(t, q), w, r, &mut |v| {
-            let (s, e) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
-            for &j in &entries[s..e] {
-                let fp = self.fps[j as usize];
-                let d = hamming(fp, q);
-                if d <= k && !self.layout.seen_earlier(plan, pos, fp, q) {
-                    f(j, d);
-                }
-            }
-        });
-    }
+    // Some layout of 3..=32 blocks always qualifies (32 blocks are 2 bits wide).
+    best.map_or_else(|| Layout::new(32).unwrap_or_else(|| unreachable!("32 blocks is a valid layout")), |b| b.1)
 }
 
 /// All pairs of `fps` within `k` as index pairs `(i, j, distance)` with `i < j`, using `threads`.
 ///
 /// Table by table (in probe-plan order), the queries run in the table's own block-value order — the
 /// order of its CSR entries — so consecutive queries probe neighbouring offsets and buckets and the
-/// caches are reused; a pair is kept from the first table in which it qualifies.
-pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Vec<(u32, u32, u32)> {
-    let index = PairIndex::new(fps.to_vec(), pairs_layout(fps.len(), k));
-    let plan = index.layout.plan(k);
+/// caches are reused; a pair is kept from the first table in which it qualifies (the search is the
+/// index's one [`probe_table`]). A panicking worker ends the call with [`Error::Panicked`], never a
+/// shorter result.
+pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Result<Vec<(u32, u32, u32)>> {
+    let index = CsrTables::new(fps.to_vec(), pairs_layout(fps.len(), k));
+    let plan = index.layout().plan(k);
     let threads = threads.max(1);
     let chunk = fps.len().div_ceil(threads).max(1);
     let mut out: Vec<(u32, u32, u32)> = Vec::new();
-    for (pos, &(t, r)) in plan.iter().enumerate() {
-        let order = &index.tables[t].1;
-        let found: Vec<(u32, u32, u32)> = std::thread::scope(|s| {
+    for pos in 0..plan.len() {
+        let order = index.order(plan[pos].0);
+        let found: Result<Vec<Vec<(u32, u32, u32)>>> = std::thread::scope(|s| {
             let handles: Vec<_> = order
                 .chunks(chunk)
                 .map(|part| {
                     let (index, plan) = (&index, &plan);
-                    s.spawn(move || {
+                    s.spawn(move || -> Result<Vec<(u32, u32, u32)>> {
+                        crate::failpoint::panic_point("pairs.worker");
                         let mut local = Vec::new();
+                        let mut values = Vec::new();
                         for &i in part {
-                            let q = index.fps[i as usize];
-                            index.probe_table(plan, pos, t, r, q, k, |j, d| {
-                                if i < j {
-                                    local.push((i, j, d));
+                            probe_table(index, plan, pos, index.fp(i), k, &mut values, &mut |j, _, d| {
+                                if u64::from(i) < j {
+                                    local.push((i, j as u32, d));
                                 }
-                            });
+                            })?;
                         }
-                        local
+                        Ok(local)
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| Err(Error::panicked("pairs worker", p.as_ref()))))
+                .collect()
         });
-        out.extend(found);
+        out.extend(found?.into_iter().flatten());
     }
     out.sort_unstable();
-    out
+    Ok(out)
 }
 
 /// Options of [`pairs`].
@@ -215,7 +159,7 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
     let docs = db.fingerprints();
     let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
     let t0 = std::time::Instant::now();
-    let raw = all_pairs_fps(&fps, opts.max_distance, threads);
+    let raw = all_pairs_fps(&fps, opts.max_distance, threads)?;
     let hamming_seconds = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
     let mut out = Vec::with_capacity(raw.len());
@@ -227,7 +171,14 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
             Some(t) => {
                 for x in [i, j] {
                     if let std::collections::btree_map::Entry::Vacant(e) = cache.entry(x) {
-                        e.insert(db.shingles(docs[x as usize].0)?.unwrap_or_default());
+                        let id = docs[x as usize].0;
+                        // A document deleted since the fingerprints were read: say so, do not
+                        // compare against an empty set.
+                        let set = db.shingles(id)?.ok_or_else(|| Error::InvalidInput {
+                            key: db.key_of(id),
+                            message: format!("doc {id} was deleted while `pairs` ran; run it again"),
+                        })?;
+                        e.insert(set);
                     }
                 }
                 let jv = jaccard(&cache[&i], &cache[&j]).jaccard;
@@ -276,46 +227,22 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
 }
 
 /// Connected components of the pair graph: `(canonical id, members)` for components of ≥ 2 docs,
-/// canonical = smallest (earliest) id, sorted by canonical.
+/// canonical = smallest (earliest) id, sorted by canonical. (The crate's one components routine.)
 pub fn groups(pairs: &[Pair]) -> Vec<(u64, Vec<u64>)> {
-    let mut parent: BTreeMap<u64, u64> = BTreeMap::new();
-    fn find(parent: &mut BTreeMap<u64, u64>, x: u64) -> u64 {
-        let mut root = x;
-        while let Some(&p) = parent.get(&root) {
-            if p == root {
-                break;
-            }
-            root = p;
-        }
-        let mut cur = x;
-        while cur != root {
-            let next = parent.get(&cur).copied().unwrap_or(root);
-            parent.insert(cur, root);
-            cur = next;
-        }
-        root
-    }
+    let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
     for p in pairs {
-        parent.entry(p.a).or_insert(p.a);
-        parent.entry(p.b).or_insert(p.b);
-        let (ra, rb) = (find(&mut parent, p.a), find(&mut parent, p.b));
-        if ra != rb {
-            let (lo, hi) = if ra < rb { (ra, rb) } else { (rb, ra) };
-            parent.insert(hi, lo);
-        }
+        edges.entry(p.a).or_default().push(p.b);
+        edges.entry(p.b).or_default().push(p.a);
     }
-    let ids: Vec<u64> = parent.keys().copied().collect();
-    let mut comps: BTreeMap<u64, Vec<u64>> = BTreeMap::new();
-    for id in ids {
-        let r = find(&mut parent, id);
-        comps.entry(r).or_default().push(id);
-    }
-    comps.into_iter().collect()
+    let mut nodes: Vec<u64> = edges.keys().copied().collect();
+    nodes.sort_unstable();
+    components(&nodes, &edges).into_iter().map(|c| (c[0], c)).collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fingerprint::similarity::hamming;
     use rand::{Rng, SeedableRng};
 
     #[test]
@@ -332,7 +259,7 @@ mod tests {
             fps.push(f);
         }
         for k in [0, 3, 8, 12] {
-            let got = all_pairs_fps(&fps, k, 2);
+            let got = all_pairs_fps(&fps, k, 2).unwrap();
             let mut want = Vec::new();
             for i in 0..fps.len() {
                 for j in i + 1..fps.len() {

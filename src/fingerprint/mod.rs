@@ -1,9 +1,21 @@
-//! normalize → shingle → simhash, as one reusable object.
+//! Step 1 of the data path: text → fingerprint. Every parameter that changes a fingerprint is a
+//! field of the stored [`spec::FingerprintSpec`]; every hash is seeded and fixed (xxh3-64,
+//! splitmix64), never std's `DefaultHasher`, so fingerprints are stable across versions and
+//! platforms (golden vectors in `tests/golden.rs`).
+//!
+//! normalize → shingle → simhash, as one reusable object ([`Fingerprinter`]); [`similarity`] holds
+//! the measures that compare fingerprints (Hamming, Jaccard).
 
-use crate::normalize::normalize_into;
-use crate::shingle::{shingle_hashes, shingle_set};
-use crate::simhash::simhash;
-use crate::spec::{FingerprintSpec, Weighting};
+pub mod normalize;
+pub mod shingle;
+pub mod similarity;
+pub mod simhash;
+pub mod spec;
+
+use crate::fingerprint::normalize::normalize_into;
+use crate::fingerprint::shingle::{shingle_hashes, shingle_set};
+use crate::fingerprint::simhash::simhash;
+use crate::fingerprint::spec::{FingerprintSpec, Weighting};
 
 /// A document's fingerprint under a spec: its SimHash and its shingle set.
 #[derive(Clone, Debug, PartialEq, Eq)]

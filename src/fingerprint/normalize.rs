@@ -1,6 +1,6 @@
 //! Step 1 of the data path: text → normalized token stream.
 //!
-//! Normalizer version 1 ([`crate::spec::NORMALIZER_VERSION`]):
+//! Normalizer version 1 ([`crate::fingerprint::spec::NORMALIZER_VERSION`]):
 //! 1. Input that is all ASCII skips Unicode normalization (fast path). Other input is NFKC-normalized.
 //! 2. Letters are lower-cased (`char::to_lowercase`, after NFKC).
 //! 3. A token is a maximal run of alphanumeric characters (`char::is_alphanumeric`; ASCII: `[a-z0-9]`).

@@ -14,7 +14,7 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::spec::{FingerprintSpec, ShingleUnit};
+use crate::fingerprint::spec::{FingerprintSpec, ShingleUnit};
 
 /// Base of the character rolling hash (an odd 64-bit constant).
 pub const ROLL_BASE: u64 = 0x0000_0100_0000_01B3;
@@ -45,7 +45,7 @@ fn word_hashes(s: &str, n: usize, seed: u64, out: &mut Vec<u64>) {
     // Token starts; token i spans starts[i]..(starts[i+1]-1) (or ..len for the last one).
     let mut starts: Vec<usize> = Vec::with_capacity(b.len() / 5 + 1);
     starts.push(0);
-    starts.extend(memchr_spaces(b).map(|p| p + 1));
+    starts.extend(space_positions(b).map(|p| p + 1));
     let tokens = starts.len();
     let end_of = |i: usize| if i + 1 < tokens { starts[i + 1] - 1 } else { b.len() };
     if tokens < n {
@@ -58,7 +58,7 @@ fn word_hashes(s: &str, n: usize, seed: u64, out: &mut Vec<u64>) {
     }
 }
 
-fn memchr_spaces(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+fn space_positions(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
     b.iter().enumerate().filter(|(_, &c)| c == b' ').map(|(i, _)| i)
 }
 
@@ -93,7 +93,7 @@ pub fn shingle_set(hashes: &[u64]) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::normalize::normalize;
+    use crate::fingerprint::normalize::normalize;
 
     fn hashes(spec: &FingerprintSpec, text: &str) -> Vec<u64> {
         let mut out = Vec::new();

@@ -62,12 +62,6 @@ pub fn simhash_reference(hashes: &[u64]) -> u64 {
     fp
 }
 
-/// Hamming distance of two fingerprints.
-#[inline]
-pub fn hamming(a: u64, b: u64) -> u32 {
-    (a ^ b).count_ones()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,23 @@
-//! The last step of a query: exact Jaccard similarity of two shingle sets (sorted, unique u32).
+//! The crate's one home for similarity measures: the Hamming distance of two SimHashes and the exact
+//! Jaccard similarity of two shingle sets (sorted, unique u32) — the last step of every query.
 //!
 //! `jaccard_at_least` first applies the size filter (`t·|A| ≤ |B| ≤ |A|/t`), then merges with an early
 //! exit as soon as the overlap still reachable drops below the overlap needed for `t`.
+//!
+//! **Empty sets.** The Jaccard similarity of two empty sets is defined as 0.0 here (and everywhere in
+//! fpdb): two documents without a single shingle share no evidence of being duplicates. (fpdb never
+//! stores an empty set, so this matters only for queries and evaluation.)
+
+/// Hamming distance of two 64-bit fingerprints.
+#[inline]
+pub fn hamming(a: u64, b: u64) -> u32 {
+    (a ^ b).count_ones()
+}
 
 /// Result of a verified comparison.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Similarity {
-    /// |A ∩ B| / |A ∪ B| (1.0 for two empty sets).
+    /// |A ∩ B| / |A ∪ B| (0.0 for two empty sets).
     pub jaccard: f64,
     /// |A ∩ B|.
     pub shared: u32,
@@ -27,7 +38,7 @@ pub fn intersection_size(a: &[u32], b: &[u32]) -> usize {
 fn ratio(shared: usize, a: usize, b: usize) -> f64 {
     let union = a + b - shared;
     if union == 0 {
-        1.0
+        0.0
     } else {
         shared as f64 / union as f64
     }

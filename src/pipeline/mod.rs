@@ -18,6 +18,9 @@ use crate::error::{Error, Result};
 /// A worker's output: the prepared document and its precheck, or why the item was rejected.
 type Checked = Result<(PreparedDoc, Option<Precheck>)>;
 
+/// Default documents per group commit (measured: 32.6K → 50.5K docs/s durable ingest going from 1024
+/// to 4096, docs/performance.md).
+pub const DEFAULT_BATCH_SIZE: usize = 4096;
 /// Largest accepted [`IngestOptions::batch_size`].
 pub const MAX_BATCH_SIZE: usize = 1 << 20;
 /// Largest accepted [`IngestOptions::workers`].
@@ -40,7 +43,7 @@ impl Default for IngestOptions {
     fn default() -> Self {
         IngestOptions {
             workers: 0,
-            batch_size: 4096,
+            batch_size: DEFAULT_BATCH_SIZE,
             batch_latency: Duration::from_millis(50),
             dedup: Dedup::Link,
         }

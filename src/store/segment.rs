@@ -164,7 +164,7 @@ impl SegmentReader {
         let path = dir.join(file_name(id));
         let file = File::open(&path).map_err(|e| Error::io("open segment", &path, e))?;
         let map = if sealed {
-            Some(crate::mmap::map_sealed(&file).map_err(|e| Error::io("mmap segment", &path, e))?)
+            Some(crate::store::mmap::map_sealed(&file).map_err(|e| Error::io("mmap segment", &path, e))?)
         } else {
             None
         };

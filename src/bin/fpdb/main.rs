@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use fpdb::ingest::IngestOptions;
-use fpdb::pairs::{PairsOptions, PairsReport};
+use fpdb::IngestOptions;
+use fpdb::{PairsOptions, PairsReport};
 use fpdb::{CreateOptions, Db, Dedup, Error, FingerprintSpec, Hit, InsertOutcome, NewDoc, Options, QueryOptions, Tables};
 use serde_json::json;
 
@@ -279,8 +279,8 @@ enum WeightArg {
 fn spec_from(shingle: &str, weights: WeightArg) -> Result<FingerprintSpec, Error> {
     let mut spec: FingerprintSpec = shingle.parse()?;
     spec.weighting = match weights {
-        WeightArg::Count => fpdb::spec::Weighting::Count,
-        WeightArg::Binary => fpdb::spec::Weighting::Binary,
+        WeightArg::Count => fpdb::fingerprint::spec::Weighting::Count,
+        WeightArg::Binary => fpdb::fingerprint::spec::Weighting::Binary,
     };
     Ok(spec)
 }
@@ -693,7 +693,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 min_jaccard,
                 threads,
             };
-            let rep = fpdb::pairs::pairs(&d, &opts)?;
+            let rep = fpdb::pairs(&d, &opts)?;
             print_pairs(&mut out, json, &d, &rep, groups, summary)?;
             if rep.pairs.is_empty() {
                 ExitCode::from(1)
@@ -785,7 +785,7 @@ fn parse_u64(s: &str) -> Option<u64> {
 fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, groups: bool, summary: bool) -> Result<()> {
     let key = |id: u64| d.key_of(id).unwrap_or_default();
     if groups {
-        for (canonical, members) in fpdb::pairs::groups(&rep.pairs) {
+        for (canonical, members) in fpdb::groups(&rep.pairs) {
             let keys: Vec<String> = members.iter().map(|&m| key(m)).collect();
             if json {
                 writeln!(
@@ -1052,8 +1052,8 @@ fn eval(
         corpus.display(),
         out_dir.display(),
         match spec.unit {
-            fpdb::spec::ShingleUnit::Word => format!("word:{}", spec.n),
-            fpdb::spec::ShingleUnit::Char => format!("char:{}", spec.n),
+            fpdb::fingerprint::spec::ShingleUnit::Word => format!("word:{}", spec.n),
+            fpdb::fingerprint::spec::ShingleUnit::Char => format!("char:{}", spec.n),
         },
         if min_words > 0 { format!(" --min-words {min_words}") } else { String::new() },
         docs.len()

@@ -1,16 +1,5 @@
-//! The RocksDB side of storage: column families, key layouts and versioned records.
-//!
-//! | CF      | key                               | value                                            |
-//! |---------|-----------------------------------|--------------------------------------------------|
-//! | `meta`  | `format`                          | u32 LE store format version (1)                  |
-//! | `meta`  | `spec`                            | fingerprint spec record (see `spec`)             |
-//! | `meta`  | `config`                          | version byte 1 ‖ bincode [`DbConfig`]             |
-//! | `meta`  | `next_doc`                        | u64 LE: the next doc id to allocate              |
-//! | `meta`  | `seg` ‖ id u32 BE                 | u64 LE: committed length of that segment file    |
-//! | `docs`  | doc id u64 BE                     | version byte 1 ‖ bincode [`DocRecord`]            |
-//! | `keys`  | external key (UTF-8 bytes)        | doc id u64 BE                                    |
-//! | `edges` | doc id u64 BE ‖ doc id u64 BE     | empty (a verified near-duplicate link, both ways) |
-//! | `t{i}`  | perm_i(simhash) u64 BE ‖ id u64 BE| empty (see `tables`)                             |
+//! Versioned RocksDB values: the doc record (CF `docs`) and the database config (meta `config`).
+//! Keys and the column families are in [`super::keys`].
 //!
 //! bincode 1.x default encoding: integers little-endian fixed width, `Vec<u8>`/`String` as u64 LE
 //! length ‖ bytes, `Option` as one byte 0/1 ‖ value, `f64` as IEEE-754 LE.
@@ -22,25 +11,11 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::segment::ShingleLoc;
+use crate::store::ShingleLoc;
 
 /// Store format version (meta `format`).
 pub const FORMAT_VERSION: u32 = 1;
 const RECORD_VERSION: u8 = 1;
-
-/// Column family names (tables are `t0`, `t1`, …).
-pub const CF_META: &str = "meta";
-/// Doc records.
-pub const CF_DOCS: &str = "docs";
-/// External key → doc id.
-pub const CF_KEYS: &str = "keys";
-/// Near-duplicate links.
-pub const CF_EDGES: &str = "edges";
-
-/// Name of table `i`'s column family.
-pub fn table_cf(i: usize) -> String {
-    format!("t{i}")
-}
 
 /// Database-wide settings fixed at creation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -113,31 +88,6 @@ pub fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &'static str, pa
     }
 }
 
-/// Decodes a u64 stored big-endian (doc ids in keys).
-pub fn be_u64(bytes: &[u8]) -> Option<u64> {
-    Some(u64::from_be_bytes(bytes.get(..8)?.try_into().ok()?)).filter(|_| bytes.len() == 8)
-}
-
-/// Decodes a u64 stored little-endian (meta values).
-pub fn le_u64(bytes: &[u8]) -> Option<u64> {
-    Some(u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?)).filter(|_| bytes.len() == 8)
-}
-
-/// Key of a segment's committed length in `meta`.
-pub fn seg_key(id: u32) -> [u8; 7] {
-    let mut k = *b"seg\0\0\0\0";
-    k[3..].copy_from_slice(&id.to_be_bytes());
-    k
-}
-
-/// Key of an edge.
-pub fn edge_key(a: u64, b: u64) -> [u8; 16] {
-    let mut k = [0u8; 16];
-    k[..8].copy_from_slice(&a.to_be_bytes());
-    k[8..].copy_from_slice(&b.to_be_bytes());
-    k
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,7 +104,7 @@ mod tests {
             inserted_at_ms: 99,
             meta: Some("{\"year\":2020}".into()),
         };
-        let bytes = encode(&r);
+        let bytes = encode(&r).unwrap();
         assert_eq!(bytes[0], 1);
         let p = Path::new("x");
         assert_eq!(decode::<DocRecord>(&bytes, "doc record", p, None).unwrap(), r);

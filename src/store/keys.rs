@@ -1,0 +1,137 @@
+//! Every RocksDB key of the store: the column families, and for each key its one encoder and one
+//! decoder, beside its byte layout. (Values: [`super::doc_record`]; segment files: [`super::segment`].)
+//!
+//! | CF      | key                                   | value                                             |
+//! |---------|---------------------------------------|---------------------------------------------------|
+//! | `meta`  | `format`                              | u32 LE store format version (1)                   |
+//! | `meta`  | `spec`                                | fingerprint spec record (see `fingerprint::spec`) |
+//! | `meta`  | `config`                              | version byte 1 ‖ bincode `DbConfig`               |
+//! | `meta`  | `next_doc`                            | u64 LE: the next doc id to allocate               |
+//! | `meta`  | `seg` ‖ id u32 BE ([`seg_key`])       | u64 LE: committed length of that segment file     |
+//! | `docs`  | doc id u64 BE ([`doc_key`])           | version byte 1 ‖ bincode `DocRecord`              |
+//! | `keys`  | external key (UTF-8 bytes)            | doc id u64 BE                                     |
+//! | `edges` | id u64 BE ‖ id u64 BE ([`edge_key`])  | empty (a verified near-duplicate link, both ways) |
+//! | `t{i}`  | perm_i(simhash) u64 BE ‖ id u64 BE ([`table_key`]) | empty                                |
+//!
+//! Big-endian ids in keys make RocksDB's byte order the numeric order.
+
+use crate::index::Layout;
+
+/// Column family of database-wide values (format, spec, config, counters, segment lengths).
+pub const CF_META: &str = "meta";
+/// Doc records.
+pub const CF_DOCS: &str = "docs";
+/// External key → doc id.
+pub const CF_KEYS: &str = "keys";
+/// Near-duplicate links.
+pub const CF_EDGES: &str = "edges";
+
+/// Name of table `i`'s column family.
+pub fn table_cf(i: usize) -> String {
+    format!("t{i}")
+}
+
+/// Every column family of a database with `m` tables.
+pub fn cf_names(m: u32) -> Vec<String> {
+    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES].iter().map(|s| s.to_string()).collect();
+    v.extend((0..m as usize).map(table_cf));
+    v
+}
+
+/// Decodes a u64 stored big-endian (doc ids in keys and in `keys` values); `None` unless 8 bytes.
+pub fn be_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
+
+/// Decodes a u64 stored little-endian (meta values); `None` unless 8 bytes.
+pub fn le_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// Key of a doc record: the id, big-endian.
+pub fn doc_key(id: u64) -> [u8; 8] {
+    id.to_be_bytes()
+}
+
+/// Key prefix of the segment lengths in `meta`.
+pub const SEG_PREFIX: &[u8; 3] = b"seg";
+
+/// Key of a segment's committed length in `meta`: `seg` ‖ id u32 BE (7 bytes).
+pub fn seg_key(id: u32) -> [u8; 7] {
+    let mut k = *b"seg\0\0\0\0";
+    k[3..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Decodes a [`seg_key`]; `None` unless `seg` ‖ 4 bytes.
+pub fn decode_seg_key(key: &[u8]) -> Option<u32> {
+    let id = key.strip_prefix(SEG_PREFIX)?;
+    Some(u32::from_be_bytes(id.try_into().ok()?))
+}
+
+/// Key of an edge `a → b`: a u64 BE ‖ b u64 BE (16 bytes). Every link is stored both ways.
+pub fn edge_key(a: u64, b: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&a.to_be_bytes());
+    k[8..].copy_from_slice(&b.to_be_bytes());
+    k
+}
+
+/// Decodes an [`edge_key`] into `(a, b)`; `None` unless 16 bytes.
+pub fn decode_edge_key(key: &[u8]) -> Option<(u64, u64)> {
+    if key.len() != 16 {
+        return None;
+    }
+    Some((be_u64(&key[..8])?, be_u64(&key[8..])?))
+}
+
+/// Key of a table entry in table `i`: `perm_i(fp)` BE ‖ `doc_id` BE (16 bytes). Keys sort by
+/// permuted fingerprint, so every block value is one contiguous key range (seek to
+/// `value << (64 − width)`).
+#[inline]
+pub fn table_key(layout: &Layout, i: usize, fp: u64, doc_id: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&layout.permute(i, fp).to_be_bytes());
+    k[8..].copy_from_slice(&doc_id.to_be_bytes());
+    k
+}
+
+/// Decodes a [`table_key`] of table `i` into `(fp, doc_id)`; `None` unless 16 bytes.
+#[inline]
+pub fn decode_table_key(layout: &Layout, i: usize, key: &[u8]) -> Option<(u64, u64)> {
+    if key.len() != 16 {
+        return None;
+    }
+    let p = be_u64(&key[..8])?;
+    let id = be_u64(&key[8..])?;
+    Some((layout.unpermute(i, p), id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_key_decodes_to_what_was_encoded(a in any::<u64>(), b in any::<u64>(), s in any::<u32>(), m in 1u32..=32) {
+            prop_assert_eq!(decode_edge_key(&edge_key(a, b)), Some((a, b)));
+            prop_assert_eq!(decode_seg_key(&seg_key(s)), Some(s));
+            prop_assert_eq!(be_u64(&doc_key(a)), Some(a));
+            let l = Layout::new(m).unwrap();
+            for i in 0..m as usize {
+                prop_assert_eq!(decode_table_key(&l, i, &table_key(&l, i, a, b)), Some((a, b)));
+            }
+        }
+    }
+
+    #[test]
+    fn keys_of_the_wrong_length_do_not_decode() {
+        assert_eq!(decode_edge_key(&[0; 15]), None);
+        assert_eq!(decode_seg_key(b"seg\0\0\0"), None);
+        assert_eq!(decode_seg_key(b"xeg\0\0\0\0"), None);
+        assert_eq!(be_u64(&[0; 9]), None);
+        let l = Layout::new(5).unwrap();
+        assert_eq!(decode_table_key(&l, 0, &[0; 17]), None);
+    }
+}
