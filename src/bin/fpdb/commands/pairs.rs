@@ -1,0 +1,113 @@
+//! `fpdb pairs`: every pair within k (and Jaccard ≥ t), each once, or the duplicate groups.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use fpdb::{Db, PairsOptions, PairsReport};
+use serde_json::json;
+
+use crate::cli::PairsArgs;
+use crate::print::fmt_j;
+
+pub struct Config {
+    pub db: PathBuf,
+    /// `None`: the database's k.
+    pub k: Option<u32>,
+    pub min_jaccard: Option<f64>,
+    pub groups: bool,
+    pub summary: bool,
+    pub threads: usize,
+}
+
+impl From<PairsArgs> for Config {
+    fn from(a: PairsArgs) -> Config {
+        Config {
+            db: a.db,
+            k: a.k,
+            min_jaccard: a.min_jaccard,
+            groups: a.groups,
+            summary: a.summary,
+            threads: a.threads,
+        }
+    }
+}
+
+pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let d = super::open_ro(&cfg.db)?;
+    let opts = PairsOptions {
+        max_distance: cfg.k.unwrap_or(d.config().max_distance),
+        min_jaccard: cfg.min_jaccard,
+        threads: cfg.threads,
+    };
+    let rep = fpdb::pairs(&d, &opts)?;
+    print_pairs(out, json, &d, &rep, cfg.groups, cfg.summary)?;
+    Ok(if rep.pairs.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, groups: bool, summary: bool) -> Result<()> {
+    // The handle is read-only: every id of the report has a key.
+    let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
+    if groups {
+        for (canonical, members) in fpdb::groups(&rep.pairs) {
+            let keys: Vec<String> = members.iter().map(|&m| key(m)).collect();
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"group": canonical, "canonical": key(canonical), "size": members.len(), "members": keys})
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "group {canonical} ({} members, canonical {:?}): {}",
+                    members.len(),
+                    key(canonical),
+                    keys.join(", ")
+                )?;
+            }
+        }
+    } else if !summary {
+        for p in &rep.pairs {
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"a": key(p.a), "b": key(p.b), "a_id": p.a, "b_id": p.b, "hamming": p.hamming, "jaccard": p.jaccard})
+                )?;
+            } else {
+                writeln!(out, "{}\t{}\t{}\t{}", key(p.a), key(p.b), p.hamming, fmt_j(p.jaccard))?;
+            }
+        }
+    }
+    if json && summary {
+        writeln!(
+            out,
+            "{}",
+            json!({"docs": rep.docs, "pairs": rep.pairs.len(), "by_hamming": rep.by_hamming, "by_jaccard": rep.by_jaccard,
+            "hamming_seconds": rep.hamming_seconds, "verify_seconds": rep.verify_seconds})
+        )?;
+    } else if !json || summary {
+        let mut err = io::stderr().lock();
+        writeln!(
+            err,
+            "{} pairs among {} documents (Hamming search {:.3} s, Jaccard {:.3} s)",
+            rep.pairs.len(),
+            rep.docs,
+            rep.hamming_seconds,
+            rep.verify_seconds
+        )?;
+        writeln!(err, "{:>10} {:>10} {:>10}", "hamming", "pairs", "docs")?;
+        for r in &rep.by_hamming {
+            writeln!(err, "{:>10} {:>10} {:>10}", r.label, r.pairs, r.docs)?;
+        }
+        if !rep.by_jaccard.is_empty() {
+            writeln!(err, "{:>10} {:>10} {:>10}", "jaccard", "pairs", "docs")?;
+            for r in &rep.by_jaccard {
+                writeln!(err, "{:>10} {:>10} {:>10}", r.label, r.pairs, r.docs)?;
+            }
+        }
+    }
+    Ok(())
+}
