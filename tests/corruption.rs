@@ -49,7 +49,9 @@ fn a_flipped_shingle_byte_is_reported_and_contained() {
             let db = Db::open(&path).unwrap();
             db.get("k5").unwrap().unwrap()
         };
-        let seg = path.join("segments").join(fpdb::internals::segment::file_name(victim.record.segment));
+        let seg = path
+            .join("segments")
+            .join(fpdb::internals::segment::file_name(victim.record.segment));
         flip(&seg, victim.record.offset + fpdb::internals::segment::RECORD_HEADER as u64 + 13);
 
         let db = Db::open_with(

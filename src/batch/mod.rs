@@ -50,7 +50,10 @@ pub fn pairs_layout(n: usize, k: u32) -> Layout {
         }
     }
     // Some layout of 3..=32 blocks always qualifies (32 blocks are 2 bits wide).
-    best.map_or_else(|| Layout::new(32).unwrap_or_else(|| unreachable!("32 blocks is a valid layout")), |b| b.1)
+    best.map_or_else(
+        || Layout::new(32).unwrap_or_else(|| unreachable!("32 blocks is a valid layout")),
+        |b| b.1,
+    )
 }
 
 /// All pairs of `fps` within `k` as index pairs `(i, j, distance)` with `i < j`, using `threads`.

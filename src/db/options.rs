@@ -137,7 +137,6 @@ pub struct QueryOptions {
     pub limit: Option<usize>,
 }
 
-
 /// Checks a key against the accepted range.
 pub fn validate_key(key: &str) -> Result<()> {
     if key.is_empty() {
@@ -173,4 +172,3 @@ pub(super) fn check_k(k: u32) -> Result<u32> {
         })
     }
 }
-

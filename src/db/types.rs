@@ -172,7 +172,6 @@ pub struct CompactStats {
     pub records_moved: u64,
 }
 
-
 /// Duplicates of a prepared document verified by a worker against the committed documents with id
 /// below `upto`; the writer completes it with the documents committed since and the batch's own.
 #[derive(Clone, Debug)]
@@ -180,4 +179,3 @@ pub struct Precheck {
     pub(super) upto: u64,
     pub(super) dups: Vec<Hit>,
 }
-

@@ -8,8 +8,8 @@
 
 pub mod normalize;
 pub mod shingle;
-pub mod similarity;
 pub mod simhash;
+pub mod similarity;
 pub mod spec;
 
 use crate::fingerprint::normalize::normalize_into;
