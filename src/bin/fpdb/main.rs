@@ -10,7 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::RangedU64ValueParser;
+use clap::{value_parser, Args, Parser, Subcommand, ValueEnum};
 use fpdb::ingest::IngestOptions;
 use fpdb::pairs::{PairsOptions, PairsReport};
 use fpdb::{CreateOptions, Db, Dedup, Error, FingerprintSpec, Hit, InsertOutcome, NewDoc, Options, QueryOptions, Tables};
@@ -49,8 +50,8 @@ enum Cmd {
     Init {
         /// Database directory (must not hold a database yet).
         db: PathBuf,
-        /// Default maximum Hamming distance k for queries and dedup.
-        #[arg(long, short = 'k', default_value_t = 12)]
+        /// Default maximum Hamming distance k for queries and dedup (0..=32).
+        #[arg(long, short = 'k', default_value_t = 12, value_parser = distance())]
         max_distance: u32,
         /// Table layout: a number of blocks m, `k+1` (classic exact-block layout) or `auto`
         /// (measured choice, see docs/performance.md).
@@ -59,8 +60,8 @@ enum Cmd {
         /// Shingles: `word:N` (default word:3) or `char:N`.
         #[arg(long, default_value = "word:3")]
         shingle: String,
-        /// Default minimum Jaccard similarity t of a verified duplicate.
-        #[arg(long, default_value_t = 0.9)]
+        /// Default minimum Jaccard similarity t of a verified duplicate (0..=1).
+        #[arg(long, default_value_t = 0.9, value_parser = unit_interval)]
         min_jaccard: f64,
         /// SimHash weights: `binary` (each distinct shingle once; default) or `count` (occurrences).
         #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
@@ -93,11 +94,11 @@ enum Cmd {
         /// A SimHash (unsigned decimal, or hex with 0x) to look up; no Jaccard is computed.
         #[arg(long, conflicts_with = "file")]
         simhash: Option<String>,
-        /// Maximum Hamming distance (default: the database's).
-        #[arg(long, short = 'k')]
+        /// Maximum Hamming distance, 0..=32 (default: the database's).
+        #[arg(long, short = 'k', value_parser = distance())]
         k: Option<u32>,
-        /// Minimum Jaccard (default: the database's; 0 keeps every candidate within k).
-        #[arg(long)]
+        /// Minimum Jaccard, 0..=1 (default: the database's; 0 keeps every candidate within k).
+        #[arg(long, value_parser = unit_interval)]
         min_jaccard: Option<f64>,
         /// At most this many hits, best first.
         #[arg(long)]
@@ -116,15 +117,15 @@ enum Cmd {
         /// skip: do not store near-duplicates; link: store and join their group; off: store without checking.
         #[arg(long, value_enum, default_value_t = DedupArg::Link)]
         dedup: DedupArg,
-        /// Documents per group commit (at most; a partial batch commits after --batch-latency-ms).
-        /// Larger batches mean fewer fsyncs: see docs/performance.md.
-        #[arg(long, default_value_t = 4096)]
+        /// Documents per group commit, 1..=1000000 (at most; a partial batch commits after
+        /// --batch-latency-ms). Larger batches mean fewer fsyncs: see docs/performance.md.
+        #[arg(long, default_value_t = 4096, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_BATCH_SIZE))]
         batch_size: usize,
-        /// Commit a partial batch after this many milliseconds.
-        #[arg(long, default_value_t = 50)]
+        /// Commit a partial batch after this many milliseconds (0..=3600000, one hour).
+        #[arg(long, default_value_t = 50, value_parser = value_parser!(u64).range(0..=MAX_BATCH_LATENCY_MS))]
         batch_latency_ms: u64,
-        /// Fingerprinting threads (default: one per core).
-        #[arg(long, default_value_t = 0)]
+        /// Fingerprinting threads, 0..=1024 (default 0: one per core).
+        #[arg(long, default_value_t = 0, value_parser = threads())]
         workers: usize,
         /// JSON field holding the key.
         #[arg(long, default_value = "key")]
@@ -169,8 +170,8 @@ enum Cmd {
     Compact {
         /// Database directory.
         db: PathBuf,
-        /// Rewrite a segment when at least this share of its bytes is dead.
-        #[arg(long, default_value_t = 0.3)]
+        /// Rewrite a segment when at least this share of its bytes is dead (0..=1).
+        #[arg(long, default_value_t = 0.3, value_parser = unit_interval)]
         min_dead: f64,
     },
     /// Verify every record, pointer, checksum and index entry. Exit code 4 on any fault.
@@ -183,11 +184,11 @@ enum Cmd {
     Pairs {
         /// Database directory.
         db: PathBuf,
-        /// Maximum Hamming distance (default: the database's).
-        #[arg(long, short = 'k')]
+        /// Maximum Hamming distance, 0..=32 (default: the database's).
+        #[arg(long, short = 'k', value_parser = distance())]
         k: Option<u32>,
-        /// Verify pairs by exact Jaccard and keep those >= T.
-        #[arg(long)]
+        /// Verify pairs by exact Jaccard and keep those >= T (0..=1).
+        #[arg(long, value_parser = unit_interval)]
         min_jaccard: Option<f64>,
         /// Print duplicate groups (connected components, canonical = earliest member) instead of pairs.
         #[arg(long)]
@@ -195,8 +196,8 @@ enum Cmd {
         /// Print only the summary tables, not the pairs.
         #[arg(long)]
         summary: bool,
-        /// Threads (default: one per core).
-        #[arg(long, default_value_t = 0)]
+        /// Threads, 0..=1024 (default 0: one per core).
+        #[arg(long, default_value_t = 0, value_parser = threads())]
         threads: usize,
     },
     /// Measure query latency in-process: run every text of a JSONL file as a query and report
@@ -207,11 +208,11 @@ enum Cmd {
         /// JSONL file of queries, in the ingest format ({"key": ..., "text": ...}).
         #[arg(long)]
         queries: PathBuf,
-        /// Maximum Hamming distance (default: the database's).
-        #[arg(long, short = 'k')]
+        /// Maximum Hamming distance, 0..=32 (default: the database's).
+        #[arg(long, short = 'k', value_parser = distance())]
         k: Option<u32>,
-        /// Minimum Jaccard (default: the database's).
-        #[arg(long)]
+        /// Minimum Jaccard, 0..=1 (default: the database's).
+        #[arg(long, value_parser = unit_interval)]
         min_jaccard: Option<f64>,
     },
     /// Evaluate detection quality on a labelled JSONL corpus: exact-Jaccard truth, precision/recall/F1
@@ -228,8 +229,8 @@ enum Cmd {
         /// Directory of the SVG plots NAME-vs-k.svg and NAME-vs-t.svg (default: OUT_DIR/img).
         #[arg(long)]
         img_dir: Option<PathBuf>,
-        /// Jaccard threshold that defines a true near-duplicate pair.
-        #[arg(long, default_value_t = 0.9)]
+        /// Jaccard threshold that defines a true near-duplicate pair (0..=1).
+        #[arg(long, default_value_t = 0.9, value_parser = unit_interval)]
         truth_t: f64,
         /// Shingles: `word:N` or `char:N`.
         #[arg(long, default_value = "word:3")]
@@ -274,6 +275,33 @@ impl From<DedupArg> for Dedup {
 enum WeightArg {
     Count,
     Binary,
+}
+
+/// Largest `--batch-size`: a batch is held in memory (and its channels are twice as long).
+const MAX_BATCH_SIZE: u64 = 1_000_000;
+/// Largest `--batch-latency-ms` (one hour).
+const MAX_BATCH_LATENCY_MS: u64 = 3_600_000;
+/// Largest `--workers` / `--threads`.
+const MAX_THREADS: u64 = 1024;
+
+/// Hamming distances: 0..=the library's largest ([`fpdb::db::MAX_DISTANCE`]).
+fn distance() -> clap::builder::RangedU64ValueParser<u32> {
+    RangedU64ValueParser::<u32>::new().range(0..=u64::from(fpdb::db::MAX_DISTANCE))
+}
+
+/// Thread counts: 0 (one per core) ..= MAX_THREADS.
+fn threads() -> clap::builder::RangedU64ValueParser<usize> {
+    RangedU64ValueParser::<usize>::new().range(0..=MAX_THREADS)
+}
+
+/// A share or a Jaccard similarity: a number within 0..=1.
+fn unit_interval(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|e| format!("{e}; expected a number within 0..=1"))?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{s} is not in 0..=1"))
+    }
 }
 
 fn spec_from(shingle: &str, weights: WeightArg) -> Result<FingerprintSpec, Error> {
@@ -604,7 +632,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             d.for_each_doc(|id, r| {
                 let mut v = json!({"key": r.key, "id": id, "simhash": r.simhash, "shingles": r.count, "group": r.group});
                 if shingle_sets {
-                    v["shingle_set"] = json!(d.shingles(id)?.unwrap_or_default());
+                    // A record that decoded but is not in the handle's documents: say so, never print
+                    // an empty set in its place.
+                    let set = d.shingles(id)?.ok_or_else(|| Error::Corruption {
+                        path: db.clone(),
+                        doc: Some(id),
+                        what: format!("doc {id} has a record but was not loaded at open; run `fpdb check`"),
+                    })?;
+                    v["shingle_set"] = json!(set);
                 }
                 writeln!(out, "{v}").map_err(|e| Error::Io {
                     op: "write export",
@@ -783,22 +818,27 @@ fn parse_u64(s: &str) -> Option<u64> {
 }
 
 fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, groups: bool, summary: bool) -> Result<()> {
-    let key = |id: u64| d.key_of(id).unwrap_or_default();
+    // The pairs come from this handle's own documents, so every id has a key; a missing one is a bug
+    // worth an error, not an empty key in the output.
+    let key = |id: u64| {
+        d.key_of(id)
+            .ok_or_else(|| anyhow::anyhow!("doc {id} of a pair has no key in this handle"))
+    };
     if groups {
         for (canonical, members) in fpdb::pairs::groups(&rep.pairs) {
-            let keys: Vec<String> = members.iter().map(|&m| key(m)).collect();
+            let keys: Vec<String> = members.iter().map(|&m| key(m)).collect::<Result<_>>()?;
             if json {
                 writeln!(
                     out,
                     "{}",
-                    json!({"group": canonical, "canonical": key(canonical), "size": members.len(), "members": keys})
+                    json!({"group": canonical, "canonical": key(canonical)?, "size": members.len(), "members": keys})
                 )?;
             } else {
                 writeln!(
                     out,
                     "group {canonical} ({} members, canonical {:?}): {}",
                     members.len(),
-                    key(canonical),
+                    key(canonical)?,
                     keys.join(", ")
                 )?;
             }
@@ -809,10 +849,10 @@ fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, grou
                 writeln!(
                     out,
                     "{}",
-                    json!({"a": key(p.a), "b": key(p.b), "a_id": p.a, "b_id": p.b, "hamming": p.hamming, "jaccard": p.jaccard})
+                    json!({"a": key(p.a)?, "b": key(p.b)?, "a_id": p.a, "b_id": p.b, "hamming": p.hamming, "jaccard": p.jaccard})
                 )?;
             } else {
-                writeln!(out, "{}\t{}\t{}\t{}", key(p.a), key(p.b), p.hamming, fmt_j(p.jaccard))?;
+                writeln!(out, "{}\t{}\t{}\t{}", key(p.a)?, key(p.b)?, p.hamming, fmt_j(p.jaccard))?;
             }
         }
     }
@@ -906,39 +946,31 @@ fn ingest(
             b.inc(1);
         }
         let res = match &r.result {
-            Ok(o) => {
-                if json {
-                    writeln!(out, "{}", outcome_json(o))
-                } else if o.id.is_none() {
-                    writeln!(
-                        out,
-                        "skipped {:?}: duplicates {}",
-                        o.key,
-                        o.duplicates
-                            .first()
-                            .map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
-                    )
-                } else if let Some(h) = o.duplicates.first() {
-                    writeln!(
-                        out,
-                        "stored {:?} as doc {}: near-duplicate of {:?} (J = {}), group {}",
-                        o.key,
-                        o.id.unwrap_or_default(),
-                        h.key,
-                        fmt_j(h.jaccard),
-                        o.group.as_ref().map_or(0, |g| g.id)
-                    )
-                } else {
-                    Ok(())
-                }
-            }
+            Ok(o) => match (o.id, o.duplicates.first()) {
+                _ if json => writeln!(out, "{}", outcome_json(o)),
+                (None, first) => writeln!(
+                    out,
+                    "skipped {:?}: duplicates {}",
+                    o.key,
+                    first.map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
+                ),
+                (Some(id), Some(h)) => writeln!(
+                    out,
+                    "stored {:?} as doc {id}: near-duplicate of {:?} (J = {}), group {}",
+                    o.key,
+                    h.key,
+                    fmt_j(h.jaccard),
+                    o.group.as_ref().map_or(0, |g| g.id)
+                ),
+                (Some(_), None) => Ok(()),
+            },
             Err(e) => {
                 let origin = origins
                     .lock()
                     .unwrap_or_else(|p| p.into_inner())
                     .get(r.seq as usize)
                     .cloned()
-                    .unwrap_or_default();
+                    .unwrap_or_else(|| format!("input item {}", r.seq + 1));
                 let msg = e.to_string();
                 let line = if msg.contains(&origin) { msg } else { format!("{origin}: {msg}") };
                 if let Some(b) = &bar {
