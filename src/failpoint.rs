@@ -64,3 +64,21 @@ macro_rules! failpoint {
         }
     };
 }
+
+/// Points that panic instead of failing (a worker thread's bug, for tests of panic propagation).
+pub const PANICS: &[&str] = &["pairs.worker"];
+
+/// `failpoint_panic!("name")` panics with `injected panic at failpoint `name`` when the point is
+/// armed; without the `failpoints` feature it expands to nothing.
+#[macro_export]
+#[doc(hidden)]
+macro_rules! failpoint_panic {
+    ($name:literal) => {
+        #[cfg(feature = "failpoints")]
+        {
+            if $crate::failpoint::hit($name) {
+                panic!("injected panic at failpoint `{}`", $name);
+            }
+        }
+    };
+}

@@ -8,8 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::db::Db;
-use crate::error::Result;
+use crate::db::{Db, MAX_DISTANCE};
+use crate::error::{Error, Result};
 use crate::simhash::hamming;
 use crate::tables::{ball_size, for_each_neighbor, Layout};
 use crate::verify::jaccard;
@@ -117,6 +117,9 @@ impl PairIndex {
 
 /// All pairs of `fps` within `k` as index pairs `(i, j, distance)` with `i < j`, using `threads`.
 ///
+/// A panic in a worker thread is re-raised in the caller (never a shorter result). `k` is not
+/// checked here: [`pairs`] bounds it by [`MAX_DISTANCE`]; the probe cost grows with the Hamming ball.
+///
 /// Table by table (in probe-plan order), the queries run in the table's own block-value order — the
 /// order of its CSR entries — so consecutive queries probe neighbouring offsets and buckets and the
 /// caches are reused; a pair is kept from the first table in which it qualifies.
@@ -134,6 +137,7 @@ pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Vec<(u32, u32, u32)
                 .map(|part| {
                     let (index, plan) = (&index, &plan);
                     s.spawn(move || {
+                        crate::failpoint_panic!("pairs.worker");
                         let mut local = Vec::new();
                         for &i in part {
                             let q = index.fps[i as usize];
@@ -147,7 +151,16 @@ pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Vec<(u32, u32, u32)
                     })
                 })
                 .collect();
-            handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
+            // Every worker's pairs, or the first worker's panic, re-raised here with its own payload:
+            // a panic in this pure computation is a bug, and a shorter result would hide it.
+            let mut found = Vec::new();
+            for h in handles {
+                match h.join() {
+                    Ok(local) => found.extend(local),
+                    Err(panic) => std::panic::resume_unwind(panic),
+                }
+            }
+            found
         });
         out.extend(found);
     }
@@ -206,7 +219,23 @@ fn dist_row(label: String, pairs: &[&Pair]) -> DistRow {
 }
 
 /// Every pair of stored documents within `k` (and Jaccard ≥ t when asked).
+///
+/// Errors: [`Error::InvalidOption`] when `k` exceeds [`MAX_DISTANCE`] or `t` is outside 0..=1 (the
+/// same bounds as [`Db::query`]); [`Error::Corruption`] when a shingle set to verify is damaged. A
+/// panicking worker thread (a bug) panics the caller with the worker's payload.
 pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
+    if opts.max_distance > MAX_DISTANCE {
+        return Err(Error::InvalidOption {
+            name: "max_distance",
+            message: format!("must be within 0..={MAX_DISTANCE}, got {}", opts.max_distance),
+        });
+    }
+    if let Some(t) = opts.min_jaccard.filter(|t| !(0.0..=1.0).contains(t)) {
+        return Err(Error::InvalidOption {
+            name: "min_jaccard",
+            message: format!("must be within 0.0..=1.0, got {t}"),
+        });
+    }
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     } else {
@@ -227,10 +256,14 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
             Some(t) => {
                 for x in [i, j] {
                     if let std::collections::btree_map::Entry::Vacant(e) = cache.entry(x) {
-                        e.insert(db.shingles(docs[x as usize].0)?.unwrap_or_default());
+                        let id = docs[x as usize].0;
+                        // `None`: deleted since the snapshot of fingerprints; such a pair is dropped
+                        // below, never scored against an empty set.
+                        if let Some(set) = db.shingles(id)? {
+                            e.insert(set);
+                        }
                     }
                 }
-                let jv = jaccard(&cache[&i], &cache[&j]).jaccard;
                 // Evict sets no later pair needs (pairs are sorted by i).
                 while let Some((&first, _)) = cache.first_key_value() {
                     if first < i {
@@ -239,6 +272,10 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
                         break;
                     }
                 }
+                let jv = match (cache.get(&i), cache.get(&j)) {
+                    (Some(a), Some(b)) => jaccard(a, b).jaccard,
+                    _ => continue,
+                };
                 if jv < t {
                     continue;
                 }
