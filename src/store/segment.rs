@@ -91,7 +91,7 @@ pub fn parse_file_name(name: &str) -> Option<u32> {
 }
 
 /// Appends the encoded record for `doc_id` to `out`.
-pub fn encode_record(doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
+pub fn encode_shingle_record(doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(RECORD_MAGIC);
     out.extend_from_slice(&(shingles.len() as u32).to_le_bytes());
@@ -108,15 +108,15 @@ pub fn encode_record(doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
 
 /// Why a record failed to decode.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordFault(pub String);
+pub struct ShingleRecordFault(pub String);
 
 /// Decodes and verifies the record at the start of `bytes`: magic, doc id, count and checksum must
 /// match. Returns the shingles, borrowed when the payload is suitably aligned on a little-endian host.
-pub fn decode_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Result<Cow<'_, [u32]>, RecordFault> {
+pub fn decode_shingle_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Result<Cow<'_, [u32]>, ShingleRecordFault> {
     // Bound the claimed length by the bytes at hand before anything is sized from it.
     let need = payload_end(count);
     if (bytes.len() as u64) < need {
-        return Err(RecordFault(format!(
+        return Err(ShingleRecordFault(format!(
             "record truncated: {count} shingles need {need} bytes, file has {}",
             bytes.len()
         )));
@@ -124,23 +124,23 @@ pub fn decode_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Resu
     // `need <= bytes.len()`, so it fits in usize.
     let need = need as usize;
     if &bytes[..4] != RECORD_MAGIC {
-        return Err(RecordFault(format!(
+        return Err(ShingleRecordFault(format!(
             "bad record magic: expected {RECORD_MAGIC:?}, found {:?}",
             &bytes[..4]
         )));
     }
     let found_count = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-    let found_id = u64::from_le_bytes(bytes[8..16].try_into().map_err(|_| RecordFault("short header".into()))?);
-    let sum = u64::from_le_bytes(bytes[16..24].try_into().map_err(|_| RecordFault("short header".into()))?);
+    let found_id = u64::from_le_bytes(bytes[8..16].try_into().map_err(|_| ShingleRecordFault("short header".into()))?);
+    let sum = u64::from_le_bytes(bytes[16..24].try_into().map_err(|_| ShingleRecordFault("short header".into()))?);
     if found_id != doc_id || found_count != count {
-        return Err(RecordFault(format!(
+        return Err(ShingleRecordFault(format!(
             "record header mismatch: expected doc {doc_id} with {count} shingles, found doc {found_id} with {found_count}"
         )));
     }
     let payload = &bytes[RECORD_HEADER..need];
     let actual = xxh3_64(payload);
     if actual != sum {
-        return Err(RecordFault(format!(
+        return Err(ShingleRecordFault(format!(
             "checksum mismatch: expected {sum:#018x}, computed {actual:#018x}"
         )));
     }
@@ -154,7 +154,7 @@ pub fn decode_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Resu
         ),
     };
     if shingles.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(RecordFault("payload is not sorted and unique".into()));
+        return Err(ShingleRecordFault("payload is not sorted and unique".into()));
     }
     Ok(shingles)
 }
@@ -188,11 +188,11 @@ impl SegmentReader {
     /// Reads and verifies the shingles at `loc`.
     pub fn read(&self, loc: ShingleLoc, doc_id: u64) -> Result<Cow<'_, [u32]>> {
         debug_assert_eq!(loc.segment, self.id);
-        let fault = |f: RecordFault| Error::corrupt(&self.path, Some(doc_id), format!("at offset {}: {}", loc.offset, f.0));
+        let fault = |f: ShingleRecordFault| Error::corrupt(&self.path, Some(doc_id), format!("at offset {}: {}", loc.offset, f.0));
         match &self.map {
             Some(map) => {
                 let start = usize::try_from(loc.offset).unwrap_or(usize::MAX).min(map.len());
-                decode_record(&map[start..], doc_id, loc.count).map_err(fault)
+                decode_shingle_record(&map[start..], doc_id, loc.count).map_err(fault)
             }
             None => {
                 // The count comes from the doc record (RocksDB) and may be damaged: bound the
@@ -200,7 +200,7 @@ impl SegmentReader {
                 let size = self.file.metadata().map_err(|e| Error::io("stat segment", &self.path, e))?.len();
                 let len = payload_end(loc.count);
                 if loc.offset > size || len > size - loc.offset {
-                    return Err(fault(RecordFault(format!(
+                    return Err(fault(ShingleRecordFault(format!(
                         "a record of {} shingles ({len} bytes) does not fit in the file ({size} bytes)",
                         loc.count
                     ))));
@@ -208,16 +208,16 @@ impl SegmentReader {
                 // `len <= size - offset`, which is at most the file size; on a 32-bit host a file
                 // larger than the address space fails here instead of truncating the length.
                 let len =
-                    usize::try_from(len).map_err(|_| fault(RecordFault(format!("a record of {len} bytes does not fit in memory"))))?;
+                    usize::try_from(len).map_err(|_| fault(ShingleRecordFault(format!("a record of {len} bytes does not fit in memory"))))?;
                 let mut buf = vec![0u8; len];
                 self.file.read_exact_at(&mut buf, loc.offset).map_err(|e| {
                     if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                        fault(RecordFault(format!("record of {len} bytes runs past the end of the file")))
+                        fault(ShingleRecordFault(format!("record of {len} bytes runs past the end of the file")))
                     } else {
                         Error::io("read segment", &self.path, e)
                     }
                 })?;
-                decode_record(&buf, doc_id, loc.count)
+                decode_shingle_record(&buf, doc_id, loc.count)
                     .map(|c| Cow::Owned(c.into_owned()))
                     .map_err(fault)
             }
@@ -321,7 +321,7 @@ impl SegmentWriter {
         let mut offsets = Vec::with_capacity(records.len());
         for (id, shingles) in records {
             offsets.push((buf.len() as u64, shingles.len() as u32));
-            encode_record(*id, shingles, &mut buf);
+            encode_shingle_record(*id, shingles, &mut buf);
         }
         let rotate = match &self.active {
             None => true,
@@ -386,7 +386,7 @@ impl SegmentWriter {
                 offset: FILE_HEADER + buf.len() as u64,
                 count: shingles.len() as u32,
             });
-            encode_record(*doc, shingles, &mut buf);
+            encode_shingle_record(*doc, shingles, &mut buf);
         }
         f.write_all(&buf).map_err(|e| Error::io("write compacted segment", &tmp, e))?;
         f.sync_all().map_err(|e| Error::io("fsync compacted segment", &tmp, e))?;
@@ -534,18 +534,18 @@ mod tests {
     #[test]
     fn record_roundtrip_and_every_fault_detected() {
         let mut buf = Vec::new();
-        encode_record(42, &[1, 5, 9], &mut buf);
+        encode_shingle_record(42, &[1, 5, 9], &mut buf);
         assert_eq!(buf.len() as u64, record_len(3));
         assert_eq!(buf.len() % 8, 0);
-        assert_eq!(decode_record(&buf, 42, 3).unwrap().as_ref(), &[1, 5, 9]);
-        assert!(decode_record(&buf, 43, 3).unwrap_err().0.contains("expected doc 43"));
-        assert!(decode_record(&buf[..20], 42, 3).unwrap_err().0.contains("truncated"));
+        assert_eq!(decode_shingle_record(&buf, 42, 3).unwrap().as_ref(), &[1, 5, 9]);
+        assert!(decode_shingle_record(&buf, 43, 3).unwrap_err().0.contains("expected doc 43"));
+        assert!(decode_shingle_record(&buf[..20], 42, 3).unwrap_err().0.contains("truncated"));
         let mut flipped = buf.clone();
         flipped[RECORD_HEADER + 1] ^= 0x10;
-        assert!(decode_record(&flipped, 42, 3).unwrap_err().0.contains("checksum"));
+        assert!(decode_shingle_record(&flipped, 42, 3).unwrap_err().0.contains("checksum"));
         let mut magic = buf.clone();
         magic[0] = b'X';
-        assert!(decode_record(&magic, 42, 3).unwrap_err().0.contains("magic"));
+        assert!(decode_shingle_record(&magic, 42, 3).unwrap_err().0.contains("magic"));
     }
 
     #[test]
