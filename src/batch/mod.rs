@@ -61,7 +61,7 @@ pub fn pairs_layout(n: usize, k: u32) -> Layout {
 /// Table by table (in probe-plan order), the queries run in the table's own block-value order — the
 /// order of its CSR entries — so consecutive queries probe neighbouring offsets and buckets and the
 /// caches are reused; a pair is kept from the first table in which it qualifies (the search is the
-/// index's one [`probe_table`]). A panicking worker ends the call with [`Error::Panicked`], never a
+/// index's one `probe_table`). A panicking worker ends the call with [`Error::Panicked`], never a
 /// shorter result.
 pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Result<Vec<(u32, u32, u32)>> {
     let index = CsrTables::new(fps.to_vec(), pairs_layout(fps.len(), k));

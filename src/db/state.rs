@@ -38,7 +38,7 @@ pub(super) struct State {
     pub(super) recent_floor: u64,
     /// RocksDB's sequence number when this state was published: reads of RocksDB are consistent
     /// with the state only while RocksDB's latest sequence number still equals it
-    /// ([`Db::read_rocks`]).
+    /// ([`Db::read_rocks`](crate::Db::read_rocks)).
     pub(super) published_seq: u64,
 }
 
@@ -77,7 +77,7 @@ impl Db {
     /// Runs a mutation of the writer's state. Everything between its first change and the publish to
     /// readers happens inside `f`: an error returned from `f` poisons the handle, and so does a panic
     /// unwinding through it (the `in_progress` mark is then left set and seen by the next
-    /// [`Db::lock_writer`]).
+    /// [`Db::lock_writer`](crate::Db::lock_writer)).
     pub(super) fn mutation<T>(w: &mut Writer, op: &'static str, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
         w.in_progress = Some(op);
         let r = f(w);

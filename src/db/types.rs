@@ -59,7 +59,7 @@ pub struct NewDoc {
 }
 
 /// A document fingerprinted and validated, ready for the writer. Only validated values exist: build
-/// one with [`Db::prepare`] or [`PreparedDoc::new`].
+/// one with [`Db::prepare`](crate::Db::prepare) or [`PreparedDoc::new`].
 #[derive(Clone, Debug)]
 pub struct PreparedDoc {
     pub(super) key: String,
@@ -137,7 +137,7 @@ pub struct Stats {
     pub spec: String,
 }
 
-/// One problem found by [`Db::check`].
+/// One problem found by [`Db::check`](crate::Db::check).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Fault {
     /// The document, when the problem is one document's.
@@ -150,7 +150,7 @@ pub struct Fault {
     pub what: String,
 }
 
-/// Result of [`Db::check`].
+/// Result of [`Db::check`](crate::Db::check).
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct CheckReport {
     /// Documents verified.
@@ -161,7 +161,7 @@ pub struct CheckReport {
     pub faults: Vec<Fault>,
 }
 
-/// Result of [`Db::compact`].
+/// Result of [`Db::compact`](crate::Db::compact).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CompactStats {
     /// Segments rewritten.
