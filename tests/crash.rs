@@ -11,8 +11,8 @@
 //! more than half did (one cycle in eight kills at a random moment instead, which can land in open and
 //! recovery).
 //!
-//! Cycles: 30 by default (about a minute on the 2-core dev box); 150 when `CI` is set (not `false`
-//! or `0`); `FPDB_CRASH_CYCLES=N` overrides both (the long soak: e.g. `FPDB_CRASH_CYCLES=1000 cargo
+//! Cycles: 30 by default (17 s on the 2-core dev box); 150 when `CI` is set, not `false` or `0`
+//! (113 s); `FPDB_CRASH_CYCLES=N` overrides both (the long soak: e.g. `FPDB_CRASH_CYCLES=1000 cargo
 //! test --all-features --test crash`). Replay one cycle with `FPDB_CRASH_SEED=<seed printed on
 //! failure> FPDB_CRASH_CYCLES=1`.
 
@@ -208,7 +208,7 @@ fn run_cycle(dir: &std::path::Path, seed: u64, v: &[String]) -> Result<Cycle, St
 }
 
 /// Cycles: `FPDB_CRASH_CYCLES=N` when set (the long soak, e.g. 1000); otherwise 150 when `CI` is set
-/// (and not `false`/`0`), 30 for a newcomer's `cargo test` (about 1 minute on the 2-core dev box).
+/// (and not `false`/`0`), 30 for a newcomer's `cargo test` (17 s on the 2-core dev box).
 fn cycles() -> u64 {
     if let Some(n) = std::env::var("FPDB_CRASH_CYCLES").ok().and_then(|c| c.parse().ok()) {
         return n;
