@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the Python binding into a virtual environment and runs its pytest suite.
+#
+#   bash python/ci.sh            (from anywhere; honours CARGO_TARGET_DIR, FPDB_BIN, FPDB_PY_VENV)
+#
+# Needs what the Rust build needs (a Rust toolchain, libclang-dev for RocksDB) plus python3 with
+# venv/pip; PyPI provides maturin and pytest. The binding is built by `maturin develop` in the dev
+# profile into the workspace's target directory, so it reuses the RocksDB that `cargo test` already
+# compiled (only fpdb and the binding's own crates are compiled here). The tests compare against
+# the `fpdb` CLI of the same dev build.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+venv="${FPDB_PY_VENV:-$here/.venv}"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=7"
+(cd "$root" && cargo build --bin fpdb)
+(cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet)
+export FPDB_BIN="${FPDB_BIN:-$CARGO_TARGET_DIR/debug/fpdb}"
+cd "$here"
+"$venv/bin/python" -m pytest -q -p no:cacheprovider tests
