@@ -7,9 +7,9 @@
 
 use pyo3::exceptions::{PyException, PyFileExistsError, PyFileNotFoundError, PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::IntoPyObjectExt;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::IntoPyObjectExt;
 
 use crate::api::Error;
 
@@ -209,8 +209,8 @@ pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
             &[("op", obj(py, *op)), ("path", p(path)), ("message", obj(py, m.as_str()))],
         ),
         Error::Locked { path } => raise(py, Kind::Locked, message, &[("path", p(path))]),
-        Error::NotFound { path } => raise(py, Kind::NotFound, message, &[("path", p(path)), ("filename", p(path))]),
-        Error::AlreadyExists { path } => raise(py, Kind::AlreadyExists, message, &[("path", p(path)), ("filename", p(path))]),
+        Error::NotFound { path } => raise(py, Kind::NotFound, message, &[("path", p(path))]),
+        Error::AlreadyExists { path } => raise(py, Kind::AlreadyExists, message, &[("path", p(path))]),
         Error::SpecMismatch {
             path,
             field,

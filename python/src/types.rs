@@ -1,8 +1,8 @@
 //! The library's result structs as small frozen Python classes (plus `to_dict()` for JSON and tests).
 
 use pyo3::prelude::*;
-use pyo3::IntoPyObjectExt;
 use pyo3::types::{PyDict, PyType};
+use pyo3::IntoPyObjectExt;
 
 use crate::api::{
     fingerprint as engine_fingerprint, CheckReport as EngineCheck, CompactStats as EngineCompact, Document as EngineDocument, EngineGroup,
