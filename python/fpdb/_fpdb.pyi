@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pathlib
 from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
 
 __version__: str
@@ -340,7 +341,7 @@ class Db:
     @property
     def closed(self) -> bool: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> pathlib.Path: ...
     @property
     def spec(self) -> FingerprintSpec: ...
     @property

@@ -184,36 +184,37 @@ fn key_of(obj: &Bound<'_, PyAny>) -> Result<String, Bad> {
 /// "text" whose other entries are the metadata.
 pub fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Result<NewDoc, Error> {
     let expected = "expected a (key, text) tuple, a (key, text, meta) tuple or a dict with \"key\" and \"text\"";
-    let (k, t, m): (Bound<'_, PyAny>, Bound<'_, PyAny>, Option<Bound<'_, PyAny>>) = if let Ok(d) = obj.cast::<PyDict>() {
+    let shape = |m: String, key: Option<&str>| Bad::Type(format!("{expected}; {m}")).into_error(key);
+    let (key, t, m): (String, Bound<'_, PyAny>, Option<Bound<'_, PyAny>>) = if let Ok(d) = obj.cast::<PyDict>() {
         let get = |f: &str| d.get_item(f).ok().flatten();
         let Some(k) = get("key") else {
-            return Err(Bad::Type(format!("{expected}; the dict has no \"key\"")).into_error(None));
+            return Err(shape("the dict has no \"key\"".into(), None));
         };
         let key = key_of(&k).map_err(|b| b.into_error(None))?;
         let Some(t) = get("text") else {
-            return Err(Bad::Type(format!("{expected}; the dict has no \"text\"")).into_error(Some(&key)));
+            return Err(shape("the dict has no \"text\"".into(), Some(&key)));
         };
         let rest = if d.len() > 2 {
-            let rest = d.copy().map_err(|e| Bad::Type(e.to_string()).into_error(Some(&key)))?;
+            let rest = d.copy().map_err(|e| shape(e.to_string(), Some(&key)))?;
             let _ = rest.del_item("key");
             let _ = rest.del_item("text");
             Some(rest.into_any())
         } else {
             None
         };
-        (k, t, rest)
+        (key, t, rest)
     } else if obj.is_instance_of::<PyTuple>() || obj.is_instance_of::<PyList>() {
         let n = obj.len().unwrap_or(0);
         if !(2..=3).contains(&n) {
-            return Err(Bad::Type(format!("{expected}; got a sequence of length {n}")).into_error(None));
+            return Err(shape(format!("got a sequence of length {n}"), None));
         }
-        let at = |i: usize| obj.get_item(i).map_err(|e| Bad::Type(e.to_string()).into_error(None));
-        (at(0)?, at(1)?, if n == 3 { Some(at(2)?) } else { None })
+        let at = |i: usize| obj.get_item(i).map_err(|e| shape(e.to_string(), None));
+        let key = key_of(&at(0)?).map_err(|b| b.into_error(None))?;
+        (key, at(1)?, if n == 3 { Some(at(2)?) } else { None })
     } else {
         let ty = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
-        return Err(Bad::Type(format!("{expected}; got {ty}")).into_error(None));
+        return Err(shape(format!("got {ty}"), None));
     };
-    let key = key_of(&k).map_err(|b| b.into_error(None))?;
     let text = text(&t, "the text").map_err(|b| b.into_error(Some(&key)))?;
     let meta = match m {
         Some(m) => meta(py, &m, &key)?,

@@ -170,7 +170,7 @@ impl Db {
 
     fn __repr__(&self) -> String {
         let state = if self.closed() { "closed" } else { "open" };
-        format!("<fpdb.Db {:?} {state}>", self.path.display().to_string())
+        format!("<fpdb.Db {} {state}>", crate::types::r(&self.path.display().to_string()))
     }
 
     /// insert(key, text, *, dedup="link") -> InsertOutcome

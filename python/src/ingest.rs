@@ -121,9 +121,9 @@ impl IngestResult {
                 o.bind(py).repr().map(|r| r.to_string()).unwrap_or_default()
             ),
             (None, Some(e)) => format!(
-                "IngestResult(seq={}, key={:?}, error={})",
+                "IngestResult(seq={}, key={}, error={})",
                 self.seq,
-                self.key,
+                crate::types::ro(&self.key),
                 e.bind(py).repr().map(|r| r.to_string()).unwrap_or_default()
             ),
             (None, None) => format!("IngestResult(seq={})", self.seq),

@@ -23,8 +23,25 @@ fn o<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> PyResult<Py<PyAny>> {
     v.into_py_any(py)
 }
 
+/// A str as Python's repr() shows it (single quotes when the text has none).
+pub(crate) fn r(s: &str) -> String {
+    if s.contains(['\'', '"', '\\']) || s.chars().any(char::is_control) {
+        format!("{s:?}")
+    } else {
+        format!("'{s}'")
+    }
+}
+
+pub(crate) fn ro(s: &Option<String>) -> String {
+    s.as_deref().map_or("None".into(), r)
+}
+
 fn jaccard_repr(j: Option<f64>) -> String {
-    j.map_or("None".into(), |j| format!("{j:.4}"))
+    j.map_or("None".into(), |j| format!("{j:?}"))
+}
+
+fn int_repr<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or("None".into(), |v| v.to_string())
 }
 
 /// A near-duplicate found by a query or an insert.
@@ -64,12 +81,12 @@ impl From<EngineHit> for Hit {
 impl Hit {
     fn __repr__(&self) -> String {
         format!(
-            "Hit(key={:?}, id={}, hamming={}, jaccard={}, shared={:?})",
-            self.key,
+            "Hit(key={}, id={}, hamming={}, jaccard={}, shared={})",
+            r(&self.key),
             self.id,
             self.hamming,
             jaccard_repr(self.jaccard),
-            self.shared
+            int_repr(self.shared)
         )
     }
 
@@ -116,7 +133,7 @@ impl From<EngineGroup> for GroupInfo {
 #[pymethods]
 impl GroupInfo {
     fn __repr__(&self) -> String {
-        format!("GroupInfo(id={}, canonical={:?}, size={})", self.id, self.canonical, self.size)
+        format!("GroupInfo(id={}, canonical={}, size={})", self.id, r(&self.canonical), self.size)
     }
 
     /// The group as a dict.
@@ -184,8 +201,8 @@ impl InsertOutcome {
 
     fn __repr__(&self) -> String {
         format!(
-            "InsertOutcome(key={:?}, id={}, replaced={}, duplicates=[{}], group={})",
-            self.key,
+            "InsertOutcome(key={}, id={}, replaced={}, duplicates=[{}], group={})",
+            r(&self.key),
             self.id.map_or("None".into(), |i| i.to_string()),
             self.replaced.map_or("None".into(), |i| i.to_string()),
             self.dups.iter().map(Hit::__repr__).collect::<Vec<_>>().join(", "),
@@ -267,8 +284,8 @@ impl Document {
 
     fn __repr__(&self) -> String {
         format!(
-            "Document(key={:?}, id={}, simhash={:#018x}, shingles={}, group={})",
-            self.key,
+            "Document(key={}, id={}, simhash={:#018x}, shingles={}, group={})",
+            r(&self.key),
             self.id,
             self.simhash,
             self.shingles,
@@ -334,9 +351,9 @@ impl From<EngineStats> for Stats {
 impl Stats {
     fn __repr__(&self) -> String {
         format!(
-            "Stats(docs={}, groups={}, grouped_docs={}, segments={}, segment_bytes={}, live_bytes={}, tables={}, max_distance={}, min_jaccard={}, spec={:?})",
+            "Stats(docs={}, groups={}, grouped_docs={}, segments={}, segment_bytes={}, live_bytes={}, tables={}, max_distance={}, min_jaccard={}, spec={})",
             self.docs, self.groups, self.grouped_docs, self.segments, self.segment_bytes, self.live_bytes, self.tables,
-            self.max_distance, self.min_jaccard, self.spec
+            self.max_distance, self.min_jaccard, r(&self.spec)
         )
     }
 
@@ -382,8 +399,11 @@ pub struct Fault {
 impl Fault {
     fn __repr__(&self) -> String {
         format!(
-            "Fault(doc={:?}, key={:?}, path={:?}, what={:?})",
-            self.doc, self.key, self.path, self.what
+            "Fault(doc={}, key={}, path={}, what={})",
+            int_repr(self.doc),
+            ro(&self.key),
+            r(&self.path),
+            r(&self.what)
         )
     }
 }
@@ -503,9 +523,9 @@ pub struct Pair {
 impl Pair {
     fn __repr__(&self) -> String {
         format!(
-            "Pair(a={:?}, b={:?}, a_id={}, b_id={}, hamming={}, jaccard={})",
-            self.a,
-            self.b,
+            "Pair(a={}, b={}, a_id={}, b_id={}, hamming={}, jaccard={})",
+            r(&self.a),
+            r(&self.b),
             self.a_id,
             self.b_id,
             self.hamming,
@@ -554,8 +574,10 @@ impl PairGroup {
 
     fn __repr__(&self) -> String {
         format!(
-            "PairGroup(id={}, canonical={:?}, members={:?})",
-            self.id, self.canonical, self.members
+            "PairGroup(id={}, canonical={}, members=[{}])",
+            self.id,
+            r(&self.canonical),
+            self.members.iter().map(|m| r(m)).collect::<Vec<_>>().join(", ")
         )
     }
 }
@@ -578,7 +600,7 @@ pub struct DistRow {
 #[pymethods]
 impl DistRow {
     fn __repr__(&self) -> String {
-        format!("DistRow(label={:?}, pairs={}, docs={})", self.label, self.pairs, self.docs)
+        format!("DistRow(label={}, pairs={}, docs={})", r(&self.label), self.pairs, self.docs)
     }
 }
 
@@ -751,9 +773,9 @@ impl Spec {
 
     fn __repr__(&self) -> String {
         format!(
-            "FingerprintSpec(shingle={:?}, weights={:?}, seed={:#x})",
-            self.shingle(),
-            self.weights(),
+            "FingerprintSpec(shingle={}, weights={}, seed={:#x})",
+            r(&self.shingle()),
+            r(self.weights()),
             self.0.seed
         )
     }
