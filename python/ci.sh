@@ -16,9 +16,11 @@ venv="${FPDB_PY_VENV:-$here/.venv}"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=7"
+# mypy (pinned: newer releases add checks) runs stubtest: the .pyi stubs must match the module.
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=7" "mypy==2.4.1"
 (cd "$root" && cargo build --bin fpdb)
 (cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet)
 export FPDB_BIN="${FPDB_BIN:-$CARGO_TARGET_DIR/debug/fpdb}"
 cd "$here"
+"$venv/bin/python" -m mypy.stubtest fpdb._fpdb
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests

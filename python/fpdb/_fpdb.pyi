@@ -4,17 +4,53 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union
+from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union, final
 
 __version__: str
+__all__ = [
+    "AlreadyExistsError",
+    "CheckReport",
+    "ClosedError",
+    "CompactStats",
+    "CorruptionError",
+    "Db",
+    "DistRow",
+    "Document",
+    "Fault",
+    "Fingerprint",
+    "FingerprintSpec",
+    "FpdbError",
+    "GroupInfo",
+    "Hit",
+    "Ingest",
+    "IngestResult",
+    "IngestStats",
+    "InsertOutcome",
+    "InvalidInputError",
+    "InvalidOptionError",
+    "IoError",
+    "LockedError",
+    "NotFoundError",
+    "Pair",
+    "PairGroup",
+    "PairsReport",
+    "PoisonedError",
+    "ReadOnlyError",
+    "RocksError",
+    "SpecMismatchError",
+    "Stats",
+    "VersionError",
+    "__version__",
+    "fingerprint",
+]
 
-Text = Union[str, bytes, bytearray]
+_Text = Union[str, bytes, bytearray]
 """A str, or bytes holding UTF-8 (anything else raises InvalidInputError naming the byte offset)."""
 
-IngestItem = Union[Tuple[Text, Text], Tuple[Text, Text, Any], Mapping[str, Any]]
+_IngestItem = Union[Tuple[_Text, _Text], Tuple[_Text, _Text, Any], Mapping[str, Any]]
 """(key, text), (key, text, meta) or a dict with "key" and "text" (other entries = metadata)."""
 
-PathLike = Union[str, "os.PathLike[str]"]
+_PathLike = Union[str, "os.PathLike[str]"]
 
 # ---------------------------------------------------------------------------------------------
 # Exceptions: one per kind of fpdb::Error, all subclasses of FpdbError.
@@ -101,6 +137,7 @@ class ClosedError(FpdbError, ValueError):
 # ---------------------------------------------------------------------------------------------
 # Results
 
+@final
 class Hit:
     """A near-duplicate found by a query or an insert."""
 
@@ -118,6 +155,7 @@ class Hit:
         """Shared shingles (None for SimHash-only queries)."""
     def to_dict(self) -> dict[str, Any]: ...
 
+@final
 class GroupInfo:
     """A duplicate group: id (= doc id of its canonical member), canonical key, size."""
 
@@ -129,6 +167,7 @@ class GroupInfo:
     def size(self) -> int: ...
     def to_dict(self) -> dict[str, Any]: ...
 
+@final
 class InsertOutcome:
     """What an insert did."""
 
@@ -149,6 +188,7 @@ class InsertOutcome:
     def group(self) -> Optional[GroupInfo]: ...
     def to_dict(self) -> dict[str, Any]: ...
 
+@final
 class Document:
     """A stored document (Db.get)."""
 
@@ -172,6 +212,7 @@ class Document:
     @property
     def group(self) -> GroupInfo: ...
 
+@final
 class Stats:
     """Counters of a database."""
 
@@ -187,6 +228,7 @@ class Stats:
     spec: str
     def to_dict(self) -> dict[str, Any]: ...
 
+@final
 class Fault:
     """One problem found by Db.check."""
 
@@ -195,6 +237,7 @@ class Fault:
     path: str
     what: str
 
+@final
 class CheckReport:
     """Result of Db.check."""
 
@@ -204,6 +247,7 @@ class CheckReport:
     @property
     def ok(self) -> bool: ...
 
+@final
 class CompactStats:
     """Result of Db.compact."""
 
@@ -211,6 +255,7 @@ class CompactStats:
     bytes_reclaimed: int
     records_moved: int
 
+@final
 class Pair:
     """A pair of stored documents within the distance (a_id < b_id)."""
 
@@ -222,6 +267,7 @@ class Pair:
     jaccard: Optional[float]
     def to_dict(self) -> dict[str, Any]: ...
 
+@final
 class PairGroup:
     """A connected component of the pair graph (canonical = earliest member)."""
 
@@ -231,6 +277,7 @@ class PairGroup:
     @property
     def size(self) -> int: ...
 
+@final
 class DistRow:
     """A row of a pairs distribution table."""
 
@@ -238,6 +285,7 @@ class DistRow:
     pairs: int
     docs: int
 
+@final
 class PairsReport:
     """Result of Db.pairs."""
 
@@ -250,6 +298,7 @@ class PairsReport:
     verify_seconds: float
     def __len__(self) -> int: ...
 
+@final
 class IngestStats:
     """Totals of a finished ingest."""
 
@@ -262,6 +311,7 @@ class IngestStats:
     text_bytes: int
     seconds: float
 
+@final
 class IngestResult:
     """The fate of one ingested item, reported after its batch was durably committed."""
 
@@ -274,6 +324,7 @@ class IngestResult:
     @property
     def stored(self) -> bool: ...
 
+@final
 class Ingest(Iterator[IngestResult]):
     """The iterator returned by Db.ingest."""
 
@@ -287,10 +338,11 @@ class Ingest(Iterator[IngestResult]):
     def stats(self) -> Optional[IngestStats]:
         """Totals once finished, else None."""
 
+@final
 class FingerprintSpec:
     """Shingle unit and length, hash seed and SimHash weighting."""
 
-    def __init__(self, shingle: str = "word:3", weights: str = "binary", seed: Optional[int] = None) -> None: ...
+    def __new__(cls, shingle: str = "word:3", weights: str = "binary", seed: Optional[int] = None) -> FingerprintSpec: ...
     @classmethod
     def default(cls) -> FingerprintSpec: ...
     @property
@@ -306,25 +358,27 @@ class FingerprintSpec:
     @property
     def normalizer(self) -> int: ...
 
+@final
 class Fingerprint:
     """A document's SimHash and sorted shingle hashes."""
 
     simhash: int
     shingles: list[int]
 
-SpecArg = Union[FingerprintSpec, str, None]
+_SpecArg = Union[FingerprintSpec, str, None]
 
-def fingerprint(text: Text, spec: SpecArg = None) -> Fingerprint:
+def fingerprint(text: _Text, spec: _SpecArg = None) -> Fingerprint:
     """The SimHash and shingle set of `text` under `spec` (default: word:3, binary)."""
 
 # ---------------------------------------------------------------------------------------------
 
+@final
 class Db:
     """An open fpdb database (a context manager; share it between threads freely)."""
 
     @staticmethod
     def create(
-        path: PathLike,
+        path: _PathLike,
         *,
         max_distance: Optional[int] = None,
         tables: Union[int, str, None] = None,
@@ -335,7 +389,7 @@ class Db:
     ) -> Db:
         """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9)."""
     @staticmethod
-    def open(path: PathLike, *, read_only: bool = False, sync: bool = True, spec: SpecArg = None) -> Db:
+    def open(path: _PathLike, *, read_only: bool = False, sync: bool = True, spec: _SpecArg = None) -> Db:
         """Open an existing database."""
     def close(self) -> None: ...
     @property
@@ -350,13 +404,13 @@ class Db:
     def min_jaccard(self) -> float: ...
     def __enter__(self) -> Db: ...
     def __exit__(self, *exc: Any) -> bool: ...
-    def __contains__(self, key: Text) -> bool: ...
+    def __contains__(self, key: _Text, /) -> bool: ...
     def __len__(self) -> int: ...
-    def insert(self, key: Text, text: Text, *, dedup: str = "link") -> InsertOutcome:
+    def insert(self, key: _Text, text: _Text, *, dedup: str = "link") -> InsertOutcome:
         """Insert (or replace) one document durably; dedup is "link", "skip" or "off"."""
     def ingest(
         self,
-        docs: Iterable[IngestItem],
+        docs: Iterable[_IngestItem],
         *,
         batch_size: Optional[int] = None,
         workers: Optional[int] = None,
@@ -366,7 +420,7 @@ class Db:
         """Ingest an iterable through the parallel pipeline; results after each durable batch."""
     def query(
         self,
-        text: Text,
+        text: _Text,
         *,
         max_distance: Optional[int] = None,
         min_jaccard: Optional[float] = None,
@@ -375,8 +429,8 @@ class Db:
         """Verified near-duplicates of `text`, best first."""
     def query_simhash(self, simhash: int, *, max_distance: Optional[int] = None, limit: Optional[int] = None) -> list[Hit]:
         """Stored documents within Hamming distance of a SimHash."""
-    def get(self, key: Text) -> Optional[Document]: ...
-    def delete(self, key: Text) -> bool: ...
+    def get(self, key: _Text) -> Optional[Document]: ...
+    def delete(self, key: _Text) -> bool: ...
     def stats(self) -> Stats: ...
     def check(self) -> CheckReport: ...
     def compact(self, min_dead: float = 0.3) -> CompactStats: ...
