@@ -207,8 +207,8 @@ impl SegmentReader {
                 }
                 // `len <= size - offset`, which is at most the file size; on a 32-bit host a file
                 // larger than the address space fails here instead of truncating the length.
-                let len =
-                    usize::try_from(len).map_err(|_| fault(ShingleRecordFault(format!("a record of {len} bytes does not fit in memory"))))?;
+                let len = usize::try_from(len)
+                    .map_err(|_| fault(ShingleRecordFault(format!("a record of {len} bytes does not fit in memory"))))?;
                 let mut buf = vec![0u8; len];
                 self.file.read_exact_at(&mut buf, loc.offset).map_err(|e| {
                     if e.kind() == std::io::ErrorKind::UnexpectedEof {
