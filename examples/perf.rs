@@ -121,10 +121,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let t0 = Instant::now();
         let st = db.ingest(
             items,
-            &IngestOptions {
-                dedup: Dedup::Off,
-                ..IngestOptions::default()
-            },
+            &IngestOptions::default().with_dedup(Dedup::Off),
             |_| {},
         )?;
         let s = t0.elapsed().as_secs_f64();
@@ -143,10 +140,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let k: u32 = arg(&args, "--k").map_or(Ok(CreateOptions::default().max_distance), |s| s.parse())?;
     let db = Db::create(
         &path,
-        &CreateOptions {
-            max_distance: k,
-            ..CreateOptions::default()
-        },
+        &CreateOptions::default().with_max_distance(k),
     )?;
     let items = input(&docs);
     let mut dups: HashMap<String, Vec<String>> = HashMap::new();
@@ -191,10 +185,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         pct(&mut lat, 0.99)
     );
     for k in [3u32, 8, 12] {
-        let opts = QueryOptions {
-            max_distance: Some(k),
-            ..QueryOptions::default()
-        };
+        let opts = QueryOptions::default().with_max_distance(k);
         let mut lat = Vec::new();
         let mut lat_fp = Vec::new();
         for fp in &fps {

@@ -52,11 +52,7 @@ fn crash_child() {
             })
             .collect();
         i += n;
-        let opts = IngestOptions {
-            batch_size: rng.gen_range(1..16),
-            workers: 2,
-            ..IngestOptions::default()
-        };
+        let opts = IngestOptions::default().with_batch_size(rng.gen_range(1..16)).with_workers(2);
         db.ingest(docs, &opts, |r| {
             let o = r.result.unwrap();
             println!("ack {}", o.key);
