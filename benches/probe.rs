@@ -56,7 +56,14 @@ fn bench(c: &mut Criterion) {
             let batch = chunk
                 .iter()
                 .map(|&f| {
-                    PreparedDoc::new(format!("{f:x}"), Fingerprint { simhash: f, shingles: vec![f as u32] }, None)
+                    PreparedDoc::new(
+                        format!("{f:x}"),
+                        Fingerprint {
+                            simhash: f,
+                            shingles: vec![f as u32],
+                        },
+                        None,
+                    )
                 })
                 .collect();
             db.commit_batch(batch, Dedup::Off).unwrap();

@@ -137,7 +137,9 @@ fn licences(args: &[String]) -> Res<()> {
     let mut expected: Vec<(usize, usize, String)> = Vec::new();
     for (i, (key, _)) in docs.iter().enumerate() {
         let Some((kind, expr)) = kinds.get(key) else { continue };
-        let Some(&l) = index.get(format!("licenses/{expr}.LICENSE").as_str()) else { continue };
+        let Some(&l) = index.get(format!("licenses/{expr}.LICENSE").as_str()) else {
+            continue;
+        };
         *candidates.entry(kind.clone()).or_insert(0) += 1;
         if containment(&fps[i].shingles, &fps[l].shingles).a_in_b >= c {
             expected.push((i, l, kind.clone()));
@@ -204,10 +206,7 @@ fn licences(args: &[String]) -> Res<()> {
             pct(&mut lat, 0.99)
         );
         if n == 8 {
-            println!(
-                "<!-- n = 8: {} pairs at >= {c} in all; stats: {st:?} -->",
-                pairs.len()
-            );
+            println!("<!-- n = 8: {} pairs at >= {c} in all; stats: {st:?} -->", pairs.len());
         }
         drop(db);
         std::fs::remove_dir_all(&path)?;
@@ -324,7 +323,10 @@ fn planted(args: &[String]) -> Res<()> {
             1000.0 * s.entries as f64 / all.iter().map(|c| fpr.fingerprint(&c.host).shingles.len() as f64).sum::<f64>()
         );
         println!();
-        println!("| words | {} |", rates.iter().map(|r| format!("{:.1}%", r * 100.0)).collect::<Vec<_>>().join(" | "));
+        println!(
+            "| words | {} |",
+            rates.iter().map(|r| format!("{:.1}%", r * 100.0)).collect::<Vec<_>>().join(" | ")
+        );
         println!("|---:|{}", "---|".repeat(rates.len()));
         for &len in &lens {
             let cells: Vec<String> = rates
@@ -348,7 +350,10 @@ fn cost(args: &[String]) -> Res<()> {
     let docs = load(corpus, limit)?;
     let n = docs.len();
     let bytes: usize = docs.iter().map(|d| d.1.len()).sum();
-    println!("corpus {corpus}: {n} docs, {:.1} MB; containment sample 1/{n_sample}; durable (sync on)", bytes as f64 / 1e6);
+    println!(
+        "corpus {corpus}: {n} docs, {:.1} MB; containment sample 1/{n_sample}; durable (sync on)",
+        bytes as f64 / 1e6
+    );
     println!();
     println!("| measurement | index off | index on |");
     println!("|---|---:|---:|");
@@ -362,17 +367,29 @@ fn cost(args: &[String]) -> Res<()> {
         let p = tmp.path().join(format!("off-{on}"));
         let db = Db::create(&p, &c)?;
         let (s, _) = ingest(&db, &docs, &IngestOptions::default().with_dedup(Dedup::Off))?;
-        rows.push(("durable ingest, dedup off".into(), format!("{:.0} docs/s", n as f64 / s), String::new()));
+        rows.push((
+            "durable ingest, dedup off".into(),
+            format!("{:.0} docs/s", n as f64 / s),
+            String::new(),
+        ));
         drop(db);
         std::fs::remove_dir_all(&p)?;
         // The crawler loop.
         let p = tmp.path().join(format!("link-{on}"));
         let db = Db::create(&p, &c)?;
         let (s, _) = ingest(&db, &docs, &IngestOptions::default())?;
-        rows.push(("durable query-then-insert, dedup link".into(), format!("{:.0} docs/s", n as f64 / s), String::new()));
+        rows.push((
+            "durable query-then-insert, dedup link".into(),
+            format!("{:.0} docs/s", n as f64 / s),
+            String::new(),
+        ));
         db.compact_index()?;
         let b = dir_bytes(&p);
-        rows.push(("disk bytes (RocksDB + segments)".into(), format!("{:.1} MB ({:.0} B/doc)", b as f64 / 1e6, b as f64 / n as f64), String::new()));
+        rows.push((
+            "disk bytes (RocksDB + segments)".into(),
+            format!("{:.1} MB ({:.0} B/doc)", b as f64 / 1e6, b as f64 / n as f64),
+            String::new(),
+        ));
         dbs.push((p, db));
     }
     // Rows were pushed off-then-on in the same order: fold them into two columns.
@@ -430,7 +447,10 @@ fn cost(args: &[String]) -> Res<()> {
     drop(dbs);
     // Ingest reporting containment relations (the crawler loop plus relations at c = 0.8).
     let p = tmp.path().join("rel");
-    let db = Db::create(&p, &CreateOptions::default().with_containment(Some(ContainmentConfig::new(n_sample))))?;
+    let db = Db::create(
+        &p,
+        &CreateOptions::default().with_containment(Some(ContainmentConfig::new(n_sample))),
+    )?;
     let (s, rel) = ingest(&db, &docs, &IngestOptions::default().with_containment(0.8))?;
     println!(
         "| durable query-then-insert + containment relations at 0.8 | – | {:.0} docs/s; {} docs with relations |",

@@ -40,12 +40,24 @@ fn containment_from_the_command_line() {
     let rest = passage(&v, 2000, 2);
     let paper: Vec<String> = abs.iter().chain(&rest).cloned().collect();
     let corpus = dir.path().join("c.jsonl");
-    let lines: Vec<String> = [("abstract", text(&abs)), ("paper", text(&paper)), ("other", text(&passage(&v, 500, 3)))]
-        .iter()
-        .map(|(k, t)| serde_json::json!({"key": k, "text": t}).to_string())
-        .collect();
+    let lines: Vec<String> = [
+        ("abstract", text(&abs)),
+        ("paper", text(&paper)),
+        ("other", text(&passage(&v, 500, 3))),
+    ]
+    .iter()
+    .map(|(k, t)| serde_json::json!({"key": k, "text": t}).to_string())
+    .collect();
     std::fs::write(&corpus, lines.join("\n")).unwrap();
-    let out = ok(&fpdb(&["--json", "ingest", &db, corpus.to_str().unwrap(), "--containment", "0.8", "--quiet"]));
+    let out = ok(&fpdb(&[
+        "--json",
+        "ingest",
+        &db,
+        corpus.to_str().unwrap(),
+        "--containment",
+        "0.8",
+        "--quiet",
+    ]));
     let rows = json_lines(&out);
     let paper_row = rows.iter().find(|r| r["key"] == "paper").unwrap();
     let rel = &paper_row["containment"][0];
@@ -56,7 +68,14 @@ fn containment_from_the_command_line() {
     // Query by text, both directions, with all three numbers.
     let abs_file = dir.path().join("abstract.txt");
     std::fs::write(&abs_file, text(&abs)).unwrap();
-    let out = ok(&fpdb(&["--json", "query", &db, abs_file.to_str().unwrap(), "--min-containment", "0.9"]));
+    let out = ok(&fpdb(&[
+        "--json",
+        "query",
+        &db,
+        abs_file.to_str().unwrap(),
+        "--min-containment",
+        "0.9",
+    ]));
     let hits = json_lines(&out);
     let keys: Vec<&str> = hits.iter().map(|h| h["key"].as_str().unwrap()).collect();
     assert_eq!(keys, ["abstract", "paper"]);
@@ -67,13 +86,22 @@ fn containment_from_the_command_line() {
     assert!(out.contains("IN DOC") && out.contains("abstract"), "{out}");
     // The plain near-duplicate query does not see the abstract in the paper.
     let o = fpdb(&["query", &db, abs_file.to_str().unwrap()]);
-    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().filter(|l| l.starts_with("paper")).count(), 0);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("paper"))
+            .count(),
+        0
+    );
 
     // All pairs, once, with the direction.
     let out = ok(&fpdb(&["--json", "pairs", &db, "--min-containment", "0.9"]));
     let pairs = json_lines(&out);
     assert_eq!(pairs.len(), 1);
-    assert_eq!((pairs[0]["a"].as_str(), pairs[0]["b"].as_str(), pairs[0]["direction"].as_str()), (Some("abstract"), Some("paper"), Some("a<b")));
+    assert_eq!(
+        (pairs[0]["a"].as_str(), pairs[0]["b"].as_str(), pairs[0]["direction"].as_str()),
+        (Some("abstract"), Some("paper"), Some("a<b"))
+    );
 
     let s: Value = serde_json::from_str(&ok(&fpdb(&["--json", "stats", &db]))).unwrap();
     assert_eq!(s["containment"]["sample"], 4);

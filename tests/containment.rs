@@ -118,7 +118,15 @@ fn without_the_index_containment_is_a_usage_error() {
     let db = create(dir.path(), None);
     db.insert("a", "one two three four five six seven").unwrap();
     let q = QueryOptions::default().with_min_containment(0.5);
-    let refused = |r: Result<(), Error>| matches!(r, Err(Error::InvalidOption { name: "min_containment", .. }));
+    let refused = |r: Result<(), Error>| {
+        matches!(
+            r,
+            Err(Error::InvalidOption {
+                name: "min_containment",
+                ..
+            })
+        )
+    };
     assert!(refused(db.query("one two three", &q).map(drop)));
     assert!(refused(db.containment_pairs(0.5, 1).map(drop)));
     let docs = vec![Ok(NewDoc {
@@ -126,14 +134,21 @@ fn without_the_index_containment_is_a_usage_error() {
         text: "one two three".into(),
         meta: None,
     })];
-    assert!(refused(db.ingest(docs, &IngestOptions::default().with_containment(0.5), |_| {}).map(drop)));
+    assert!(refused(
+        db.ingest(docs, &IngestOptions::default().with_containment(0.5), |_| {}).map(drop)
+    ));
     assert_eq!(db.key_of(1), None, "nothing was stored by the refused ingest");
     assert!(db.containment_stats().unwrap().is_none());
     // Reopened, still off; ordinary queries work.
     drop(db);
     let db = Db::open(dir.path().join("db")).unwrap();
     assert_eq!(db.config().containment, None);
-    assert_eq!(db.query("one two three four five six seven", &QueryOptions::default()).unwrap().len(), 1);
+    assert_eq!(
+        db.query("one two three four five six seven", &QueryOptions::default())
+            .unwrap()
+            .len(),
+        1
+    );
     // Out-of-range thresholds are refused too.
     let dir2 = tempfile::tempdir().unwrap();
     let on = create(dir2.path(), Some(ContainmentConfig::default()));
@@ -156,7 +171,10 @@ fn planted_sets(seed: u64, n: usize) -> Vec<Vec<u32>> {
             (_, 2) => {
                 // A superset of an earlier set.
                 let base = &sets[rng.gen_range(0..sets.len())];
-                base.iter().copied().chain((0..rng.gen_range(0..200)).map(|_| rng.gen_range(0..5000))).collect()
+                base.iter()
+                    .copied()
+                    .chain((0..rng.gen_range(0..200)).map(|_| rng.gen_range(0..5000)))
+                    .collect()
             }
             _ => {
                 // A small subset.
@@ -270,7 +288,17 @@ fn ingest_reports_containment_apart_from_groups() {
     docs.push(("chapter0-again".into(), text(&edited(&v, &chapters[0], 0.01, 5))));
     docs.push(("thesis".into(), text(&thesis)));
     docs.push(("unrelated".into(), text(&passage(&v, 200, 99))));
-    let items = || docs.iter().map(|(k, t)| Ok(NewDoc { key: k.clone(), text: t.clone(), meta: None })).collect::<Vec<_>>();
+    let items = || {
+        docs.iter()
+            .map(|(k, t)| {
+                Ok(NewDoc {
+                    key: k.clone(),
+                    text: t.clone(),
+                    meta: None,
+                })
+            })
+            .collect::<Vec<_>>()
+    };
     let mut out = BTreeMap::new();
     let opts = IngestOptions::default().with_containment(0.9).with_batch_size(2).with_workers(2);
     let stats = with
@@ -293,7 +321,11 @@ fn ingest_reports_containment_apart_from_groups() {
         assert!(plain[k].containment.is_empty());
     }
     let rel = |k: &str| -> BTreeMap<String, (f64, f64)> {
-        out[k].containment.iter().map(|h| (h.key.clone(), (h.containment.unwrap(), h.reverse_containment.unwrap()))).collect()
+        out[k]
+            .containment
+            .iter()
+            .map(|h| (h.key.clone(), (h.containment.unwrap(), h.reverse_containment.unwrap())))
+            .collect()
     };
     // The thesis contains every chapter (and the near-copy of chapter 0, almost whole).
     let t = rel("thesis");
@@ -307,7 +339,11 @@ fn ingest_reports_containment_apart_from_groups() {
     // The near-copy is related to chapter 0 (and a near-duplicate in its group, as before).
     assert!(rel("chapter0-again").contains_key("chapter0"));
     assert!(rel("unrelated").is_empty());
-    assert_eq!(out["thesis"].group.as_ref().unwrap().size, 1, "a whole is not a duplicate of its parts");
+    assert_eq!(
+        out["thesis"].group.as_ref().unwrap().size,
+        1,
+        "a whole is not a duplicate of its parts"
+    );
     assert_eq!(stats.with_containment, 2);
     // The same relations from a query and from all pairs.
     let pairs = with.containment_pairs(0.9, 1).unwrap();
@@ -341,4 +377,60 @@ fn frequent_samples_are_skipped_and_counted() {
     let s = db.containment_stats().unwrap().unwrap();
     assert!(s.frequent_keys > 0 && s.longest_posting == 30, "{s:?}");
     assert_eq!(s.frequent_entries, 30 * s.frequent_keys);
+}
+
+#[test]
+fn check_finds_missing_and_stray_index_entries() {
+    let v = vocab();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let db = Db::create(&path, &CreateOptions::default().with_containment(Some(ContainmentConfig::new(4)))).unwrap();
+        for i in 0..10u64 {
+            db.insert(&format!("k{i}"), &text(&passage(&v, 100, i))).unwrap();
+        }
+        // A short document: indexed under all its shingles.
+        db.insert("tiny", "just two").unwrap();
+        let rep = db.check().unwrap();
+        assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+        assert!(rep.contain_entries > 10);
+    }
+    let id = Db::open(&path).unwrap().get("k3").unwrap().unwrap().id;
+    {
+        let rp = path.join("rocksdb");
+        let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), &rp).unwrap();
+        let raw = rocksdb::DB::open_cf(&rocksdb::Options::default(), &rp, &names).unwrap();
+        let cf = raw.cf_handle("contain").unwrap();
+        // Remove one of k3's entries; add a stray entry for a document that does not exist.
+        let k = raw
+            .iterator_cf(cf, rocksdb::IteratorMode::Start)
+            .map(|i| i.unwrap().0)
+            .find(|k| k.len() == 13 && k[5..] == id.to_be_bytes())
+            .unwrap();
+        raw.delete_cf(cf, &k).unwrap();
+        let mut stray = k.to_vec();
+        stray[5..].copy_from_slice(&999u64.to_be_bytes());
+        raw.put_cf(cf, &stray, []).unwrap();
+    }
+    let db = Db::open(&path).unwrap();
+    let rep = db.check().unwrap();
+    let what: Vec<String> = rep.faults.iter().map(|f| format!("{:?} {}", f.doc, f.what)).collect();
+    assert_eq!(rep.faults.len(), 3, "{what:?}");
+    assert!(
+        what.iter()
+            .any(|w| w.starts_with(&format!("Some({id})")) && w.contains("keys are missing")),
+        "{what:?}"
+    );
+    assert!(
+        what.iter()
+            .any(|w| w.starts_with(&format!("Some({id})")) && w.contains("entries, expected")),
+        "{what:?}"
+    );
+    assert!(
+        what.iter().any(|w| w.starts_with("Some(999)") && w.contains("without a live doc")),
+        "{what:?}"
+    );
+    // The rest of the index still answers.
+    let q = QueryOptions::default().with_min_containment(0.9);
+    assert_eq!(db.query("just two", &q).unwrap()[0].key, "tiny");
 }

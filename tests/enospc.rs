@@ -104,7 +104,10 @@ fn ingest_on_a_full_disk_ends_with_an_io_error_and_loses_nothing_acknowledged() 
         other => panic!("expected a full-disk I/O error, got {other:?}"),
     }
     assert!(!acked.is_empty() && acked.len() < 58_000, "{}", acked.len());
-    assert!(matches!(db.insert("late", "a write after the disk filled up"), Err(Error::Poisoned { .. })));
+    assert!(matches!(
+        db.insert("late", "a write after the disk filled up"),
+        Err(Error::Poisoned { .. })
+    ));
     drop(db);
     fs.grow("64m");
     assert_acked_present(&path, &acked);

@@ -56,9 +56,13 @@ pub(super) fn sort_contain_hits(hits: &mut [Hit]) {
 
 /// Loads the short-key set from the index's short key range (at open).
 pub(super) fn load_short_keys(rocks: &DB, path: &std::path::Path) -> Result<ShortKeys> {
-    let cf = rocks
-        .cf_handle(CF_CONTAIN)
-        .ok_or_else(|| Error::corrupt(path, None, "the config has a containment index but column family `contain` is missing"))?;
+    let cf = rocks.cf_handle(CF_CONTAIN).ok_or_else(|| {
+        Error::corrupt(
+            path,
+            None,
+            "the config has a containment index but column family `contain` is missing",
+        )
+    })?;
     let mut short = ShortKeys::default();
     let start = [KeyKind::Short as u8];
     for item in rocks.iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
@@ -145,7 +149,8 @@ impl Db {
     fn contain_search(&self, st: &State, fp: &Fingerprint, c: f64, keep: impl Fn(u64) -> bool, hits: &mut Vec<Hit>) -> Result<()> {
         let cfg = self.contain_cfg()?;
         let mut cands: Vec<u64> = Vec::new();
-        self.contain_index(cfg)?.candidates(&fp.shingles, &st.contain_short, |id, _| cands.push(id))?;
+        self.contain_index(cfg)?
+            .candidates(&fp.shingles, &st.contain_short, |id, _| cands.push(id))?;
         cands.sort_unstable();
         cands.dedup();
         for id in cands {
@@ -196,7 +201,9 @@ impl Db {
                     continue;
                 }
                 // New docs are in id order.
-                let Ok(i) = pend.new_docs.binary_search_by_key(&id, |p| p.id) else { continue };
+                let Ok(i) = pend.new_docs.binary_search_by_key(&id, |p| p.id) else {
+                    continue;
+                };
                 let p = &pend.new_docs[i];
                 if !p.alive {
                     continue;
@@ -212,13 +219,17 @@ impl Db {
 
     /// The containment-index changes of a batch (`None` without the index).
     pub(super) fn contain_delta(&self, st: &State, pend: &Pending) -> Result<Option<ContainDelta>> {
-        let Some(cfg) = self.inner.config.containment else { return Ok(None) };
+        let Some(cfg) = self.inner.config.containment else {
+            return Ok(None);
+        };
         let n = cfg.sample;
         let mut d = ContainDelta::default();
         for &id in &pend.deleted {
-            match st.docs.get(&id) {
-                Some(m) => {
-                    let set = st.segs.read(m.loc, id)?;
+            // The keys are recomputed from the stored set; a damaged set (or a damaged record, left
+            // out at open) cannot say which, so every entry naming the document is removed instead.
+            let set = st.docs.get(&id).and_then(|m| st.segs.read(m.loc, id).ok());
+            match set {
+                Some(set) => {
                     let (kind, keys) = stored_keys(&set, n);
                     d.dels.extend(keys.iter().map(|&k| contain_key(kind, k, id)));
                     if kind == KeyKind::Short {
@@ -226,7 +237,6 @@ impl Db {
                     }
                 }
                 None => {
-                    // A damaged record (left out at open): remove whatever entries name it.
                     for item in self.inner.rocks.iterator_cf(self.cf(CF_CONTAIN)?, IteratorMode::Start) {
                         let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
                         if let Some((kind, s, doc)) = decode_contain_key(&k) {
@@ -268,7 +278,7 @@ impl Db {
         // Per document: its expected keys (from its stored set) must all be present, and the
         // entries naming it must be exactly as many.
         let mut expected: IntMap<u64, u64> = IntMap::default();
-        let mut short_expected: HashMap<u32, u32> = HashMap::new();
+        let mut short_in_index: HashMap<u32, u32> = HashMap::new();
         let mut ids: Vec<u64> = records.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {
@@ -276,22 +286,23 @@ impl Db {
             let Ok(set) = st.segs.read(r.loc(), id) else { continue }; // reported by the main check
             let (kind, keys) = stored_keys(&set, cfg.sample);
             expected.insert(id, keys.len() as u64);
-            if kind == KeyKind::Short {
-                for &k in &keys {
-                    *short_expected.entry(k).or_insert(0) += 1;
-                }
-            }
             let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
             let found = self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true);
             let missing = found.iter().filter(|v| !matches!(v, Ok(Some(_)))).count();
             if missing > 0 {
-                fault(Some(id), format!("{missing} of its {} containment-index keys are missing", wanted.len()));
+                fault(
+                    Some(id),
+                    format!("{missing} of its {} containment-index keys are missing", wanted.len()),
+                );
             }
         }
         let mut per_doc: IntMap<u64, u64> = IntMap::default();
         for item in self.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
             let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
             rep.contain_entries += 1;
+            if let Some((KeyKind::Short, s, _)) = decode_contain_key(&k) {
+                *short_in_index.entry(s).or_insert(0) += 1;
+            }
             match decode_contain_key(&k) {
                 Some((_, _, id)) if records.contains_key(&id) => *per_doc.entry(id).or_insert(0) += 1,
                 Some((_, _, id)) => fault(Some(id), "containment-index entry without a live doc".into()),
@@ -305,13 +316,13 @@ impl Db {
             }
         }
         let mirror: HashMap<u32, u32> = st.contain_short.iter().collect();
-        if mirror != short_expected {
+        if mirror != short_in_index {
             fault(
                 None,
                 format!(
-                    "in-memory short-key set ({} keys) differs from the documents' ({} keys)",
+                    "in-memory short-key set ({} keys) differs from the index's ({} keys)",
                     mirror.len(),
-                    short_expected.len()
+                    short_in_index.len()
                 ),
             );
         }
@@ -320,7 +331,9 @@ impl Db {
 
     /// The containment index's counters (a scan of the index; `None` without one).
     pub fn containment_stats(&self) -> Result<Option<ContainmentStats>> {
-        let Some(cfg) = self.inner.config.containment else { return Ok(None) };
+        let Some(cfg) = self.inner.config.containment else {
+            return Ok(None);
+        };
         self.read_rocks(|st| {
             let mut s = ContainmentStats {
                 sample: cfg.sample,
@@ -344,7 +357,11 @@ impl Db {
             for item in self.inner.rocks.iterator_cf(self.cf(CF_CONTAIN)?, IteratorMode::Start) {
                 let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
                 let Some((kind, sh, id)) = decode_contain_key(&k) else {
-                    return Err(Error::corrupt(&self.inner.rocks_path, None, format!("containment key {k:?} does not decode")));
+                    return Err(Error::corrupt(
+                        &self.inner.rocks_path,
+                        None,
+                        format!("containment key {k:?} does not decode"),
+                    ));
                 };
                 if !st.docs.contains_key(&id) {
                     continue;
@@ -416,8 +433,11 @@ impl Db {
                                     let Some(my) = st.docs.get(&y) else { continue };
                                     let other = st.segs.read(my.loc, y)?;
                                     if let Some(r) = containment_at_least(&set, &other, c) {
-                                        let (a, b, a_in_b, b_in_a) =
-                                            if x < y { (x, y, r.a_in_b, r.b_in_a) } else { (y, x, r.b_in_a, r.a_in_b) };
+                                        let (a, b, a_in_b, b_in_a) = if x < y {
+                                            (x, y, r.a_in_b, r.b_in_a)
+                                        } else {
+                                            (y, x, r.b_in_a, r.a_in_b)
+                                        };
                                         out.push(ContainPair {
                                             a,
                                             b,
@@ -435,11 +455,14 @@ impl Db {
                     .collect();
                 handles
                     .into_iter()
-                    .map(|h| h.join().unwrap_or_else(|p| Err(Error::panicked("containment pairs worker", p.as_ref()))))
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|p| Err(Error::panicked("containment pairs worker", p.as_ref())))
+                    })
                     .collect()
             });
             let mut pairs: Vec<ContainPair> = parts?.into_iter().flatten().collect();
-            pairs.sort_by(|p, q| (p.a, p.b).cmp(&(q.a, q.b)));
+            pairs.sort_by_key(|p| (p.a, p.b));
             Ok(pairs)
         })
     }

@@ -44,13 +44,16 @@ use crate::store::doc_record::{self, DbConfig, DocRecord};
 use crate::store::keys::{be_u64, cf_names, doc_key, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
-pub use options::{auto_tables, validate_key, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, CreateOptions, Dedup, Options, QueryOptions, Tables, MAX_DISTANCE, MAX_KEY_BYTES};
+pub use options::{
+    auto_tables, validate_key, CreateOptions, Dedup, Options, QueryOptions, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
+    MAX_DISTANCE, MAX_KEY_BYTES,
+};
 use state::{State, Writer};
 pub use types::{CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, Stats};
 // containment:
+pub(crate) use options::check_c;
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
 pub use types::{ContainPair, ContainmentStats};
-pub(crate) use options::check_c;
 
 struct Inner {
     path: PathBuf,
@@ -72,7 +75,10 @@ impl Drop for Inner {
         let w = self.writer.get_mut();
         if !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none() {
             // containment: the index's column family, when there is one.
-            for name in cf_names(self.config.tables).into_iter().chain([crate::store::keys::CF_CONTAIN.to_string()]) {
+            for name in cf_names(self.config.tables)
+                .into_iter()
+                .chain([crate::store::keys::CF_CONTAIN.to_string()])
+            {
                 if let Some(cf) = self.rocks.cf_handle(&name) {
                     let _ = self.rocks.flush_cf(cf);
                 }
@@ -92,7 +98,6 @@ impl std::fmt::Debug for Db {
         f.debug_struct("Db").field("path", &self.inner.path).finish_non_exhaustive()
     }
 }
-
 
 impl Db {
     /// The database directory.

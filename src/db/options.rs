@@ -151,7 +151,6 @@ pub struct QueryOptions {
     pub min_containment: Option<f64>,
 }
 
-
 /// Checks a key against the accepted range.
 pub fn validate_key(key: &str) -> Result<()> {
     if key.is_empty() {
@@ -188,15 +187,14 @@ pub(super) fn check_k(k: u32) -> Result<u32> {
     }
 }
 
-
 // containment: the builders of the option structs that gained fields (they are `#[non_exhaustive]`).
 
 /// Whether a new database has the containment index unless told otherwise (measured:
 /// docs/containment.md, "Cost and the default").
 pub const DEFAULT_CONTAINMENT: bool = true;
 
-pub use crate::store::doc_record::ContainmentConfig;
 use crate::fingerprint::containment::{DEFAULT_MAX_POSTINGS, DEFAULT_SAMPLE, MAX_SAMPLE};
+pub use crate::store::doc_record::ContainmentConfig;
 
 impl Default for ContainmentConfig {
     /// One shingle in [`DEFAULT_SAMPLE`] is a sample; posting lists longer than

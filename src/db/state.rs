@@ -48,7 +48,6 @@ pub(super) struct State {
 /// How many recently committed documents [`State::recent`] keeps.
 pub(super) const RECENT_CAP: usize = 1 << 16;
 
-
 /// The writer's private structures (under the writer mutex).
 pub(super) struct Writer {
     pub(super) segw: SegmentWriter,
@@ -61,7 +60,6 @@ pub(super) struct Writer {
     /// poisoned. parking_lot mutexes do not poison, so this flag does.
     pub(super) in_progress: Option<&'static str>,
 }
-
 
 impl Db {
     /// Takes the writer lock of a writable, healthy handle.

@@ -189,7 +189,6 @@ pub struct CompactStats {
     pub records_moved: u64,
 }
 
-
 /// Duplicates of a prepared document verified by a worker against the committed documents with id
 /// below `upto`; the writer completes it with the documents committed since and the batch's own.
 #[derive(Clone, Debug)]
@@ -197,7 +196,6 @@ pub struct Precheck {
     pub(super) upto: u64,
     pub(super) dups: Vec<Hit>,
 }
-
 
 // containment:
 /// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan

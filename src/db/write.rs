@@ -269,7 +269,14 @@ impl Db {
 
     /// Verifies committed candidates `(id, distance)` by exact Jaccard ≥ t (size filter from the
     /// stored count first, then the segment read) and appends the hits.
-    pub(super) fn verify(&self, st: &State, fp: &Fingerprint, t: f64, cands: impl IntoIterator<Item = (u64, u32)>, hits: &mut Vec<Hit>) -> Result<()> {
+    pub(super) fn verify(
+        &self,
+        st: &State,
+        fp: &Fingerprint,
+        t: f64,
+        cands: impl IntoIterator<Item = (u64, u32)>,
+        hits: &mut Vec<Hit>,
+    ) -> Result<()> {
         for (id, d) in cands {
             let Some(meta) = st.docs.get(&id) else { continue };
             if !size_compatible(fp.shingles.len(), meta.loc.count, t) {

@@ -58,7 +58,7 @@ impl KeyKind {
 /// True when shingle `s` is a sample at rate `1/n` (`n = 0` is treated as 1: every shingle).
 #[inline]
 pub fn is_sample(s: u32, n: u32) -> bool {
-    splitmix64(u64::from(s) ^ SAMPLE_SALT) % u64::from(n.max(1)) == 0
+    splitmix64(u64::from(s) ^ SAMPLE_SALT).is_multiple_of(u64::from(n.max(1)))
 }
 
 /// The samples of a sorted set, in order.

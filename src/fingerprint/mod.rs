@@ -9,8 +9,8 @@
 pub mod containment;
 pub mod normalize;
 pub mod shingle;
-pub mod similarity;
 pub mod simhash;
+pub mod similarity;
 pub mod spec;
 
 use crate::fingerprint::normalize::normalize_into;

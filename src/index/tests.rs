@@ -118,7 +118,7 @@ fn removing_from_the_mirror_keeps_it_exact() {
         fps[i] = rng.gen();
         t.insert(fps[i], i as u64);
     }
-    assert_eq!(t.len() as usize, fps.len());
+    assert_eq!(t.len(), fps.len());
     assert_exact(&t, &fps, 12, "mirror after removals");
 }
 

@@ -41,7 +41,11 @@ pub fn print_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
 /// Containment hits: the query inside the document (`IN DOC`), the document inside the query
 /// (`DOC IN`), Jaccard and shared shingles.
 pub fn print_contain_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
-    writeln!(out, "{:<40} {:>8} {:>8} {:>8} {:>8}", "KEY", "IN DOC", "DOC IN", "JACCARD", "SHARED")?;
+    writeln!(
+        out,
+        "{:<40} {:>8} {:>8} {:>8} {:>8}",
+        "KEY", "IN DOC", "DOC IN", "JACCARD", "SHARED"
+    )?;
     for h in hits {
         let shared = h.shared.map_or("-".into(), |s| s.to_string());
         writeln!(

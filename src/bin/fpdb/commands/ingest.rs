@@ -103,32 +103,30 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             b.inc(1);
         }
         let res = match &r.result {
-            Ok(o) => {
-                if json {
-                    writeln!(out, "{}", outcome_json(o))
-                } else if o.id.is_none() {
-                    writeln!(
-                        out,
-                        "skipped {:?}: duplicates {}",
-                        o.key,
-                        o.duplicates
-                            .first()
-                            .map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
-                    )
-                } else if let (Some(h), Some(id)) = (o.duplicates.first(), o.id) {
-                    writeln!(
-                        out,
-                        "stored {:?} as doc {id}: near-duplicate of {:?} (J = {}), group {}",
-                        o.key,
-                        h.key,
-                        fmt_j(h.jaccard),
-                        o.group.as_ref().map_or(id, |g| g.id)
-                    )
-                } else {
-                    Ok(())
-                }
-                .and_then(|()| if json { Ok(()) } else { print_relations(out, o) })
+            Ok(o) => if json {
+                writeln!(out, "{}", outcome_json(o))
+            } else if o.id.is_none() {
+                writeln!(
+                    out,
+                    "skipped {:?}: duplicates {}",
+                    o.key,
+                    o.duplicates
+                        .first()
+                        .map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
+                )
+            } else if let (Some(h), Some(id)) = (o.duplicates.first(), o.id) {
+                writeln!(
+                    out,
+                    "stored {:?} as doc {id}: near-duplicate of {:?} (J = {}), group {}",
+                    o.key,
+                    h.key,
+                    fmt_j(h.jaccard),
+                    o.group.as_ref().map_or(id, |g| g.id)
+                )
+            } else {
+                Ok(())
             }
+            .and_then(|()| if json { Ok(()) } else { print_relations(out, o) }),
             Err(e) => {
                 let origin = origins
                     .lock()

@@ -23,9 +23,10 @@ impl Config {
                 .with_tables(parse_tables(&a.tables)?)
                 .with_max_distance(a.max_distance)
                 .with_min_jaccard(a.min_jaccard)
-                .with_containment((a.containment == OnOff::On).then(|| {
-                    ContainmentConfig::new(a.containment_sample).with_max_postings(a.containment_max_postings)
-                })),
+                .with_containment(
+                    (a.containment == OnOff::On)
+                        .then(|| ContainmentConfig::new(a.containment_sample).with_max_postings(a.containment_max_postings)),
+                ),
         })
     }
 }
