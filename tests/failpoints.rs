@@ -185,6 +185,8 @@ fn ingest_or_hang(
                 }
             }
         });
+        // Release this handle before reporting, so that the test can reopen the database.
+        drop(db2);
         let _ = tx.send((r, acked));
     });
     rx.recv_timeout(Duration::from_secs(120))

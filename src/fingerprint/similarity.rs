@@ -194,6 +194,7 @@ mod tests {
     #[test]
     fn hand_computed_cases() {
         assert_eq!(jaccard(&[1, 2, 3, 4], &[3, 4, 5, 6]).jaccard, 2.0 / 6.0);
+        // The one convention of the crate (module doc): two empty sets share no evidence.
         assert_eq!(jaccard(&[], &[]).jaccard, 0.0);
         assert_eq!(jaccard(&[1], &[]).jaccard, 0.0);
         assert_eq!(

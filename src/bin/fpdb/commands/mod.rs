@@ -64,7 +64,11 @@ pub fn open(db: &Path, sync: bool) -> Result<Db> {
             r.truncated_bytes,
             r.orphans_removed.len(),
             r.damaged_records,
-            if r.damaged_records > 0 { " (run `fpdb check` to list them)" } else { "" }
+            if r.damaged_records > 0 {
+                " (run `fpdb check` to list them)"
+            } else {
+                ""
+            }
         );
     }
     Ok(d)
