@@ -16,13 +16,14 @@ use std::collections::HashMap;
 use rocksdb::{IteratorMode, WriteBatch, DB};
 
 use crate::error::{Error, Result};
+use crate::fingerprint::containment::{min_shared_keys, samples};
 use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::fingerprint::similarity::{containment_at_least, hamming, Containment};
 use crate::fingerprint::Fingerprint;
 use crate::index::contain::{MemContain, RocksContain, ShortKeys};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DocRecord};
-use crate::store::keys::{contain_key, decode_contain_key, CF_CONTAIN};
+use crate::store::keys::{contain_key, contain_value, decode_contain_key, decode_contain_value, CF_CONTAIN};
 
 use super::commit::Pending;
 use super::options::check_c;
@@ -82,7 +83,8 @@ pub(super) fn load_short_keys(rocks: &DB, path: &std::path::Path) -> Result<Shor
 #[derive(Default)]
 pub(super) struct ContainDelta {
     dels: Vec<[u8; 13]>,
-    puts: Vec<[u8; 13]>,
+    /// Key and the document's number of keys (the value).
+    puts: Vec<([u8; 13], u32)>,
     short_removed: Vec<u32>,
     short_added: Vec<u32>,
 }
@@ -97,8 +99,9 @@ impl ContainDelta {
             b.delete_cf(cf, k);
         }
         self.puts.sort_unstable();
-        for k in &self.puts {
-            b.put_cf(cf, k, []);
+        for (k, n) in &self.puts {
+            let (v, len) = contain_value(*n);
+            b.put_cf(cf, k, &v[..len]);
         }
         Ok(ShortDelta {
             removed: self.short_removed,
@@ -145,15 +148,15 @@ impl Db {
     }
 
     /// Verified containment hits of `fp` among the published documents that `keep` accepts:
-    /// candidates from the index, then the exact containment from the stored sets.
+    /// candidates from the index that pass the count filter, then the exact containment from the
+    /// stored sets.
     fn contain_search(&self, st: &State, fp: &Fingerprint, c: f64, keep: impl Fn(u64) -> bool, hits: &mut Vec<Hit>) -> Result<()> {
         let cfg = self.contain_cfg()?;
-        let mut cands: Vec<u64> = Vec::new();
-        self.contain_index(cfg)?
-            .candidates(&fp.shingles, &st.contain_short, |id, _| cands.push(id))?;
-        cands.sort_unstable();
-        cands.dedup();
-        for id in cands {
+        let mut cands = Candidates::new(&fp.shingles, cfg, c);
+        let found = self
+            .contain_index(cfg)?
+            .candidates(&fp.shingles, &st.contain_short, |id, kind, keys| cands.add(id, kind, keys))?;
+        for (id, _) in cands.passing(found.frequent, |id| st.docs.get(&id).map(|m| m.loc.count as usize)) {
             if !keep(id) {
                 continue;
             }
@@ -191,12 +194,19 @@ impl Db {
         let mut hits = Vec::new();
         self.contain_search(st, fp, c, |id| Some(id) != exclude && !pend.deleted.contains(&id), &mut hits)?;
         if !pend.contain_batch.is_empty() {
-            let mut cands = Vec::new();
-            pend.contain_batch
-                .candidates(&fp.shingles, cfg.sample, cfg.max_postings, |id, _| cands.push(id));
-            cands.sort_unstable();
-            cands.dedup();
-            for id in cands {
+            let mut cands = Candidates::new(&fp.shingles, cfg, c);
+            let found = pend
+                .contain_batch
+                .candidates(&fp.shingles, cfg.sample, cfg.max_postings, |id, kind, keys| {
+                    cands.add(id, kind, keys)
+                });
+            let len_of = |id: u64| {
+                pend.new_docs
+                    .binary_search_by_key(&id, |p| p.id)
+                    .ok()
+                    .map(|i| pend.new_docs[i].fp.shingles.len())
+            };
+            for (id, _) in cands.passing(found.frequent, len_of) {
                 if Some(id) == exclude {
                     continue;
                 }
@@ -253,7 +263,8 @@ impl Db {
         }
         for p in pend.new_docs.iter().filter(|p| p.alive) {
             let (kind, keys) = stored_keys(&p.fp.shingles, n);
-            d.puts.extend(keys.iter().map(|&k| contain_key(kind, k, p.id)));
+            let n = keys.len() as u32;
+            d.puts.extend(keys.iter().map(|&k| (contain_key(kind, k, p.id), n)));
             if kind == KeyKind::Short {
                 d.short_added.extend(keys);
             }
@@ -288,11 +299,24 @@ impl Db {
             expected.insert(id, keys.len() as u64);
             let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
             let found = self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true);
-            let missing = found.iter().filter(|v| !matches!(v, Ok(Some(_)))).count();
+            let (mut missing, mut wrong) = (0usize, 0usize);
+            for v in &found {
+                match v {
+                    Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
+                    Ok(Some(_)) => wrong += 1,
+                    _ => missing += 1,
+                }
+            }
             if missing > 0 {
                 fault(
                     Some(id),
                     format!("{missing} of its {} containment-index keys are missing", wanted.len()),
+                );
+            }
+            if wrong > 0 {
+                fault(
+                    Some(id),
+                    format!("{wrong} of its containment-index entries do not hold its key count {}", keys.len()),
                 );
             }
         }
@@ -413,20 +437,16 @@ impl Db {
                         let index = &index;
                         s.spawn(move || -> Result<Vec<ContainPair>> {
                             let mut out = Vec::new();
-                            let mut found: IntMap<u64, bool> = IntMap::default();
                             for &x in part {
                                 let Some(mx) = st.docs.get(&x) else { continue };
                                 let set = st.segs.read(mx.loc, x)?;
                                 let x_has_samples = stored_keys(&set, cfg.sample).0 == KeyKind::Sample;
-                                found.clear();
-                                // id → found only through short keys (the candidate is short).
-                                index.candidates(&set, &st.contain_short, |y, kind| {
-                                    let only_short = found.get(&y).copied().unwrap_or(true) && kind == KeyKind::Short;
-                                    found.insert(y, only_short);
-                                })?;
-                                let mut ys: Vec<(u64, bool)> = found.iter().map(|(&y, &s)| (y, s)).collect();
-                                ys.sort_unstable();
-                                for (y, y_short) in ys {
+                                let mut cands = Candidates::new(&set, cfg, c);
+                                let found = index.candidates(&set, &st.contain_short, |y, kind, keys| cands.add(y, kind, keys))?;
+                                // A candidate is short exactly when it was found through short keys.
+                                let len_of = |y: u64| st.docs.get(&y).map(|m| m.loc.count as usize);
+                                for (y, y_kind) in cands.passing(found.frequent, len_of) {
+                                    let y_short = y_kind == KeyKind::Short;
                                     if y == x || !(y > x || (y_short && x_has_samples)) {
                                         continue;
                                     }
@@ -471,3 +491,47 @@ impl Db {
 /// The per-batch in-memory index of the documents decided so far (for containment relations at
 /// ingest); lives in [`Pending`].
 pub(super) type BatchContain = MemContain;
+
+/// One search's candidates: per document, the keys it shares with the query, its kind and its
+/// number of keys; then the count filter ([`min_shared_keys`]).
+struct Candidates {
+    by_id: IntMap<u64, (u32, KeyKind, u32)>,
+    c: f64,
+    n: u32,
+    q_len: usize,
+    q_samples: usize,
+}
+
+impl Candidates {
+    fn new(query: &[u32], cfg: ContainmentConfig, c: f64) -> Self {
+        Candidates {
+            by_id: IntMap::default(),
+            c,
+            n: cfg.sample,
+            q_len: query.len(),
+            q_samples: samples(query, cfg.sample).count(),
+        }
+    }
+
+    fn add(&mut self, id: u64, kind: KeyKind, keys: u32) {
+        self.by_id.entry(id).or_insert((0, kind, keys)).0 += 1;
+    }
+
+    /// The candidates that share enough keys, in id order (`len_of`: a candidate's set size;
+    /// `None` drops it). `frequent` probes were skipped: each may have been one more shared key,
+    /// so they count in every candidate's favour.
+    fn passing(self, frequent: u32, len_of: impl Fn(u64) -> Option<usize>) -> Vec<(u64, KeyKind)> {
+        let mut out: Vec<(u64, KeyKind)> = self
+            .by_id
+            .iter()
+            .filter(|&(&id, &(shared, kind, keys))| {
+                len_of(id).is_some_and(|d_len| {
+                    shared + frequent >= min_shared_keys(kind, self.c, self.n, self.q_len, self.q_samples, d_len, keys)
+                })
+            })
+            .map(|(&id, &(_, kind, _))| (id, kind))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+}

@@ -34,6 +34,37 @@ pub const MAX_SAMPLE: u32 = 1 << 16;
 /// than this is boilerplate and is skipped (docs/containment.md, "Frequent samples").
 pub const DEFAULT_MAX_POSTINGS: u32 = 2048;
 
+/// The count filter's bound on the probability of discarding a candidate that qualifies (under the
+/// model in which each shingle is a sample independently with probability `1/n`).
+pub const COUNT_FILTER_MISS: f64 = 1e-3;
+
+/// **The count filter.** How many keys a candidate must share with a query before it is read and
+/// verified, for containment ≥ `c` in either direction:
+///
+/// * a *short* candidate (every shingle a key) shares exactly `|Q ∩ D|` keys: it must share at
+///   least `⌈c · min(|Q|, |D|)⌉` (exact, no loss);
+/// * a *sampled* candidate shares the samples of `Q ∩ D`. If `|Q ∩ D| ≥ c·m` (`m = min(|Q|, |D|)`)
+///   that count is at least Binomial(`⌈c·m⌉`, `1/n`), whose mean is `μ = c·m/n`; by the Chernoff
+///   bound it falls below `μ − √(2 μ ln(1/δ))` with probability at most `δ` =
+///   [`COUNT_FILTER_MISS`]. The bound is then capped by `min(keys of D, samples of Q)`, which a
+///   document with containment 1 always reaches (`Q ⊆ D` ⇒ it shares all of `Q`'s samples; `D ⊆ Q`
+///   ⇒ all of `D`'s keys): containment 1 is never filtered.
+///
+/// Always at least 1. `q_len`/`d_len` are the set sizes, `q_samples` the query's samples,
+/// `d_keys` the candidate's number of keys.
+pub fn min_shared_keys(kind: KeyKind, c: f64, n: u32, q_len: usize, q_samples: usize, d_len: usize, d_keys: u32) -> u32 {
+    let m = q_len.min(d_len) as f64;
+    match kind {
+        KeyKind::Short => ((c * m - 1e-9).ceil().max(1.0)) as u32,
+        KeyKind::Sample => {
+            let mu = c * m / f64::from(n.max(1));
+            let t = (mu - (2.0 * mu * (1.0 / COUNT_FILTER_MISS).ln()).sqrt()).ceil();
+            let t = if t.is_finite() { t.max(1.0) as u32 } else { 1 };
+            t.min((d_keys as usize).min(q_samples).max(1) as u32)
+        }
+    }
+}
+
 /// The two key spaces of the containment index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
@@ -111,6 +142,43 @@ mod tests {
 
     fn set(max: usize) -> impl Strategy<Value = Vec<u32>> {
         proptest::collection::btree_set(any::<u32>(), 0..max).prop_map(|s| s.into_iter().collect())
+    }
+
+    #[test]
+    fn count_filter_bounds() {
+        // Short documents: the exact overlap needed.
+        assert_eq!(min_shared_keys(KeyKind::Short, 0.8, 8, 100, 12, 10, 10), 8);
+        assert_eq!(min_shared_keys(KeyKind::Short, 0.0, 8, 100, 12, 10, 10), 1);
+        // Small expected counts: any shared sample.
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 100, 12, 100, 12), 1);
+        // Large ones: well below the mean (μ = 100 → 100 − √(2·100·ln 1000) = 62.8 → 63)...
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 1000, 125, 5000, 625), 63);
+        // ...but never above what containment 1 guarantees.
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 1000, 40, 5000, 625), 40);
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 5000, 625, 1000, 50), 50);
+    }
+
+    /// The filter's miss rate, measured: pairs at exactly the threshold overlap, shared samples
+    /// counted with the real sample function; the share discarded stays below the bound.
+    #[test]
+    fn count_filter_miss_rate_is_below_its_bound() {
+        let (n, c) = (8u32, 0.8f64);
+        let (mut tried, mut missed) = (0u32, 0u32);
+        for trial in 0..2000u32 {
+            let m = 400 + (trial % 7) as usize * 300;
+            let shared = (c * m as f64).ceil() as u32;
+            let base = trial.wrapping_mul(0x9E37_79B9).wrapping_mul(7919);
+            let x = (0..shared)
+                .filter(|&i| is_sample(base.wrapping_add(i.wrapping_mul(2_654_435_761)), n))
+                .count() as u32;
+            let t = min_shared_keys(KeyKind::Sample, c, n, m, usize::MAX, 10 * m, u32::MAX);
+            tried += 1;
+            missed += u32::from(x < t);
+        }
+        assert!(
+            f64::from(missed) / f64::from(tried) <= 2.0 * COUNT_FILTER_MISS + 0.002,
+            "{missed} of {tried}"
+        );
     }
 
     proptest! {

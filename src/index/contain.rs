@@ -24,7 +24,7 @@ use rocksdb::{ColumnFamily, DB};
 use crate::error::{Error, Result};
 use crate::fingerprint::containment::{probes, stored_keys, KeyKind};
 use crate::intmap::IntMap;
-use crate::store::keys::{be_u64, contain_prefix};
+use crate::store::keys::{be_u64, contain_prefix, decode_contain_value};
 
 /// Which shingles are keys of short documents, with the number of short documents holding each.
 #[derive(Clone, Debug, Default)]
@@ -86,15 +86,16 @@ pub(crate) struct RocksContain<'a> {
 
 impl RocksContain<'_> {
     /// Every document sharing a probed key with `set` (its samples; its shingles that are short
-    /// keys), as `f(doc id, kind of the key)` once per shared key. Returns the probe counts.
-    pub(crate) fn candidates(&self, set: &[u32], short: &ShortKeys, mut f: impl FnMut(u64, KeyKind)) -> Result<SearchStats> {
+    /// keys), as `f(doc id, kind of the key, the doc's number of keys)` once per shared key.
+    /// Returns the probe counts.
+    pub(crate) fn candidates(&self, set: &[u32], short: &ShortKeys, mut f: impl FnMut(u64, KeyKind, u32)) -> Result<SearchStats> {
         let probes = probes(set, self.sample, |s| short.contains(s));
         let mut stats = SearchStats {
             probes: probes.len() as u32,
             frequent: 0,
         };
         let cap = self.max_postings as usize;
-        let mut ids: Vec<u64> = Vec::new();
+        let mut ids: Vec<(u64, u32)> = Vec::new();
         let mut it = self.db.raw_iterator_cf(self.cf);
         // Probes come sorted by (kind, shingle): the seeks move forward through the key space.
         for (kind, s) in probes {
@@ -109,7 +110,11 @@ impl RocksContain<'_> {
                     .get(5..)
                     .and_then(be_u64)
                     .ok_or_else(|| Error::corrupt(self.path, None, format!("containment key {key:?} is not 13 bytes")))?;
-                ids.push(id);
+                let keys = it
+                    .value()
+                    .and_then(decode_contain_value)
+                    .ok_or_else(|| Error::corrupt(self.path, Some(id), format!("containment entry {key:?} has no key count")))?;
+                ids.push((id, keys));
                 if ids.len() > cap {
                     break;
                 }
@@ -119,8 +124,8 @@ impl RocksContain<'_> {
                 stats.frequent += 1;
                 continue;
             }
-            for &id in &ids {
-                f(id, kind);
+            for &(id, keys) in &ids {
+                f(id, kind, keys);
             }
         }
         it.status().map_err(|e| Error::rocks("read containment index", self.path, e))?;
@@ -132,7 +137,7 @@ impl RocksContain<'_> {
 /// documents of the batch being decided.
 #[derive(Debug, Default)]
 pub(crate) struct MemContain {
-    lists: std::collections::HashMap<(KeyKind, u32), Vec<u64>>,
+    lists: std::collections::HashMap<(KeyKind, u32), Vec<(u64, u32)>>,
     short: ShortKeys,
 }
 
@@ -143,8 +148,9 @@ impl MemContain {
         if kind == KeyKind::Short {
             self.short.add(&keys);
         }
+        let count = keys.len() as u32;
         for k in keys {
-            self.lists.entry((kind, k)).or_default().push(id);
+            self.lists.entry((kind, k)).or_default().push((id, count));
         }
     }
 
@@ -153,17 +159,26 @@ impl MemContain {
         self.lists.is_empty()
     }
 
-    /// Candidates of `set`: `f(id, kind)` once per shared key; lists longer than `cap` skipped.
-    pub(crate) fn candidates(&self, set: &[u32], n: u32, cap: u32, mut f: impl FnMut(u64, KeyKind)) {
-        for p in probes(set, n, |s| self.short.contains(s)) {
+    /// Candidates of `set`: `f(id, kind, keys)` once per shared key; lists longer than `cap`
+    /// skipped (and counted in the result).
+    pub(crate) fn candidates(&self, set: &[u32], n: u32, cap: u32, mut f: impl FnMut(u64, KeyKind, u32)) -> SearchStats {
+        let probes = probes(set, n, |s| self.short.contains(s));
+        let mut stats = SearchStats {
+            probes: probes.len() as u32,
+            frequent: 0,
+        };
+        for p in probes {
             if let Some(ids) = self.lists.get(&p) {
                 if ids.len() <= cap as usize {
-                    for &id in ids {
-                        f(id, p.0);
+                    for &(id, keys) in ids {
+                        f(id, p.0, keys);
                     }
+                } else {
+                    stats.frequent += 1;
                 }
             }
         }
+        stats
     }
 }
 
@@ -219,18 +234,22 @@ mod tests {
                 if kind == KeyKind::Short {
                     short.add(&keys);
                 }
+                let (v, len) = crate::store::keys::contain_value(keys.len() as u32);
                 for &k in &keys {
-                    db.put_cf(cf, contain_key(kind, k, id as u64), []).unwrap();
+                    db.put_cf(cf, contain_key(kind, k, id as u64), &v[..len]).unwrap();
                 }
                 mem.add(id as u64, d, n);
             }
             let idx = RocksContain { db: &db, cf, path: dir.path(), sample: n, max_postings: cap };
             let mut got: BTreeMap<u64, usize> = BTreeMap::new();
-            idx.candidates(&q, &short, |id, _| *got.entry(id).or_insert(0) += 1).unwrap();
+            idx.candidates(&q, &short, |id, _, k| {
+                assert_eq!(k as usize, stored_keys(&docs[id as usize], n).1.len());
+                *got.entry(id).or_insert(0) += 1;
+            }).unwrap();
             let want = brute(&docs, &q, n, cap);
             prop_assert_eq!(&got, &want);
             let mut got_mem: BTreeMap<u64, usize> = BTreeMap::new();
-            mem.candidates(&q, n, cap, |id, _| *got_mem.entry(id).or_insert(0) += 1);
+            mem.candidates(&q, n, cap, |id, _, _| *got_mem.entry(id).or_insert(0) += 1);
             prop_assert_eq!(&got_mem, &want);
             if cap as usize >= docs.len() {
                 let qs: BTreeSet<u32> = q.iter().copied().collect();
