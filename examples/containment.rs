@@ -83,7 +83,11 @@ fn fast() -> Options {
 }
 
 fn create(path: &std::path::Path, sample: Option<u32>) -> Res<Db> {
-    let c = CreateOptions::default().with_containment(sample.map(ContainmentConfig::new));
+    create_capped(path, sample, fpdb::fingerprint::containment::DEFAULT_MAX_POSTINGS)
+}
+
+fn create_capped(path: &std::path::Path, sample: Option<u32>, cap: u32) -> Res<Db> {
+    let c = CreateOptions::default().with_containment(sample.map(|n| ContainmentConfig::new(n).with_max_postings(cap)));
     Ok(Db::create_with(path, &c, fast())?)
 }
 
@@ -121,6 +125,7 @@ fn licences(args: &[String]) -> Res<()> {
     let corpus = args.get(2).ok_or("missing CORPUS")?;
     let kinds_path = args.get(3).ok_or("missing KINDS")?;
     let c: f64 = arg(args, "--c").map_or(Ok(0.8), |s| s.parse())?;
+    let cap: u32 = arg(args, "--max-postings").map_or(Ok(fpdb::fingerprint::containment::DEFAULT_MAX_POSTINGS), |s| s.parse())?;
     let docs = load(corpus, usize::MAX)?;
     let mut kinds: HashMap<String, (String, String)> = HashMap::new();
     for line in std::io::BufReader::new(std::fs::File::open(kinds_path)?).lines() {
@@ -151,15 +156,17 @@ fn licences(args: &[String]) -> Res<()> {
     );
     println!("expected (rule inside its licence at containment >= {c}): {}", expected.len());
     println!();
-    println!("| sample | index entries / doc | short docs | ingest s (off → on) | rule → licence (query inside stored) | licence → rule (stored inside query) | pairs | per kind: found / expected (rule → licence) | query p50 / p99 µs |");
-    println!("|---:|---:|---:|---:|---:|---:|---:|---|---:|");
+    println!("posting cap {cap}");
+    println!();
+    println!("| sample | index entries / doc | short docs | ingest s (off → on) | rule → licence (query inside stored) | licence → rule (stored inside query) | pairs | per kind: found / expected (rule → licence) | rule query p50 / p99 µs (mean hits) | pairs s |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|");
     let tmp = tempfile::tempdir()?;
     let off = create(&tmp.path().join("off"), None)?;
     let (t_off, _) = ingest(&off, &docs, &IngestOptions::default().with_dedup(Dedup::Off))?;
     drop(off);
     for n in list(args, "--samples", "1,2,4,8,16,32") {
         let path = tmp.path().join(format!("n{n}"));
-        let db = create(&path, Some(n))?;
+        let db = create_capped(&path, Some(n), cap)?;
         let (t_on, _) = ingest(&db, &docs, &IngestOptions::default().with_dedup(Dedup::Off))?;
         let st = db.containment_stats()?.ok_or("no index")?;
         let q = QueryOptions::default().with_min_containment(c);
@@ -167,11 +174,13 @@ fn licences(args: &[String]) -> Res<()> {
         let (mut fwd, mut back, mut pairs_found) = (0usize, 0usize, 0usize);
         let mut per_kind: BTreeMap<String, (usize, usize)> = BTreeMap::new();
         let mut lat = Vec::new();
+        let mut nhits = 0usize;
         let mut by_licence: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
         for &(r, l, ref kind) in &expected {
             let t = Instant::now();
             let hits = db.query_fingerprint(&fps[r], &q)?;
             lat.push(t.elapsed().as_secs_f64() * 1e6);
+            nhits += hits.len();
             let lid = id(l)?;
             let ok = hits.iter().any(|h| h.id == lid);
             fwd += usize::from(ok);
@@ -187,7 +196,9 @@ fn licences(args: &[String]) -> Res<()> {
                 back += usize::from(got.contains(&id(r)?));
             }
         }
+        let t = Instant::now();
         let pairs = db.containment_pairs(c, 0)?;
+        let t_pairs = t.elapsed().as_secs_f64();
         let set: std::collections::HashSet<(u64, u64)> = pairs.iter().map(|p| (p.a, p.b)).collect();
         for &(r, l, _) in &expected {
             let (a, b) = (id(r)?, id(l)?);
@@ -195,7 +206,7 @@ fn licences(args: &[String]) -> Res<()> {
         }
         let kinds: Vec<String> = per_kind.iter().map(|(k, (f, e))| format!("{k} {f}/{e}")).collect();
         println!(
-            "| {n} | {:.1} | {} | {t_off:.1} → {t_on:.1} | {fwd} / {} | {back} / {} | {pairs_found} / {} | {} | {:.0} / {:.0} |",
+            "| {n} | {:.1} | {} | {t_off:.1} → {t_on:.1} | {fwd} / {} | {back} / {} | {pairs_found} / {} | {} | {:.0} / {:.0} ({:.0}) | {t_pairs:.1} |",
             st.entries as f64 / docs.len() as f64,
             st.short_docs,
             expected.len(),
@@ -203,7 +214,8 @@ fn licences(args: &[String]) -> Res<()> {
             expected.len(),
             kinds.join(", "),
             pct(&mut lat, 0.5),
-            pct(&mut lat, 0.99)
+            pct(&mut lat, 0.99),
+            nhits as f64 / expected.len().max(1) as f64
         );
         if n == 8 {
             println!("<!-- n = 8: {} pairs at >= {c} in all; stats: {st:?} -->", pairs.len());
