@@ -53,10 +53,7 @@ fn bench(c: &mut Criterion) {
     });
     db.ingest(input, &IngestOptions::default(), |_| {}).unwrap();
     let mut g = c.benchmark_group("query");
-    let opts = QueryOptions {
-        max_distance: Some(8),
-        ..QueryOptions::default()
-    };
+    let opts = QueryOptions::default().with_max_distance(8);
     g.bench_function("by_text_k8", |b| {
         let mut i = 0;
         b.iter(|| {

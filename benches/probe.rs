@@ -42,10 +42,7 @@ fn bench(c: &mut Criterion) {
     for m in [3u32, 4, 5, 9] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
-        let create = CreateOptions {
-            tables: Tables::Blocks(m),
-            ..CreateOptions::default()
-        };
+        let create = CreateOptions::default().with_tables(Tables::Blocks(m));
         let db = Db::create_with(
             &path,
             &create,
@@ -82,10 +79,7 @@ fn bench(c: &mut Criterion) {
         )
         .unwrap();
         for k in [3u32, 8] {
-            let opts = QueryOptions {
-                max_distance: Some(k),
-                ..QueryOptions::default()
-            };
+            let opts = QueryOptions::default().with_max_distance(k);
             g.bench_with_input(BenchmarkId::new(format!("m{m}"), k), &k, |b, _| {
                 let mut i = 0;
                 b.iter(|| {

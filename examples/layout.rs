@@ -99,11 +99,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mm = tables.resolve(*k)?;
             let dir = tempfile::tempdir()?;
             let path = dir.path().join("db");
-            let create = CreateOptions {
-                tables,
-                max_distance: *k,
-                ..CreateOptions::default()
-            };
+            let create = CreateOptions::default().with_tables(tables).with_max_distance(*k);
             let db = Db::create_with(
                 &path,
                 &create,
@@ -136,10 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let per_doc_all = (dir_bytes(&path.join("rocksdb")) - base.min(dir_bytes(&path.join("rocksdb")))) as f64 / n as f64;
             let mut lat_mem = Vec::new();
             let mut hits = 0usize;
-            let opts = QueryOptions {
-                max_distance: Some(*k),
-                ..QueryOptions::default()
-            };
+            let opts = QueryOptions::default().with_max_distance(*k);
             for &q in &queries {
                 let t = Instant::now();
                 hits += db.query_simhash(q, &opts)?.len();

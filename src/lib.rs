@@ -56,6 +56,8 @@ pub use db::{
     auto_tables, CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Options,
     Precheck, PreparedDoc, QueryOptions, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, MAX_DISTANCE, MAX_KEY_BYTES,
 };
+// containment:
+pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
 pub use error::{Error, Result, RocksKind};
 pub use fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
 pub use fingerprint::{fingerprint, Fingerprint, Fingerprinter};

@@ -68,12 +68,10 @@ fn crash_child() {
             })
         });
         i += n;
-        let opts = IngestOptions {
-            batch_size: rng.gen_range(1..64),
-            batch_latency: Duration::from_millis(rng.gen_range(1..20)),
-            workers: 2,
-            ..IngestOptions::default()
-        };
+        let opts = IngestOptions::default()
+            .with_batch_size(rng.gen_range(1..64))
+            .with_batch_latency(Duration::from_millis(rng.gen_range(1..20)))
+            .with_workers(2);
         db.ingest(docs, &opts, |r| {
             let o = r.result.unwrap();
             println!("ack {}", o.key);

@@ -85,10 +85,7 @@ fn ingest_on_a_full_disk_ends_with_an_io_error_and_loses_nothing_acknowledged() 
         let db = db.clone();
         std::thread::spawn(move || {
             let mut acked = Vec::new();
-            let opts = IngestOptions {
-                batch_size: 512,
-                ..IngestOptions::default()
-            };
+            let opts = IngestOptions::default().with_batch_size(512);
             let r = db.ingest(docs(58_000), &opts, |d| {
                 if let Ok(o) = d.result {
                     acked.push(o.key);

@@ -147,13 +147,11 @@ use fpdb::{DocResult, IngestOptions};
 const STREAM: usize = 6000;
 
 fn small_batches() -> IngestOptions {
-    IngestOptions {
-        workers: 2,
-        batch_size: 16,
-        // Only full batches (and the last one): batch boundaries do not depend on timing.
-        batch_latency: Duration::from_secs(3600),
-        ..IngestOptions::default()
-    }
+    // Only full batches (and the last one): batch boundaries do not depend on timing.
+    IngestOptions::default()
+        .with_workers(2)
+        .with_batch_size(16)
+        .with_batch_latency(Duration::from_secs(3600))
 }
 
 /// A deterministic stream of short distinct documents; `fault(i)` may replace item i.

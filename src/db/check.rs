@@ -151,6 +151,8 @@ impl Db {
                 ),
             }
         }
+        // containment:
+        self.check_containment(&st, &records, &mut rep)?;
         Ok(rep)
     }
 }

@@ -45,6 +45,10 @@ pub(super) struct Pending {
     pub(super) seg_created: Vec<u32>,
     pub(super) seg_lengths: Vec<(u32, u64)>,
     pub(super) seg_dropped: Vec<u32>,
+    // containment:
+    /// The batch's documents in an in-memory containment index (filled only when containment
+    /// relations are asked for).
+    pub(super) contain_batch: super::contain::BatchContain,
 }
 
 impl Pending {
@@ -204,6 +208,11 @@ impl Db {
             b.delete_cf(meta_cf, seg_key(seg));
         }
         b.put_cf(meta_cf, b"next_doc", w.next_id.to_le_bytes());
+        // containment: the index's keys, in the same batch.
+        let contain = match self.contain_delta(&st, &pend)? {
+            Some(d) => Some(d.write(self, &mut b)?),
+            None => None,
+        };
         drop(st);
         let mut wo = WriteOptions::default();
         wo.set_sync(self.inner.opts.sync);
@@ -223,6 +232,9 @@ impl Db {
         }
         let mut st = self.inner.state.write();
         st.published_seq = self.inner.rocks.latest_sequence_number();
+        if let Some(c) = contain {
+            c.publish(&mut st.contain_short); // containment:
+        }
         for r in new_readers.into_iter().chain(resealed) {
             st.segs.insert(r);
         }

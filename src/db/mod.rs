@@ -19,6 +19,8 @@
 mod check;
 mod commit;
 mod compact;
+// containment:
+mod contain;
 pub(crate) mod groups;
 mod open;
 mod options;
@@ -48,6 +50,10 @@ pub use options::{
 };
 use state::{State, Writer};
 pub use types::{CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, Stats};
+// containment:
+pub(crate) use options::check_c;
+pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
+pub use types::{ContainPair, ContainmentStats};
 
 struct Inner {
     path: PathBuf,
@@ -68,7 +74,11 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let w = self.writer.get_mut();
         if !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none() {
-            for name in cf_names(self.config.tables) {
+            // containment: the index's column family, when there is one.
+            for name in cf_names(self.config.tables)
+                .into_iter()
+                .chain([crate::store::keys::CF_CONTAIN.to_string()])
+            {
                 if let Some(cf) = self.rocks.cf_handle(&name) {
                     let _ = self.rocks.flush_cf(cf);
                 }

@@ -47,6 +47,10 @@ impl Db {
         create.spec.validate()?;
         check_k(create.max_distance)?;
         check_t(create.min_jaccard)?;
+        // containment:
+        if let Some(c) = &create.containment {
+            c.validate()?;
+        }
         let m = create.tables.resolve(create.max_distance)?;
         let rocks_path = path.join("rocksdb");
         if rocks_path.exists() {
@@ -56,7 +60,11 @@ impl Db {
         {
             let cache = Cache::new_lru_cache(1 << 20);
             let o = rocks_options(&cache, true);
-            let names = cf_names(m);
+            let mut names = cf_names(m);
+            // containment:
+            if create.containment.is_some() {
+                names.push(crate::store::keys::CF_CONTAIN.to_string());
+            }
             let db = DB::open_cf(&o, &rocks_path, &names).map_err(|e| Error::rocks("create", &rocks_path, e))?;
             let meta = db
                 .cf_handle(CF_META)
@@ -65,11 +73,12 @@ impl Db {
                 tables: m,
                 max_distance: create.max_distance,
                 min_jaccard: create.min_jaccard,
+                containment: create.containment, // containment:
             };
             let mut b = WriteBatch::default();
             b.put_cf(meta, b"format", doc_record::FORMAT_VERSION.to_le_bytes());
             b.put_cf(meta, b"spec", create.spec.encode()?);
-            b.put_cf(meta, b"config", doc_record::encode(&config)?);
+            b.put_cf(meta, b"config", doc_record::encode_config(&config)?);
             b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
             let mut wo = WriteOptions::default();
             wo.set_sync(true);
@@ -157,7 +166,7 @@ impl Db {
             expected.check_matches(&spec, &path)?;
         }
         spec.validate()?;
-        let config: DbConfig = doc_record::decode(&get_meta(b"config")?, "config record", &rocks_path, None)?;
+        let config: DbConfig = doc_record::decode_config(&get_meta(b"config")?, &rocks_path)?;
         let layout = Layout::new(config.tables)
             .ok_or_else(|| Error::corrupt(&rocks_path, None, format!("stored table count {} is out of range", config.tables)))?;
         for i in 0..config.tables as usize {
@@ -246,6 +255,11 @@ impl Db {
             recent: std::collections::VecDeque::new(),
             recent_floor: next_id,
             published_seq: rocks.latest_sequence_number(),
+            // containment:
+            contain_short: match config.containment {
+                Some(_) => super::contain::load_short_keys(&rocks, &rocks_path)?,
+                None => Default::default(),
+            },
         };
         let writer = Writer {
             segw,

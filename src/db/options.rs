@@ -56,8 +56,10 @@ impl Tables {
     }
 }
 
-/// Settings fixed when a database is created.
+/// Settings fixed when a database is created. Build with [`CreateOptions::default`] and the
+/// `with_*` methods (or set the public fields of a default value).
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct CreateOptions {
     /// The fingerprint spec.
     pub spec: FingerprintSpec,
@@ -67,6 +69,9 @@ pub struct CreateOptions {
     pub max_distance: u32,
     /// Default minimum Jaccard similarity (t).
     pub min_jaccard: f64,
+    // containment:
+    /// The containment index (`None`: no index; containment queries are then refused).
+    pub containment: Option<ContainmentConfig>,
 }
 
 impl Default for CreateOptions {
@@ -79,6 +84,7 @@ impl Default for CreateOptions {
             tables: Tables::Auto,
             max_distance: DEFAULT_MAX_DISTANCE,
             min_jaccard: DEFAULT_MIN_JACCARD,
+            containment: DEFAULT_CONTAINMENT.then(ContainmentConfig::default),
         }
     }
 }
@@ -126,8 +132,10 @@ pub enum Dedup {
     Off,
 }
 
-/// Query settings; `None` fields take the database's defaults.
+/// Query settings; `None` fields take the database's defaults. Build with
+/// [`QueryOptions::default`] and the `with_*` methods.
 #[derive(Clone, Debug, Default)]
+#[non_exhaustive]
 pub struct QueryOptions {
     /// Maximum Hamming distance (default: the database's k).
     pub max_distance: Option<u32>,
@@ -135,6 +143,12 @@ pub struct QueryOptions {
     pub min_jaccard: Option<f64>,
     /// At most this many hits (best first).
     pub limit: Option<usize>,
+    // containment:
+    /// A containment query: the stored documents whose containment in either direction (the query
+    /// inside the document, or the document inside the query) is at least this, found through the
+    /// containment index instead of the SimHash tables (`max_distance` and `min_jaccard` are then
+    /// not used). Refused with [`Error::InvalidOption`] when the database has no containment index.
+    pub min_containment: Option<f64>,
 }
 
 /// Checks a key against the accepted range.
@@ -169,6 +183,129 @@ pub(super) fn check_k(k: u32) -> Result<u32> {
         Err(Error::InvalidOption {
             name: "max_distance",
             message: format!("must be within 0..={MAX_DISTANCE}, got {k}"),
+        })
+    }
+}
+
+// containment: the builders of the option structs that gained fields (they are `#[non_exhaustive]`).
+
+/// Whether a new database has the containment index unless told otherwise (measured:
+/// docs/containment.md, "Cost and the default").
+pub const DEFAULT_CONTAINMENT: bool = true;
+
+use crate::fingerprint::containment::{DEFAULT_MAX_POSTINGS, DEFAULT_SAMPLE, MAX_SAMPLE};
+pub use crate::store::doc_record::ContainmentConfig;
+
+impl Default for ContainmentConfig {
+    /// One shingle in [`DEFAULT_SAMPLE`] is a sample; posting lists longer than
+    /// [`DEFAULT_MAX_POSTINGS`] are skipped by queries.
+    fn default() -> Self {
+        ContainmentConfig {
+            sample: DEFAULT_SAMPLE,
+            max_postings: DEFAULT_MAX_POSTINGS,
+        }
+    }
+}
+
+impl ContainmentConfig {
+    /// An index sampling one shingle in `sample` (1 = every shingle), default posting cap.
+    pub fn new(sample: u32) -> Self {
+        ContainmentConfig {
+            sample,
+            ..ContainmentConfig::default()
+        }
+    }
+
+    /// With a posting-list cap (see [`ContainmentConfig::max_postings`]).
+    pub fn with_max_postings(mut self, max_postings: u32) -> Self {
+        self.max_postings = max_postings;
+        self
+    }
+
+    /// Checks the accepted ranges: sample 1..=65536, max_postings ≥ 1.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=MAX_SAMPLE).contains(&self.sample) {
+            return Err(Error::InvalidOption {
+                name: "containment_sample",
+                message: format!("the sampling rate must be within 1..={MAX_SAMPLE}, got {}", self.sample),
+            });
+        }
+        if self.max_postings == 0 {
+            return Err(Error::InvalidOption {
+                name: "containment_max_postings",
+                message: "the posting-list cap must be at least 1".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+impl CreateOptions {
+    /// With a fingerprint spec.
+    pub fn with_spec(mut self, spec: FingerprintSpec) -> Self {
+        self.spec = spec;
+        self
+    }
+
+    /// With a table layout.
+    pub fn with_tables(mut self, tables: Tables) -> Self {
+        self.tables = tables;
+        self
+    }
+
+    /// With a default maximum Hamming distance k.
+    pub fn with_max_distance(mut self, k: u32) -> Self {
+        self.max_distance = k;
+        self
+    }
+
+    /// With a default minimum Jaccard t.
+    pub fn with_min_jaccard(mut self, t: f64) -> Self {
+        self.min_jaccard = t;
+        self
+    }
+
+    /// With (`Some`) or without (`None`) the containment index.
+    pub fn with_containment(mut self, containment: Option<ContainmentConfig>) -> Self {
+        self.containment = containment;
+        self
+    }
+}
+
+impl QueryOptions {
+    /// With a maximum Hamming distance.
+    pub fn with_max_distance(mut self, k: u32) -> Self {
+        self.max_distance = Some(k);
+        self
+    }
+
+    /// With a minimum Jaccard.
+    pub fn with_min_jaccard(mut self, t: f64) -> Self {
+        self.min_jaccard = Some(t);
+        self
+    }
+
+    /// With a limit on the number of hits.
+    pub fn with_limit(mut self, limit: usize) -> Self {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// A containment query (see [`QueryOptions::min_containment`]).
+    pub fn with_min_containment(mut self, c: f64) -> Self {
+        self.min_containment = Some(c);
+        self
+    }
+}
+
+/// Checks a containment threshold (0..=1).
+pub(crate) fn check_c(c: f64) -> Result<f64> {
+    if (0.0..=1.0).contains(&c) {
+        Ok(c)
+    } else {
+        Err(Error::InvalidOption {
+            name: "min_containment",
+            message: format!("must be within 0.0..=1.0, got {c}"),
         })
     }
 }

@@ -84,6 +84,10 @@ impl Db {
 
     /// Near-duplicates of a fingerprint (SimHash within k, then exact Jaccard ≥ t).
     pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<Vec<Hit>> {
+        // containment:
+        if let Some(c) = opts.min_containment {
+            return self.query_containment(fp, c, opts.limit);
+        }
         let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
         let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
         let mut hits = self.with_state(|st| {
@@ -100,6 +104,13 @@ impl Db {
 
     /// Documents whose SimHash is within k of `simhash` (no Jaccard: there is no shingle set to compare).
     pub fn query_simhash(&self, simhash: u64, opts: &QueryOptions) -> Result<Vec<Hit>> {
+        // containment: a SimHash has no shingle set to look up.
+        if opts.min_containment.is_some() {
+            return Err(Error::InvalidOption {
+                name: "min_containment",
+                message: "a SimHash-only query has no shingle set; containment needs a text or a fingerprint".into(),
+            });
+        }
         let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
         let mut hits = self.with_state(|st| {
             let mut hits = Vec::new();
@@ -111,6 +122,8 @@ impl Db {
                         hamming: d,
                         jaccard: None,
                         shared: None,
+                        containment: None,
+                        reverse_containment: None,
                     });
                 }
             })?;

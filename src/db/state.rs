@@ -40,6 +40,9 @@ pub(super) struct State {
     /// with the state only while RocksDB's latest sequence number still equals it
     /// ([`Db::read_rocks`](crate::Db::read_rocks)).
     pub(super) published_seq: u64,
+    // containment:
+    /// Keys of the short documents in the containment index (empty without the index).
+    pub(super) contain_short: crate::index::contain::ShortKeys,
 }
 
 /// How many recently committed documents [`State::recent`] keeps.

@@ -19,6 +19,13 @@ pub struct Hit {
     pub jaccard: Option<f64>,
     /// Number of shared shingles (absent for fingerprint-only queries).
     pub shared: Option<u32>,
+    // containment:
+    /// Containment of the query in this document, |Q ∩ D| / |Q| (absent for fingerprint-only
+    /// queries).
+    pub containment: Option<f64>,
+    /// Containment of this document in the query, |Q ∩ D| / |D| (absent for fingerprint-only
+    /// queries).
+    pub reverse_containment: Option<f64>,
 }
 
 /// A duplicate group as seen at a point in time.
@@ -45,6 +52,13 @@ pub struct InsertOutcome {
     pub duplicates: Vec<Hit>,
     /// Its group after the insert (when stored).
     pub group: Option<GroupInfo>,
+    // containment:
+    /// Containment relations, when asked for ([`IngestOptions::containment`](crate::IngestOptions)):
+    /// the documents already in the database (or earlier in the batch) with containment at least
+    /// the threshold in either direction. `containment` is this document inside the other,
+    /// `reverse_containment` the other inside this one. A relation, not a duplicate: groups do not
+    /// change. Empty when not asked for.
+    pub containment: Vec<Hit>,
 }
 
 /// A document to insert.
@@ -157,6 +171,9 @@ pub struct CheckReport {
     pub docs: u64,
     /// Table entries verified.
     pub table_entries: u64,
+    // containment:
+    /// Containment-index entries verified (0 without the index).
+    pub contain_entries: u64,
     /// Problems.
     pub faults: Vec<Fault>,
 }
@@ -178,4 +195,48 @@ pub struct CompactStats {
 pub struct Precheck {
     pub(super) upto: u64,
     pub(super) dups: Vec<Hit>,
+}
+
+// containment:
+/// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan
+/// of the index).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ContainmentStats {
+    /// Sampling rate n (one shingle in n is a sample).
+    pub sample: u32,
+    /// Posting lists longer than this are skipped by queries (boilerplate).
+    pub max_postings: u32,
+    /// Index entries (one per document and key).
+    pub entries: u64,
+    /// Of which short-document entries (every shingle of a document without samples).
+    pub short_entries: u64,
+    /// Documents indexed by their samples.
+    pub sampled_docs: u64,
+    /// Short documents (no sample: indexed under every shingle).
+    pub short_docs: u64,
+    /// Distinct keys (posting lists).
+    pub keys: u64,
+    /// Posting lists longer than `max_postings`: skipped by every query.
+    pub frequent_keys: u64,
+    /// Entries in those lists.
+    pub frequent_entries: u64,
+    /// The longest posting list.
+    pub longest_posting: u64,
+}
+
+/// One containment pair of [`Db::containment_pairs`](crate::Db::containment_pairs) (a < b by doc id).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ContainPair {
+    /// Smaller doc id.
+    pub a: u64,
+    /// Larger doc id.
+    pub b: u64,
+    /// |A ∩ B| / |A|: a inside b.
+    pub a_in_b: f64,
+    /// |A ∩ B| / |B|: b inside a.
+    pub b_in_a: f64,
+    /// Exact Jaccard.
+    pub jaccard: f64,
+    /// |A ∩ B|.
+    pub shared: u32,
 }

@@ -9,7 +9,7 @@ use crate::fingerprint::{Fingerprint, Fingerprinter};
 
 use super::commit::{Pending, PendingDoc};
 use super::groups::components;
-use super::options::{validate_key, Dedup};
+use super::options::{check_c, validate_key, Dedup};
 use super::query::{size_compatible, sort_hits};
 use super::state::{State, Writer};
 use super::types::{GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc};
@@ -104,8 +104,25 @@ impl Db {
         docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
         dedup: Dedup,
     ) -> Result<Vec<Result<InsertOutcome>>> {
+        self.commit_prechecked_with(docs, dedup, None)
+    }
+
+    // containment:
+    /// [`Db::commit_prechecked`] that also reports each document's containment relations with
+    /// containment ≥ `containment` in either direction ([`InsertOutcome::containment`]). Refused
+    /// (before anything is written) when asked for on a database without the containment index.
+    pub fn commit_prechecked_with(
+        &self,
+        docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
+        dedup: Dedup,
+        containment: Option<f64>,
+    ) -> Result<Vec<Result<InsertOutcome>>> {
+        if let Some(c) = containment {
+            check_c(c)?;
+            self.contain_cfg()?;
+        }
         let mut w = self.lock_writer()?;
-        Self::mutation(&mut w, "batch commit", |w| self.decide_and_commit(w, docs, dedup))
+        Self::mutation(&mut w, "batch commit", |w| self.decide_and_commit(w, docs, dedup, containment))
     }
 
     /// The writer's decide → commit → publish for one batch (inside [`Db::mutation`]).
@@ -114,6 +131,7 @@ impl Db {
         w: &mut Writer,
         docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
         dedup: Dedup,
+        containment: Option<f64>,
     ) -> Result<Vec<Result<InsertOutcome>>> {
         let k = self.inner.config.max_distance;
         let t = self.inner.config.min_jaccard;
@@ -148,6 +166,17 @@ impl Db {
                         }
                     }
                 };
+                // containment: relations, apart from the groups.
+                let contained = match containment {
+                    Some(c) => match self.contain_relations(&st, &pend, &doc.fp, c, old) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            results.push(Err(e));
+                            continue;
+                        }
+                    },
+                    None => Vec::new(),
+                };
                 if dedup == Dedup::Skip && !dups.is_empty() {
                     results.push(Ok(InsertOutcome {
                         key: doc.key,
@@ -155,6 +184,7 @@ impl Db {
                         replaced: None,
                         duplicates: dups,
                         group: None,
+                        containment: contained,
                     }));
                     continue;
                 }
@@ -196,6 +226,9 @@ impl Db {
                 pend.touched_groups.extend(gids.iter().copied().chain([gid]));
                 let canonical = if gid == id { doc.key.clone() } else { pend.key_of(&st, gid) };
                 pend.keys.insert(doc.key.clone(), id);
+                if let (Some(_), Some(cfg)) = (containment, self.inner.config.containment) {
+                    pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample); // containment:
+                }
                 pend.new_docs.push(PendingDoc {
                     id,
                     key: doc.key.clone(),
@@ -210,6 +243,7 @@ impl Db {
                     replaced: old,
                     duplicates: dups,
                     group: Some(GroupInfo { id: gid, canonical, size }),
+                    containment: contained,
                 }));
             }
         }
@@ -255,6 +289,9 @@ impl Db {
                     hamming: d,
                     jaccard: Some(sim.jaccard),
                     shared: Some(sim.shared),
+                    // containment: free from the overlap.
+                    containment: Some(share(sim.shared, fp.shingles.len())),
+                    reverse_containment: Some(share(sim.shared, meta.loc.count as usize)),
                 });
             }
         }
@@ -306,6 +343,8 @@ impl Db {
                         hamming: d,
                         jaccard: Some(sim.jaccard),
                         shared: Some(sim.shared),
+                        containment: Some(share(sim.shared, fp.shingles.len())),
+                        reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
                     });
                 }
             }
@@ -350,5 +389,14 @@ impl Db {
             }
         }
         Ok(())
+    }
+}
+
+/// `shared / of` (0.0 when `of` is 0): a containment from an overlap already counted.
+fn share(shared: u32, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        f64::from(shared) / of as f64
     }
 }

@@ -1,5 +1,6 @@
-//! The crate's one home for similarity measures: the Hamming distance of two SimHashes and the exact
-//! Jaccard similarity of two shingle sets (sorted, unique u32) — the last step of every query.
+//! The crate's one home for similarity measures: the Hamming distance of two SimHashes, the exact
+//! Jaccard similarity of two shingle sets (sorted, unique u32) — the last step of every query — and
+//! the exact containment of one set in another (`|A ∩ B| / |A|`, both directions from one merge).
 //!
 //! `jaccard_at_least` first applies the size filter (`t·|A| ≤ |B| ≤ |A|/t`), then merges with an early
 //! exit as soon as the overlap still reachable drops below the overlap needed for `t`.
@@ -82,6 +83,109 @@ pub fn jaccard_at_least(a: &[u32], b: &[u32], t: f64) -> Option<Similarity> {
     (sim.jaccard >= t).then_some(sim)
 }
 
+/// Exact containment of two sets in each other, from one intersection.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Containment {
+    /// |A ∩ B| / |A|: how much of A is inside B (0.0 when A is empty).
+    pub a_in_b: f64,
+    /// |A ∩ B| / |B|: how much of B is inside A (0.0 when B is empty).
+    pub b_in_a: f64,
+    /// |A ∩ B| / |A ∪ B| (0.0 for two empty sets).
+    pub jaccard: f64,
+    /// |A ∩ B|.
+    pub shared: u32,
+}
+
+impl Containment {
+    /// The larger of the two directions.
+    pub fn max(&self) -> f64 {
+        self.a_in_b.max(self.b_in_a)
+    }
+}
+
+fn share(shared: usize, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        shared as f64 / of as f64
+    }
+}
+
+/// |A ∩ B| when one set is much smaller than the other: each element of the small set is searched
+/// in the remaining part of the large one by galloping (exponential then binary search), so the cost
+/// is O(|small| · log(|large| / |small|)) instead of O(|small| + |large|).
+fn intersection_size_galloping(small: &[u32], large: &[u32]) -> usize {
+    let (mut n, mut lo) = (0usize, 0usize);
+    for &x in small {
+        let mut step = 1usize;
+        let mut hi = lo;
+        while hi < large.len() && large[hi] < x {
+            lo = hi + 1;
+            hi += step;
+            step *= 2;
+        }
+        // Everything before `lo` is < x, and large[hi] ≥ x (or hi is past the end).
+        let end = (hi + 1).min(large.len());
+        match large[lo..end].binary_search(&x) {
+            Ok(i) => {
+                n += 1;
+                lo += i + 1;
+            }
+            Err(i) => lo += i,
+        }
+        if lo >= large.len() {
+            break;
+        }
+    }
+    n
+}
+
+/// Exact containment of `a` in `b` and of `b` in `a` (and their Jaccard): one intersection, by
+/// [`intersection_size`] for sets of similar size, by galloping search when one is 32× the other
+/// (a notice against a whole licence).
+pub fn containment(a: &[u32], b: &[u32]) -> Containment {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let shared = if small.len().saturating_mul(32) < large.len() {
+        intersection_size_galloping(small, large)
+    } else {
+        intersection_size(a, b)
+    };
+    Containment {
+        a_in_b: share(shared, a.len()),
+        b_in_a: share(shared, b.len()),
+        jaccard: ratio(shared, a.len(), b.len()),
+        shared: shared as u32,
+    }
+}
+
+/// The exact containment if either direction is at least `c`, else `None`. Either direction ≥ c
+/// means `|A ∩ B| ≥ c · min(|A|, |B|)`: the merge stops as soon as that overlap is out of reach.
+pub fn containment_at_least(a: &[u32], b: &[u32], c: f64) -> Option<Containment> {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if c <= 0.0 || small.len().saturating_mul(32) < large.len() {
+        let r = containment(a, b);
+        return (r.max() >= c).then_some(r);
+    }
+    let needed = (c * small.len() as f64 - 1e-9).ceil().max(0.0) as usize;
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < small.len() && j < large.len() {
+        if shared + (small.len() - i).min(large.len() - j) < needed {
+            return None;
+        }
+        let (x, y) = (small[i], large[j]);
+        shared += (x == y) as usize;
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    let r = Containment {
+        a_in_b: share(shared, a.len()),
+        b_in_a: share(shared, b.len()),
+        jaccard: ratio(shared, a.len(), b.len()),
+        shared: shared as u32,
+    };
+    (r.max() >= c).then_some(r)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -107,7 +211,48 @@ mod tests {
         proptest::collection::btree_set(0u32..64, 0..40).prop_map(|s| s.into_iter().collect())
     }
 
+    /// Brute force over hash sets: the definition, nothing clever.
+    fn brute(a: &[u32], b: &[u32]) -> (f64, f64, u32) {
+        let sa: std::collections::HashSet<u32> = a.iter().copied().collect();
+        let shared = b.iter().filter(|x| sa.contains(x)).count();
+        let c = |of: usize| if of == 0 { 0.0 } else { shared as f64 / of as f64 };
+        (c(a.len()), c(b.len()), shared as u32)
+    }
+
+    #[test]
+    fn containment_hand_computed_cases() {
+        let r = containment(&[1, 2, 3], &[1, 2, 3, 4, 5, 6]);
+        assert_eq!((r.a_in_b, r.b_in_a, r.shared), (1.0, 0.5, 3));
+        assert_eq!(r.jaccard, 0.5);
+        let r = containment(&[], &[1]);
+        assert_eq!((r.a_in_b, r.b_in_a, r.jaccard), (0.0, 0.0, 0.0));
+        // Galloping path: 3 of 4 small elements in a set 100× larger.
+        let large: Vec<u32> = (0..400).map(|x| x * 3).collect();
+        let r = containment(&[0, 5, 300, 1197], &large);
+        assert_eq!((r.shared, r.a_in_b), (3, 0.75));
+        assert!(containment_at_least(&[0, 5, 300, 1197], &large, 0.8).is_none());
+        assert_eq!(containment_at_least(&[0, 5, 300, 1197], &large, 0.75).map(|r| r.shared), Some(3));
+    }
+
+    fn wide_set(max: usize) -> impl Strategy<Value = Vec<u32>> {
+        proptest::collection::btree_set(0u32..2000, 0..max).prop_map(|s| s.into_iter().collect())
+    }
+
     proptest! {
+        #[test]
+        fn containment_equals_brute_force(a in wide_set(300), b in wide_set(300), small in wide_set(8), c in 0.0f64..=1.0) {
+            for (x, y) in [(&a, &b), (&small, &b), (&b, &small), (&a, &a)] {
+                let r = containment(x, y);
+                let (xy, yx, shared) = brute(x, y);
+                prop_assert_eq!((r.a_in_b, r.b_in_a, r.shared), (xy, yx, shared));
+                prop_assert_eq!(r.jaccard, jaccard(x, y).jaccard);
+                match containment_at_least(x, y, c) {
+                    Some(s) => { prop_assert_eq!(s, r); prop_assert!(r.max() >= c); }
+                    None => prop_assert!(r.max() < c),
+                }
+            }
+        }
+
         #[test]
         fn early_exit_agrees_with_full_merge(a in set(), b in set(), t in 0.0f64..1.0) {
             let full = jaccard(&a, &b);

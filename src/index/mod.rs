@@ -17,6 +17,8 @@
 //! Invariant: for every implementation, [`probe`] reports exactly the entries within `k`, each once
 //! (one exactness suite runs over all three: `index/tests.rs`).
 
+// containment:
+pub(crate) mod contain;
 pub(crate) mod csr;
 pub mod layout;
 pub(crate) mod mem;

@@ -26,8 +26,9 @@ pub const MAX_BATCH_SIZE: usize = 1_000_000;
 /// Largest accepted [`IngestOptions::workers`].
 pub const MAX_WORKERS: usize = 1024;
 
-/// Pipeline settings.
+/// Pipeline settings. Build with [`IngestOptions::default`] and the `with_*` methods.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct IngestOptions {
     /// Fingerprinting threads (0 = one per core; at most [`MAX_WORKERS`]).
     pub workers: usize,
@@ -37,6 +38,11 @@ pub struct IngestOptions {
     pub batch_latency: Duration,
     /// What to do with near-duplicates.
     pub dedup: Dedup,
+    // containment:
+    /// Report containment relations: each document's [`InsertOutcome::containment`] lists the
+    /// documents with containment at least this in either direction (needs the containment index;
+    /// refused without it). Groups are not affected.
+    pub containment: Option<f64>,
 }
 
 impl Default for IngestOptions {
@@ -46,7 +52,40 @@ impl Default for IngestOptions {
             batch_size: DEFAULT_BATCH_SIZE,
             batch_latency: Duration::from_millis(50),
             dedup: Dedup::Link,
+            containment: None,
         }
+    }
+}
+
+impl IngestOptions {
+    /// With a number of fingerprinting threads (0 = one per core).
+    pub fn with_workers(mut self, workers: usize) -> Self {
+        self.workers = workers;
+        self
+    }
+
+    /// With a batch size.
+    pub fn with_batch_size(mut self, batch_size: usize) -> Self {
+        self.batch_size = batch_size;
+        self
+    }
+
+    /// With a batch latency.
+    pub fn with_batch_latency(mut self, latency: Duration) -> Self {
+        self.batch_latency = latency;
+        self
+    }
+
+    /// With a dedup mode.
+    pub fn with_dedup(mut self, dedup: Dedup) -> Self {
+        self.dedup = dedup;
+        self
+    }
+
+    /// Reporting containment relations at or above `c` ([`IngestOptions::containment`]).
+    pub fn with_containment(mut self, c: f64) -> Self {
+        self.containment = Some(c);
+        self
     }
 }
 
@@ -72,6 +111,9 @@ pub struct IngestStats {
     pub with_duplicates: u64,
     /// Items rejected (bad input).
     pub errors: u64,
+    // containment:
+    /// Documents with at least one containment relation (when asked for).
+    pub with_containment: u64,
     /// Group commits.
     pub batches: u64,
     /// Bytes of text fingerprinted.
@@ -122,6 +164,11 @@ impl Db {
         I::IntoIter: Send,
     {
         opts.validate()?;
+        // containment: refuse before reading anything.
+        if let Some(c) = opts.containment {
+            crate::db::check_c(c)?;
+            self.contain_cfg()?;
+        }
         let started = Instant::now();
         let workers = if opts.workers == 0 {
             std::thread::available_parallelism().map_or(2, |n| n.get())
@@ -215,12 +262,13 @@ impl Db {
             }
             let seqs: Vec<u64> = batch.iter().map(|(s, _)| *s).collect();
             let docs: Vec<Checked> = batch.drain(..).map(|(_, d)| d).collect();
-            let results = catch_unwind(AssertUnwindSafe(|| self.commit_prechecked(docs, opts.dedup)))
+            let results = catch_unwind(AssertUnwindSafe(|| self.commit_prechecked_with(docs, opts.dedup, opts.containment)))
                 .unwrap_or_else(|p| Err(Error::panicked("writer", p.as_ref())))?;
             stats.batches += 1;
             for (seq, result) in seqs.into_iter().zip(results) {
                 match &result {
                     Ok(o) if o.id.is_some() => {
+                        stats.with_containment += u64::from(!o.containment.is_empty());
                         stats.stored += 1;
                         stats.with_duplicates += u64::from(!o.duplicates.is_empty());
                     }

@@ -6,6 +6,11 @@
 //!
 //! `DocRecord` (after the version byte): key String, simhash u64, segment u32, offset u64, count u32,
 //! group u64, inserted_at_ms u64, meta `Option<String>`.
+//!
+//! `DbConfig` ([`encode_config`], [`decode_config`]): version 1 = tables u32, max_distance u32,
+//! min_jaccard f64 (no containment index); version 2 = the same ‖ containment
+//! `Option<ContainmentConfig { sample u32, max_postings u32 }>`. A database without the
+//! containment index is written as version 1, so builds that predate it still open it.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -26,6 +31,62 @@ pub struct DbConfig {
     pub max_distance: u32,
     /// Default minimum Jaccard similarity for verified duplicates.
     pub min_jaccard: f64,
+    // containment:
+    /// The containment index, when the database has one (`None` in databases created before it
+    /// existed).
+    pub containment: Option<ContainmentConfig>,
+}
+
+// containment:
+/// Settings of the containment index (`fingerprint::containment`), fixed at creation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ContainmentConfig {
+    /// Sampling rate n: one shingle in n is a sample (1..=65536).
+    pub sample: u32,
+    /// A posting list longer than this is boilerplate: queries skip it.
+    pub max_postings: u32,
+}
+
+#[derive(Serialize, Deserialize)]
+struct DbConfigV1 {
+    tables: u32,
+    max_distance: u32,
+    min_jaccard: f64,
+}
+
+const CONFIG_V2: u8 = 2;
+
+/// Encodes the config record: version 1 without a containment index, version 2 with one.
+pub fn encode_config(c: &DbConfig) -> Result<Vec<u8>> {
+    if c.containment.is_none() {
+        return encode(&DbConfigV1 {
+            tables: c.tables,
+            max_distance: c.max_distance,
+            min_jaccard: c.min_jaccard,
+        });
+    }
+    let mut out = encode(c)?;
+    out[0] = CONFIG_V2;
+    Ok(out)
+}
+
+/// Decodes a config record of version 1 (containment off) or 2.
+pub fn decode_config(bytes: &[u8], path: &Path) -> Result<DbConfig> {
+    match bytes.split_first() {
+        Some((&CONFIG_V2, rest)) => {
+            bincode::deserialize(rest).map_err(|e| Error::corrupt(path, None, format!("config record does not decode: {e}")))
+        }
+        _ => {
+            let v1: DbConfigV1 = decode(bytes, "config record", path, None)?;
+            Ok(DbConfig {
+                tables: v1.tables,
+                max_distance: v1.max_distance,
+                min_jaccard: v1.min_jaccard,
+                containment: None,
+            })
+        }
+    }
 }
 
 /// A stored document.
@@ -117,5 +178,33 @@ mod tests {
         assert!(decode::<DocRecord>(&bytes[..5], "doc record", p, Some(1))
             .unwrap_err()
             .is_corruption());
+    }
+
+    #[test]
+    fn config_records_of_both_versions_decode() {
+        let p = Path::new("x");
+        let mut c = DbConfig {
+            tables: 5,
+            max_distance: 12,
+            min_jaccard: 0.9,
+            containment: None,
+        };
+        let v1 = encode_config(&c).unwrap();
+        // Without the index the record is byte for byte the one older builds wrote.
+        assert_eq!(v1[0], 1);
+        assert_eq!(v1.len(), 1 + 4 + 4 + 8);
+        assert_eq!(decode_config(&v1, p).unwrap(), c);
+        c.containment = Some(ContainmentConfig {
+            sample: 8,
+            max_postings: 2048,
+        });
+        let v2 = encode_config(&c).unwrap();
+        assert_eq!(v2[0], 2);
+        assert_eq!(v2.len(), 1 + 4 + 4 + 8 + 1 + 4 + 4);
+        assert_eq!(decode_config(&v2, p).unwrap(), c);
+        assert!(decode_config(&v2[..v2.len() - 1], p).unwrap_err().is_corruption());
+        let mut v3 = v2.clone();
+        v3[0] = 3;
+        assert!(matches!(decode_config(&v3, p), Err(Error::Version { found: 3, .. })));
     }
 }

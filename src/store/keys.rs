@@ -12,9 +12,17 @@
 //! | `keys`  | external key (UTF-8 bytes)            | doc id u64 BE                                     |
 //! | `edges` | id u64 BE ‖ id u64 BE ([`edge_key`])  | empty (a verified near-duplicate link, both ways) |
 //! | `t{i}`  | perm_i(simhash) u64 BE ‖ id u64 BE ([`table_key`]) | empty                                |
+//! | `contain` | kind u8 ‖ shingle u32 BE ‖ id u64 BE ([`contain_key`]) | LEB128 u32: the doc's number of keys ([`contain_value`]) |
+//!
+//! `contain` (containment index, `fingerprint::containment`): kind 0 = a sampled shingle of a
+//! document, kind 1 = any shingle of a short document (one without samples). One posting list =
+//! one 5-byte prefix `kind ‖ shingle`, its doc ids in ascending order. The value repeats the
+//! document's number of keys on every entry, so a search knows it without reading the document
+//! (the count filter of `db::contain`).
 //!
 //! Big-endian ids in keys make RocksDB's byte order the numeric order.
 
+use crate::fingerprint::containment::KeyKind;
 use crate::index::Layout;
 
 /// Column family of database-wide values (format, spec, config, counters, segment lengths).
@@ -25,6 +33,10 @@ pub const CF_DOCS: &str = "docs";
 pub const CF_KEYS: &str = "keys";
 /// Near-duplicate links.
 pub const CF_EDGES: &str = "edges";
+
+// containment:
+/// The containment index (present only in databases created with containment on).
+pub const CF_CONTAIN: &str = "contain";
 
 /// Name of table `i`'s column family.
 pub fn table_cf(i: usize) -> String {
@@ -107,6 +119,60 @@ pub fn decode_table_key(layout: &Layout, i: usize, key: &[u8]) -> Option<(u64, u
     Some((layout.unpermute(i, p), id))
 }
 
+// containment:
+/// Key of a containment-index entry: kind u8 ‖ shingle u32 BE ‖ doc id u64 BE (13 bytes). All
+/// documents under one key (a posting list) share the 5-byte [`contain_prefix`], in id order.
+pub fn contain_key(kind: KeyKind, shingle: u32, doc_id: u64) -> [u8; 13] {
+    let mut k = [0u8; 13];
+    k[..5].copy_from_slice(&contain_prefix(kind, shingle));
+    k[5..].copy_from_slice(&doc_id.to_be_bytes());
+    k
+}
+
+/// The posting-list prefix of a containment key: kind u8 ‖ shingle u32 BE.
+pub fn contain_prefix(kind: KeyKind, shingle: u32) -> [u8; 5] {
+    let mut k = [0u8; 5];
+    k[0] = kind as u8;
+    k[1..].copy_from_slice(&shingle.to_be_bytes());
+    k
+}
+
+/// Decodes a [`contain_key`] into `(kind, shingle, doc_id)`; `None` unless 13 bytes of a known kind.
+pub fn decode_contain_key(key: &[u8]) -> Option<(KeyKind, u32, u64)> {
+    if key.len() != 13 {
+        return None;
+    }
+    let kind = KeyKind::from_byte(key[0])?;
+    Some((kind, u32::from_be_bytes(key[1..5].try_into().ok()?), be_u64(&key[5..])?))
+}
+
+/// Value of a containment-index entry: the document's number of keys, LEB128 (1–5 bytes).
+pub fn contain_value(keys: u32) -> ([u8; 5], usize) {
+    let (mut out, mut n, mut v) = ([0u8; 5], 0usize, keys);
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out[n] = b;
+            return (out, n + 1);
+        }
+        out[n] = b | 0x80;
+        n += 1;
+    }
+}
+
+/// Decodes a [`contain_value`]; `None` unless a complete LEB128 u32 with nothing after it.
+pub fn decode_contain_value(bytes: &[u8]) -> Option<u32> {
+    let mut v: u64 = 0;
+    for (i, &b) in bytes.iter().enumerate().take(5) {
+        v |= u64::from(b & 0x7F) << (7 * i);
+        if b & 0x80 == 0 {
+            return (i + 1 == bytes.len()).then_some(u32::try_from(v).ok()?);
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +184,13 @@ mod tests {
             prop_assert_eq!(decode_edge_key(&edge_key(a, b)), Some((a, b)));
             prop_assert_eq!(decode_seg_key(&seg_key(s)), Some(s));
             prop_assert_eq!(be_u64(&doc_key(a)), Some(a));
+            let (v, len) = contain_value(s);
+            prop_assert_eq!(decode_contain_value(&v[..len]), Some(s));
+            for kind in [KeyKind::Sample, KeyKind::Short] {
+                let k = contain_key(kind, s, a);
+                prop_assert_eq!(decode_contain_key(&k), Some((kind, s, a)));
+                prop_assert!(k.starts_with(&contain_prefix(kind, s)));
+            }
             let l = Layout::new(m).unwrap();
             for i in 0..m as usize {
                 prop_assert_eq!(decode_table_key(&l, i, &table_key(&l, i, a, b)), Some((a, b)));
@@ -131,6 +204,14 @@ mod tests {
         assert_eq!(decode_seg_key(b"seg\0\0\0"), None);
         assert_eq!(decode_seg_key(b"xeg\0\0\0\0"), None);
         assert_eq!(be_u64(&[0; 9]), None);
+        assert_eq!(decode_contain_key(&[0; 12]), None);
+        assert_eq!(decode_contain_key(&[2; 13]), None);
+        assert_eq!(contain_value(127), ([127, 0, 0, 0, 0], 1));
+        assert_eq!(contain_value(128), ([0x80, 1, 0, 0, 0], 2));
+        assert_eq!(decode_contain_value(&[]), None);
+        assert_eq!(decode_contain_value(&[0x80]), None);
+        assert_eq!(decode_contain_value(&[1, 0]), None);
+        assert_eq!(decode_contain_value(&[0xFF, 0xFF, 0xFF, 0xFF, 0x7F]), None);
         let l = Layout::new(5).unwrap();
         assert_eq!(decode_table_key(&l, 0, &[0; 17]), None);
     }

@@ -5,7 +5,11 @@ use std::path::PathBuf;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use fpdb::{Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE, MAX_WORKERS};
+use fpdb::fingerprint::containment::{DEFAULT_MAX_POSTINGS, DEFAULT_SAMPLE, MAX_SAMPLE};
+use fpdb::{
+    Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_CONTAINMENT, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE,
+    MAX_WORKERS,
+};
 
 pub const EXIT_CODES: &str = "\
 EXIT CODES:
@@ -100,6 +104,24 @@ pub struct InitArgs {
     /// SimHash weights: `binary` (each distinct shingle once; default) or `count` (occurrences).
     #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
     pub weights: WeightArg,
+    /// Keep a containment index (finds a document inside a longer one: `query --min-containment`,
+    /// `pairs --min-containment`, `ingest --containment`). Costs disk and ingest time: see
+    /// docs/containment.md.
+    #[arg(long, value_enum, default_value_t = if DEFAULT_CONTAINMENT { OnOff::On } else { OnOff::Off })]
+    pub containment: OnOff,
+    /// Containment sampling rate N: one shingle in N is indexed (smaller N finds shorter texts
+    /// inside longer ones, at a larger index).
+    #[arg(long, default_value_t = DEFAULT_SAMPLE, value_parser = clap::value_parser!(u32).range(1..=MAX_SAMPLE as i64))]
+    pub containment_sample: u32,
+    /// Containment queries skip index keys held by more documents than this (boilerplate).
+    #[arg(long, default_value_t = DEFAULT_MAX_POSTINGS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub containment_max_postings: u32,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
 }
 
 #[derive(Args, Debug)]
@@ -139,6 +161,11 @@ pub struct QueryArgs {
     /// At most this many hits, best first.
     #[arg(long)]
     pub limit: Option<usize>,
+    /// Containment query: stored documents that contain the text, or that the text contains, with
+    /// containment >= C (0..=1) in either direction (needs a database created with `--containment on`;
+    /// -k and --min-jaccard are then not used).
+    #[arg(long, value_parser = unit_interval, conflicts_with = "simhash")]
+    pub min_containment: Option<f64>,
 }
 
 #[derive(Args, Debug)]
@@ -169,6 +196,11 @@ pub struct IngestArgs {
     /// Do not show a progress bar even on a terminal.
     #[arg(long)]
     pub quiet: bool,
+    /// Also report containment relations: the stored documents each new one contains or is
+    /// contained in with containment >= C (0..=1); a relation apart from the near-duplicate groups.
+    /// Needs a database created with `--containment on`.
+    #[arg(long, value_parser = unit_interval)]
+    pub containment: Option<f64>,
     #[command(flatten)]
     pub write: WriteArgs,
 }
@@ -218,6 +250,10 @@ pub struct PairsArgs {
     /// Threads (0 = one per core).
     #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_WORKERS as u64))]
     pub threads: usize,
+    /// Containment pairs instead: every pair where one document is inside the other with
+    /// containment >= C (0..=1), each once, with both directions (needs `--containment on`).
+    #[arg(long, value_parser = unit_interval, conflicts_with_all = ["k", "min_jaccard", "groups"])]
+    pub min_containment: Option<f64>,
 }
 
 #[derive(Args, Debug)]

@@ -6,7 +6,8 @@ use fpdb::{Hit, InsertOutcome};
 use serde_json::json;
 
 pub fn hit_json(h: &Hit) -> serde_json::Value {
-    json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared})
+    json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared,
+        "containment": h.containment, "reverse_containment": h.reverse_containment})
 }
 
 pub fn outcome_json(o: &InsertOutcome) -> serde_json::Value {
@@ -19,6 +20,7 @@ pub fn outcome_json(o: &InsertOutcome) -> serde_json::Value {
         "group": o.group.as_ref().map(|g| g.id),
         "canonical": o.group.as_ref().map(|g| g.canonical.clone()),
         "group_size": o.group.as_ref().map(|g| g.size),
+        "containment": o.containment.iter().map(hit_json).collect::<Vec<_>>(),
     })
 }
 
@@ -32,6 +34,29 @@ pub fn print_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
     for h in hits {
         let shared = h.shared.map_or("-".into(), |s| s.to_string());
         writeln!(out, "{:<40} {:>8} {:>8} {:>8}", h.key, h.hamming, fmt_j(h.jaccard), shared)?;
+    }
+    Ok(())
+}
+
+/// Containment hits: the query inside the document (`IN DOC`), the document inside the query
+/// (`DOC IN`), Jaccard and shared shingles.
+pub fn print_contain_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:<40} {:>8} {:>8} {:>8} {:>8}",
+        "KEY", "IN DOC", "DOC IN", "JACCARD", "SHARED"
+    )?;
+    for h in hits {
+        let shared = h.shared.map_or("-".into(), |s| s.to_string());
+        writeln!(
+            out,
+            "{:<40} {:>8} {:>8} {:>8} {:>8}",
+            h.key,
+            fmt_j(h.containment),
+            fmt_j(h.reverse_containment),
+            fmt_j(h.jaccard),
+            shared
+        )?;
     }
     Ok(())
 }

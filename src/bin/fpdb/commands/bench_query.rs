@@ -25,10 +25,11 @@ impl From<BenchQueryArgs> for Config {
         Config {
             db: a.db,
             queries: a.queries,
-            opts: QueryOptions {
-                max_distance: a.k,
-                min_jaccard: a.min_jaccard,
-                limit: None,
+            opts: {
+                let mut o = QueryOptions::default();
+                o.max_distance = a.k;
+                o.min_jaccard = a.min_jaccard;
+                o
             },
         }
     }

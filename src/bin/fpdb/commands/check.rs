@@ -17,7 +17,7 @@ pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         writeln!(
             out,
             "{}",
-            json!({"docs": rep.docs, "table_entries": rep.table_entries, "faults": rep.faults.len()})
+            json!({"docs": rep.docs, "table_entries": rep.table_entries, "contain_entries": rep.contain_entries, "faults": rep.faults.len()})
         )?;
     } else {
         for f in &rep.faults {
@@ -25,9 +25,15 @@ pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             let key = f.key.as_ref().map(|k| format!(" key {k:?}")).unwrap_or_default();
             writeln!(out, "FAULT {doc}{key} in {}: {}", f.path, f.what)?;
         }
+        // containment: the index's entries, when there is one.
+        let contain = if rep.contain_entries > 0 {
+            format!(" and {} containment-index entries", rep.contain_entries)
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "checked {} documents and {} table entries: {} fault(s)",
+            "checked {} documents and {} table entries{contain}: {} fault(s)",
             rep.docs,
             rep.table_entries,
             rep.faults.len()

@@ -33,11 +33,14 @@ impl From<IngestArgs> for Config {
             input: a.input,
             key_field: a.key_field,
             text_field: a.text_field,
-            opts: IngestOptions {
-                workers: a.workers,
-                batch_size: a.batch_size,
-                batch_latency: Duration::from_millis(a.batch_latency_ms),
-                dedup: a.dedup.into(),
+            opts: {
+                let mut o = IngestOptions::default()
+                    .with_workers(a.workers)
+                    .with_batch_size(a.batch_size)
+                    .with_batch_latency(Duration::from_millis(a.batch_latency_ms))
+                    .with_dedup(a.dedup.into());
+                o.containment = a.containment;
+                o
             },
             quiet: a.quiet,
             sync: !a.write.no_sync,
@@ -100,31 +103,30 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             b.inc(1);
         }
         let res = match &r.result {
-            Ok(o) => {
-                if json {
-                    writeln!(out, "{}", outcome_json(o))
-                } else if o.id.is_none() {
-                    writeln!(
-                        out,
-                        "skipped {:?}: duplicates {}",
-                        o.key,
-                        o.duplicates
-                            .first()
-                            .map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
-                    )
-                } else if let (Some(h), Some(id)) = (o.duplicates.first(), o.id) {
-                    writeln!(
-                        out,
-                        "stored {:?} as doc {id}: near-duplicate of {:?} (J = {}), group {}",
-                        o.key,
-                        h.key,
-                        fmt_j(h.jaccard),
-                        o.group.as_ref().map_or(id, |g| g.id)
-                    )
-                } else {
-                    Ok(())
-                }
+            Ok(o) => if json {
+                writeln!(out, "{}", outcome_json(o))
+            } else if o.id.is_none() {
+                writeln!(
+                    out,
+                    "skipped {:?}: duplicates {}",
+                    o.key,
+                    o.duplicates
+                        .first()
+                        .map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
+                )
+            } else if let (Some(h), Some(id)) = (o.duplicates.first(), o.id) {
+                writeln!(
+                    out,
+                    "stored {:?} as doc {id}: near-duplicate of {:?} (J = {}), group {}",
+                    o.key,
+                    h.key,
+                    fmt_j(h.jaccard),
+                    o.group.as_ref().map_or(id, |g| g.id)
+                )
+            } else {
+                Ok(())
             }
+            .and_then(|()| if json { Ok(()) } else { print_relations(out, o) }),
             Err(e) => {
                 let origin = origins
                     .lock()
@@ -161,16 +163,34 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let stats = stats?;
     let secs = started.elapsed().as_secs_f64().max(1e-9);
     eprintln!(
-        "fpdb: ingested {} items in {:.2} s: {} stored, {} skipped as duplicates, {} with near-duplicates, {} rejected; {:.0} docs/s, {:.1} MB/s, {} batches",
+        "fpdb: ingested {} items in {:.2} s: {} stored, {} skipped as duplicates, {} with near-duplicates, {}{} rejected; {:.0} docs/s, {:.1} MB/s, {} batches",
         stats.items,
         secs,
         stats.stored,
         stats.skipped,
         stats.with_duplicates,
+        if cfg.opts.containment.is_some() { format!("{} with containment relations, ", stats.with_containment) } else { String::new() },
         stats.errors,
         stats.items as f64 / secs,
         stats.text_bytes as f64 / secs / 1e6,
         stats.batches
     );
     Ok(if stats.errors > 0 { ExitCode::from(6) } else { ExitCode::SUCCESS })
+}
+
+/// One line per containment relation of a stored or skipped document (`ingest --containment`).
+fn print_relations(out: &mut impl Write, o: &fpdb::InsertOutcome) -> io::Result<()> {
+    for h in &o.containment {
+        let (c, r) = (h.containment.unwrap_or(0.0), h.reverse_containment.unwrap_or(0.0));
+        let (how, value) = if c >= r { ("is inside", c) } else { ("contains", r) };
+        writeln!(
+            out,
+            "containment: {:?} {how} {:?} ({value:.4}; reverse {:.4}, J = {})",
+            o.key,
+            h.key,
+            if c >= r { r } else { c },
+            fmt_j(h.jaccard)
+        )?;
+    }
+    Ok(())
 }

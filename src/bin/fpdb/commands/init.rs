@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use fpdb::{CreateOptions, Db, Error, Tables};
+use fpdb::{ContainmentConfig, CreateOptions, Db, Error, Tables};
 
-use crate::cli::InitArgs;
+use crate::cli::{InitArgs, OnOff};
 
 pub struct Config {
     pub db: PathBuf,
@@ -18,12 +18,15 @@ impl Config {
     pub fn from_args(a: InitArgs) -> Result<Config, Error> {
         Ok(Config {
             db: a.db,
-            create: CreateOptions {
-                spec: super::spec_from(&a.shingle, a.weights.into())?,
-                tables: parse_tables(&a.tables)?,
-                max_distance: a.max_distance,
-                min_jaccard: a.min_jaccard,
-            },
+            create: CreateOptions::default()
+                .with_spec(super::spec_from(&a.shingle, a.weights.into())?)
+                .with_tables(parse_tables(&a.tables)?)
+                .with_max_distance(a.max_distance)
+                .with_min_jaccard(a.min_jaccard)
+                .with_containment(
+                    (a.containment == OnOff::On)
+                        .then(|| ContainmentConfig::new(a.containment_sample).with_max_postings(a.containment_max_postings)),
+                ),
         })
     }
 }
@@ -42,12 +45,18 @@ fn parse_tables(s: &str) -> Result<Tables, Error> {
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = Db::create(&cfg.db, &cfg.create).with_context(|| format!("cannot create database {}", cfg.db.display()))?;
     let s = d.stats();
+    let containment = match d.config().containment {
+        Some(c) => format!("containment index on (sample 1/{}, posting cap {})", c.sample, c.max_postings),
+        None => "containment index off".into(),
+    };
     if json {
-        writeln!(out, "{}", serde_json::to_string(&s)?)?;
+        let mut v = serde_json::to_value(&s)?;
+        v["containment"] = serde_json::to_value(d.config().containment.map(|c| (c.sample, c.max_postings)))?;
+        writeln!(out, "{v}")?;
     } else {
         writeln!(
             out,
-            "created {} — spec {}; {} tables; k = {}, t = {}",
+            "created {} — spec {}; {} tables; k = {}, t = {}; {containment}",
             cfg.db.display(),
             s.spec,
             s.tables,

@@ -19,6 +19,8 @@ pub struct Config {
     pub groups: bool,
     pub summary: bool,
     pub threads: usize,
+    /// Containment pairs at or above this (instead of Hamming pairs).
+    pub min_containment: Option<f64>,
 }
 
 impl From<PairsArgs> for Config {
@@ -30,12 +32,16 @@ impl From<PairsArgs> for Config {
             groups: a.groups,
             summary: a.summary,
             threads: a.threads,
+            min_containment: a.min_containment,
         }
     }
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open_ro(&cfg.db)?;
+    if let Some(c) = cfg.min_containment {
+        return containment_pairs(out, json, &d, c, cfg.threads, cfg.summary);
+    }
     let opts = PairsOptions {
         max_distance: cfg.k.unwrap_or(d.config().max_distance),
         min_jaccard: cfg.min_jaccard,
@@ -114,4 +120,51 @@ fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, grou
         }
     }
     Ok(())
+}
+
+/// `pairs --min-containment C`: every pair once, with the direction: `a<b` (a inside b), `b<a`, or
+/// `both` (each inside the other at >= C).
+fn containment_pairs(out: &mut impl Write, json: bool, d: &Db, c: f64, threads: usize, summary: bool) -> Result<ExitCode> {
+    let t0 = std::time::Instant::now();
+    let pairs = d.containment_pairs(c, threads)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
+    let direction = |p: &fpdb::ContainPair| match (p.a_in_b >= c, p.b_in_a >= c) {
+        (true, true) => "both",
+        (true, false) => "a<b",
+        _ => "b<a",
+    };
+    if !summary {
+        for p in &pairs {
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"a": key(p.a), "b": key(p.b), "a_id": p.a, "b_id": p.b, "direction": direction(p),
+                        "a_in_b": p.a_in_b, "b_in_a": p.b_in_a, "jaccard": p.jaccard, "shared": p.shared})
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}",
+                    key(p.a),
+                    key(p.b),
+                    direction(p),
+                    p.a_in_b,
+                    p.b_in_a,
+                    p.jaccard
+                )?;
+            }
+        }
+    }
+    let docs = d.stats().docs;
+    if json && summary {
+        writeln!(out, "{}", json!({"docs": docs, "pairs": pairs.len(), "seconds": secs}))?;
+    } else if !json || summary {
+        eprintln!(
+            "{} containment pairs (>= {c} in either direction) among {docs} documents ({secs:.3} s); columns: a, b, direction (a<b: a inside b), a_in_b, b_in_a, jaccard",
+            pairs.len()
+        );
+    }
+    Ok(if pairs.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

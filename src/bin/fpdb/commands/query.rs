@@ -8,7 +8,7 @@ use anyhow::Result;
 use fpdb::{Error, QueryOptions};
 
 use crate::cli::QueryArgs;
-use crate::print::{hit_json, print_hits};
+use crate::print::{hit_json, print_contain_hits, print_hits};
 
 /// What to look up.
 pub enum Lookup {
@@ -36,10 +36,13 @@ impl Config {
         Ok(Config {
             db: a.db,
             lookup,
-            opts: QueryOptions {
-                max_distance: a.k,
-                min_jaccard: a.min_jaccard,
-                limit: a.limit,
+            opts: {
+                let mut o = QueryOptions::default();
+                o.max_distance = a.k;
+                o.min_jaccard = a.min_jaccard;
+                o.limit = a.limit;
+                o.min_containment = a.min_containment;
+                o
             },
         })
     }
@@ -62,6 +65,12 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     if json {
         for h in &hits {
             writeln!(out, "{}", hit_json(h))?;
+        }
+    } else if cfg.opts.min_containment.is_some() {
+        if hits.is_empty() {
+            writeln!(out, "no document contains the text or is contained in it")?;
+        } else {
+            print_contain_hits(out, &hits)?;
         }
     } else if hits.is_empty() {
         writeln!(out, "no near-duplicates")?;
