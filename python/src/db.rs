@@ -33,7 +33,9 @@ impl Db {
         }
     }
 
-    /// A clone of the engine handle (cheap: a reference count), or `ClosedError`.
+    /// A clone of the engine handle (cheap: a reference count), or `ClosedError`. Calls move it into
+    /// their `detach` closure, so that dropping the last handle (a concurrent `close`) also happens
+    /// without the GIL.
     pub fn engine(&self, py: Python<'_>) -> PyResult<Engine> {
         let guard = self.engine.lock().unwrap_or_else(|p| p.into_inner());
         match guard.as_ref() {
@@ -186,7 +188,7 @@ impl Db {
         let text = convert::text_arg(py, text, "the text", Some(&key))?;
         let dedup = convert::dedup(py, dedup)?;
         let engine = self.engine(py)?;
-        let out = py.detach(|| engine.insert_with(&key, &text, dedup)).or_raise(py)?;
+        let out = py.detach(move || engine.insert_with(&key, &text, dedup)).or_raise(py)?;
         Ok(out.into())
     }
 
@@ -250,7 +252,7 @@ impl Db {
         let text = convert::text_arg(py, text, "the text", None)?;
         let opts = query_opts(max_distance, min_jaccard, limit);
         let engine = self.engine(py)?;
-        let hits = py.detach(|| engine.query(&text, &opts)).or_raise(py)?;
+        let hits = py.detach(move || engine.query(&text, &opts)).or_raise(py)?;
         Ok(hits.into_iter().map(Hit::from).collect())
     }
 
@@ -262,7 +264,7 @@ impl Db {
     fn query_simhash(&self, py: Python<'_>, simhash: u64, max_distance: Option<u32>, limit: Option<usize>) -> PyResult<Vec<Hit>> {
         let opts = query_opts(max_distance, None, limit);
         let engine = self.engine(py)?;
-        let hits = py.detach(|| engine.query_simhash(simhash, &opts)).or_raise(py)?;
+        let hits = py.detach(move || engine.query_simhash(simhash, &opts)).or_raise(py)?;
         Ok(hits.into_iter().map(Hit::from).collect())
     }
 
@@ -273,7 +275,7 @@ impl Db {
         let key = convert::text_arg(py, key, "the key", None)?;
         let engine = self.engine(py)?;
         let doc = py
-            .detach(|| {
+            .detach(move || {
                 engine.get(&key).map(|d| {
                     d.map(|d| {
                         let members = engine.group_members(d.group.id);
@@ -291,7 +293,7 @@ impl Db {
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         let engine = self.engine(py)?;
-        Ok(py.detach(|| engine.stats()).docs as usize)
+        Ok(py.detach(move || engine.stats()).docs as usize)
     }
 
     /// delete(key) -> bool
@@ -301,13 +303,13 @@ impl Db {
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let key = convert::text_arg(py, key, "the key", None)?;
         let engine = self.engine(py)?;
-        py.detach(|| engine.delete(&key)).or_raise(py)
+        py.detach(move || engine.delete(&key)).or_raise(py)
     }
 
     /// stats() -> Stats: documents, groups, segments, bytes, defaults and spec.
     fn stats(&self, py: Python<'_>) -> PyResult<Stats> {
         let engine = self.engine(py)?;
-        Ok(py.detach(|| engine.stats()).into())
+        Ok(py.detach(move || engine.stats()).into())
     }
 
     /// check() -> CheckReport
@@ -316,7 +318,7 @@ impl Db {
     /// (`report.ok` is True when there is none).
     fn check(&self, py: Python<'_>) -> PyResult<CheckReport> {
         let engine = self.engine(py)?;
-        Ok(py.detach(|| engine.check()).or_raise(py)?.into())
+        Ok(py.detach(move || engine.check()).or_raise(py)?.into())
     }
 
     /// compact(min_dead=0.3) -> CompactStats
@@ -326,7 +328,7 @@ impl Db {
     #[pyo3(signature = (min_dead = 0.3))]
     fn compact(&self, py: Python<'_>, min_dead: f64) -> PyResult<CompactStats> {
         let engine = self.engine(py)?;
-        Ok(py.detach(|| engine.compact(min_dead)).or_raise(py)?.into())
+        Ok(py.detach(move || engine.compact(min_dead)).or_raise(py)?.into())
     }
 
     /// pairs(*, max_distance=None, min_jaccard=None, threads=0) -> PairsReport
@@ -339,7 +341,7 @@ impl Db {
     fn pairs(&self, py: Python<'_>, max_distance: Option<u32>, min_jaccard: Option<f64>, threads: usize) -> PyResult<PairsReport> {
         let engine = self.engine(py)?;
         let report = py
-            .detach(|| -> Result<PairsReport, crate::api::Error> {
+            .detach(move || -> Result<PairsReport, crate::api::Error> {
                 let opts = PairsOptions {
                     max_distance: max_distance.unwrap_or(engine.config().max_distance),
                     min_jaccard,

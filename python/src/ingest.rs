@@ -48,6 +48,28 @@ impl Running {
         self.stash = None;
     }
 
+    /// Stops feeding: the item already taken from the caller's iterator still goes to the engine
+    /// (every item pulled from the input is ingested), results reported meanwhile are discarded.
+    /// Call without the GIL.
+    fn stop(&mut self) {
+        if let (Some(item), Some(tx)) = (self.stash.take(), self.tx.as_ref()) {
+            let mut item = Some(item);
+            while let Some(it) = item.take() {
+                let mut sel = Select::new();
+                let send = sel.send(tx);
+                sel.recv(&self.results);
+                let op = sel.select();
+                if op.index() == send {
+                    let _ = op.send(tx, it);
+                } else {
+                    let _ = op.recv(&self.results);
+                    item = Some(it);
+                }
+            }
+        }
+        self.close_input();
+    }
+
     /// Waits for the pipeline thread (the caller has closed the input).
     fn join(&mut self) -> Option<Result<EngineIngestStats, Option<Error>>> {
         self.thread.take().map(|t| match t.join() {
@@ -61,7 +83,7 @@ impl Running {
 impl Drop for Running {
     /// An abandoned ingest: stop feeding, let the pipeline commit what it already took, wait for it.
     fn drop(&mut self) {
-        self.close_input();
+        self.stop();
         let (_, dead) = bounded::<DocResult>(0);
         drop(std::mem::replace(&mut self.results, dead));
         let _ = self.join();
@@ -336,9 +358,12 @@ impl Ingest {
     fn close(&self, py: Python<'_>) -> PyResult<Option<IngestStats>> {
         let mut state = self.state.try_lock().map_err(|_| busy())?;
         if let State::Running(st) = &mut *state {
-            st.close_input();
-            let results = st.results.clone();
-            py.detach(move || while results.recv().is_ok() {});
+            let input = st.input.take();
+            drop(input);
+            py.detach(|| {
+                st.stop();
+                while st.results.recv().is_ok() {}
+            });
             // An input exception is moot once the caller closed the ingest.
             st.input_error = None;
         }

@@ -122,6 +122,7 @@ def test_close_early(tmp_path):
         first = next(ing)
         assert first.seq == 0 and first.stored
         stats = ing.close()
+        # Every item taken from the generator is ingested, none more.
         assert stats is not None and stats.items == pulled
         assert pulled < 5000  # the generator was not drained
         assert len(db) == stats.stored == pulled  # what the engine took is committed
