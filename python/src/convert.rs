@@ -85,18 +85,9 @@ pub fn text_arg(py: Python<'_>, obj: &Bound<'_, PyAny>, what: &str, key: Option<
     text(obj, what).map_err(|b| b.into_py(py, key))
 }
 
-/// `"link"`, `"skip"` or `"off"`.
+/// `"link"`, `"skip"` or `"off"` (parsed by the library).
 pub fn dedup(py: Python<'_>, s: &str) -> PyResult<Dedup> {
-    match s {
-        "link" => Ok(Dedup::Link),
-        "skip" => Ok(Dedup::Skip),
-        "off" => Ok(Dedup::Off),
-        _ => Err(invalid_option(
-            py,
-            "dedup",
-            format!("expected \"link\" (store and join the group), \"skip\" (do not store duplicates) or \"off\", got {s:?}"),
-        )),
-    }
+    s.parse().map_err(|e| to_py(py, e))
 }
 
 /// An int, `"auto"` or `"k+1"`.
@@ -105,10 +96,9 @@ pub fn tables(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Tables
     if let Ok(n) = obj.extract::<u32>() {
         return Ok(Tables::Blocks(n));
     }
-    match obj.extract::<String>().as_deref() {
-        Ok("auto") => Ok(Tables::Auto),
-        Ok("k+1") => Ok(Tables::KPlusOne),
-        _ => Err(invalid_option(
+    match obj.extract::<String>() {
+        Ok(s) => s.parse().map_err(|e| to_py(py, e)),
+        Err(_) => Err(invalid_option(
             py,
             "tables",
             format!(
@@ -125,17 +115,8 @@ pub fn spec(py: Python<'_>, shingle: Option<&str>, weights: Option<&str>, seed: 
         Some(s) => s.parse::<FingerprintSpec>().map_err(|e| to_py(py, e))?,
         None => FingerprintSpec::default(),
     };
-    match weights {
-        None => {}
-        Some("binary") => spec.weighting = Weighting::Binary,
-        Some("count") => spec.weighting = Weighting::Count,
-        Some(w) => {
-            return Err(invalid_option(
-                py,
-                "weights",
-                format!("expected \"binary\" (each distinct shingle once) or \"count\" (occurrences), got {w:?}"),
-            ))
-        }
+    if let Some(w) = weights {
+        spec.weighting = w.parse::<Weighting>().map_err(|e| to_py(py, e))?;
     }
     if let Some(seed) = seed {
         spec.seed = seed;

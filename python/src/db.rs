@@ -51,11 +51,11 @@ impl Db {
 }
 
 fn query_opts(max_distance: Option<u32>, min_jaccard: Option<f64>, limit: Option<usize>) -> QueryOptions {
-    QueryOptions {
-        max_distance,
-        min_jaccard,
-        limit,
-    }
+    let mut q = QueryOptions::default();
+    q.max_distance = max_distance;
+    q.min_jaccard = min_jaccard;
+    q.limit = limit;
+    q
 }
 
 #[pymethods]
@@ -83,12 +83,11 @@ impl Db {
         sync: bool,
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
-        let create = CreateOptions {
-            spec: convert::spec(py, shingle, weights, None)?,
-            tables: convert::tables(py, tables)?,
-            max_distance: max_distance.unwrap_or(defaults.max_distance),
-            min_jaccard: min_jaccard.unwrap_or(defaults.min_jaccard),
-        };
+        let create = CreateOptions::default()
+            .with_spec(convert::spec(py, shingle, weights, None)?)
+            .with_tables(convert::tables(py, tables)?)
+            .with_max_distance(max_distance.unwrap_or(defaults.max_distance))
+            .with_min_jaccard(min_jaccard.unwrap_or(defaults.min_jaccard));
         let opts = Options {
             sync,
             ..Options::default()
@@ -225,12 +224,11 @@ impl Db {
                 ))
             }
         };
-        let opts = IngestOptions {
-            workers: workers.unwrap_or(defaults.workers),
-            batch_size: batch_size.unwrap_or(defaults.batch_size).max(1),
-            batch_latency,
-            dedup: convert::dedup(py, dedup)?,
-        };
+        let opts = IngestOptions::default()
+            .with_workers(workers.unwrap_or(defaults.workers))
+            .with_batch_size(batch_size.unwrap_or(defaults.batch_size))
+            .with_batch_latency(batch_latency)
+            .with_dedup(convert::dedup(py, dedup)?);
         let iter = docs.try_iter()?;
         Ingest::start(self.engine(py)?, iter, opts)
     }

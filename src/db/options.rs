@@ -38,6 +38,21 @@ pub fn auto_tables(k: u32) -> u32 {
     }
 }
 
+impl std::str::FromStr for Tables {
+    type Err = Error;
+    /// `auto`, `k+1` or a number of tables (the CLI's `--tables`, the bindings' `tables=`).
+    fn from_str(s: &str) -> Result<Tables> {
+        match s.trim() {
+            "auto" => Ok(Tables::Auto),
+            "k+1" | "k1" => Ok(Tables::KPlusOne),
+            n => n.parse().map(Tables::Blocks).map_err(|_| Error::InvalidOption {
+                name: "tables",
+                message: format!("expected a number of tables, `k+1` or `auto`, got {s:?}"),
+            }),
+        }
+    }
+}
+
 impl Tables {
     /// The number of tables for default distance `k`.
     pub fn resolve(self, k: u32) -> Result<u32> {
@@ -130,6 +145,22 @@ pub enum Dedup {
     Skip,
     /// Store it without looking for duplicates (its own group).
     Off,
+}
+
+impl std::str::FromStr for Dedup {
+    type Err = Error;
+    /// `link`, `skip` or `off`.
+    fn from_str(s: &str) -> Result<Dedup> {
+        match s.trim() {
+            "link" => Ok(Dedup::Link),
+            "skip" => Ok(Dedup::Skip),
+            "off" => Ok(Dedup::Off),
+            _ => Err(Error::InvalidOption {
+                name: "dedup",
+                message: format!("expected `link` (store and join the group), `skip` (do not store duplicates) or `off`, got {s:?}"),
+            }),
+        }
+    }
 }
 
 /// Query settings; `None` fields take the database's defaults. Build with

@@ -179,6 +179,21 @@ impl fmt::Display for FingerprintSpec {
     }
 }
 
+impl FromStr for Weighting {
+    type Err = Error;
+    /// `binary` or `count` (the CLI's `--weights`).
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "binary" => Ok(Weighting::Binary),
+            "count" => Ok(Weighting::Count),
+            _ => Err(Error::InvalidOption {
+                name: "weights",
+                message: format!("expected `binary` (each distinct shingle once) or `count` (occurrences), got {s:?}"),
+            }),
+        }
+    }
+}
+
 impl FromStr for FingerprintSpec {
     type Err = Error;
     /// Parses `word:N` or `char:N` (the CLI's `--shingle`).

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use fpdb::{ContainmentConfig, CreateOptions, Db, Error, Tables};
+use fpdb::{ContainmentConfig, CreateOptions, Db, Error};
 
 use crate::cli::{InitArgs, OnOff};
 
@@ -20,7 +20,7 @@ impl Config {
             db: a.db,
             create: CreateOptions::default()
                 .with_spec(super::spec_from(&a.shingle, a.weights.into())?)
-                .with_tables(parse_tables(&a.tables)?)
+                .with_tables(a.tables.parse()?)
                 .with_max_distance(a.max_distance)
                 .with_min_jaccard(a.min_jaccard)
                 .with_containment(
@@ -28,17 +28,6 @@ impl Config {
                         .then(|| ContainmentConfig::new(a.containment_sample).with_max_postings(a.containment_max_postings)),
                 ),
         })
-    }
-}
-
-fn parse_tables(s: &str) -> Result<Tables, Error> {
-    match s.trim() {
-        "auto" => Ok(Tables::Auto),
-        "k+1" | "k1" => Ok(Tables::KPlusOne),
-        n => n.parse().map(Tables::Blocks).map_err(|_| Error::InvalidOption {
-            name: "tables",
-            message: format!("expected a number of tables, `k+1` or `auto`, got {s:?}"),
-        }),
     }
 }
 
