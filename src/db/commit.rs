@@ -66,10 +66,11 @@ impl Pending {
         self.regroup.insert(id, g);
     }
 
-    pub(super) fn key_of(&self, st: &State, id: u64) -> String {
+    /// The key of a live document, committed or earlier in this batch (`None`: not live).
+    pub(super) fn key_of(&self, st: &State, id: u64) -> Option<String> {
         match self.new_docs.iter().find(|p| p.id == id) {
-            Some(p) => p.key.clone(),
-            None => st.docs.get(&id).map(|m| m.key.to_string()).unwrap_or_default(),
+            Some(p) => Some(p.key.clone()),
+            None => st.docs.get(&id).map(|m| m.key.to_string()),
         }
     }
 }

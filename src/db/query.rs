@@ -68,12 +68,22 @@ impl Db {
         }
     }
 
-    pub(super) fn group_info(&self, st: &State, gid: u64) -> GroupInfo {
-        GroupInfo {
+    /// The published group `gid`; its canonical member must be a live document (the group id is
+    /// its doc id) — a record naming a group without one is reported as corruption, never as an
+    /// empty canonical key.
+    pub(super) fn group_info(&self, st: &State, gid: u64) -> Result<GroupInfo> {
+        let canonical = st.docs.get(&gid).ok_or_else(|| {
+            Error::corrupt(
+                &self.inner.rocks_path,
+                Some(gid),
+                format!("group {gid} has no live canonical member (doc {gid}); run `fpdb check`"),
+            )
+        })?;
+        Ok(GroupInfo {
             id: gid,
-            canonical: st.docs.get(&gid).map(|d| d.key.to_string()).unwrap_or_default(),
+            canonical: canonical.key.to_string(),
             size: st.members.get(&gid).map_or(1, Vec::len),
-        }
+        })
     }
 
     /// Near-duplicates of a document by its text.
@@ -145,7 +155,7 @@ impl Db {
                     format!("key {key:?} points at doc {id}, which has no record"),
                 ));
             };
-            let group = self.group_info(st, record.group);
+            let group = self.group_info(st, record.group)?;
             Ok(Some(Document { id, record, group }))
         })
     }

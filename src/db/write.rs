@@ -224,7 +224,14 @@ impl Db {
                     w.members.insert(gid, merged);
                 }
                 pend.touched_groups.extend(gids.iter().copied().chain([gid]));
-                let canonical = if gid == id { doc.key.clone() } else { pend.key_of(&st, gid) };
+                let canonical = if gid == id {
+                    doc.key.clone()
+                } else {
+                    // The group id is the smallest id of a component of live documents.
+                    pend.key_of(&st, gid).ok_or_else(|| {
+                        Error::corrupt(&self.inner.rocks_path, Some(gid), format!("group {gid} has no live canonical member"))
+                    })?
+                };
                 pend.keys.insert(doc.key.clone(), id);
                 if let (Some(_), Some(cfg)) = (containment, self.inner.config.containment) {
                     pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample); // containment:
