@@ -55,9 +55,9 @@ fn compacting_a_segment_without_live_records_commits_its_removal() {
 
 /// Writes one record (doc 1, shingles `set`) into a fresh segment directory with the real writer and
 /// returns the directory, the record's location and the committed lengths.
-fn one_segment(set: &[u32]) -> (tempfile::TempDir, fpdb::segment::ShingleLoc, std::collections::HashMap<u32, u64>) {
+fn one_segment(set: &[u32]) -> (tempfile::TempDir, fpdb::internals::segment::ShingleLoc, std::collections::HashMap<u32, u64>) {
     let dir = tempfile::tempdir().unwrap();
-    let (_, mut w, _) = fpdb::segment::recover(dir.path(), &Default::default(), false, 1 << 20, false).unwrap();
+    let (_, mut w, _) = fpdb::internals::segment::recover(dir.path(), &Default::default(), false, 1 << 20, false).unwrap();
     let out = w.append(&[(1, set)]).unwrap();
     (dir, out.locs[0], out.lengths.into_iter().collect())
 }
@@ -72,15 +72,15 @@ const COMMITTED_LENGTH_SHORTER_THAN_HEADER: &[u8] = &[0xa5, 0x08, 0x00, 0x61, 0x
 fn a_committed_length_shorter_than_the_header_is_refused_not_truncated_to() {
     assert_eq!(COMMITTED_LENGTH_SHORTER_THAN_HEADER.len(), 11);
     let (dir, loc, committed) = one_segment(&[]);
-    let len = std::fs::metadata(dir.path().join(fpdb::segment::file_name(0))).unwrap().len();
+    let len = std::fs::metadata(dir.path().join(fpdb::internals::segment::file_name(0))).unwrap().len();
     let short = committed.keys().map(|&id| (id, 10)).collect();
-    let err = fpdb::segment::recover(dir.path(), &short, false, 1 << 20, false).unwrap_err();
+    let err = fpdb::internals::segment::recover(dir.path(), &short, false, 1 << 20, false).unwrap_err();
     assert!(
         err.is_corruption() && err.to_string().contains("shorter than the 16-byte file header"),
         "{err}"
     );
-    assert_eq!(std::fs::metadata(dir.path().join(fpdb::segment::file_name(0))).unwrap().len(), len);
-    let (set, _, _) = fpdb::segment::recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
+    assert_eq!(std::fs::metadata(dir.path().join(fpdb::internals::segment::file_name(0))).unwrap().len(), len);
+    let (set, _, _) = fpdb::internals::segment::recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
     assert!(set.read(loc, 1).unwrap().is_empty());
 }
 
@@ -96,9 +96,9 @@ const COUNT_LARGER_THAN_THE_FILE: &[u8] = &[
 fn a_count_larger_than_the_file_is_corruption_before_any_allocation() {
     assert_eq!(COUNT_LARGER_THAN_THE_FILE.len(), 16);
     let (dir, loc, committed) = one_segment(&[]);
-    let (set, _, _) = fpdb::segment::recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
+    let (set, _, _) = fpdb::internals::segment::recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
     for count in [7_995_392, u32::MAX] {
-        let bad = fpdb::segment::ShingleLoc { count, ..loc };
+        let bad = fpdb::internals::segment::ShingleLoc { count, ..loc };
         match set.read(bad, 1) {
             Err(fpdb::Error::Corruption { doc: Some(1), what, .. }) => {
                 assert!(what.contains("does not fit in the file (40 bytes)"), "{what}")
