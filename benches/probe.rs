@@ -66,6 +66,7 @@ fn bench(c: &mut Criterion) {
                             shingles: vec![f as u32],
                         },
                         meta: None,
+                        biblio: Default::default(),
                     })
                 })
                 .collect();

@@ -125,6 +125,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                                 shingles: vec![0],
                             },
                             meta: None,
+                            biblio: Default::default(),
                         })
                     })
                     .collect();

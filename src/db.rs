@@ -13,6 +13,7 @@ use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, IteratorMode, Wr
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::{Fingerprint, Fingerprinter};
+use crate::metadata::{self, Biblio, MatchKind, CF_META_IDX}; // metadata:
 use crate::record::{self, be_u64, edge_key, le_u64, seg_key, table_cf, DbConfig, DocRecord, CF_DOCS, CF_EDGES, CF_KEYS, CF_META};
 use crate::segment::{self, Recovery, SegmentSet, SegmentWriter, ShingleLoc};
 use crate::simhash::hamming;
@@ -159,6 +160,9 @@ pub struct Hit {
     pub jaccard: Option<f64>,
     /// Number of shared shingles (absent for fingerprint-only queries).
     pub shared: Option<u32>,
+    /// How it matched: verified text, or an exact metadata match (then hamming and Jaccard are given
+    /// for information only). // metadata:
+    pub matched: MatchKind,
 }
 
 /// A duplicate group as seen at a point in time.
@@ -196,6 +200,8 @@ pub struct NewDoc {
     pub text: String,
     /// Optional metadata (JSON text), stored with the record.
     pub meta: Option<String>,
+    /// Title, year and DOI: stored, indexed and matched exactly (see [`crate::metadata`]). // metadata:
+    pub biblio: Biblio,
 }
 
 /// A document fingerprinted and validated, ready for the writer.
@@ -207,6 +213,8 @@ pub struct PreparedDoc {
     pub fp: Fingerprint,
     /// Metadata.
     pub meta: Option<String>,
+    /// Title, year and DOI (validated). // metadata:
+    pub biblio: Biblio,
 }
 
 /// A stored document.
@@ -382,7 +390,7 @@ fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
 }
 
 fn cf_names(m: u32) -> Vec<String> {
-    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES].iter().map(|s| s.to_string()).collect();
+    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES, CF_META_IDX].iter().map(|s| s.to_string()).collect(); // metadata: + CF_META_IDX
     v.extend((0..m as usize).map(table_cf));
     v
 }
@@ -557,12 +565,18 @@ impl Db {
             .iter()
             .map(|n| ColumnFamilyDescriptor::new(n, rocks_options(&cache, false)))
             .collect();
-        let rocks = if opts.read_only {
+        let mut rocks = if opts.read_only {
             DB::open_cf_descriptors_read_only(&o, &rocks_path, descs, false)
         } else {
             DB::open_cf_descriptors(&o, &rocks_path, descs)
         }
         .map_err(|e| Error::rocks("open", &rocks_path, e))?;
+        // metadata: databases created before the metadata index get its (empty) column family.
+        if !opts.read_only && rocks.cf_handle(CF_META_IDX).is_none() {
+            rocks
+                .create_cf(CF_META_IDX, &rocks_options(&cache, false))
+                .map_err(|e| Error::rocks("create meta_idx column family", &rocks_path, e))?;
+        }
         let meta = rocks
             .cf_handle(CF_META)
             .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
@@ -736,10 +750,16 @@ impl Db {
                 "the text has no words (empty, whitespace or punctuation only); nothing to fingerprint",
             ));
         }
+        // metadata: validated here, so the writer only indexes well-formed values.
+        metadata::validate(&doc.biblio).map_err(|e| match e {
+            Error::InvalidInput { message, .. } => Error::input(Some(doc.key.as_bytes()), message),
+            e => e,
+        })?;
         Ok(PreparedDoc {
             key: doc.key,
             fp,
             meta: doc.meta,
+            biblio: doc.biblio,
         })
     }
 
@@ -756,6 +776,7 @@ impl Db {
                 key: key.to_string(),
                 text: text.to_string(),
                 meta: None,
+                biblio: Biblio::default(),
             },
         )?;
         self.commit_batch(vec![Ok(doc)], dedup)?
@@ -889,11 +910,90 @@ impl Db {
                     hamming: d,
                     jaccard: None,
                     shared: None,
+                    matched: MatchKind::Text,
                 });
             }
         })?;
         sort_hits(&mut hits);
         hits.truncate(opts.limit.unwrap_or(usize::MAX));
+        Ok(hits)
+    }
+
+    // metadata: the two metadata queries (paper 001) and the writer's helper.
+
+    /// Live documents whose normalised DOI, or normalised title and year, equal `biblio`'s, with how
+    /// they matched (DOI first; one entry per document).
+    pub fn metadata_matches(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
+        metadata::validate(biblio)?;
+        let st = self.inner.state.read();
+        let mut seen = HashSet::new();
+        let found = metadata::lookup(&self.inner.rocks, self.inner.rocks.cf_handle(CF_META_IDX), biblio, &self.inner.rocks_path)?;
+        Ok(found.into_iter().filter(|(id, _)| st.docs.contains_key(id) && seen.insert(*id)).collect())
+    }
+
+    /// Verified text near-duplicates of `text` unioned with exact metadata matches of `biblio`
+    /// (paper 001's API): text hits first (best first), then metadata-only hits (DOI, then title +
+    /// year), each saying how it matched; `opts.limit` caps the whole list. An empty text gives
+    /// metadata matches only.
+    pub fn check_duplicates(&self, text: &str, biblio: &Biblio, opts: &QueryOptions) -> Result<Vec<Hit>> {
+        metadata::validate(biblio)?;
+        let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
+        let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
+        let fp = self.fingerprinter().fingerprint(text);
+        let st = self.inner.state.read();
+        let mut hits = Vec::new();
+        if !fp.shingles.is_empty() {
+            let mut cands = Vec::new();
+            self.probe(&st, fp.simhash, k, |id, d| cands.push((id, d)))?;
+            self.verify(&st, &fp, t, cands, &mut hits)?;
+            sort_hits(&mut hits);
+        }
+        let meta = self.meta_hits(&st, &Pending::default(), &fp, biblio, None, &hits)?;
+        hits.extend(meta);
+        hits.truncate(opts.limit.unwrap_or(usize::MAX));
+        Ok(hits)
+    }
+
+    /// Exact metadata matches of `biblio` among the committed documents (live, not deleted in
+    /// `pend`, not `exclude`, not already in `text_hits`) and the batch's live documents, DOI matches
+    /// first; Hamming distance and Jaccard against `fp` are computed for information.
+    fn meta_hits(&self, st: &State, pend: &Pending, fp: &Fingerprint, biblio: &Biblio, exclude: Option<u64>, text_hits: &[Hit]) -> Result<Vec<Hit>> {
+        let mut seen: HashSet<u64> = text_hits.iter().map(|h| h.id).collect();
+        let mut hits = Vec::new();
+        if biblio.is_empty() {
+            return Ok(hits);
+        }
+        let found = metadata::lookup(&self.inner.rocks, self.inner.rocks.cf_handle(CF_META_IDX), biblio, &self.inner.rocks_path)?;
+        for (id, how) in found {
+            if Some(id) == exclude || pend.deleted.contains(&id) || seen.contains(&id) {
+                continue;
+            }
+            let Some(m) = st.docs.get(&id) else { continue };
+            seen.insert(id);
+            let sim = jaccard(&fp.shingles, &st.segs.read(m.loc, id)?);
+            hits.push(Hit {
+                key: m.key.to_string(),
+                id,
+                hamming: hamming(m.simhash, fp.simhash),
+                jaccard: Some(sim.jaccard),
+                shared: Some(sim.shared),
+                matched: how,
+            });
+        }
+        for p in pend.new_docs.iter().filter(|p| p.alive && Some(p.id) != exclude && !seen.contains(&p.id)) {
+            if let Some(how) = metadata::matches(biblio, &p.biblio) {
+                let sim = jaccard(&fp.shingles, &p.fp.shingles);
+                hits.push(Hit {
+                    key: p.key.clone(),
+                    id: p.id,
+                    hamming: hamming(p.fp.simhash, fp.simhash),
+                    jaccard: Some(sim.jaccard),
+                    shared: Some(sim.shared),
+                    matched: how,
+                });
+            }
+        }
+        hits.sort_by_key(|h| (h.matched, h.id));
         Ok(hits)
     }
 
@@ -1052,12 +1152,24 @@ impl Db {
                         }
                     }
                 };
+                // metadata: exact metadata matches are reported beside the text matches, never linked.
+                let meta = if dedup == Dedup::Off || doc.biblio.is_empty() {
+                    Vec::new()
+                } else {
+                    match self.meta_hits(&st, &pend, &doc.fp, &doc.biblio, old, &dups) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            results.push(Err(e));
+                            continue;
+                        }
+                    }
+                };
                 if dedup == Dedup::Skip && !dups.is_empty() {
                     results.push(Ok(InsertOutcome {
                         key: doc.key,
                         id: None,
                         replaced: None,
-                        duplicates: dups,
+                        duplicates: dups.into_iter().chain(meta).collect(), // metadata: + meta
                         group: None,
                     }));
                     continue;
@@ -1106,6 +1218,7 @@ impl Db {
                     key: doc.key.clone(),
                     fp: doc.fp,
                     meta: doc.meta,
+                    biblio: doc.biblio, // metadata:
                     group: gid,
                     alive: true,
                 });
@@ -1113,7 +1226,7 @@ impl Db {
                     key: doc.key,
                     id: Some(id),
                     replaced: old,
-                    duplicates: dups,
+                    duplicates: dups.into_iter().chain(meta).collect(), // metadata: + meta
                     group: Some(GroupInfo { id: gid, canonical, size }),
                 }));
             }
@@ -1153,6 +1266,7 @@ impl Db {
                     hamming: d,
                     jaccard: Some(sim.jaccard),
                     shared: Some(sim.shared),
+                    matched: MatchKind::Text,
                 });
             }
         }
@@ -1204,6 +1318,7 @@ impl Db {
                         hamming: d,
                         jaccard: Some(sim.jaccard),
                         shared: Some(sim.shared),
+                        matched: MatchKind::Text,
                     });
                 }
             }
@@ -1270,6 +1385,7 @@ impl Db {
         let layout = &self.inner.layout;
         let mut b = WriteBatch::default();
         let (docs_cf, keys_cf, edges_cf, meta_cf) = (self.cf(CF_DOCS)?, self.cf(CF_KEYS)?, self.cf(CF_EDGES)?, self.cf(CF_META)?);
+        let meta_idx_cf = self.cf(CF_META_IDX)?; // metadata:
         let tcfs: Vec<&rocksdb::ColumnFamily> = (0..layout.tables() as usize)
             .map(|i| self.cf(&table_cf(i)))
             .collect::<Result<_>>()?;
@@ -1289,8 +1405,21 @@ impl Db {
                         }
                     }
                 }
+                // metadata: and its metadata index entries.
+                for item in self.inner.rocks.iterator_cf(meta_idx_cf, IteratorMode::Start) {
+                    let (k, _) = item.map_err(self.rocks_err("scan meta_idx"))?;
+                    if metadata::decode_index_key(&k).is_some_and(|(_, _, d)| d == id) {
+                        b.delete_cf(meta_idx_cf, k);
+                    }
+                }
                 continue;
             };
+            // metadata: the deleted (or replaced) document's index entries go in the same batch.
+            if let Some(r) = self.read_record(id)? {
+                for k in metadata::index_keys(&r.biblio, id) {
+                    b.delete_cf(meta_idx_cf, k);
+                }
+            }
             b.delete_cf(docs_cf, id.to_be_bytes());
             b.delete_cf(keys_cf, m.key.as_bytes());
             for (i, t) in tdel.iter_mut().enumerate() {
@@ -1324,8 +1453,12 @@ impl Db {
                 group: pend.regroup.get(&p.id).copied().unwrap_or(p.group),
                 inserted_at_ms: now,
                 meta: p.meta.clone(),
+                biblio: p.biblio.clone(), // metadata:
             };
             b.put_cf(docs_cf, p.id.to_be_bytes(), record::encode(&rec));
+            for k in metadata::index_keys(&p.biblio, p.id) {
+                b.put_cf(meta_idx_cf, k, []); // metadata: the new document's index entries
+            }
             kput.push((p.key.as_bytes(), p.id.to_be_bytes()));
             for (i, t) in tput.iter_mut().enumerate() {
                 t.push(table_key(layout, i, p.fp.simhash, p.id));
@@ -1585,6 +1718,11 @@ impl Db {
             }
         }
         rep.docs = ids.len() as u64;
+        // metadata: the metadata index agrees with the records.
+        let biblio_of = |id: u64| records.get(&id).map(|r| r.biblio.clone());
+        for (doc, what) in metadata::check_index(&self.inner.rocks, self.inner.rocks.cf_handle(CF_META_IDX), &ids, biblio_of, &self.inner.rocks_path)? {
+            fault(doc, None, rp.clone(), what);
+        }
         let mut keys = 0u64;
         for item in self.inner.rocks.iterator_cf(self.cf(CF_KEYS)?, IteratorMode::Start) {
             let (k, v) = item.map_err(self.rocks_err("scan keys"))?;
@@ -1742,6 +1880,7 @@ struct PendingDoc {
     key: String,
     fp: Fingerprint,
     meta: Option<String>,
+    biblio: Biblio, // metadata:
     group: u64,
     alive: bool,
 }

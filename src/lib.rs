@@ -40,6 +40,7 @@ pub mod eval;
 pub mod failpoint;
 pub mod fingerprint;
 pub mod ingest;
+pub mod metadata;
 mod mmap;
 pub mod normalize;
 pub mod pairs;
@@ -56,5 +57,6 @@ pub use db::{
     QueryOptions, Stats, Tables,
 };
 pub use error::{Error, Result};
+pub use metadata::{Biblio, MatchKind};
 pub use fingerprint::{fingerprint, Fingerprint, Fingerprinter};
 pub use spec::FingerprintSpec;

@@ -48,6 +48,7 @@ fn crash_child() {
                     key: format!("s{seed}-{j}"),
                     text: doc_text(&v, seed, j),
                     meta: None,
+                    biblio: Default::default(),
                 })
             })
             .collect();

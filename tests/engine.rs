@@ -54,6 +54,7 @@ fn fp_doc(key: String, simhash: u64) -> fpdb::Result<PreparedDoc> {
             shingles: vec![simhash as u32],
         },
         meta: None,
+        biblio: Default::default(),
     })
 }
 
@@ -310,6 +311,7 @@ fn a_batch_sees_its_own_earlier_documents_and_skip_does_not_store_duplicates() {
                     key: format!("v{i}"),
                     text: text(&edit(&v, &base, i, i as u64)),
                     meta: None,
+                    biblio: Default::default(),
                 },
             )
         })
@@ -485,6 +487,7 @@ fn the_pipeline_decides_exactly_like_sequential_inserts() {
                 key: k.clone(),
                 text: t.clone(),
                 meta: None,
+                biblio: Default::default(),
             })
         });
         let mut got = Vec::new();
@@ -529,6 +532,7 @@ fn readers_see_whole_batches_while_a_writer_commits() {
                                 key: format!("b{b}-{i}"),
                                 text: t.clone(),
                                 meta: None,
+                                biblio: Default::default(),
                             },
                         )
                     })

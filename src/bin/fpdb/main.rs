@@ -2,6 +2,8 @@
 //! plain option structs, and maps errors to exit codes (see `fpdb --help`).
 
 mod input;
+#[cfg(feature = "serve")]
+mod serve;
 
 use std::io::{self, IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -214,6 +216,48 @@ enum Cmd {
         #[arg(long)]
         min_jaccard: Option<f64>,
     },
+    /// Serve the database over HTTP (JSON API; docs/serve.md): one process owns the database and
+    /// serves many clients. Stops gracefully on SIGINT/SIGTERM. Prints the bound address on stdout.
+    #[cfg(feature = "serve")]
+    Serve {
+        /// Database directory (created with default settings when it holds no database).
+        db: PathBuf,
+        /// Address to listen on (port 0: any free port). A non-loopback address needs --token-file.
+        #[arg(long, default_value = "127.0.0.1:7878")]
+        listen: std::net::SocketAddr,
+        /// File holding the access token required on writes (`Authorization: Bearer <token>`).
+        #[arg(long)]
+        token_file: Option<PathBuf>,
+        /// Require the token on reads too (everything but /healthz).
+        #[arg(long)]
+        token_for_reads: bool,
+        /// Largest body of PUT and POST /v1/duplicates, bytes (larger: 413).
+        #[arg(long, default_value_t = 8 << 20)]
+        max_body_bytes: usize,
+        /// Largest NDJSON body of POST /v1/documents, bytes (larger: 413).
+        #[arg(long, default_value_t = 64 << 20)]
+        max_bulk_bytes: usize,
+        /// Documents waiting for the writer at most (more: 429 with Retry-After).
+        #[arg(long, default_value_t = 1024)]
+        queue_depth: usize,
+        /// Documents per group commit, at most.
+        #[arg(long, default_value_t = 1024)]
+        batch_size: usize,
+        /// Concurrent POST /v1/documents requests at most (more: 429).
+        #[arg(long, default_value_t = 2)]
+        bulk_slots: usize,
+        /// Fingerprinting threads per bulk request (default: one per core).
+        #[arg(long, default_value_t = 0)]
+        workers: usize,
+        /// Print one line per request on stderr (method, route, status, latency; never text or keys).
+        #[arg(long)]
+        log_requests: bool,
+        /// Seconds to wait for in-flight requests after SIGINT/SIGTERM.
+        #[arg(long, default_value_t = 30)]
+        shutdown_timeout_s: u64,
+        #[command(flatten)]
+        write: WriteArgs,
+    },
     /// Evaluate detection quality on a labelled JSONL corpus: exact-Jaccard truth, precision/recall/F1
     /// over a grid of k and t; writes a Markdown report and SVG plots.
     Eval {
@@ -366,7 +410,7 @@ fn read_input(file: Option<&PathBuf>) -> Result<String> {
 }
 
 fn hit_json(h: &Hit) -> serde_json::Value {
-    json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared})
+    json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared, "match": h.matched.as_str()})
 }
 
 fn outcome_json(o: &InsertOutcome) -> serde_json::Value {
@@ -560,7 +604,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                             "{}",
                             json!({"key": doc.record.key, "id": doc.id, "simhash": doc.record.simhash, "shingles": doc.record.count,
                                    "group": doc.group.id, "canonical": doc.group.canonical, "group_members": members.iter().map(|m| &m.1).collect::<Vec<_>>(),
-                                   "inserted_at_ms": doc.record.inserted_at_ms, "meta": meta})
+                                   "inserted_at_ms": doc.record.inserted_at_ms, "meta": meta,
+                                   "title": doc.record.biblio.title, "year": doc.record.biblio.year, "doi": doc.record.biblio.doi})
                         )?;
                     } else {
                         writeln!(out, "key       {}", doc.record.key)?;
@@ -753,6 +798,36 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             ExitCode::SUCCESS
         }
+        #[cfg(feature = "serve")]
+        Cmd::Serve {
+            db,
+            listen,
+            token_file,
+            token_for_reads,
+            max_body_bytes,
+            max_bulk_bytes,
+            queue_depth,
+            batch_size,
+            bulk_slots,
+            workers,
+            log_requests,
+            shutdown_timeout_s,
+            write,
+        } => serve::run(serve::ServeConfig {
+            db,
+            listen,
+            token_file,
+            token_for_reads,
+            max_body_bytes,
+            max_bulk_bytes,
+            queue_depth,
+            batch_size,
+            bulk_slots,
+            workers,
+            sync: !write.no_sync,
+            log_requests,
+            shutdown_timeout: Duration::from_secs(shutdown_timeout_s),
+        })?,
         Cmd::Eval {
             corpus,
             name,
