@@ -34,7 +34,9 @@ use rand::{Rng, SeedableRng};
 const WORDS: usize = 150;
 
 fn vocab() -> Vec<String> {
-    let syll = ["ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "de", "pa", "xe", "zu", "ba", "ho", "gi", "fe", "qu", "wy"];
+    let syll = [
+        "ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "de", "pa", "xe", "zu", "ba", "ho", "gi", "fe", "qu", "wy",
+    ];
     let mut rng = StdRng::seed_from_u64(7);
     (0..20_000)
         .map(|_| (0..rng.gen_range(2..5)).map(|_| syll[rng.gen_range(0..syll.len())]).collect())
@@ -156,9 +158,16 @@ fn bench(addr: &str, args: &[String]) {
                             let text = if i % 10 == 9 {
                                 edited(&v, rng.gen_range(0..docs), i)
                             } else {
-                                doc_text(&v, (run_id as u64).wrapping_mul(1_000_003) ^ ((t as u64) << 40) ^ (i << 1) ^ (1 << 63))
+                                doc_text(
+                                    &v,
+                                    (run_id as u64).wrapping_mul(1_000_003) ^ ((t as u64) << 40) ^ (i << 1) ^ (1 << 63),
+                                )
                             };
-                            ("PUT", format!("/v1/documents/load-{run_id}-{c}-{t}-{i}"), format!("{{\"text\":{}}}", json_str(&text)))
+                            (
+                                "PUT",
+                                format!("/v1/documents/load-{run_id}-{c}-{t}-{i}"),
+                                format!("{{\"text\":{}}}", json_str(&text)),
+                            )
                         } else {
                             let text = edited(&v, rng.gen_range(0..docs), i);
                             ("POST", "/v1/duplicates".to_string(), format!("{{\"text\":{}}}", json_str(&text)))
@@ -193,7 +202,11 @@ fn bench(addr: &str, args: &[String]) {
         l.sort_by(f64::total_cmp);
         println!(
             "| {} | {c} | {} | {} | {secs:.1} | {:.0} | {:.2} | {:.2} |",
-            if op == "put" { "PUT /v1/documents/{key}" } else { "POST /v1/duplicates" },
+            if op == "put" {
+                "PUT /v1/documents/{key}"
+            } else {
+                "POST /v1/duplicates"
+            },
             l.len(),
             errors.load(Ordering::Relaxed),
             l.len() as f64 / secs,
@@ -211,7 +224,11 @@ fn put_until_error(addr: &str, args: &[String]) {
     let acked = arg(args, "--acked").expect("--acked FILE");
     let prefix = arg(args, "--prefix").unwrap_or_else(|| "crash".into());
     let file = Arc::new(Mutex::new(
-        std::fs::OpenOptions::new().create(true).append(true).open(&acked).expect("open acked file"),
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&acked)
+            .expect("open acked file"),
     ));
     let v = Arc::new(vocab());
     let total = Arc::new(AtomicU64::new(0));
@@ -262,7 +279,10 @@ fn verify(db: &str, acked: &str) {
         }
     }
     let faults = d.check().expect("check").faults.len();
-    println!("{{\"acked_total\": {n}, \"missing\": {missing}, \"docs\": {}, \"check_faults\": {faults}}}", d.stats().docs);
+    println!(
+        "{{\"acked_total\": {n}, \"missing\": {missing}, \"docs\": {}, \"check_faults\": {faults}}}",
+        d.stats().docs
+    );
     if missing > 0 || faults > 0 {
         std::process::exit(1);
     }

@@ -390,7 +390,10 @@ fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
 }
 
 fn cf_names(m: u32) -> Vec<String> {
-    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES, CF_META_IDX].iter().map(|s| s.to_string()).collect(); // metadata: + CF_META_IDX
+    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES, CF_META_IDX]
+        .iter()
+        .map(|s| s.to_string())
+        .collect(); // metadata: + CF_META_IDX
     v.extend((0..m as usize).map(table_cf));
     v
 }
@@ -927,8 +930,16 @@ impl Db {
         metadata::validate(biblio)?;
         let st = self.inner.state.read();
         let mut seen = HashSet::new();
-        let found = metadata::lookup(&self.inner.rocks, self.inner.rocks.cf_handle(CF_META_IDX), biblio, &self.inner.rocks_path)?;
-        Ok(found.into_iter().filter(|(id, _)| st.docs.contains_key(id) && seen.insert(*id)).collect())
+        let found = metadata::lookup(
+            &self.inner.rocks,
+            self.inner.rocks.cf_handle(CF_META_IDX),
+            biblio,
+            &self.inner.rocks_path,
+        )?;
+        Ok(found
+            .into_iter()
+            .filter(|(id, _)| st.docs.contains_key(id) && seen.insert(*id))
+            .collect())
     }
 
     /// Verified text near-duplicates of `text` unioned with exact metadata matches of `biblio`
@@ -957,13 +968,26 @@ impl Db {
     /// Exact metadata matches of `biblio` among the committed documents (live, not deleted in
     /// `pend`, not `exclude`, not already in `text_hits`) and the batch's live documents, DOI matches
     /// first; Hamming distance and Jaccard against `fp` are computed for information.
-    fn meta_hits(&self, st: &State, pend: &Pending, fp: &Fingerprint, biblio: &Biblio, exclude: Option<u64>, text_hits: &[Hit]) -> Result<Vec<Hit>> {
+    fn meta_hits(
+        &self,
+        st: &State,
+        pend: &Pending,
+        fp: &Fingerprint,
+        biblio: &Biblio,
+        exclude: Option<u64>,
+        text_hits: &[Hit],
+    ) -> Result<Vec<Hit>> {
         let mut seen: HashSet<u64> = text_hits.iter().map(|h| h.id).collect();
         let mut hits = Vec::new();
         if biblio.is_empty() {
             return Ok(hits);
         }
-        let found = metadata::lookup(&self.inner.rocks, self.inner.rocks.cf_handle(CF_META_IDX), biblio, &self.inner.rocks_path)?;
+        let found = metadata::lookup(
+            &self.inner.rocks,
+            self.inner.rocks.cf_handle(CF_META_IDX),
+            biblio,
+            &self.inner.rocks_path,
+        )?;
         for (id, how) in found {
             if Some(id) == exclude || pend.deleted.contains(&id) || seen.contains(&id) {
                 continue;
@@ -980,7 +1004,11 @@ impl Db {
                 matched: how,
             });
         }
-        for p in pend.new_docs.iter().filter(|p| p.alive && Some(p.id) != exclude && !seen.contains(&p.id)) {
+        for p in pend
+            .new_docs
+            .iter()
+            .filter(|p| p.alive && Some(p.id) != exclude && !seen.contains(&p.id))
+        {
             if let Some(how) = metadata::matches(biblio, &p.biblio) {
                 let sim = jaccard(&fp.shingles, &p.fp.shingles);
                 hits.push(Hit {
@@ -1720,7 +1748,13 @@ impl Db {
         rep.docs = ids.len() as u64;
         // metadata: the metadata index agrees with the records.
         let biblio_of = |id: u64| records.get(&id).map(|r| r.biblio.clone());
-        for (doc, what) in metadata::check_index(&self.inner.rocks, self.inner.rocks.cf_handle(CF_META_IDX), &ids, biblio_of, &self.inner.rocks_path)? {
+        for (doc, what) in metadata::check_index(
+            &self.inner.rocks,
+            self.inner.rocks.cf_handle(CF_META_IDX),
+            &ids,
+            biblio_of,
+            &self.inner.rocks_path,
+        )? {
             fault(doc, None, rp.clone(), what);
         }
         let mut keys = 0u64;

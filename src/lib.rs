@@ -57,6 +57,6 @@ pub use db::{
     QueryOptions, Stats, Tables,
 };
 pub use error::{Error, Result};
-pub use metadata::{Biblio, MatchKind};
 pub use fingerprint::{fingerprint, Fingerprint, Fingerprinter};
+pub use metadata::{Biblio, MatchKind};
 pub use spec::FingerprintSpec;

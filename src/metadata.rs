@@ -117,7 +117,14 @@ fn invalid(what: &str, message: String) -> Error {
 /// Normalises a DOI (see the module docs); an error says what is wrong with it.
 pub fn normalize_doi(raw: &str) -> Result<String> {
     let mut s: String = raw.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect();
-    for prefix in ["https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/", "doi.org/", "doi:"] {
+    for prefix in [
+        "https://doi.org/",
+        "http://doi.org/",
+        "https://dx.doi.org/",
+        "http://dx.doi.org/",
+        "doi.org/",
+        "doi:",
+    ] {
         if let Some(rest) = s.strip_prefix(prefix) {
             s = rest.to_string();
             break;
@@ -130,9 +137,12 @@ pub fn normalize_doi(raw: &str) -> Result<String> {
     if s.chars().any(char::is_control) {
         return Err(invalid("doi", format!("{shown:?} contains control characters")));
     }
-    let ok = s.strip_prefix("10.").and_then(|r| r.split_once('/')).is_some_and(|(registrant, suffix)| {
-        !registrant.is_empty() && registrant.chars().all(|c| c.is_ascii_digit() || c == '.') && !suffix.is_empty()
-    });
+    let ok = s
+        .strip_prefix("10.")
+        .and_then(|r| r.split_once('/'))
+        .is_some_and(|(registrant, suffix)| {
+            !registrant.is_empty() && registrant.chars().all(|c| c.is_ascii_digit() || c == '.') && !suffix.is_empty()
+        });
     if !ok {
         return Err(invalid(
             "doi",
@@ -154,7 +164,10 @@ pub fn validate(b: &Biblio) -> Result<()> {
     }
     if let Some(t) = &b.title {
         if t.len() > MAX_TITLE_BYTES {
-            return Err(invalid("title", format!("{} bytes; a title may be at most {MAX_TITLE_BYTES}", t.len())));
+            return Err(invalid(
+                "title",
+                format!("{} bytes; a title may be at most {MAX_TITLE_BYTES}", t.len()),
+            ));
         }
         if normalize_title(t).is_empty() {
             return Err(invalid("title", "has no words (empty, whitespace or punctuation only)".into()));
@@ -273,12 +286,22 @@ pub(crate) fn check_index(
             expected += keys.len() as u64;
             if let Some(cf) = cf {
                 for k in keys {
-                    if rocks.get_pinned_cf(cf, &k).map_err(|e| Error::rocks("read meta_idx", rocks_path, e))?.is_none() {
-                        faults.push((Some(id), format!("meta_idx entry {:?} is missing", String::from_utf8_lossy(&k[1..k.len() - 9]))));
+                    if rocks
+                        .get_pinned_cf(cf, &k)
+                        .map_err(|e| Error::rocks("read meta_idx", rocks_path, e))?
+                        .is_none()
+                    {
+                        faults.push((
+                            Some(id),
+                            format!("meta_idx entry {:?} is missing", String::from_utf8_lossy(&k[1..k.len() - 9])),
+                        ));
                     }
                 }
             } else if !keys.is_empty() {
-                faults.push((Some(id), "the record has a title+year or DOI but the meta_idx column family is missing".into()));
+                faults.push((
+                    Some(id),
+                    "the record has a title+year or DOI but the meta_idx column family is missing".into(),
+                ));
             }
         }
     }
@@ -291,7 +314,13 @@ pub(crate) fn check_index(
             Some((kind, value, id)) => {
                 let ok = biblio_of(id).is_some_and(|b| index_values(&b).iter().any(|(kk, v)| *kk == kind && v == value));
                 if !ok {
-                    faults.push((Some(id), format!("meta_idx entry {:?} names no live document with that value", String::from_utf8_lossy(value))));
+                    faults.push((
+                        Some(id),
+                        format!(
+                            "meta_idx entry {:?} names no live document with that value",
+                            String::from_utf8_lossy(value)
+                        ),
+                    ));
                 }
             }
             None => faults.push((None, format!("meta_idx key {k:?} is malformed"))),
@@ -309,10 +338,25 @@ mod tests {
 
     #[test]
     fn dois_normalise_to_one_spelling() {
-        for raw in ["10.1145/ABC.1", " https://doi.org/10.1145/abc.1", "doi:10.1145/Abc.1", "DOI: 10.1145/abc.1", "http://dx.doi.org/10.1145/abc.1\n"] {
+        for raw in [
+            "10.1145/ABC.1",
+            " https://doi.org/10.1145/abc.1",
+            "doi:10.1145/Abc.1",
+            "DOI: 10.1145/abc.1",
+            "http://dx.doi.org/10.1145/abc.1\n",
+        ] {
             assert_eq!(normalize_doi(raw).unwrap(), "10.1145/abc.1", "{raw:?}");
         }
-        for bad in ["", "11.1/x", "10./x", "10.12", "10.12/", "10.ab/x", "https://example.org/10.1/x", "10.1/a\u{0}b"] {
+        for bad in [
+            "",
+            "11.1/x",
+            "10./x",
+            "10.12",
+            "10.12/",
+            "10.ab/x",
+            "https://example.org/10.1/x",
+            "10.1/a\u{0}b",
+        ] {
             assert!(normalize_doi(bad).is_err(), "{bad:?} accepted");
         }
     }
@@ -320,8 +364,16 @@ mod tests {
     #[test]
     fn titles_use_the_text_normalizer() {
         assert_eq!(normalize_title("Near-Duplicates: A  Study!"), "near duplicates a study");
-        assert!(validate(&Biblio { title: Some(" -- ".into()), ..Biblio::default() }).is_err());
-        assert!(validate(&Biblio { year: Some(10_000), ..Biblio::default() }).is_err());
+        assert!(validate(&Biblio {
+            title: Some(" -- ".into()),
+            ..Biblio::default()
+        })
+        .is_err());
+        assert!(validate(&Biblio {
+            year: Some(10_000),
+            ..Biblio::default()
+        })
+        .is_err());
     }
 
     #[test]
@@ -344,7 +396,15 @@ mod tests {
         assert_eq!(decode_index_key(&doi), Some((1, &b"10.1145/abc"[..], 7)));
         assert_eq!(decode_index_key(&doi[..doi.len() - 1]), None);
         // Title without year, or year without title: not indexed.
-        assert!(index_values(&Biblio { title: Some("A Study".into()), ..Biblio::default() }).is_empty());
-        assert!(index_values(&Biblio { year: Some(1), ..Biblio::default() }).is_empty());
+        assert!(index_values(&Biblio {
+            title: Some("A Study".into()),
+            ..Biblio::default()
+        })
+        .is_empty());
+        assert!(index_values(&Biblio {
+            year: Some(1),
+            ..Biblio::default()
+        })
+        .is_empty());
     }
 }

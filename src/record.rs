@@ -250,7 +250,10 @@ mod tests {
         v1.push(0); // meta: None
         let r = decode::<DocRecord>(&v1, "doc record", Path::new("x"), Some(3)).unwrap();
         assert_eq!(r.key, "k/1");
-        assert_eq!((r.simhash, r.segment, r.offset, r.count, r.group, r.inserted_at_ms), (0xABCD, 7, 16, 5, 2, 99));
+        assert_eq!(
+            (r.simhash, r.segment, r.offset, r.count, r.group, r.inserted_at_ms),
+            (0xABCD, 7, 16, 5, 2, 99)
+        );
         assert_eq!(r.meta, None);
         assert_eq!(r.biblio, Biblio::default());
         // Re-encoding writes version 2.

@@ -44,7 +44,11 @@ fn metadata_matches_are_reported_not_linked() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
     let t = texts();
-    let o = insert(&db, doc("a", &t[0], Some("On Shingles"), Some(2001), Some("10.1000/XYZ")), Dedup::Link);
+    let o = insert(
+        &db,
+        doc("a", &t[0], Some("On Shingles"), Some(2001), Some("10.1000/XYZ")),
+        Dedup::Link,
+    );
     assert!(o.duplicates.is_empty());
     // Same DOI (another spelling), different text: a DOI match; its own group.
     let o = insert(&db, doc("b", &t[1], None, None, Some("https://doi.org/10.1000/xyz")), Dedup::Link);
@@ -62,7 +66,10 @@ fn metadata_matches_are_reported_not_linked() {
     assert_eq!(kinds(&o.duplicates), vec![("a", MatchKind::Doi), ("b", MatchKind::Doi)]);
     // The same text: a text match, listed once (text wins over DOI).
     let o = insert(&db, doc("f", &t[0], None, None, Some("10.1000/xyz")), Dedup::Link);
-    assert_eq!(kinds(&o.duplicates), vec![("a", MatchKind::Text), ("b", MatchKind::Doi), ("e", MatchKind::Doi)]);
+    assert_eq!(
+        kinds(&o.duplicates),
+        vec![("a", MatchKind::Text), ("b", MatchKind::Doi), ("e", MatchKind::Doi)]
+    );
     assert_eq!(o.group.as_ref().unwrap().size, 2);
 
     // check_duplicates: text hits first, then metadata-only hits.
@@ -82,9 +89,27 @@ fn metadata_matches_are_reported_not_linked() {
             ("c", MatchKind::TitleYear)
         ]
     );
-    let hits = db.check_duplicates("", &q, &QueryOptions { limit: Some(2), ..Default::default() }).unwrap();
+    let hits = db
+        .check_duplicates(
+            "",
+            &q,
+            &QueryOptions {
+                limit: Some(2),
+                ..Default::default()
+            },
+        )
+        .unwrap();
     assert_eq!(kinds(&hits), vec![("a", MatchKind::Doi), ("b", MatchKind::Doi)]);
-    assert!(db.check_duplicates("x", &Biblio { doi: Some("nope".into()), ..Default::default() }, &QueryOptions::default()).is_err());
+    assert!(db
+        .check_duplicates(
+            "x",
+            &Biblio {
+                doi: Some("nope".into()),
+                ..Default::default()
+            },
+            &QueryOptions::default()
+        )
+        .is_err());
     let ids: Vec<u64> = db.metadata_matches(&q).unwrap().iter().map(|m| m.0).collect();
     assert_eq!(ids.len(), 5);
 
@@ -95,7 +120,12 @@ fn metadata_matches_are_reported_not_linked() {
         doi: Some("10.1000/xyz".into()),
         ..Default::default()
     };
-    let keys: Vec<String> = db.check_duplicates("", &doi, &QueryOptions::default()).unwrap().into_iter().map(|h| h.key).collect();
+    let keys: Vec<String> = db
+        .check_duplicates("", &doi, &QueryOptions::default())
+        .unwrap()
+        .into_iter()
+        .map(|h| h.key)
+        .collect();
     assert_eq!(keys, vec!["a", "f"]);
     let rep = db.check().unwrap();
     assert!(rep.faults.is_empty(), "{:?}", rep.faults);
@@ -162,9 +192,19 @@ fn databases_from_before_metadata_matches_still_open() {
         raw.drop_cf("meta_idx").unwrap();
     }
     // Read-only: the missing column family reads as empty.
-    let ro = Db::open_with(&path, fpdb::Options { read_only: true, ..Default::default() }).unwrap();
+    let ro = Db::open_with(
+        &path,
+        fpdb::Options {
+            read_only: true,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(ro.get("old1").unwrap().unwrap().record.biblio, Biblio::default());
-    let any = Biblio { doi: Some("10.1/x".into()), ..Default::default() };
+    let any = Biblio {
+        doi: Some("10.1/x".into()),
+        ..Default::default()
+    };
     assert!(ro.metadata_matches(&any).unwrap().is_empty());
     assert!(ro.check().unwrap().faults.is_empty(), "{:?}", ro.check().unwrap().faults);
     drop(ro);
@@ -196,9 +236,21 @@ fn cli_ingest_reads_title_year_and_doi() {
     std::fs::write(&input, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
     let bin = env!("CARGO_BIN_EXE_fpdb");
     assert!(Command::new(bin).args(["init", &db]).status().unwrap().success());
-    let out = Command::new(bin).args(["--json", "ingest", &db, &input.display().to_string()]).output().unwrap();
-    assert_eq!(out.status.code(), Some(6), "two lines are bad: {}", String::from_utf8_lossy(&out.stderr));
-    let res: Vec<serde_json::Value> = String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let out = Command::new(bin)
+        .args(["--json", "ingest", &db, &input.display().to_string()])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(6),
+        "two lines are bad: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let res: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(res[1]["duplicates"][0]["key"], "p1");
     assert_eq!(res[1]["duplicates"][0]["match"], "doi");
     assert_eq!(res[2]["duplicates"][0]["match"], "title_year");
@@ -209,6 +261,10 @@ fn cli_ingest_reads_title_year_and_doi() {
     assert_eq!(v["title"], "A Paper");
     assert_eq!(v["year"], 2020);
     assert_eq!(v["doi"], "10.5555/P1");
-    assert_eq!(v["meta"], serde_json::json!({"source": "x"}));
+    // Metadata keeps every extra field, as before metadata matches existed.
+    assert_eq!(
+        v["meta"],
+        serde_json::json!({"source": "x", "title": "A Paper", "year": 2020, "doi": "10.5555/P1"})
+    );
     assert!(Command::new(bin).args(["check", &db]).status().unwrap().success());
 }

@@ -39,7 +39,12 @@ impl Server {
         let addr = line
             .trim()
             .strip_prefix("fpdb serve: listening on http://")
-            .unwrap_or_else(|| panic!("no address line; stdout {line:?}; stderr {}", std::fs::read_to_string(&stderr).unwrap_or_default()))
+            .unwrap_or_else(|| {
+                panic!(
+                    "no address line; stdout {line:?}; stderr {}",
+                    std::fs::read_to_string(&stderr).unwrap_or_default()
+                )
+            })
             .parse()
             .unwrap();
         Server { child, addr, stderr }
@@ -90,7 +95,11 @@ fn assert_error(r: &Resp, status: u16, code: &str) {
 }
 
 fn put(s: &Server, key: &str, body: Value) -> Resp {
-    s.req("PUT", &format!("/v1/documents/{}", encode_segment(key)), body.to_string().as_bytes())
+    s.req(
+        "PUT",
+        &format!("/v1/documents/{}", encode_segment(key)),
+        body.to_string().as_bytes(),
+    )
 }
 
 fn docs() -> (String, String, String, String) {
@@ -146,7 +155,11 @@ fn every_endpoint_and_error_code() {
     assert_eq!(v["group"]["size"], 1);
 
     // Same title (other punctuation and case) and year: a title_year match.
-    let r = put(&s, "paper/4", json!({"text": third, "title": "near duplicates -- a STUDY", "year": 2019}));
+    let r = put(
+        &s,
+        "paper/4",
+        json!({"text": third, "title": "near duplicates -- a STUDY", "year": 2019}),
+    );
     let v = body_json(&r);
     assert_eq!(v["duplicates"][0]["key"], "paper/1", "{v}");
     assert_eq!(v["duplicates"][0]["match"], "title_year");
@@ -165,7 +178,11 @@ fn every_endpoint_and_error_code() {
     assert_eq!(v["duplicates"].as_array().unwrap().len(), 2);
 
     // A key with a slash and non-ASCII, percent-encoded.
-    let r = put(&s, "dir/kéy ü", json!({"text": "a small document about something else entirely, nothing alike"}));
+    let r = put(
+        &s,
+        "dir/kéy ü",
+        json!({"text": "a small document about something else entirely, nothing alike"}),
+    );
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(body_json(&r)["key"], "dir/kéy ü");
     let r = s.req("GET", &format!("/v1/documents/{}", encode_segment("dir/kéy ü")), b"");
@@ -175,7 +192,9 @@ fn every_endpoint_and_error_code() {
     let r = s.req(
         "POST",
         "/v1/duplicates",
-        json!({"text": base, "doi": "doi:10.1145/ABC.1", "title": "Near duplicates, a study", "year": 2019}).to_string().as_bytes(),
+        json!({"text": base, "doi": "doi:10.1145/ABC.1", "title": "Near duplicates, a study", "year": 2019})
+            .to_string()
+            .as_bytes(),
     );
     let v = body_json(&r);
     assert_eq!(r.status, 200, "{v}");
@@ -185,13 +204,24 @@ fn every_endpoint_and_error_code() {
         .iter()
         .map(|h| (h["key"].as_str().unwrap().to_string(), h["match"].as_str().unwrap().to_string()))
         .collect();
-    let expect: Vec<(String, String)> = [("paper/1", "text"), ("paper/2", "text"), ("paper/3", "doi"), ("paper/4", "title_year")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let expect: Vec<(String, String)> = [
+        ("paper/1", "text"),
+        ("paper/2", "text"),
+        ("paper/3", "doi"),
+        ("paper/4", "title_year"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
     assert_eq!(hits, expect);
     assert!(v["took_us"].is_u64());
-    let r = s.req("POST", "/v1/duplicates", json!({"text": base, "limit": 1, "max_distance": 3, "min_jaccard": 0.95}).to_string().as_bytes());
+    let r = s.req(
+        "POST",
+        "/v1/duplicates",
+        json!({"text": base, "limit": 1, "max_distance": 3, "min_jaccard": 0.95})
+            .to_string()
+            .as_bytes(),
+    );
     assert_eq!(body_json(&r)["hits"].as_array().unwrap().len(), 1);
 
     // GET a document: text is not returned; metadata is.
@@ -240,7 +270,10 @@ fn every_endpoint_and_error_code() {
     assert_eq!(r.header("content-type"), Some("application/x-ndjson"));
     let lines: Vec<Value> = r.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 5, "{}", r.text());
-    assert_eq!(lines.iter().map(|l| l["line"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 3, 4, 5, 6]);
+    assert_eq!(
+        lines.iter().map(|l| l["line"].as_u64().unwrap()).collect::<Vec<_>>(),
+        vec![1, 3, 4, 5, 6]
+    );
     assert_eq!(lines[0]["stored"], true);
     assert_eq!(lines[0]["duplicates"][0]["key"], "paper/3", "{}", lines[0]);
     assert_eq!(lines[1]["duplicates"][0]["key"], "paper/1");
@@ -256,14 +289,38 @@ fn every_endpoint_and_error_code() {
 
     // Errors with stable codes.
     assert_error(&s.req("PUT", "/v1/documents/k", b"{not json"), 400, "invalid_json");
-    assert_error(&s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "titel": "typo"}"#), 400, "invalid_json");
+    assert_error(
+        &s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "titel": "typo"}"#),
+        400,
+        "invalid_json",
+    );
     assert_error(&s.req("PUT", "/v1/documents/k", br#"{"text": 5}"#), 400, "invalid_json");
     assert_error(&s.req("PUT", "/v1/documents/k", br#"{"text": " .. "}"#), 400, "invalid_document");
-    assert_error(&s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "doi": "not a doi"}"#), 400, "invalid_document");
-    assert_error(&s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "year": 12345}"#), 400, "invalid_document");
-    assert_error(&s.req("PUT", "/v1/documents/k?dedup=maybe", br#"{"text": "hello world"}"#), 400, "invalid_parameter");
-    assert_error(&s.req("POST", "/v1/duplicates", br#"{"text": "hello world", "max_distance": 99}"#), 400, "invalid_parameter");
-    assert_error(&s.req("POST", "/v1/duplicates", br#"{"text": "hello world", "min_jaccard": 2}"#), 400, "invalid_parameter");
+    assert_error(
+        &s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "doi": "not a doi"}"#),
+        400,
+        "invalid_document",
+    );
+    assert_error(
+        &s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "year": 12345}"#),
+        400,
+        "invalid_document",
+    );
+    assert_error(
+        &s.req("PUT", "/v1/documents/k?dedup=maybe", br#"{"text": "hello world"}"#),
+        400,
+        "invalid_parameter",
+    );
+    assert_error(
+        &s.req("POST", "/v1/duplicates", br#"{"text": "hello world", "max_distance": 99}"#),
+        400,
+        "invalid_parameter",
+    );
+    assert_error(
+        &s.req("POST", "/v1/duplicates", br#"{"text": "hello world", "min_jaccard": 2}"#),
+        400,
+        "invalid_parameter",
+    );
     assert_error(&s.req("GET", "/v1/documents/%FF", b""), 400, "invalid_path");
     assert_error(&s.req("GET", "/v1/nothing", b""), 404, "not_found");
     assert_error(&s.req("POST", "/v1/stats", b""), 405, "method_not_allowed");
@@ -346,7 +403,11 @@ fn bulk_slots_answer_429_with_retry_after() {
     let r = slow.read_response().unwrap();
     assert_eq!(r.status, 200);
     assert_eq!(r.text().lines().count(), 2);
-    let r = s.req("POST", "/v1/documents", format!("{}\n", json!({"key": "b", "text": "another small document"})).as_bytes());
+    let r = s.req(
+        "POST",
+        "/v1/documents",
+        format!("{}\n", json!({"key": "b", "text": "another small document"})).as_bytes(),
+    );
     assert_eq!(r.status, 200, "{}", r.text());
     let m = s.req("GET", "/metrics", b"").text();
     assert!(m.contains("fpdb_http_errors_total{code=\"queue_full\"}"), "{m}");
@@ -366,9 +427,21 @@ fn tokens_guard_writes_and_optionally_reads() {
     let r = s.req("PUT", "/v1/documents/k", doc.as_bytes());
     assert_error(&r, 401, "unauthorized");
     assert!(r.header("www-authenticate").unwrap().starts_with("Bearer"));
-    assert_error(&s.req_auth("PUT", "/v1/documents/k", "s3cret-token-0123456789abcdeX", doc.as_bytes()), 401, "unauthorized");
+    assert_error(
+        &s.req_auth("PUT", "/v1/documents/k", "s3cret-token-0123456789abcdeX", doc.as_bytes()),
+        401,
+        "unauthorized",
+    );
     assert_error(&s.req_auth("PUT", "/v1/documents/k", "s3cret", doc.as_bytes()), 401, "unauthorized");
-    assert_error(&s.req("POST", "/v1/documents", format!("{}\n", json!({"key": "b", "text": "x y z"})).as_bytes()), 401, "unauthorized");
+    assert_error(
+        &s.req(
+            "POST",
+            "/v1/documents",
+            format!("{}\n", json!({"key": "b", "text": "x y z"})).as_bytes(),
+        ),
+        401,
+        "unauthorized",
+    );
     assert_eq!(s.req_auth("PUT", "/v1/documents/k", token, doc.as_bytes()).status, 200);
     // Reads are open without --token-for-reads.
     assert_eq!(s.req("GET", "/v1/documents/k", b"").status, 200);
@@ -405,7 +478,11 @@ fn refuses_bad_listen_and_token_settings() {
     // Any non-loopback address without a token is refused before binding (exit 2).
     let o = run(&["--listen", "0.0.0.0:0"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--token-file"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--token-file"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let short = dir.path().join("short");
     std::fs::write(&short, "abc").unwrap();
     let o = run(&["--listen", "127.0.0.1:0", "--token-file", &short.display().to_string()]);
@@ -421,11 +498,22 @@ fn document_text_is_never_logged() {
     let marker = "zqxjvwkmarker";
     let t = format!("the secret text {marker} must never appear in any log line of the server at all");
     assert_eq!(put(&s, "k1", json!({"text": t})).status, 200);
-    assert_eq!(s.req("POST", "/v1/duplicates", json!({"text": t}).to_string().as_bytes()).status, 200);
-    assert_eq!(s.req("POST", "/v1/documents", format!("{}\n", json!({"key": "k2", "text": t})).as_bytes()).status, 200);
+    assert_eq!(
+        s.req("POST", "/v1/duplicates", json!({"text": t}).to_string().as_bytes()).status,
+        200
+    );
+    assert_eq!(
+        s.req("POST", "/v1/documents", format!("{}\n", json!({"key": "k2", "text": t})).as_bytes())
+            .status,
+        200
+    );
     // Errors too: a bad body and a bad DOI next to the text.
     assert_eq!(put(&s, "k3", json!({"text": t, "doi": "nope"})).status, 400);
-    assert_eq!(s.req("PUT", "/v1/documents/k4", format!("{{\"text\": \"{marker}").as_bytes()).status, 400);
+    assert_eq!(
+        s.req("PUT", "/v1/documents/k4", format!("{{\"text\": \"{marker}").as_bytes())
+            .status,
+        400
+    );
     let (st, log) = s.stop();
     assert!(st.success());
     assert!(log.contains("PUT /v1/documents/{key} 200"), "{log}");
@@ -457,7 +545,11 @@ fn sigterm_finishes_in_flight_requests_and_exits_0() {
     while let Some(chunk) = c.read_chunk().unwrap() {
         body.extend(chunk);
     }
-    let lines: Vec<Value> = String::from_utf8(body).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = String::from_utf8(body)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), n as usize);
     assert!(lines.iter().all(|l| l["stored"] == true));
     drop(c);
@@ -465,7 +557,11 @@ fn sigterm_finishes_in_flight_requests_and_exits_0() {
     assert!(st.success(), "{st:?}\n{log}");
     assert!(log.contains("stopped cleanly"), "{log}");
     // Everything is there after a restart, and check is clean.
-    let out = Command::new(env!("CARGO_BIN_EXE_fpdb")).args(["--json", "check"]).arg(&db).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        .args(["--json", "check"])
+        .arg(&db)
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     let s = Server::start(&db, &[]);
     let v = body_json(&s.req("GET", "/v1/stats", b""));

@@ -63,7 +63,11 @@ impl ApiError {
     }
 
     pub fn bad_json(e: impl std::fmt::Display) -> Self {
-        Self::new(StatusCode::BAD_REQUEST, "invalid_json", format!("the body is not the documented JSON: {e}"))
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_json",
+            format!("the body is not the documented JSON: {e}"),
+        )
     }
 
     pub fn param(message: impl Into<String>) -> Self {
@@ -136,7 +140,12 @@ impl From<fpdb::Error> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = serde_json::to_vec(&self.body()).unwrap_or_default();
-        let mut r = (self.status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response();
+        let mut r = (
+            self.status,
+            [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+            body,
+        )
+            .into_response();
         if let Some(s) = self.retry_after {
             r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
         }

@@ -116,7 +116,10 @@ pub struct DocumentIn {
     #[schema(minimum = -9999, maximum = 9999)]
     pub year: Option<i32>,
     /// DOI, bare (`10.1145/123`) or as `doi:` / `https://doi.org/` form; matched exactly after normalisation.
-    #[schema(pattern = r"^(doi:|https?://(dx\.)?doi\.org/)?10\.[0-9.]+/[^\s\x00-\x1f\x7f-\x9f]+$", max_length = 1000)]
+    #[schema(
+        pattern = r"^(doi:|https?://(dx\.)?doi\.org/)?10\.[0-9.]+/[^\s\x00-\x1f\x7f-\x9f]+$",
+        max_length = 1000
+    )]
     pub doi: Option<String>,
     /// Any JSON value, stored with the document and returned by GET.
     #[schema(value_type = Option<Object>)]
@@ -260,7 +263,10 @@ pub struct DuplicatesIn {
     #[schema(minimum = -9999, maximum = 9999)]
     pub year: Option<i32>,
     /// DOI.
-    #[schema(pattern = r"^(doi:|https?://(dx\.)?doi\.org/)?10\.[0-9.]+/[^\s\x00-\x1f\x7f-\x9f]+$", max_length = 1000)]
+    #[schema(
+        pattern = r"^(doi:|https?://(dx\.)?doi\.org/)?10\.[0-9.]+/[^\s\x00-\x1f\x7f-\x9f]+$",
+        max_length = 1000
+    )]
     pub doi: Option<String>,
     /// Maximum Hamming distance (default: the database's).
     #[schema(minimum = 0, maximum = 32)]
@@ -506,9 +512,12 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
                 }
             }
         }
-        let input = docs
-            .into_iter()
-            .map(|d| d.ok_or_else(|| fpdb::Error::InvalidInput { key: None, message: "rejected".into() }));
+        let input = docs.into_iter().map(|d| {
+            d.ok_or_else(|| fpdb::Error::InvalidInput {
+                key: None,
+                message: "rejected".into(),
+            })
+        });
         let send = |v: &BulkLineOut| {
             let mut b = serde_json::to_vec(v).unwrap_or_default();
             b.push(b'\n');
@@ -536,12 +545,14 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
                 (Err(e), None) => BulkLineOut {
                     line,
                     outcome: None,
-                    error: Some(ApiError::from(fpdb::Error::InvalidInput {
-                        key: None,
-                        message: e.to_string(),
-                    })
-                    .body()
-                    .error),
+                    error: Some(
+                        ApiError::from(fpdb::Error::InvalidInput {
+                            key: None,
+                            message: e.to_string(),
+                        })
+                        .body()
+                        .error,
+                    ),
                 },
             };
             send(&out);
@@ -644,7 +655,11 @@ pub async fn get_document(State(s): State<Arc<AppState>>, key: Result<Path<Strin
 
 fn not_found_doc(key: &str) -> ApiError {
     let shown: String = key.chars().take(200).collect();
-    ApiError::new(StatusCode::NOT_FOUND, "document_not_found", format!("no document with key {shown:?}"))
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "document_not_found",
+        format!("no document with key {shown:?}"),
+    )
 }
 
 /// Delete a document (its group splits if it was a bridge).
@@ -767,7 +782,10 @@ pub async fn metrics(State(s): State<Arc<AppState>>) -> AppResult {
     let text = s.metrics.render(&st);
     Ok((
         StatusCode::OK,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8"),
+        )],
         text,
     )
         .into_response())

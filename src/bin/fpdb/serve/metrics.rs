@@ -45,7 +45,11 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn observe(&self, route: &str, method: &str, status: u16, took: Duration, code: Option<&'static str>) {
-        *self.requests.lock().entry((route.to_string(), method.to_string(), status)).or_default() += 1;
+        *self
+            .requests
+            .lock()
+            .entry((route.to_string(), method.to_string(), status))
+            .or_default() += 1;
         let s = took.as_secs_f64();
         let mut lat = self.latency.lock();
         let h = lat.entry(route.to_string()).or_default();
@@ -64,7 +68,10 @@ impl Metrics {
 
     pub fn render(&self, stats: &fpdb::Stats) -> String {
         let mut o = String::new();
-        let _ = writeln!(o, "# HELP fpdb_http_requests_total HTTP requests by route template, method and status.");
+        let _ = writeln!(
+            o,
+            "# HELP fpdb_http_requests_total HTTP requests by route template, method and status."
+        );
         let _ = writeln!(o, "# TYPE fpdb_http_requests_total counter");
         for ((route, method, status), n) in self.requests.lock().iter() {
             let _ = writeln!(
@@ -80,7 +87,11 @@ impl Metrics {
             for (b, c) in BUCKETS.iter().zip(h.counts) {
                 let _ = writeln!(o, "fpdb_http_request_duration_seconds_bucket{{route=\"{r}\",le=\"{b}\"}} {c}");
             }
-            let _ = writeln!(o, "fpdb_http_request_duration_seconds_bucket{{route=\"{r}\",le=\"+Inf\"}} {}", h.count);
+            let _ = writeln!(
+                o,
+                "fpdb_http_request_duration_seconds_bucket{{route=\"{r}\",le=\"+Inf\"}} {}",
+                h.count
+            );
             let _ = writeln!(o, "fpdb_http_request_duration_seconds_sum{{route=\"{r}\"}} {}", h.sum);
             let _ = writeln!(o, "fpdb_http_request_duration_seconds_count{{route=\"{r}\"}} {}", h.count);
         }
@@ -93,14 +104,62 @@ impl Metrics {
             let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
         };
         let ld = |a: &AtomicU64| a.load(Ordering::Relaxed).to_string();
-        g(&mut o, "fpdb_documents", "Live documents in the database.", "gauge", stats.docs.to_string());
-        g(&mut o, "fpdb_groups", "Duplicate groups with at least two members.", "gauge", stats.groups.to_string());
-        g(&mut o, "fpdb_segment_bytes", "Bytes in shingle segment files.", "gauge", stats.segment_bytes.to_string());
-        g(&mut o, "fpdb_writer_batches_total", "Group commits of the writer thread (PUT).", "counter", ld(&self.batches));
-        g(&mut o, "fpdb_writer_documents_total", "Documents committed by the writer thread (PUT).", "counter", ld(&self.batch_docs));
-        g(&mut o, "fpdb_writer_queue_depth", "Documents waiting for the writer thread.", "gauge", ld(&self.queue_depth));
-        g(&mut o, "fpdb_bulk_documents_total", "Documents committed through POST /v1/documents.", "counter", ld(&self.bulk_docs));
-        g(&mut o, "fpdb_rejected_busy_total", "Requests answered 429 because a queue or slot was full.", "counter", ld(&self.rejected_busy));
+        g(
+            &mut o,
+            "fpdb_documents",
+            "Live documents in the database.",
+            "gauge",
+            stats.docs.to_string(),
+        );
+        g(
+            &mut o,
+            "fpdb_groups",
+            "Duplicate groups with at least two members.",
+            "gauge",
+            stats.groups.to_string(),
+        );
+        g(
+            &mut o,
+            "fpdb_segment_bytes",
+            "Bytes in shingle segment files.",
+            "gauge",
+            stats.segment_bytes.to_string(),
+        );
+        g(
+            &mut o,
+            "fpdb_writer_batches_total",
+            "Group commits of the writer thread (PUT).",
+            "counter",
+            ld(&self.batches),
+        );
+        g(
+            &mut o,
+            "fpdb_writer_documents_total",
+            "Documents committed by the writer thread (PUT).",
+            "counter",
+            ld(&self.batch_docs),
+        );
+        g(
+            &mut o,
+            "fpdb_writer_queue_depth",
+            "Documents waiting for the writer thread.",
+            "gauge",
+            ld(&self.queue_depth),
+        );
+        g(
+            &mut o,
+            "fpdb_bulk_documents_total",
+            "Documents committed through POST /v1/documents.",
+            "counter",
+            ld(&self.bulk_docs),
+        );
+        g(
+            &mut o,
+            "fpdb_rejected_busy_total",
+            "Requests answered 429 because a queue or slot was full.",
+            "counter",
+            ld(&self.rejected_busy),
+        );
         o
     }
 }

@@ -141,13 +141,11 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
         cfg: cfg.clone(),
     });
     let result = rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(cfg.listen)
-            .await
-            .map_err(|e| Error::Io {
-                op: "listen",
-                path: PathBuf::from(cfg.listen.to_string()),
-                source: e,
-            })?;
+        let listener = tokio::net::TcpListener::bind(cfg.listen).await.map_err(|e| Error::Io {
+            op: "listen",
+            path: PathBuf::from(cfg.listen.to_string()),
+            source: e,
+        })?;
         let addr = listener.local_addr().context("reading the bound address")?;
         // The one line on stdout: scripts and tests read the bound address from it.
         println!("fpdb serve: listening on http://{addr}");

@@ -54,7 +54,9 @@ impl Writer {
     /// Queues a job: 429 when the queue is full, 503 when the server is shutting down.
     pub fn submit(&self, job: Job) -> Result<(), ApiError> {
         let guard = self.tx.lock();
-        let Some(tx) = guard.as_ref() else { return Err(ApiError::shutting_down()) };
+        let Some(tx) = guard.as_ref() else {
+            return Err(ApiError::shutting_down());
+        };
         match tx.try_send(job) {
             Ok(()) => {
                 self.metrics.queue_depth.store(tx.len() as u64, Ordering::Relaxed);
