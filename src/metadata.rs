@@ -12,7 +12,7 @@
 //! * DOI ([`normalize_doi`]): whitespace removed, lower-cased (DOIs are case-insensitive), one
 //!   leading `https://doi.org/`, `http://doi.org/`, `https://dx.doi.org/`, `http://dx.doi.org/`,
 //!   `doi.org/` or `doi:` removed; the result must look like `10.<registrant>/<suffix>` (registrant
-//!   digits and dots, suffix non-empty, no control characters, at most [`MAX_DOI_BYTES`]).
+//!   digits and dots, suffix non-empty, no control characters; at most [`MAX_DOI_CHARS`] characters as given).
 //! * Title ([`normalize_title`]): the crate's text normalizer ([`crate::normalize`], version 1):
 //!   NFKC, lower case, tokens of alphanumerics joined by one space. `"Near-Duplicates: A Study!"`
 //!   and `"near duplicates a study"` are the same title. A title must keep at least one word.
@@ -51,10 +51,10 @@ pub const CF_META_IDX: &str = "meta_idx";
 pub const KIND_DOI: u8 = 1;
 /// Kind byte of a title + year entry.
 pub const KIND_TITLE_YEAR: u8 = 2;
-/// Longest accepted DOI (after normalisation), in bytes.
-pub const MAX_DOI_BYTES: usize = 1024;
-/// Longest accepted title, in bytes.
-pub const MAX_TITLE_BYTES: usize = 16 * 1024;
+/// Longest accepted DOI (as given), in characters.
+pub const MAX_DOI_CHARS: usize = 1024;
+/// Longest accepted title, in characters.
+pub const MAX_TITLE_CHARS: usize = 4096;
 /// Accepted years.
 pub const YEARS: std::ops::RangeInclusive<i32> = -9999..=9999;
 
@@ -116,6 +116,10 @@ fn invalid(what: &str, message: String) -> Error {
 
 /// Normalises a DOI (see the module docs); an error says what is wrong with it.
 pub fn normalize_doi(raw: &str) -> Result<String> {
+    let n = raw.chars().count();
+    if n > MAX_DOI_CHARS {
+        return Err(invalid("doi", format!("{n} characters; a DOI may be at most {MAX_DOI_CHARS}")));
+    }
     let mut s: String = raw.chars().filter(|c| !c.is_whitespace()).flat_map(char::to_lowercase).collect();
     for prefix in [
         "https://doi.org/",
@@ -131,9 +135,6 @@ pub fn normalize_doi(raw: &str) -> Result<String> {
         }
     }
     let shown: String = raw.chars().take(80).collect();
-    if s.len() > MAX_DOI_BYTES {
-        return Err(invalid("doi", format!("{} bytes; a DOI may be at most {MAX_DOI_BYTES}", s.len())));
-    }
     if s.chars().any(char::is_control) {
         return Err(invalid("doi", format!("{shown:?} contains control characters")));
     }
@@ -163,10 +164,11 @@ pub fn validate(b: &Biblio) -> Result<()> {
         normalize_doi(doi)?;
     }
     if let Some(t) = &b.title {
-        if t.len() > MAX_TITLE_BYTES {
+        let n = t.chars().count();
+        if n > MAX_TITLE_CHARS {
             return Err(invalid(
                 "title",
-                format!("{} bytes; a title may be at most {MAX_TITLE_BYTES}", t.len()),
+                format!("{n} characters; a title may be at most {MAX_TITLE_CHARS}"),
             ));
         }
         if normalize_title(t).is_empty() {

@@ -257,29 +257,33 @@ fn every_endpoint_and_error_code() {
     assert_error(&s.req("DELETE", "/v1/documents/paper%2F2", b""), 404, "document_not_found");
     assert_error(&s.req("GET", "/v1/documents/paper%2F2", b""), 404, "document_not_found");
 
-    // POST /v1/documents (NDJSON): one result line per input line, in order, with line numbers.
+    // POST /v1/documents (NDJSON): a line that is not the documented JSON rejects the request.
+    let bad = format!("{}\n\nnot json\n", json!({"key": "bulk/0", "text": other}));
+    let r = s.req("POST", "/v1/documents", bad.as_bytes());
+    assert_error(&r, 400, "invalid_json");
+    assert!(body_json(&r)["error"]["message"].as_str().unwrap().contains("line 3"));
+    let bad = format!("{}\n", json!({"key": "bulk/0", "text": other, "extra": 1}));
+    assert_error(&s.req("POST", "/v1/documents", bad.as_bytes()), 400, "invalid_json");
+    assert_error(&s.req("POST", "/v1/documents", b"\n \n"), 400, "invalid_json");
+    assert_error(&s.req("GET", "/v1/documents/bulk%2F0", b""), 404, "document_not_found");
+    // One result line per document, in order, with line numbers; a document that cannot be stored
+    // gets its own error line.
     let nd = format!(
-        "{}\n\n{}\nnot json\n{}\n{}\n",
+        "{}\n\n{}\n{}\n",
         json!({"key": "bulk/1", "text": other, "doi": "10.1145/abc.1"}),
-        json!({"key": "bulk/2", "text": near, "title": "x", "year": 1}),
+        json!({"key": "bulk/2", "text": near, "title": "x", "year": 1.0}),
         json!({"key": "bulk/3", "text": " ,, "}),
-        json!({"key": "bulk/4", "text": third, "extra": 1}),
     );
     let r = s.req("POST", "/v1/documents", nd.as_bytes());
     assert_eq!(r.status, 200, "{}", r.text());
     assert_eq!(r.header("content-type"), Some("application/x-ndjson"));
     let lines: Vec<Value> = r.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-    assert_eq!(lines.len(), 5, "{}", r.text());
-    assert_eq!(
-        lines.iter().map(|l| l["line"].as_u64().unwrap()).collect::<Vec<_>>(),
-        vec![1, 3, 4, 5, 6]
-    );
+    assert_eq!(lines.len(), 3, "{}", r.text());
+    assert_eq!(lines.iter().map(|l| l["line"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 3, 4]);
     assert_eq!(lines[0]["stored"], true);
     assert_eq!(lines[0]["duplicates"][0]["key"], "paper/3", "{}", lines[0]);
     assert_eq!(lines[1]["duplicates"][0]["key"], "paper/1");
-    assert_eq!(lines[2]["error"]["code"], "invalid_json");
-    assert_eq!(lines[3]["error"]["code"], "invalid_document");
-    assert_eq!(lines[4]["error"]["code"], "invalid_json");
+    assert_eq!(lines[2]["error"]["code"], "invalid_document");
 
     // Stats.
     let r = s.req("GET", "/v1/stats", b"");

@@ -114,16 +114,17 @@ pub struct DocumentIn {
     pub title: Option<String>,
     /// Year of publication.
     #[schema(minimum = -9999, maximum = 9999)]
+    #[serde(default, deserialize_with = "int")]
     pub year: Option<i32>,
     /// DOI, bare (`10.1145/123`) or as `doi:` / `https://doi.org/` form; matched exactly after normalisation.
     #[schema(
         pattern = r"^(doi:|https?://(dx\.)?doi\.org/)?10\.[0-9.]+/[^\s\x00-\x1f\x7f-\x9f]+$",
-        max_length = 1000
+        max_length = 1024
     )]
     pub doi: Option<String>,
-    /// Any JSON value, stored with the document and returned by GET.
+    /// A JSON object, stored with the document and returned by GET.
     #[schema(value_type = Option<Object>)]
-    pub meta: Option<serde_json::Value>,
+    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// One line of a `POST /v1/documents` body.
@@ -137,12 +138,13 @@ pub struct BulkDocumentIn {
     /// Title.
     pub title: Option<String>,
     /// Year.
+    #[serde(default, deserialize_with = "int")]
     pub year: Option<i32>,
     /// DOI.
     pub doi: Option<String>,
-    /// Any JSON value.
+    /// A JSON object.
     #[schema(value_type = Option<Object>)]
-    pub meta: Option<serde_json::Value>,
+    pub meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// How a hit matched.
@@ -261,21 +263,24 @@ pub struct DuplicatesIn {
     pub title: Option<String>,
     /// Year.
     #[schema(minimum = -9999, maximum = 9999)]
+    #[serde(default, deserialize_with = "int")]
     pub year: Option<i32>,
     /// DOI.
     #[schema(
         pattern = r"^(doi:|https?://(dx\.)?doi\.org/)?10\.[0-9.]+/[^\s\x00-\x1f\x7f-\x9f]+$",
-        max_length = 1000
+        max_length = 1024
     )]
     pub doi: Option<String>,
     /// Maximum Hamming distance (default: the database's).
     #[schema(minimum = 0, maximum = 32)]
+    #[serde(default, deserialize_with = "int")]
     pub max_distance: Option<u32>,
     /// Minimum Jaccard similarity (default: the database's).
     #[schema(minimum = 0.0, maximum = 1.0)]
     pub min_jaccard: Option<f64>,
     /// At most this many hits.
-    #[schema(minimum = 0)]
+    #[schema(minimum = 0, maximum = 1000000)]
+    #[serde(default, deserialize_with = "int")]
     pub limit: Option<u64>,
 }
 
@@ -378,6 +383,26 @@ pub struct HealthOut {
     pub status: String,
 }
 
+/// Largest `limit` of a duplicate check.
+const MAX_LIMIT: u64 = 1_000_000;
+
+/// Integer fields: JSON Schema counts `2.0` as an integer, so integral floats are accepted too.
+fn int<'de, D: serde::Deserializer<'de>, T: TryFrom<i128>>(d: D) -> Result<Option<T>, D::Error> {
+    use serde::de::Error as _;
+    let Some(n) = Option::<serde_json::Number>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let i = n
+        .as_i64()
+        .map(i128::from)
+        .or_else(|| n.as_u64().map(i128::from))
+        .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0 && f.abs() < 1e30).map(|f| f as i128))
+        .ok_or_else(|| D::Error::custom(format!("expected an integer, found {n}")))?;
+    T::try_from(i)
+        .map(Some)
+        .map_err(|_| D::Error::custom(format!("{n} is out of range")))
+}
+
 fn parse_json<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, ApiError> {
     serde_json::from_slice(body).map_err(ApiError::bad_json)
 }
@@ -418,7 +443,7 @@ pub async fn put_document(
     let doc = NewDoc {
         key,
         text: d.text,
-        meta: d.meta.filter(|m| !m.is_null()).map(|m| m.to_string()),
+        meta: d.meta.map(|m| serde_json::Value::Object(m).to_string()),
         biblio: Biblio {
             title: d.title,
             year: d.year,
@@ -470,6 +495,9 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
         return Err(ApiError::queue_full("all bulk-ingest slots are busy (--bulk-slots)"));
     };
     let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::bad_json("the body holds no document; send one JSON object per line"));
+    }
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(256);
     let db = s.db.clone();
     let metrics = s.metrics.clone();
@@ -479,60 +507,47 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
         batch_latency: Duration::from_millis(10),
         dedup,
     };
-    tokio::task::spawn_blocking(move || {
-        let _permit = permit;
-        // Parse every line first (the body is in memory already); remember each line's number and
-        // why a line was rejected, by input position.
+    // Every line must be the documented JSON: one that is not rejects the whole request (400,
+    // nothing stored, the line number in the message). Documents that parse but cannot be stored
+    // (no words, bad DOI, ...) are reported on their own result line instead.
+    let parsed = blocking(move || {
         let mut lines: Vec<u64> = Vec::new();
-        let mut rejected: Vec<Option<ApiError>> = Vec::new();
-        let mut docs: Vec<Option<NewDoc>> = Vec::new();
+        let mut docs: Vec<NewDoc> = Vec::new();
         for (i, raw) in body.split(|&b| b == b'\n').enumerate() {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             if raw.iter().all(u8::is_ascii_whitespace) {
                 continue;
             }
+            let d: BulkDocumentIn =
+                serde_json::from_slice(raw).map_err(|e| ApiError::bad_json(format!("line {}: {e}; nothing was stored", i + 1)))?;
             lines.push(i as u64 + 1);
-            match parse_json::<BulkDocumentIn>(raw) {
-                Ok(d) => {
-                    docs.push(Some(NewDoc {
-                        key: d.key,
-                        text: d.text,
-                        meta: d.meta.filter(|m| !m.is_null()).map(|m| m.to_string()),
-                        biblio: Biblio {
-                            title: d.title,
-                            year: d.year,
-                            doi: d.doi,
-                        },
-                    }));
-                    rejected.push(None);
-                }
-                Err(e) => {
-                    docs.push(None);
-                    rejected.push(Some(e));
-                }
-            }
+            docs.push(NewDoc {
+                key: d.key,
+                text: d.text,
+                meta: d.meta.map(|m| serde_json::Value::Object(m).to_string()),
+                biblio: Biblio {
+                    title: d.title,
+                    year: d.year,
+                    doi: d.doi,
+                },
+            });
         }
-        let input = docs.into_iter().map(|d| {
-            d.ok_or_else(|| fpdb::Error::InvalidInput {
-                key: None,
-                message: "rejected".into(),
-            })
-        });
+        Ok((lines, docs))
+    });
+    let (lines, docs) = parsed.await?;
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
         let send = |v: &BulkLineOut| {
             let mut b = serde_json::to_vec(v).unwrap_or_default();
             b.push(b'\n');
             let _ = tx.blocking_send(Bytes::from(b));
         };
+        let input = docs.into_iter().map(Ok);
         let result = db.ingest(input, &opts, |r| {
             let seq = r.seq as usize;
             let line = lines.get(seq).copied().unwrap_or_default();
-            let out = match (&r.result, rejected.get(seq).and_then(Option::as_ref)) {
-                (_, Some(e)) => BulkLineOut {
-                    line,
-                    outcome: None,
-                    error: Some(e.body().error),
-                },
-                (Ok(o), None) => {
+            let out = match &r.result {
+                Ok(o) => {
                     if o.id.is_some() {
                         metrics.bulk_docs.fetch_add(1, Ordering::Relaxed);
                     }
@@ -542,7 +557,7 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
                         error: None,
                     }
                 }
-                (Err(e), None) => BulkLineOut {
+                Err(e) => BulkLineOut {
                     line,
                     outcome: None,
                     error: Some(
@@ -588,6 +603,9 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
 pub async fn post_duplicates(State(s): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> AppResult {
     let body = body_of(body, s.cfg.max_body_bytes, "--max-body-bytes")?;
     let d: DuplicatesIn = parse_json(&body)?;
+    if d.limit.is_some_and(|l| l > MAX_LIMIT) {
+        return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
+    }
     let db = s.db.clone();
     let (hits, took) = blocking(move || {
         let opts = QueryOptions {
@@ -687,7 +705,7 @@ pub async fn delete_document(State(s): State<Arc<AppState>>, key: Result<Path<St
 
 /// A duplicate group and its members.
 #[utoipa::path(get, path = "/v1/groups/{id}", tag = "groups",
-    params(("id" = String, Path, description = "Group id (= doc id of its canonical member), decimal")),
+    params(("id" = u64, Path, description = "Group id (= doc id of its canonical member)")),
     responses(
         (status = 200, description = "The group", body = GroupMembersOut),
         (status = 400, description = "The id is not a number", body = ErrorBody),

@@ -25,7 +25,7 @@ use super::handlers as h;
         h::metrics,
         h::openapi_json,
     ),
-    components(schemas(ErrorBody, ErrorDetail)),
+    components(schemas(ErrorBody, ErrorDetail, h::DedupParam)),
     modifiers(&Bearer),
 )]
 pub struct ApiDoc;
