@@ -124,8 +124,15 @@ impl ApiError {
 
 impl From<fpdb::Error> for ApiError {
     fn from(e: fpdb::Error) -> Self {
+        ApiError::of(&e)
+    }
+}
+
+impl ApiError {
+    /// The status and stable code of a library error.
+    pub fn of(e: &fpdb::Error) -> Self {
         use fpdb::Error as E;
-        let (status, code) = match &e {
+        let (status, code) = match e {
             E::InvalidInput { .. } => (StatusCode::BAD_REQUEST, "invalid_document"),
             E::InvalidOption { .. } => (StatusCode::BAD_REQUEST, "invalid_parameter"),
             E::Poisoned { .. } | E::ReadOnly { .. } => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),

@@ -107,10 +107,10 @@ pub struct DedupQuery {
 #[serde(deny_unknown_fields)]
 pub struct DocumentIn {
     /// The text (must contain at least one word). Never logged.
-    #[schema(pattern = "[A-Za-z0-9]", example = "Near-duplicate documents are posted many times on the web.")]
+    #[schema(pattern = r"[^\W_]", example = "Near-duplicate documents are posted many times on the web.")]
     pub text: String,
     /// Title; with `year`, matched exactly after normalisation (lower case, punctuation dropped).
-    #[schema(pattern = "[A-Za-z0-9]", max_length = 4096)]
+    #[schema(pattern = r"[^\W_]", max_length = 4096)]
     pub title: Option<String>,
     /// Year of publication.
     #[schema(minimum = -9999, maximum = 9999)]
@@ -259,7 +259,7 @@ pub struct DuplicatesIn {
     /// The text to check (may be empty when title + year or a DOI is given).
     pub text: String,
     /// Title (matched with `year`).
-    #[schema(pattern = "[A-Za-z0-9]", max_length = 4096)]
+    #[schema(pattern = r"[^\W_]", max_length = 4096)]
     pub title: Option<String>,
     /// Year.
     #[schema(minimum = -9999, maximum = 9999)]
@@ -560,14 +560,7 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
                 Err(e) => BulkLineOut {
                     line,
                     outcome: None,
-                    error: Some(
-                        ApiError::from(fpdb::Error::InvalidInput {
-                            key: None,
-                            message: e.to_string(),
-                        })
-                        .body()
-                        .error,
-                    ),
+                    error: Some(ApiError::of(e).body().error),
                 },
             };
             send(&out);
