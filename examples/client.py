@@ -89,13 +89,15 @@ def main():
         with open(sys.argv[sys.argv.index("--token-file") + 1]) as f:
             token = f.read().strip()
     c = FpdbClient(base, token)
-    abstract = ("We present a method for the deduplication of scholarly documents that combines "
-                "locality sensitive hashing of the abstract with exact matching of the metadata "
-                "supplied by the repositories, and evaluate it on one hundred thousand records.")
+    abstract = ("We present a method for the deduplication of scholarly documents aggregated from many "
+                "research repositories. It combines locality sensitive hashing of the abstract with exact "
+                "matching of the metadata that the repositories supply, such as the DOI, the title and the "
+                "year of publication. We build a ground truth dataset of one hundred thousand records and "
+                "show that the hybrid method finds near duplicates that exact title matching misses.")
     r = c.put("core/1", abstract, title="Deduplication of Scholarly Documents", year=2020,
               doi="10.1000/example.1", meta={"repository": "arXiv"})
     print("put core/1:", r["stored"], "group", r["group"])
-    r = c.put("core/2", abstract.replace("one hundred thousand", "100,000"))
+    r = c.put("core/2", abstract.replace("one hundred thousand", "100 thousand"))
     print("put core/2 duplicates:", [(h["key"], h["match"], round(h["jaccard"], 3)) for h in r["duplicates"]])
     r = c.put("core/3", "An unrelated erratum that only shares the DOI of the paper.", doi="https://doi.org/10.1000/EXAMPLE.1")
     print("put core/3 duplicates:", [(h["key"], h["match"]) for h in r["duplicates"]])
