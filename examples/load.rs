@@ -146,8 +146,15 @@ fn bench(addr: &str, args: &[String]) {
         let started = Instant::now();
         let threads: Vec<_> = (0..c)
             .map(|t| {
-                let (stop, errors, lat, v, op, token, with_hits) =
-                    (stop.clone(), errors.clone(), lat.clone(), v.clone(), op.clone(), token.clone(), with_hits.clone());
+                let (stop, errors, lat, v, op, token, with_hits) = (
+                    stop.clone(),
+                    errors.clone(),
+                    lat.clone(),
+                    v.clone(),
+                    op.clone(),
+                    token.clone(),
+                    with_hits.clone(),
+                );
                 std::thread::spawn(move || {
                     let mut conn = http::Conn::connect(addr).expect("connect");
                     let mut rng = StdRng::seed_from_u64(t as u64 * 7919 + c as u64);
@@ -163,7 +170,11 @@ fn bench(addr: &str, args: &[String]) {
                             } else {
                                 doc_text(
                                     &v,
-                                    (run_id as u64).wrapping_mul(1_000_003) ^ ((c as u64) << 52) ^ ((t as u64) << 40) ^ (i << 1) ^ (1 << 63),
+                                    (run_id as u64).wrapping_mul(1_000_003)
+                                        ^ ((c as u64) << 52)
+                                        ^ ((t as u64) << 40)
+                                        ^ (i << 1)
+                                        ^ (1 << 63),
                                 )
                             };
                             (
