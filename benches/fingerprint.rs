@@ -1,7 +1,7 @@
 //! normalize + shingle + simhash throughput on real text (MB/s).
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fpdb::normalize::normalize;
-use fpdb::simhash::{simhash, simhash_reference};
+use fpdb::fingerprint::normalize::normalize;
+use fpdb::fingerprint::simhash::{simhash, simhash_reference};
 use fpdb::{FingerprintSpec, Fingerprinter};
 
 mod common;
@@ -25,7 +25,7 @@ fn bench(c: &mut Criterion) {
         });
     }
     g.finish();
-    let hashes: Vec<u64> = (0..100_000u64).map(fpdb::shingle::splitmix64).collect();
+    let hashes: Vec<u64> = (0..100_000u64).map(fpdb::fingerprint::shingle::splitmix64).collect();
     let mut g = c.benchmark_group("simhash");
     g.throughput(Throughput::Elements(hashes.len() as u64));
     g.bench_function("byte_lanes", |b| b.iter(|| simhash(&hashes)));

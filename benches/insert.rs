@@ -1,6 +1,6 @@
 //! Durable inserts: one document per commit vs the batched pipeline, and query by text / fingerprint.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fpdb::ingest::IngestOptions;
+use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, NewDoc, QueryOptions};
 
 mod common;
@@ -55,10 +55,7 @@ fn bench(c: &mut Criterion) {
     });
     db.ingest(input, &IngestOptions::default(), |_| {}).unwrap();
     let mut g = c.benchmark_group("query");
-    let opts = QueryOptions {
-        max_distance: Some(8),
-        ..QueryOptions::default()
-    };
+    let opts = QueryOptions::default().with_max_distance(8);
     g.bench_function("by_text_k8", |b| {
         let mut i = 0;
         b.iter(|| {

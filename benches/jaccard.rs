@@ -1,6 +1,6 @@
 //! Exact Jaccard of sorted u32 sets (ns/element), with and without the early exit.
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fpdb::verify::{jaccard, jaccard_at_least};
+use fpdb::fingerprint::similarity::{jaccard, jaccard_at_least};
 
 fn set(seed: u64, n: usize, keep: u64) -> Vec<u32> {
     let mut x = seed;

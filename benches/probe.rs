@@ -1,6 +1,6 @@
 //! Table probes at k = 3 and 8 for each layout (in-memory mirror and RocksDB), 100K fingerprints.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use fpdb::tables::{Layout, MemTables};
+use fpdb::internals::{Layout, MemTables};
 use fpdb::{CreateOptions, Db, Dedup, Fingerprint, Options, PreparedDoc, QueryOptions, Tables};
 
 fn fps(n: usize) -> Vec<u64> {
@@ -8,7 +8,7 @@ fn fps(n: usize) -> Vec<u64> {
     (0..n)
         .map(|_| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            fpdb::shingle::splitmix64(x)
+            fpdb::fingerprint::shingle::splitmix64(x)
         })
         .collect()
 }
@@ -42,10 +42,7 @@ fn bench(c: &mut Criterion) {
     for m in [3u32, 4, 5, 9] {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
-        let create = CreateOptions {
-            tables: Tables::Blocks(m),
-            ..CreateOptions::default()
-        };
+        let create = CreateOptions::default().with_tables(Tables::Blocks(m));
         let db = Db::create_with(
             &path,
             &create,
@@ -59,15 +56,14 @@ fn bench(c: &mut Criterion) {
             let batch = chunk
                 .iter()
                 .map(|&f| {
-                    Ok(PreparedDoc {
-                        key: format!("{f:x}"),
-                        fp: Fingerprint {
+                    PreparedDoc::new(
+                        format!("{f:x}"),
+                        Fingerprint {
                             simhash: f,
                             shingles: vec![f as u32],
                         },
-                        meta: None,
-                        biblio: Default::default(),
-                    })
+                        None,
+                    )
                 })
                 .collect();
             db.commit_batch(batch, Dedup::Off).unwrap();
@@ -83,10 +79,7 @@ fn bench(c: &mut Criterion) {
         )
         .unwrap();
         for k in [3u32, 8] {
-            let opts = QueryOptions {
-                max_distance: Some(k),
-                ..QueryOptions::default()
-            };
+            let opts = QueryOptions::default().with_max_distance(k);
             g.bench_with_input(BenchmarkId::new(format!("m{m}"), k), &k, |b, _| {
                 let mut i = 0;
                 b.iter(|| {

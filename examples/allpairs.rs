@@ -43,13 +43,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut x = 3u64;
         fps.extend((0..n).map(|_| {
             x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            fpdb::shingle::splitmix64(x)
+            fpdb::fingerprint::shingle::splitmix64(x)
         }));
         "uniformly random fingerprints".into()
     };
-    let layout = fpdb::pairs::pairs_layout(fps.len(), k);
+    let layout = fpdb::internals::pairs_layout(fps.len(), k);
     let t0 = Instant::now();
-    let pairs = fpdb::pairs::all_pairs_fps(&fps, k, threads);
+    let pairs = fpdb::all_pairs_fps(&fps, k, threads)?;
     let s = t0.elapsed().as_secs_f64();
     println!(
         "{} {what}: all pairs within k = {k}: {} pairs in {s:.2} s ({threads} threads, {} in-memory tables, {} probes per doc)",

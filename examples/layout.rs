@@ -70,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut x = 42u64;
             fps.extend((0..n).map(|_| {
                 x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                fpdb::shingle::splitmix64(x)
+                fpdb::fingerprint::shingle::splitmix64(x)
             }));
             "uniformly random fingerprints".into()
         }
@@ -78,7 +78,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let n = fps.len();
     let mut x = 7u64;
     let mut rnd = move || {
-        x = fpdb::shingle::splitmix64(x.wrapping_add(1));
+        x = fpdb::fingerprint::shingle::splitmix64(x.wrapping_add(1));
         x
     };
     println!("{n} {source}; {nq} queries per cell\n");
@@ -99,11 +99,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mm = tables.resolve(*k)?;
             let dir = tempfile::tempdir()?;
             let path = dir.path().join("db");
-            let create = CreateOptions {
-                tables,
-                max_distance: *k,
-                ..CreateOptions::default()
-            };
+            let create = CreateOptions::default().with_tables(tables).with_max_distance(*k);
             let db = Db::create_with(
                 &path,
                 &create,
@@ -118,15 +114,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .iter()
                     .enumerate()
                     .map(|(i, &f)| {
-                        Ok(PreparedDoc {
-                            key: format!("{}", c * 20_000 + i),
-                            fp: Fingerprint {
+                        PreparedDoc::new(
+                            format!("{}", c * 20_000 + i),
+                            Fingerprint {
                                 simhash: f,
                                 shingles: vec![0],
                             },
-                            meta: None,
-                            biblio: Default::default(),
-                        })
+                            None,
+                        )
                     })
                     .collect();
                 db.commit_batch(batch, Dedup::Off)?;
@@ -137,10 +132,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let per_doc_all = (dir_bytes(&path.join("rocksdb")) - base.min(dir_bytes(&path.join("rocksdb")))) as f64 / n as f64;
             let mut lat_mem = Vec::new();
             let mut hits = 0usize;
-            let opts = QueryOptions {
-                max_distance: Some(*k),
-                ..QueryOptions::default()
-            };
+            let opts = QueryOptions::default().with_max_distance(*k);
             for &q in &queries {
                 let t = Instant::now();
                 hits += db.query_simhash(q, &opts)?.len();

@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fpdb::ingest::IngestOptions;
+use fpdb::IngestOptions;
 use fpdb::{Biblio, CreateOptions, Db, Dedup, NewDoc, Options};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -99,10 +99,7 @@ fn prepare(db: &str, n: u64) {
             biblio: Biblio::default(),
         })
     });
-    let opts = IngestOptions {
-        dedup: Dedup::Link,
-        ..IngestOptions::default()
-    };
+    let opts = IngestOptions::default().with_dedup(Dedup::Link);
     let st = d.ingest(input, &opts, |_| {}).expect("ingest");
     d.compact_index().expect("compact");
     eprintln!(

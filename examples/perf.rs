@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 use std::time::Instant;
 
-use fpdb::ingest::IngestOptions;
+use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, Dedup, NewDoc, QueryOptions};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
@@ -120,14 +120,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let db = Db::create(tmp.path().join("off"), &CreateOptions::default())?;
         let items = input(&docs);
         let t0 = Instant::now();
-        let st = db.ingest(
-            items,
-            &IngestOptions {
-                dedup: Dedup::Off,
-                ..IngestOptions::default()
-            },
-            |_| {},
-        )?;
+        let st = db.ingest(items, &IngestOptions::default().with_dedup(Dedup::Off), |_| {})?;
         let s = t0.elapsed().as_secs_f64();
         println!(
             "| durable ingest, dedup off ({} batches) | {:.0} docs/s ({:.0}% of fingerprinting) |",
@@ -142,13 +135,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The crawler loop: query-then-insert with dedup link, durable.
     let path = tmp.path().join("link");
     let k: u32 = arg(&args, "--k").map_or(Ok(CreateOptions::default().max_distance), |s| s.parse())?;
-    let db = Db::create(
-        &path,
-        &CreateOptions {
-            max_distance: k,
-            ..CreateOptions::default()
-        },
-    )?;
+    let db = Db::create(&path, &CreateOptions::default().with_max_distance(k))?;
     let items = input(&docs);
     let mut dups: HashMap<String, Vec<String>> = HashMap::new();
     let t0 = Instant::now();
@@ -192,10 +179,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         pct(&mut lat, 0.99)
     );
     for k in [3u32, 8, 12] {
-        let opts = QueryOptions {
-            max_distance: Some(k),
-            ..QueryOptions::default()
-        };
+        let opts = QueryOptions::default().with_max_distance(k);
         let mut lat = Vec::new();
         let mut lat_fp = Vec::new();
         for fp in &fps {
@@ -233,7 +217,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             };
             planted += 1;
             let (fa, fb) = (fpr.fingerprint(ta), fpr.fingerprint(tb));
-            if fpdb::verify::jaccard(&fa.shingles, &fb.shingles).jaccard >= t {
+            if fpdb::fingerprint::similarity::jaccard(&fa.shingles, &fb.shingles).jaccard >= t {
                 total += 1;
                 let hit = dups.get(b).is_some_and(|d| d.iter().any(|k| k == a)) || dups.get(a).is_some_and(|d| d.iter().any(|k| k == b));
                 found += u64::from(hit);

@@ -6,6 +6,37 @@ use std::path::PathBuf;
 /// Result alias used throughout the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+/// The kind of a RocksDB failure, kept from RocksDB's own status code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RocksKind {
+    /// An I/O error (a full disk, a failed sync, a missing file).
+    Io,
+    /// Busy, try again or timed out.
+    Busy,
+    /// RocksDB rejected an argument.
+    InvalidArgument,
+    /// Not supported by this RocksDB build.
+    NotSupported,
+    /// Shutting down or aborted.
+    Aborted,
+    /// Any other status.
+    Other,
+}
+
+impl std::fmt::Display for RocksKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RocksKind::Io => "I/O",
+            RocksKind::Busy => "busy",
+            RocksKind::InvalidArgument => "invalid-argument",
+            RocksKind::NotSupported => "not-supported",
+            RocksKind::Aborted => "aborted",
+            RocksKind::Other => "other",
+        })
+    }
+}
+
 /// Everything that can go wrong in fpdb.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -21,13 +52,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// RocksDB reported an error.
-    #[error("RocksDB error during {op} in {path}: {message}")]
+    /// RocksDB reported an error (other than corruption, which is [`Error::Corruption`]).
+    #[error("RocksDB {kind} error during {op} in {path}: {message} (check that the disk is not full and the directory is writable)")]
     Rocks {
         /// What fpdb was doing.
         op: &'static str,
         /// The RocksDB directory.
         path: PathBuf,
+        /// RocksDB's error kind.
+        kind: RocksKind,
         /// RocksDB's message.
         message: String,
     },
@@ -111,6 +144,15 @@ pub enum Error {
         /// The database directory.
         path: PathBuf,
     },
+    /// fpdb's own code panicked (a bug): a pipeline worker, the writer or a batch job. A panic in the
+    /// writer also poisons the handle; nothing after the last reported document was stored.
+    #[error("internal panic in {stage}: {message}; this is a bug in fpdb, please report it (the database is consistent: reopen it and re-run the input from the last reported document)")]
+    Panicked {
+        /// Where it happened (`ingest worker`, `writer`, `pairs worker`, ...).
+        stage: &'static str,
+        /// The panic message.
+        message: String,
+    },
     /// A fault injected by a failpoint (only with the `failpoints` feature).
     #[error("injected failure at failpoint `{0}`")]
     Injected(&'static str),
@@ -125,13 +167,42 @@ impl Error {
         }
     }
 
+    /// Maps a RocksDB error by its kind (never by its message text): corruption becomes
+    /// [`Error::Corruption`], everything else [`Error::Rocks`] with the kind kept.
     pub(crate) fn rocks(op: &'static str, path: impl Into<PathBuf>, e: rocksdb::Error) -> Self {
+        use rocksdb::ErrorKind as K;
         let path = path.into();
-        let message = e.into_string();
-        if message.contains("lock") && (message.contains("Resource temporarily unavailable") || message.contains("No locks available")) {
-            return Error::Locked { path };
+        let kind = match e.kind() {
+            K::Corruption => {
+                return Error::Corruption {
+                    path,
+                    doc: None,
+                    what: format!("RocksDB reports corruption during {op}: {}", e.into_string()),
+                }
+            }
+            K::IOError => RocksKind::Io,
+            K::Busy | K::TryAgain | K::TimedOut => RocksKind::Busy,
+            K::InvalidArgument => RocksKind::InvalidArgument,
+            K::NotSupported => RocksKind::NotSupported,
+            K::ShutdownInProgress | K::Aborted => RocksKind::Aborted,
+            _ => RocksKind::Other,
+        };
+        Error::Rocks {
+            op,
+            path,
+            kind,
+            message: e.into_string(),
         }
-        Error::Rocks { op, path, message }
+    }
+
+    /// A panic payload as an error (its message when it is a string).
+    pub(crate) fn panicked(stage: &'static str, payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic without a message".to_string());
+        Error::Panicked { stage, message }
     }
 
     pub(crate) fn corrupt(path: impl Into<PathBuf>, doc: Option<u64>, what: impl Into<String>) -> Self {

@@ -1,5 +1,5 @@
 //! Failpoints: named places in the commit path where tests inject an error. Compiled out unless the
-//! `failpoints` feature is on; then [`set`] arms a point to fail on its n-th hit.
+//! `failpoints` feature is on; then `set` arms a point to fail on its n-th hit.
 
 #[cfg(feature = "failpoints")]
 mod imp {
@@ -40,15 +40,65 @@ mod imp {
 #[cfg(feature = "failpoints")]
 pub use imp::{clear, hit, set};
 
-/// Every failpoint name, in commit order.
-pub const ALL: &[&str] = &[
-    "segment.write",
-    "segment.fsync",
-    "segment.dir_fsync",
-    "wal.write",
-    "batch.commit",
-    "compact.rename",
-];
+#[cfg(feature = "failpoints")]
+mod pause {
+    use std::sync::{Condvar, Mutex};
+
+    static PAUSED: Mutex<bool> = Mutex::new(false);
+    static CHANGED: Condvar = Condvar::new();
+
+    /// Blocks the calling thread at an armed pause point until [`resume`].
+    pub fn pause_point(name: &'static str) {
+        if !super::imp::hit(name) {
+            return;
+        }
+        let mut g = PAUSED.lock().unwrap_or_else(|p| p.into_inner());
+        *g = true;
+        CHANGED.notify_all();
+        while *g {
+            g = CHANGED.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Waits until some thread is blocked at a pause point.
+    pub fn wait_paused() {
+        let mut g = PAUSED.lock().unwrap_or_else(|p| p.into_inner());
+        while !*g {
+            g = CHANGED.wait(g).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Releases the thread blocked at a pause point.
+    pub fn resume() {
+        *PAUSED.lock().unwrap_or_else(|p| p.into_inner()) = false;
+        CHANGED.notify_all();
+    }
+}
+
+#[cfg(feature = "failpoints")]
+pub use pause::{resume, wait_paused};
+
+/// Blocks at the named point while it is armed, until `resume` (tests of what readers see in the
+/// middle of a commit). Without the `failpoints` feature it does nothing.
+#[inline]
+pub fn pause_point(name: &'static str) {
+    #[cfg(feature = "failpoints")]
+    pause::pause_point(name);
+    #[cfg(not(feature = "failpoints"))]
+    let _ = name;
+}
+
+/// Panics when the named point is armed: tests of the panic paths (a pipeline worker, the writer
+/// part-way through a batch). Without the `failpoints` feature it does nothing.
+#[inline]
+pub fn panic_point(name: &'static str) {
+    #[cfg(feature = "failpoints")]
+    if imp::hit(name) {
+        panic!("injected panic at failpoint `{name}`");
+    }
+    #[cfg(not(feature = "failpoints"))]
+    let _ = name;
+}
 
 /// `failpoint!("name")` returns `Err(Error::Injected("name"))` from the enclosing function when the
 /// point is armed; without the `failpoints` feature it expands to nothing.
@@ -59,7 +109,7 @@ macro_rules! failpoint {
         #[cfg(feature = "failpoints")]
         {
             if $crate::failpoint::hit($name) {
-                return Err($crate::error::Error::Injected($name));
+                return Err($crate::Error::Injected($name));
             }
         }
     };

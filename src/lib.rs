@@ -6,9 +6,11 @@
 //! Jaccard similarity. Inserts are durable, and each reports the document's verified near-duplicates
 //! and its duplicate group.
 //!
-//! The data path is one straight line of modules:
-//! [`normalize`] → [`shingle`] → [`simhash`] → [`tables`] / [`segment`] (+ [`record`]) → [`db`] (query)
-//! → [`verify`].
+//! The data path is one straight line of folders: [`fingerprint`](mod@fingerprint) (normalize → shingle → SimHash)
+//! → the index (permuted tables, in memory and in RocksDB) and the store (doc records, shingle
+//! segments) → the [`Db`] handle (the single writer, queries, groups) → the ingestion pipeline
+//! ([`Db::ingest`]) and batch all-pairs ([`pairs`]). [`eval`] measures quality on labelled corpora.
+//! ARCHITECTURE.md walks through each folder.
 //!
 //! ```
 //! use fpdb::{CreateOptions, Db};
@@ -32,31 +34,47 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
+// Invariants carried by lints: `unsafe` only where memory maps are made (the `mmap` module), and
+// no `unwrap`/`expect` in library code (tests may).
+#![deny(unsafe_code)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
-pub mod db;
-pub mod error;
+mod batch;
+mod db;
+mod error;
 pub mod eval;
 #[doc(hidden)]
 pub mod failpoint;
 pub mod fingerprint;
-pub mod ingest;
-pub mod metadata;
-mod mmap;
-pub mod normalize;
-pub mod pairs;
-pub mod record;
-pub mod segment;
-pub mod shingle;
-pub mod simhash;
-pub mod spec;
-pub mod tables;
-pub mod verify;
+mod index;
+mod intmap;
+mod pipeline;
+mod store;
 
+pub use batch::{all_pairs_fps, groups, pairs, DistRow, Pair, PairsOptions, PairsReport};
 pub use db::{
-    CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, GroupInfo, Hit, InsertOutcome, NewDoc, Options, Precheck, PreparedDoc,
-    QueryOptions, Stats, Tables,
+    auto_tables, CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Options,
+    Precheck, PreparedDoc, QueryOptions, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, MAX_DISTANCE, MAX_KEY_BYTES,
 };
-pub use error::{Error, Result};
+// containment:
+pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
+pub use error::{Error, Result, RocksKind};
+pub use fingerprint::biblio::{Biblio, MatchKind};
+pub use fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
 pub use fingerprint::{fingerprint, Fingerprint, Fingerprinter};
-pub use metadata::{Biblio, MatchKind};
-pub use spec::FingerprintSpec;
+pub use index::{Block, Layout};
+pub use pipeline::{DocResult, IngestOptions, IngestStats, DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, MAX_WORKERS};
+pub use store::doc_record::{DbConfig, DocRecord};
+pub use store::segment::Recovery;
+
+/// Internals for the fuzz targets, benchmarks and measurement programs (the on-disk codecs, the
+/// block layout). Not a stable API.
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::batch::pairs_layout;
+    pub use crate::db::validate_key;
+    pub use crate::index::layout;
+    pub use crate::index::layout::Layout;
+    pub use crate::index::mem::MemTables;
+    pub use crate::store::{doc_record, keys, segment};
+}

@@ -6,10 +6,10 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::{edit, passage, text, vocab};
-use fpdb::db::validate_key;
 use fpdb::fingerprint::fingerprint;
-use fpdb::simhash::hamming;
-use fpdb::verify::jaccard;
+use fpdb::fingerprint::similarity::hamming;
+use fpdb::fingerprint::similarity::jaccard;
+use fpdb::internals::validate_key;
 use fpdb::{CreateOptions, Db, Dedup, Error, Fingerprint, FingerprintSpec, Options, PreparedDoc, QueryOptions, Tables};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -47,15 +47,14 @@ fn near_duplicate_is_found_with_its_exact_jaccard_and_unrelated_text_is_not() {
 }
 
 fn fp_doc(key: String, simhash: u64) -> fpdb::Result<PreparedDoc> {
-    Ok(PreparedDoc {
+    PreparedDoc::new(
         key,
-        fp: Fingerprint {
+        Fingerprint {
             simhash,
             shingles: vec![simhash as u32],
         },
-        meta: None,
-        biblio: Default::default(),
-    })
+        None,
+    )
 }
 
 /// Random fingerprints plus variants at every distance up to 14 of some of them.
@@ -78,10 +77,7 @@ fn table_query_returns_exactly_the_brute_force_set_for_every_k_and_layout() {
     let queries: Vec<u64> = fps.iter().step_by(7).copied().chain(fingerprint_set(6, 10)).collect();
     for m in 1..=16u32 {
         let dir = tempfile::tempdir().unwrap();
-        let create = CreateOptions {
-            tables: Tables::Blocks(m),
-            ..CreateOptions::default()
-        };
+        let create = CreateOptions::default().with_tables(Tables::Blocks(m));
         let db = Db::create(dir.path().join("db"), &create).unwrap();
         let batch = fps.iter().enumerate().map(|(i, &f)| fp_doc(format!("d{i}"), f)).collect();
         for r in db.commit_batch(batch, Dedup::Off).unwrap() {
@@ -99,10 +95,7 @@ fn table_query_returns_exactly_the_brute_force_set_for_every_k_and_layout() {
             .unwrap();
             for k in 0..=12u32 {
                 for &q in &queries {
-                    let opts = QueryOptions {
-                        max_distance: Some(k),
-                        ..QueryOptions::default()
-                    };
+                    let opts = QueryOptions::default().with_max_distance(k);
                     let got: BTreeSet<(u64, u32)> = db.query_simhash(q, &opts).unwrap().iter().map(|h| (h.id, h.hamming)).collect();
                     let want: BTreeSet<(u64, u32)> = fps
                         .iter()
@@ -164,10 +157,7 @@ fn reopen_gives_identical_results_and_a_different_spec_is_refused() {
 #[test]
 fn a_bridging_document_merges_two_groups_under_the_earliest_member() {
     let dir = tempfile::tempdir().unwrap();
-    let create = CreateOptions {
-        max_distance: 12,
-        ..CreateOptions::default()
-    };
+    let create = CreateOptions::default().with_max_distance(12);
     let db = Db::create(dir.path().join("db"), &create).unwrap();
     let v = vocab();
     // `a` and `c` are two independent edits of `base`: each is a near-duplicate of `base` but not of
@@ -476,12 +466,10 @@ fn the_pipeline_decides_exactly_like_sequential_inserts() {
     let expected: Vec<_> = docs.iter().map(|(k, t)| seq.insert(k, t).unwrap()).collect();
     for (batch_size, workers) in [(1, 1), (7, 2), (64, 3), (1000, 2)] {
         let db = Db::create(dir.path().join(format!("p{batch_size}")), &CreateOptions::default()).unwrap();
-        let opts = fpdb::ingest::IngestOptions {
-            batch_size,
-            workers,
-            batch_latency: std::time::Duration::from_millis(1),
-            ..Default::default()
-        };
+        let opts = fpdb::IngestOptions::default()
+            .with_batch_size(batch_size)
+            .with_workers(workers)
+            .with_batch_latency(std::time::Duration::from_millis(1));
         let input = docs.iter().map(|(k, t)| {
             Ok(fpdb::NewDoc {
                 key: k.clone(),

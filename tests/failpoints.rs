@@ -131,3 +131,311 @@ fn a_failed_compaction_rename_leaves_the_database_consistent() {
     drop(db);
     assert_consistent(&path, &texts, &[1, 3, 5, 7, 9], &[0, 2]);
 }
+
+// ---------------------------------------------------------------------------------------------
+// The ingestion pipeline under faults: every stage ends `Db::ingest` with a typed error (never a
+// hang, even with every channel full), nothing acknowledged is lost, reopen + check is clean.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use fpdb::NewDoc;
+use fpdb::{DocResult, IngestOptions};
+
+/// Enough items to fill every bounded channel of the pipeline many times over (batch size 16 →
+/// channels of 32).
+const STREAM: usize = 6000;
+
+fn small_batches() -> IngestOptions {
+    // Only full batches (and the last one): batch boundaries do not depend on timing.
+    IngestOptions::default()
+        .with_workers(2)
+        .with_batch_size(16)
+        .with_batch_latency(Duration::from_secs(3600))
+}
+
+/// A deterministic stream of short distinct documents; `fault(i)` may replace item i.
+fn stream(fault: impl Fn(usize) -> Option<fpdb::Result<NewDoc>> + Send) -> impl Iterator<Item = fpdb::Result<NewDoc>> + Send {
+    let v = vocab();
+    (0..STREAM).map(move |i| {
+        fault(i).unwrap_or_else(|| {
+            Ok(NewDoc {
+                key: format!("s{i}"),
+                text: text(&passage(&v, 12, 1_000_000 + i as u64)),
+                meta: None,
+                biblio: Default::default(),
+            })
+        })
+    })
+}
+
+/// Runs `Db::ingest` on another thread and waits for it. A pipeline that does not return within a
+/// generous deadline is reported as a hang (a hang detector, not a speed goal).
+fn ingest_or_hang(
+    db: &Db,
+    input: impl Iterator<Item = fpdb::Result<NewDoc>> + Send + 'static,
+) -> (fpdb::Result<fpdb::IngestStats>, Vec<String>) {
+    let (tx, rx) = mpsc::channel();
+    let db2 = db.clone();
+    std::thread::spawn(move || {
+        let mut acked = Vec::new();
+        let r = db2.ingest(input, &small_batches(), |d: DocResult| {
+            if let Ok(o) = &d.result {
+                if o.id.is_some() {
+                    acked.push(o.key.clone());
+                }
+            }
+        });
+        // Release this handle before reporting, so that the test can reopen the database.
+        drop(db2);
+        let _ = tx.send((r, acked));
+    });
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("Db::ingest hung: it did not return within 120 s")
+}
+
+fn assert_acked_present(path: &std::path::Path, acked: &[String]) {
+    let db = Db::open(path).unwrap();
+    let rep = db.check().unwrap();
+    assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+    for k in acked {
+        assert!(db.get(k).unwrap().is_some(), "acknowledged {k} is missing after reopen");
+    }
+}
+
+#[test]
+fn ingest_ends_with_the_error_when_a_commit_step_fails_mid_stream() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for point in ["segment.write", "segment.fsync", "wal.write", "batch.commit"] {
+        failpoint::clear();
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
+        // Fail the 20th batch: by then every channel is full and the reader is blocked on a send.
+        failpoint::set(point, 20);
+        let (r, acked) = ingest_or_hang(&db, stream(|_| None));
+        failpoint::clear();
+        match r {
+            Err(Error::Injected(p)) => assert_eq!(p, point),
+            other => panic!("{point}: expected the injected error, got {other:?}"),
+        }
+        assert_eq!(acked.len(), 19 * 16, "{point}: the 19 batches before the failure are acknowledged");
+        assert!(matches!(db.insert("late", "some late text here"), Err(Error::Poisoned { .. })));
+        let path = db.path().to_path_buf();
+        drop(db);
+        assert_acked_present(&path, &acked);
+    }
+}
+
+#[test]
+fn ingest_stops_at_an_input_read_error_after_committing_what_came_before() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
+    let (r, acked) = ingest_or_hang(
+        &db,
+        stream(|i| {
+            (i == 3000).then(|| {
+                Err(Error::Io {
+                    op: "read ingest input",
+                    path: "input.jsonl".into(),
+                    source: std::io::Error::other("device went away"),
+                })
+            })
+        }),
+    );
+    assert!(
+        matches!(
+            r,
+            Err(Error::Io {
+                op: "read ingest input",
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+    assert_eq!(acked.len(), 3000, "every item before the read error is committed and acknowledged");
+    // Nothing failed inside the database: the handle still writes.
+    db.insert("after", "the handle is still healthy after an input error").unwrap();
+    let path = db.path().to_path_buf();
+    drop(db);
+    assert_acked_present(&path, &acked);
+}
+
+#[test]
+fn malformed_items_are_reported_one_by_one_and_the_rest_is_ingested() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
+    let (r, acked) = ingest_or_hang(
+        &db,
+        stream(|i| {
+            (i % 100 == 7).then(|| {
+                Err(Error::InvalidInput {
+                    key: None,
+                    message: format!("line {i}: malformed"),
+                })
+            })
+        }),
+    );
+    let stats = r.unwrap();
+    assert_eq!(stats.errors, 60);
+    assert_eq!(stats.stored as usize, STREAM - 60);
+    assert_eq!(acked.len(), STREAM - 60);
+}
+
+#[test]
+fn a_worker_panic_ends_ingest_with_a_typed_error_and_keeps_the_handle_usable() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
+    failpoint::set("ingest.worker", 2500);
+    let (r, acked) = ingest_or_hang(&db, stream(|_| None));
+    failpoint::clear();
+    match r {
+        Err(Error::Panicked { stage, message }) => {
+            assert_eq!(stage, "ingest worker");
+            assert!(message.contains("ingest.worker"), "{message}");
+        }
+        other => panic!("expected Error::Panicked, got {other:?}"),
+    }
+    assert!(acked.len() < STREAM);
+    // A worker holds no writer state: the handle is not poisoned.
+    db.insert("after", "the handle still writes after a worker panic").unwrap();
+    let path = db.path().to_path_buf();
+    drop(db);
+    assert_acked_present(&path, &acked);
+}
+
+#[test]
+fn an_input_iterator_panic_ends_ingest_with_a_typed_error() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
+    let (r, acked) = ingest_or_hang(
+        &db,
+        stream(|i| {
+            if i == 1000 {
+                panic!("input source broke");
+            }
+            None
+        }),
+    );
+    assert!(
+        matches!(
+            &r,
+            Err(Error::Panicked {
+                stage: "ingest input reader",
+                ..
+            })
+        ),
+        "{r:?}"
+    );
+    assert_eq!(acked.len(), 1000);
+}
+
+#[test]
+fn a_writer_panic_mid_batch_ends_ingest_and_poisons_the_handle() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
+    // Deep inside a batch: the writer has already changed its state for part of it.
+    failpoint::set("writer.decide.panic", 1000);
+    let (r, acked) = ingest_or_hang(&db, stream(|_| None));
+    failpoint::clear();
+    assert!(matches!(&r, Err(Error::Panicked { stage: "writer", .. })), "{r:?}");
+    match db.insert("late", "a write after the writer panicked") {
+        Err(e @ Error::Poisoned { .. }) => assert!(e.to_string().contains("batch commit"), "{e}"),
+        other => panic!("expected a poisoned handle, got {other:?}"),
+    }
+    let path = db.path().to_path_buf();
+    drop(db);
+    assert_acked_present(&path, &acked);
+}
+
+#[test]
+fn an_error_after_the_writer_changed_part_of_a_batch_poisons_the_handle() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, texts) = setup(dir.path(), 64 << 20);
+    // The second document of the batch fails after the first one was decided (ids allocated,
+    // groups and edges changed in the writer's memory).
+    failpoint::set("writer.decide", 2);
+    let docs = (10..13)
+        .map(|i| {
+            db.prepare(
+                &mut db.fingerprinter(),
+                NewDoc {
+                    key: format!("k{i}"),
+                    text: texts[i].clone(),
+                    meta: None,
+                    biblio: Default::default(),
+                },
+            )
+        })
+        .collect();
+    assert!(matches!(
+        db.commit_batch(docs, fpdb::Dedup::Link),
+        Err(Error::Injected("writer.decide"))
+    ));
+    failpoint::clear();
+    match db.insert("k20", &texts[20]) {
+        Err(e @ Error::Poisoned { .. }) => assert!(e.to_string().contains("writer.decide"), "{e}"),
+        other => panic!("expected a poisoned handle, got {other:?}"),
+    }
+    let path = db.path().to_path_buf();
+    drop(db);
+    assert_consistent(&path, &texts, &(0..10).collect::<Vec<_>>(), &[10, 11, 12, 20]);
+}
+
+#[test]
+fn a_panic_inside_the_writer_poisons_the_handle() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, texts) = setup(dir.path(), 64 << 20);
+    failpoint::set("writer.decide.panic", 1);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.insert("k10", &texts[10])));
+    failpoint::clear();
+    assert!(r.is_err(), "the injected panic propagates to the caller");
+    match db.insert("k11", &texts[11]) {
+        Err(e @ Error::Poisoned { .. }) => assert!(e.to_string().contains("panic"), "{e}"),
+        other => panic!("expected a poisoned handle, got {other:?}"),
+    }
+    let path = db.path().to_path_buf();
+    drop(db);
+    assert_consistent(&path, &texts, &(0..10).collect::<Vec<_>>(), &[10, 11]);
+}
+
+#[test]
+fn get_never_sees_a_batch_that_is_written_but_not_yet_published() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, texts) = setup(dir.path(), 64 << 20);
+    // k10 replaces nothing and joins k3's group: hold the writer between its RocksDB write and
+    // its publish to readers.
+    let dup = format!("{} extra", texts[3]);
+    failpoint::set("batch.publish", 1);
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || db.insert("k10", &dup).map(|o| o.group.map(|g| g.canonical)))
+    };
+    failpoint::wait_paused();
+    let reader = {
+        let db = db.clone();
+        std::thread::spawn(move || db.get("k10").map(|d| d.map(|d| (d.group.canonical, d.group.size))))
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    failpoint::resume();
+    assert_eq!(writer.join().unwrap().unwrap(), Some("k3".to_string()));
+    // Whole batches only: k10 is already in RocksDB when the reader starts, so the reader must
+    // wait for the publish and then see k10 with its group (not k10 in a group of one).
+    assert_eq!(reader.join().unwrap().unwrap(), Some(("k3".to_string(), 2)));
+    failpoint::clear();
+}

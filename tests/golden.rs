@@ -2,7 +2,7 @@
 //! every stored database would stop matching new documents — bump the normalizer version (or a spec
 //! field) instead of editing these numbers.
 
-use fpdb::spec::Weighting;
+use fpdb::fingerprint::spec::Weighting;
 use fpdb::{fingerprint, FingerprintSpec};
 use xxhash_rust::xxh3::xxh3_64;
 

@@ -9,7 +9,7 @@ mod common;
 use std::process::Command;
 
 use common::{passage, text, vocab};
-use fpdb::db::PreparedDoc;
+use fpdb::PreparedDoc;
 use fpdb::{Biblio, CreateOptions, Db, Dedup, MatchKind, NewDoc, QueryOptions};
 
 fn doc(key: &str, text: &str, title: Option<&str>, year: Option<i32>, doi: Option<&str>) -> NewDoc {
@@ -89,16 +89,7 @@ fn metadata_matches_are_reported_not_linked() {
             ("c", MatchKind::TitleYear)
         ]
     );
-    let hits = db
-        .check_duplicates(
-            "",
-            &q,
-            &QueryOptions {
-                limit: Some(2),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+    let hits = db.check_duplicates("", &q, &QueryOptions::default().with_limit(2)).unwrap();
     assert_eq!(kinds(&hits), vec![("a", MatchKind::Doi), ("b", MatchKind::Doi)]);
     assert!(db
         .check_duplicates(

@@ -16,8 +16,8 @@ use std::sync::OnceLock;
 
 use arbitrary::Arbitrary;
 use fpdb::fingerprint::fingerprint;
-use fpdb::simhash::hamming;
-use fpdb::verify::jaccard;
+use fpdb::fingerprint::similarity::hamming;
+use fpdb::fingerprint::similarity::jaccard;
 use fpdb::{CreateOptions, Db, Fingerprint, Options, QueryOptions};
 use libfuzzer_sys::fuzz_target;
 

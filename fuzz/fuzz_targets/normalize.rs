@@ -11,10 +11,10 @@
 //!   (non-rolling) window hash.
 #![no_main]
 
-use fpdb::normalize::normalize;
-use fpdb::shingle::{shingle_hashes, shingle_set, splitmix64, ROLL_BASE};
-use fpdb::simhash::simhash_reference;
-use fpdb::spec::{ShingleUnit, Weighting};
+use fpdb::fingerprint::normalize::normalize;
+use fpdb::fingerprint::shingle::{shingle_hashes, shingle_set, splitmix64, ROLL_BASE};
+use fpdb::fingerprint::simhash::simhash_reference;
+use fpdb::fingerprint::spec::{ShingleUnit, Weighting};
 use fpdb::{fingerprint, FingerprintSpec, Fingerprinter};
 use libfuzzer_sys::fuzz_target;
 

@@ -54,33 +54,9 @@ pub struct EvalDoc {
     pub simhash: u64,
 }
 
-/// Exact Jaccard similarity `|a ∩ b| / |a ∪ b|` of two sorted, unique `u32` slices.
-///
-/// Two empty sets give `0.0` (see the module's conventions). Inputs that are not sorted and
-/// unique give an unspecified value (but no panic).
-pub fn jaccard(a: &[u32], b: &[u32]) -> f64 {
-    let (mut i, mut j, mut inter) = (0usize, 0usize, 0usize);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-            std::cmp::Ordering::Equal => {
-                inter += 1;
-                i += 1;
-                j += 1;
-            }
-        }
-    }
-    let union = a.len() + b.len() - inter;
-    if union == 0 {
-        0.0
-    } else {
-        inter as f64 / union as f64
-    }
-}
-
 /// Every pair `(i, j)`, `i < j`, of `sets` with exact Jaccard `>= t`, as `(i, j, jaccard)`
-/// sorted by `(i, j)`. Exact: the same pairs an `O(n²)` loop over [`jaccard`] would keep.
+/// sorted by `(i, j)`. Exact: the same pairs an `O(n²)` loop over
+/// [`jaccard`](crate::fingerprint::similarity::jaccard) would keep.
 ///
 /// Pairs that share no element are never reported (so `t <= 0` means "any overlap", and empty
 /// sets never match). `t > 1` or NaN gives no pairs. Sets should be sorted and unique; other
@@ -341,7 +317,7 @@ fn join_threshold(truth_t: f64, ts: &[f64]) -> f64 {
 }
 
 fn hamming(a: u64, b: u64) -> usize {
-    (a ^ b).count_ones() as usize
+    crate::fingerprint::similarity::hamming(a, b) as usize
 }
 
 /// Pair counts bucketed by (number of grid thresholds the pair's Jaccard reaches, Hamming

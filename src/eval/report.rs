@@ -3,10 +3,11 @@
 use super::{svg_line_plot, GridCell, GridReport, HAMMING_BINS};
 use std::fmt::Write as _;
 
-/// The verification threshold of the design (seed 000): `t = 0.9`.
-pub const DEFAULT_T: f64 = 0.9;
-/// The Hamming radius of seed 000's Figure 3: `k = 8`.
-pub const DEFAULT_K: u32 = 8;
+/// The verification threshold the report's k-table is shown at: the database default `t`.
+pub const DEFAULT_T: f64 = crate::db::DEFAULT_MIN_JACCARD;
+/// The Hamming radius the report's t-table falls back to when the grid has no best point: the
+/// database default `k` (seed 000 used 8; see docs/quality.md for why fpdb defaults to 12).
+pub const DEFAULT_K: u32 = crate::db::DEFAULT_MAX_DISTANCE;
 
 fn fmt_ratio(x: f64) -> String {
     format!("{x:.4}")
@@ -38,7 +39,8 @@ impl GridReport {
     }
 
     /// The markdown report with the default choices: the k-table at `t = 0.9` (or the grid's
-    /// nearest `t`), the t-table at the best operating point's `k` (or the grid's `k` nearest 8).
+    /// nearest `t`), the t-table at the best operating point's `k` (or the grid's `k` nearest the
+    /// database default).
     pub fn to_markdown(&self, corpus_name: &str) -> String {
         let t_ref = self.nearest_t(DEFAULT_T);
         let k_ref = self.best.map(|b| b.k).or_else(|| self.nearest_k(DEFAULT_K));

@@ -2,6 +2,11 @@
 
 use super::*;
 
+/// The crate's one Jaccard, as a plain number.
+fn jaccard(a: &[u32], b: &[u32]) -> f64 {
+    crate::fingerprint::similarity::jaccard(a, b).jaccard
+}
+
 /// splitmix64: a tiny deterministic generator (the module has no `rand`).
 struct Rng(u64);
 

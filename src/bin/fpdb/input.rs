@@ -143,10 +143,15 @@ pub fn jsonl<R: Read + Send + 'static>(
                 return Some(item);
             }
             Err(e) => {
-                // Report the read error once and stop: it would repeat.
+                // A read error ends the ingest (exit 3) after what came before is committed: the
+                // rest of the input cannot be trusted. Report it once: it would repeat.
                 done = true;
                 origins.lock().unwrap_or_else(|p| p.into_inner()).push(origin());
-                return Some(Err(bad(&origin(), None, format!("read error: {e}"))));
+                return Some(Err(Error::Io {
+                    op: "read ingest input",
+                    path: PathBuf::from(format!("{name} line {lineno}")),
+                    source: e,
+                }));
             }
         }
     })
@@ -186,12 +191,18 @@ pub fn directory(dir: &Path, origins: Origins) -> Result<impl Iterator<Item = Re
     Ok(files.into_iter().map(move |p| {
         let key = relative_key(&root, &p);
         origins.lock().unwrap_or_else(|e| e.into_inner()).push(p.display().to_string());
-        read_text_file(&p).map(|text| NewDoc {
-            key,
-            text,
-            meta: None,
-            biblio: fpdb::Biblio::default(),
-        })
+        // One unreadable file is that item's problem (reported, exit 6), not the whole run's.
+        read_text_file(&p)
+            .map_err(|e| match e {
+                Error::Io { source, path, .. } => bad(&path.display().to_string(), None, format!("cannot read: {source}")),
+                other => other,
+            })
+            .map(|text| NewDoc {
+                key,
+                text,
+                meta: None,
+                biblio: fpdb::Biblio::default(),
+            })
     }))
 }
 

@@ -10,7 +10,7 @@ use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use fpdb::ingest::IngestOptions;
+use fpdb::IngestOptions;
 use fpdb::{Biblio, Dedup, Hit, InsertOutcome, MatchKind, NewDoc, QueryOptions};
 use serde::{Deserialize, Serialize};
 use tokio::sync::oneshot;
@@ -501,12 +501,11 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(256);
     let db = s.db.clone();
     let metrics = s.metrics.clone();
-    let opts = IngestOptions {
-        workers: s.cfg.workers,
-        batch_size: s.cfg.batch_size,
-        batch_latency: Duration::from_millis(10),
-        dedup,
-    };
+    let opts = IngestOptions::default()
+        .with_workers(s.cfg.workers)
+        .with_batch_size(s.cfg.batch_size)
+        .with_batch_latency(Duration::from_millis(10))
+        .with_dedup(dedup);
     // Every line must be the documented JSON: one that is not rejects the whole request (400,
     // nothing stored, the line number in the message). Documents that parse but cannot be stored
     // (no words, bad DOI, ...) are reported on their own result line instead.
@@ -601,11 +600,16 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, body: Result<Bytes,
     }
     let db = s.db.clone();
     let (hits, took) = blocking(move || {
-        let opts = QueryOptions {
-            max_distance: d.max_distance,
-            min_jaccard: d.min_jaccard,
-            limit: d.limit.map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
-        };
+        let mut opts = QueryOptions::default();
+        if let Some(k) = d.max_distance {
+            opts = opts.with_max_distance(k);
+        }
+        if let Some(t) = d.min_jaccard {
+            opts = opts.with_min_jaccard(t);
+        }
+        if let Some(l) = d.limit {
+            opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
+        }
         let biblio = Biblio {
             title: d.title,
             year: d.year,

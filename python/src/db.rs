@@ -1,0 +1,398 @@
+//! `fpdb.Db`: an open database handle.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use pyo3::prelude::*;
+
+use crate::api::{pair_groups, pairs, CreateOptions, Engine, IngestOptions, Options, PairsOptions, QueryOptions};
+use crate::convert;
+use crate::errors::{raise, Kind, OrRaise};
+use crate::ingest::Ingest;
+use crate::types::{self, CheckReport, CompactStats, DistRow, Document, Hit, InsertOutcome, Pair, PairGroup, PairsReport, Spec, Stats};
+
+/// An open fpdb database. Create one with `Db.create(path, ...)`, open one with `Db.open(path)`.
+///
+/// Use it as a context manager (`with fpdb.Db.open(path) as db:`) or call `close()`. A handle is
+/// safe to share between threads: every call releases the GIL while the engine works, so threads
+/// query in parallel, also while another thread inserts or ingests. A database is opened for writing
+/// by one handle (one process) at a time; a second writer gets `LockedError`. Read-only handles
+/// (`Db.open(path, read_only=True)`) see the database as of their opening.
+#[pyclass(frozen, module = "fpdb")]
+pub struct Db {
+    engine: Mutex<Option<Engine>>,
+    path: PathBuf,
+}
+
+impl Db {
+    fn wrap(engine: Engine, path: PathBuf) -> Self {
+        Db {
+            engine: Mutex::new(Some(engine)),
+            path,
+        }
+    }
+
+    /// A clone of the engine handle (cheap: a reference count), or `ClosedError`.
+    pub fn engine(&self, py: Python<'_>) -> PyResult<Engine> {
+        let guard = self.engine.lock().unwrap_or_else(|p| p.into_inner());
+        match guard.as_ref() {
+            Some(e) => Ok(e.clone()),
+            None => Err(raise(
+                py,
+                Kind::Closed,
+                format!("database {} is closed; open it again with fpdb.Db.open", self.path.display()),
+                &[],
+            )),
+        }
+    }
+}
+
+fn query_opts(max_distance: Option<u32>, min_jaccard: Option<f64>, limit: Option<usize>) -> QueryOptions {
+    QueryOptions {
+        max_distance,
+        min_jaccard,
+        limit,
+    }
+}
+
+#[pymethods]
+impl Db {
+    /// Db.create(path, *, max_distance=12, tables="auto", shingle="word:3", weights="binary",
+    ///           min_jaccard=0.9, sync=True) -> Db
+    ///
+    /// Creates a database in `path` (a missing or empty directory) and opens it for writing.
+    /// `max_distance` (k) and `min_jaccard` (t) are the defaults of queries and dedup; `tables` is a
+    /// number of permuted tables, "k+1" or "auto"; `shingle` is "word:N" or "char:N"; `weights` is
+    /// "binary" or "count". None takes the library's default (shown above). `sync=False` skips the
+    /// fsyncs: a process crash loses nothing, a power loss may lose the last batches.
+    /// Raises AlreadyExistsError, InvalidOptionError, IoError.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, max_distance = None, tables = None, shingle = None, weights = None, min_jaccard = None, sync = true))]
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        py: Python<'_>,
+        path: PathBuf,
+        max_distance: Option<u32>,
+        tables: Option<&Bound<'_, PyAny>>,
+        shingle: Option<&str>,
+        weights: Option<&str>,
+        min_jaccard: Option<f64>,
+        sync: bool,
+    ) -> PyResult<Db> {
+        let defaults = CreateOptions::default();
+        let create = CreateOptions {
+            spec: convert::spec(py, shingle, weights, None)?,
+            tables: convert::tables(py, tables)?,
+            max_distance: max_distance.unwrap_or(defaults.max_distance),
+            min_jaccard: min_jaccard.unwrap_or(defaults.min_jaccard),
+        };
+        let opts = Options {
+            sync,
+            ..Options::default()
+        };
+        let p = path.clone();
+        let engine = py.detach(|| Engine::create_with(&p, &create, opts)).or_raise(py)?;
+        Ok(Db::wrap(engine, path))
+    }
+
+    /// Db.open(path, *, read_only=False, sync=True, spec=None) -> Db
+    ///
+    /// Opens an existing database. `read_only=True` writes nothing and takes no lock (it sees the
+    /// database as of now; writes raise ReadOnlyError). `spec` (a FingerprintSpec or "word:3"-style
+    /// string) is checked against the stored spec: SpecMismatchError names the first field that
+    /// differs. Raises NotFoundError, LockedError (another writer holds it), CorruptionError.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, read_only = false, sync = true, spec = None))]
+    fn open(py: Python<'_>, path: PathBuf, read_only: bool, sync: bool, spec: Option<&Bound<'_, PyAny>>) -> PyResult<Db> {
+        let expect_spec = match spec {
+            Some(s) if !s.is_none() => Some(types::spec_arg(py, Some(s))?),
+            _ => None,
+        };
+        let opts = Options {
+            sync,
+            read_only,
+            expect_spec,
+            ..Options::default()
+        };
+        let p = path.clone();
+        let engine = py.detach(|| Engine::open_with(&p, opts)).or_raise(py)?;
+        Ok(Db::wrap(engine, path))
+    }
+
+    /// Closes the handle (idempotent). An ingest still running keeps the database open until it
+    /// finishes; other threads' calls already in progress complete first.
+    fn close(&self, py: Python<'_>) {
+        let engine = self.engine.lock().unwrap_or_else(|p| p.into_inner()).take();
+        // Dropping the last handle flushes RocksDB's memtables: do it without the GIL.
+        py.detach(move || drop(engine));
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.engine.lock().unwrap_or_else(|p| p.into_inner()).is_none()
+    }
+
+    /// The database directory.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// The stored fingerprint spec.
+    #[getter]
+    fn spec(&self, py: Python<'_>) -> PyResult<Spec> {
+        Ok(Spec(self.engine(py)?.spec().clone()))
+    }
+
+    /// Default maximum Hamming distance k (fixed at creation).
+    #[getter]
+    fn max_distance(&self, py: Python<'_>) -> PyResult<u32> {
+        Ok(self.engine(py)?.config().max_distance)
+    }
+
+    /// Default minimum Jaccard similarity t (fixed at creation).
+    #[getter]
+    fn min_jaccard(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(self.engine(py)?.config().min_jaccard)
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> bool {
+        self.close(py);
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { "closed" } else { "open" };
+        format!("<fpdb.Db {} {state}>", crate::types::r(&self.path.display().to_string()))
+    }
+
+    /// insert(key, text, *, dedup="link") -> InsertOutcome
+    ///
+    /// Inserts (or replaces, when the key exists) one document, durably: on return it is on disk.
+    /// `key` and `text` are str or UTF-8 bytes. dedup: "link" stores it and joins its
+    /// near-duplicates' group, "skip" does not store it when it has near-duplicates, "off" stores
+    /// it without looking. The outcome lists its verified near-duplicates and its group.
+    /// Raises InvalidInputError (empty or oversized key, bytes that are not UTF-8), ReadOnlyError.
+    #[pyo3(signature = (key, text, *, dedup = "link"))]
+    fn insert(&self, py: Python<'_>, key: &Bound<'_, PyAny>, text: &Bound<'_, PyAny>, dedup: &str) -> PyResult<InsertOutcome> {
+        let key = convert::text_arg(py, key, "the key", None)?;
+        let text = convert::text_arg(py, text, "the text", Some(&key))?;
+        let dedup = convert::dedup(py, dedup)?;
+        let engine = self.engine(py)?;
+        let out = py.detach(|| engine.insert_with(&key, &text, dedup)).or_raise(py)?;
+        Ok(out.into())
+    }
+
+    /// ingest(docs, *, batch_size=4096, workers=0, dedup="link", batch_latency=0.05) -> Ingest
+    ///
+    /// Ingests an iterable (a list, a generator, a file reader ...) of `(key, text)` or
+    /// `(key, text, meta)` tuples or of dicts with "key" and "text" (other entries become the
+    /// document's metadata, as in `fpdb ingest`) through the engine's parallel pipeline. Returns an
+    /// iterator of IngestResult, one per item in input order, each yielded only after its batch was
+    /// durably committed. Items are pulled from `docs` as the engine takes them: memory stays
+    /// bounded by a few batches however long the input is. A malformed item is reported (its
+    /// result's `error`), not raised; an exception raised by `docs` itself is raised after the
+    /// results of the items before it. `workers=0` uses one fingerprinting thread per core.
+    /// Consume the iterator (or call its `run()`), or `close()` it to stop early.
+    #[pyo3(signature = (docs, *, batch_size = None, workers = None, dedup = "link", batch_latency = None))]
+    fn ingest(
+        &self,
+        py: Python<'_>,
+        docs: &Bound<'_, PyAny>,
+        batch_size: Option<usize>,
+        workers: Option<usize>,
+        dedup: &str,
+        batch_latency: Option<f64>,
+    ) -> PyResult<Ingest> {
+        let defaults = IngestOptions::default();
+        let batch_latency = match batch_latency {
+            None => defaults.batch_latency,
+            Some(s) if s.is_finite() && s >= 0.0 => Duration::from_secs_f64(s),
+            Some(s) => {
+                return Err(crate::errors::invalid_option(
+                    py,
+                    "batch_latency",
+                    format!("must be a number of seconds >= 0, got {s}"),
+                ))
+            }
+        };
+        let opts = IngestOptions {
+            workers: workers.unwrap_or(defaults.workers),
+            batch_size: batch_size.unwrap_or(defaults.batch_size).max(1),
+            batch_latency,
+            dedup: convert::dedup(py, dedup)?,
+        };
+        let iter = docs.try_iter()?;
+        Ingest::start(self.engine(py)?, iter, opts)
+    }
+
+    /// query(text, *, max_distance=None, min_jaccard=None, limit=None) -> list[Hit]
+    ///
+    /// Stored documents within Hamming distance `max_distance` of `text`'s SimHash whose exact
+    /// Jaccard similarity is at least `min_jaccard` (None: the database's defaults; 0.0 keeps
+    /// every candidate), best first, at most `limit`.
+    #[pyo3(signature = (text, *, max_distance = None, min_jaccard = None, limit = None))]
+    fn query(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        max_distance: Option<u32>,
+        min_jaccard: Option<f64>,
+        limit: Option<usize>,
+    ) -> PyResult<Vec<Hit>> {
+        let text = convert::text_arg(py, text, "the text", None)?;
+        let opts = query_opts(max_distance, min_jaccard, limit);
+        let engine = self.engine(py)?;
+        let hits = py.detach(|| engine.query(&text, &opts)).or_raise(py)?;
+        Ok(hits.into_iter().map(Hit::from).collect())
+    }
+
+    /// query_simhash(simhash, *, max_distance=None, limit=None) -> list[Hit]
+    ///
+    /// Stored documents within Hamming distance of a 64-bit SimHash (no Jaccard: `jaccard` and
+    /// `shared` of the hits are None).
+    #[pyo3(signature = (simhash, *, max_distance = None, limit = None))]
+    fn query_simhash(&self, py: Python<'_>, simhash: u64, max_distance: Option<u32>, limit: Option<usize>) -> PyResult<Vec<Hit>> {
+        let opts = query_opts(max_distance, None, limit);
+        let engine = self.engine(py)?;
+        let hits = py.detach(|| engine.query_simhash(simhash, &opts)).or_raise(py)?;
+        Ok(hits.into_iter().map(Hit::from).collect())
+    }
+
+    /// get(key) -> Document | None
+    ///
+    /// The stored document with this key and its group, or None.
+    fn get(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<Document>> {
+        let key = convert::text_arg(py, key, "the key", None)?;
+        let engine = self.engine(py)?;
+        let doc = py
+            .detach(|| {
+                engine.get(&key).map(|d| {
+                    d.map(|d| {
+                        let members = engine.group_members(d.group.id);
+                        Document::new(d, members)
+                    })
+                })
+            })
+            .or_raise(py)?;
+        Ok(doc)
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.get(py, key)?.is_some())
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        let engine = self.engine(py)?;
+        Ok(py.detach(|| engine.stats()).docs as usize)
+    }
+
+    /// delete(key) -> bool
+    ///
+    /// Deletes the document with this key (its group splits if it was a bridge); False when there
+    /// was none.
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let key = convert::text_arg(py, key, "the key", None)?;
+        let engine = self.engine(py)?;
+        py.detach(|| engine.delete(&key)).or_raise(py)
+    }
+
+    /// stats() -> Stats: documents, groups, segments, bytes, defaults and spec.
+    fn stats(&self, py: Python<'_>) -> PyResult<Stats> {
+        let engine = self.engine(py)?;
+        Ok(py.detach(|| engine.stats()).into())
+    }
+
+    /// check() -> CheckReport
+    ///
+    /// Verifies every record, pointer, checksum and table entry; the report lists every fault
+    /// (`report.ok` is True when there is none).
+    fn check(&self, py: Python<'_>) -> PyResult<CheckReport> {
+        let engine = self.engine(py)?;
+        Ok(py.detach(|| engine.check()).or_raise(py)?.into())
+    }
+
+    /// compact(min_dead=0.3) -> CompactStats
+    ///
+    /// Rewrites the segments in which at least `min_dead` of the bytes are dead (deleted or
+    /// replaced documents) and reclaims the space.
+    #[pyo3(signature = (min_dead = 0.3))]
+    fn compact(&self, py: Python<'_>, min_dead: f64) -> PyResult<CompactStats> {
+        let engine = self.engine(py)?;
+        Ok(py.detach(|| engine.compact(min_dead)).or_raise(py)?.into())
+    }
+
+    /// pairs(*, max_distance=None, min_jaccard=None, threads=0) -> PairsReport
+    ///
+    /// Every pair of stored documents within Hamming distance `max_distance` (None: the database's
+    /// k), each once; with `min_jaccard`, only pairs whose exact Jaccard is at least that (each pair
+    /// verified). Also their groups (connected components) and distribution tables, as
+    /// `fpdb pairs` prints them. `threads=0` uses one per core.
+    #[pyo3(signature = (*, max_distance = None, min_jaccard = None, threads = 0))]
+    fn pairs(&self, py: Python<'_>, max_distance: Option<u32>, min_jaccard: Option<f64>, threads: usize) -> PyResult<PairsReport> {
+        let engine = self.engine(py)?;
+        let report = py
+            .detach(|| -> Result<PairsReport, crate::api::Error> {
+                let opts = PairsOptions {
+                    max_distance: max_distance.unwrap_or(engine.config().max_distance),
+                    min_jaccard,
+                    threads,
+                };
+                let rep = pairs(&engine, &opts)?;
+                let key = |id: u64| engine.key_of(id).unwrap_or_default();
+                let groups = pair_groups(&rep.pairs)
+                    .into_iter()
+                    .map(|(id, members)| PairGroup {
+                        id,
+                        canonical: key(id),
+                        members: members.into_iter().map(key).collect(),
+                    })
+                    .collect();
+                let rows = |rows: Vec<crate::api::DistRowEngine>| {
+                    rows.into_iter()
+                        .map(|r| DistRow {
+                            label: r.label,
+                            pairs: r.pairs,
+                            docs: r.docs,
+                        })
+                        .collect()
+                };
+                Ok(PairsReport {
+                    docs: rep.docs,
+                    pairs: rep
+                        .pairs
+                        .into_iter()
+                        .map(|p| Pair {
+                            a: key(p.a),
+                            b: key(p.b),
+                            a_id: p.a,
+                            b_id: p.b,
+                            hamming: p.hamming,
+                            jaccard: p.jaccard,
+                        })
+                        .collect(),
+                    groups,
+                    by_hamming: rows(rep.by_hamming),
+                    by_jaccard: rows(rep.by_jaccard),
+                    hamming_seconds: rep.hamming_seconds,
+                    verify_seconds: rep.verify_seconds,
+                })
+            })
+            .or_raise(py)?;
+        Ok(report)
+    }
+
+    /// Db is not picklable or copyable: open the path again in the other process.
+    fn __reduce__(&self) -> PyResult<()> {
+        Err(pyo3::exceptions::PyTypeError::new_err(
+            "fpdb.Db cannot be pickled: pass the path and open it with fpdb.Db.open in the other process",
+        ))
+    }
+}

@@ -1,0 +1,306 @@
+//! Batch all-pairs: every pair of stored documents within Hamming distance k (optionally verified by
+//! Jaccard ≥ t), each pair once, plus the distribution tables of seed 000 and the duplicate groups.
+//!
+//! Fingerprints (16 bytes per document) are loaded into static in-memory tables
+//! ([`CsrTables`](crate::index::csr)), using a layout chosen for the all-pairs cost rather than the
+//! database's. Every document is probed against them in parallel with the index's one search; a
+//! pair is emitted only by its smaller id, and only from the first table in which it qualifies.
+
+use std::collections::BTreeMap;
+
+use crate::db::groups::components;
+use crate::db::{Db, MAX_DISTANCE};
+use crate::error::{Error, Result};
+use crate::fingerprint::similarity::jaccard;
+use crate::index::csr::{CsrTables, MAX_CSR_BITS};
+use crate::index::{ball_size, probe_table, Layout, TableIndex};
+use crate::intmap::IntMap;
+
+/// One pair (a < b by doc id).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Pair {
+    /// Smaller doc id.
+    pub a: u64,
+    /// Larger doc id.
+    pub b: u64,
+    /// Hamming distance.
+    pub hamming: u32,
+    /// Exact Jaccard (when verified).
+    pub jaccard: Option<f64>,
+}
+
+/// The table count minimizing the estimated all-pairs probe cost for `n` fingerprints at distance `k`.
+pub fn pairs_layout(n: usize, k: u32) -> Layout {
+    let mut best: Option<(f64, Layout)> = None;
+    for m in 3..=32u32 {
+        let Some(l) = Layout::new(m) else { continue };
+        if l.blocks().iter().any(|b| b.width > MAX_CSR_BITS) {
+            continue;
+        }
+        let cost: f64 = l
+            .plan(k)
+            .iter()
+            .map(|&(i, r)| {
+                let probes = ball_size(l.blocks()[i].width, r) as f64;
+                probes * 4.0 + probes * n as f64 / (1u64 << l.blocks()[i].width) as f64
+            })
+            .sum();
+        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+            best = Some((cost, l));
+        }
+    }
+    // Some layout of 3..=32 blocks always qualifies (32 blocks are 2 bits wide).
+    best.map_or_else(
+        || Layout::new(32).unwrap_or_else(|| unreachable!("32 blocks is a valid layout")),
+        |b| b.1,
+    )
+}
+
+/// All pairs of `fps` within `k` as index pairs `(i, j, distance)` with `i < j`, using `threads`.
+///
+/// Table by table (in probe-plan order), the queries run in the table's own block-value order — the
+/// order of its CSR entries — so consecutive queries probe neighbouring offsets and buckets and the
+/// caches are reused; a pair is kept from the first table in which it qualifies (the search is the
+/// index's one `probe_table`). A panicking worker ends the call with [`Error::Panicked`], never a
+/// shorter result.
+pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Result<Vec<(u32, u32, u32)>> {
+    let index = CsrTables::new(fps.to_vec(), pairs_layout(fps.len(), k));
+    let plan = index.layout().plan(k);
+    let threads = threads.max(1);
+    let chunk = fps.len().div_ceil(threads).max(1);
+    let mut out: Vec<(u32, u32, u32)> = Vec::new();
+    for pos in 0..plan.len() {
+        let order = index.order(plan[pos].0);
+        let found: Result<Vec<Vec<(u32, u32, u32)>>> = std::thread::scope(|s| {
+            let handles: Vec<_> = order
+                .chunks(chunk)
+                .map(|part| {
+                    let (index, plan) = (&index, &plan);
+                    s.spawn(move || -> Result<Vec<(u32, u32, u32)>> {
+                        crate::failpoint::panic_point("pairs.worker");
+                        let mut local = Vec::new();
+                        let mut values = Vec::new();
+                        for &i in part {
+                            probe_table(index, plan, pos, index.fp(i), k, &mut values, &mut |j, _, d| {
+                                if u64::from(i) < j {
+                                    local.push((i, j as u32, d));
+                                }
+                            })?;
+                        }
+                        Ok(local)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| Err(Error::panicked("pairs worker", p.as_ref()))))
+                .collect()
+        });
+        out.extend(found?.into_iter().flatten());
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// Options of [`pairs`].
+#[derive(Clone, Debug)]
+pub struct PairsOptions {
+    /// Maximum Hamming distance.
+    pub max_distance: u32,
+    /// Keep only pairs with Jaccard ≥ t (verifies every pair); `None` = Hamming only.
+    pub min_jaccard: Option<f64>,
+    /// Threads (0 = one per core).
+    pub threads: usize,
+}
+
+/// A row of a distribution table.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct DistRow {
+    /// Row label (a distance, or a Jaccard range).
+    pub label: String,
+    /// Pairs in the row.
+    pub pairs: u64,
+    /// Distinct documents in those pairs.
+    pub docs: u64,
+}
+
+/// Pairs and their summaries.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct PairsReport {
+    /// Documents considered.
+    pub docs: u64,
+    /// The pairs (a < b), sorted.
+    pub pairs: Vec<Pair>,
+    /// Pairs and distinct documents per Hamming distance 0..=k (seed 000, Table 1).
+    pub by_hamming: Vec<DistRow>,
+    /// Pairs and distinct documents per Jaccard range (seed 000, Table 2; verified pairs only).
+    pub by_jaccard: Vec<DistRow>,
+    /// Seconds spent in the Hamming search.
+    pub hamming_seconds: f64,
+    /// Seconds spent verifying Jaccard.
+    pub verify_seconds: f64,
+}
+
+fn dist_row(label: String, pairs: &[&Pair]) -> DistRow {
+    let mut docs: Vec<u64> = pairs.iter().flat_map(|p| [p.a, p.b]).collect();
+    docs.sort_unstable();
+    docs.dedup();
+    DistRow {
+        label,
+        pairs: pairs.len() as u64,
+        docs: docs.len() as u64,
+    }
+}
+
+/// Every pair of stored documents within `k` (and Jaccard ≥ t when asked).
+///
+/// Errors: [`Error::InvalidOption`] when `k` exceeds [`MAX_DISTANCE`] or `t` is outside 0..=1 (the
+/// same bounds as [`Db::query`]); [`Error::Corruption`] when a shingle set to verify is damaged;
+/// [`Error::Panicked`] when a worker thread panics (a bug), never a shorter result.
+pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
+    if opts.max_distance > MAX_DISTANCE {
+        return Err(Error::InvalidOption {
+            name: "max_distance",
+            message: format!("must be within 0..={MAX_DISTANCE}, got {}", opts.max_distance),
+        });
+    }
+    if let Some(t) = opts.min_jaccard.filter(|t| !(0.0..=1.0).contains(t)) {
+        return Err(Error::InvalidOption {
+            name: "min_jaccard",
+            message: format!("must be within 0.0..=1.0, got {t}"),
+        });
+    }
+    let threads = if opts.threads == 0 {
+        std::thread::available_parallelism().map_or(2, |n| n.get())
+    } else {
+        opts.threads
+    };
+    let docs = db.fingerprints();
+    let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
+    let t0 = std::time::Instant::now();
+    let raw = all_pairs_fps(&fps, opts.max_distance, threads)?;
+    let hamming_seconds = t0.elapsed().as_secs_f64();
+    let t1 = std::time::Instant::now();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut cache: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for (i, j, d) in raw {
+        let (a, b) = (docs[i as usize].0, docs[j as usize].0);
+        let jac = match opts.min_jaccard {
+            None => None,
+            Some(t) => {
+                for x in [i, j] {
+                    if let std::collections::btree_map::Entry::Vacant(e) = cache.entry(x) {
+                        let id = docs[x as usize].0;
+                        // A document deleted since the fingerprints were read: say so, do not
+                        // compare against an empty set.
+                        let set = db.shingles(id)?.ok_or_else(|| Error::InvalidInput {
+                            key: db.key_of(id),
+                            message: format!("doc {id} was deleted while `pairs` ran; run it again"),
+                        })?;
+                        e.insert(set);
+                    }
+                }
+                let jv = jaccard(&cache[&i], &cache[&j]).jaccard;
+                // Evict sets no later pair needs (pairs are sorted by i).
+                while let Some((&first, _)) = cache.first_key_value() {
+                    if first < i {
+                        cache.pop_first();
+                    } else {
+                        break;
+                    }
+                }
+                if jv < t {
+                    continue;
+                }
+                Some(jv)
+            }
+        };
+        out.push(Pair {
+            a,
+            b,
+            hamming: d,
+            jaccard: jac,
+        });
+    }
+    let verify_seconds = t1.elapsed().as_secs_f64();
+    let by_hamming = (0..=opts.max_distance)
+        .map(|d| dist_row(d.to_string(), &out.iter().filter(|p| p.hamming == d).collect::<Vec<_>>()))
+        .collect();
+    let mut by_jaccard = Vec::new();
+    if opts.min_jaccard.is_some() {
+        let edges = [1.0001, 0.9, 0.8, 0.7, 0.6, 0.5, 0.0];
+        for w in edges.windows(2) {
+            let (hi, lo) = (w[0], w[1]);
+            let rows: Vec<&Pair> = out.iter().filter(|p| p.jaccard.is_some_and(|j| j >= lo && j < hi)).collect();
+            by_jaccard.push(dist_row(format!("{lo:.1}-{:.1}", hi.min(1.0)), &rows));
+        }
+    }
+    Ok(PairsReport {
+        docs: docs.len() as u64,
+        pairs: out,
+        by_hamming,
+        by_jaccard,
+        hamming_seconds,
+        verify_seconds,
+    })
+}
+
+/// Connected components of the pair graph: `(canonical id, members)` for components of ≥ 2 docs,
+/// canonical = smallest (earliest) id, sorted by canonical. (The crate's one components routine.)
+pub fn groups(pairs: &[Pair]) -> Vec<(u64, Vec<u64>)> {
+    let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
+    for p in pairs {
+        edges.entry(p.a).or_default().push(p.b);
+        edges.entry(p.b).or_default().push(p.a);
+    }
+    let mut nodes: Vec<u64> = edges.keys().copied().collect();
+    nodes.sort_unstable();
+    components(&nodes, &edges).into_iter().map(|c| (c[0], c)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::similarity::hamming;
+    use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn all_pairs_equals_brute_force() {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        let mut fps: Vec<u64> = (0..400).map(|_| rng.gen()).collect();
+        for i in 0..200 {
+            let base = fps[i];
+            let flips = rng.gen_range(0..12);
+            let mut f = base;
+            for _ in 0..flips {
+                f ^= 1 << rng.gen_range(0..64);
+            }
+            fps.push(f);
+        }
+        for k in [0, 3, 8, 12] {
+            let got = all_pairs_fps(&fps, k, 2).unwrap();
+            let mut want = Vec::new();
+            for i in 0..fps.len() {
+                for j in i + 1..fps.len() {
+                    let d = hamming(fps[i], fps[j]);
+                    if d <= k {
+                        want.push((i as u32, j as u32, d));
+                    }
+                }
+            }
+            assert_eq!(got, want, "k = {k}");
+        }
+    }
+
+    #[test]
+    fn groups_are_components_with_smallest_canonical() {
+        let p = |a, b| Pair {
+            a,
+            b,
+            hamming: 0,
+            jaccard: None,
+        };
+        let g = groups(&[p(5, 9), p(2, 9), p(3, 4)]);
+        assert_eq!(g, vec![(2, vec![2, 5, 9]), (3, vec![3, 4])]);
+    }
+}

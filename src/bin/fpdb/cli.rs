@@ -1,0 +1,398 @@
+//! The clap types of every command, and nothing else: each command's file converts its arguments
+//! into a plain `Config` (the library never sees clap). Defaults come from the library's constants.
+
+use std::path::PathBuf;
+
+use clap::builder::RangedU64ValueParser;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use fpdb::fingerprint::containment::{DEFAULT_MAX_POSTINGS, DEFAULT_SAMPLE, MAX_SAMPLE};
+use fpdb::{
+    Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_CONTAINMENT, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE,
+    MAX_WORKERS,
+};
+
+pub const EXIT_CODES: &str = "\
+EXIT CODES:
+  0  success
+  1  nothing found where something was asked for: `query` with no hit, `get`/`delete` of a missing key,
+     `pairs` with no pair
+  2  usage error: bad arguments or options, no database at the path, spec mismatch
+  3  I/O or RocksDB error (disk full, permissions, ...), a poisoned handle, or an internal panic
+  4  corruption: `check` found faults, or a read hit a damaged record
+  5  the database is locked by another process
+  6  `ingest` finished, but some input items were rejected (each one is reported on stderr)";
+
+/// fpdb — an embedded, persistent near-duplicate fingerprint database.
+///
+/// Each document becomes word-trigram shingles and a 64-bit SimHash; SimHashes live in permuted
+/// tables (RocksDB), shingle sets in memory-mapped segments, and every candidate within Hamming
+/// distance k is verified by exact Jaccard similarity. Every command takes the database directory
+/// first.
+#[derive(Parser, Debug)]
+#[command(name = "fpdb", version, after_help = EXIT_CODES, propagate_version = true)]
+pub struct Cli {
+    /// Print JSON lines instead of readable tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Cmd {
+    /// Create a database with a fingerprint spec and defaults.
+    Init(InitArgs),
+    /// Insert (or replace) one document; prints it and its verified near-duplicates.
+    Insert(InsertArgs),
+    /// Find near-duplicates of a text, a file or a SimHash. Exit code 1 when nothing is found.
+    Query(QueryArgs),
+    /// Ingest many documents through the parallel pipeline (JSONL file, directory, or - for stdin).
+    ///
+    /// JSONL lines are {"key": ..., "text": ...}; other fields are kept as metadata. A directory
+    /// gives one document per file, keyed by relative path. With --json, one line per document is
+    /// printed after its batch is durably committed. A read error of the input or a failed commit
+    /// ends the run (exit 3) after reporting everything committed before it.
+    Ingest(IngestArgs),
+    /// Show a stored document and its group. Exit code 1 when the key is absent.
+    Get(KeyArgs),
+    /// Delete a document (its group splits if it was a bridge). Exit code 1 when the key is absent.
+    Delete(KeyArgs),
+    /// Export every document as JSON lines {"key","id","simhash","shingles","group"}.
+    Export(ExportArgs),
+    /// Counters: documents, groups, segments, bytes, spec.
+    Stats(DbArg),
+    /// Rewrite segments with dead bytes and reclaim the space.
+    Compact(CompactArgs),
+    /// Verify every record, pointer, checksum and index entry. Exit code 4 on any fault.
+    Check(DbArg),
+    /// Every pair of documents within k (and Jaccard >= t when given), each once; distribution tables
+    /// on stderr (or as a final JSON line with --summary).
+    Pairs(PairsArgs),
+    /// Evaluate detection quality on a labelled JSONL corpus: exact-Jaccard truth, precision/recall/F1
+    /// over a grid of k and t; writes a Markdown report and SVG plots.
+    Eval(EvalArgs),
+    /// (Benchmark tool, not a user command.) Run every text of a JSONL file as a query in-process
+    /// and report p50/p99/mean latency in µs.
+    #[command(hide = true)]
+    BenchQuery(BenchQueryArgs),
+    /// Serve the database over HTTP (JSON API; docs/serve.md): one process owns the database and
+    /// serves many clients. Stops gracefully on SIGINT/SIGTERM. Prints the bound address on stdout.
+    #[cfg(feature = "serve")]
+    Serve(ServeArgs),
+}
+
+/// `fpdb serve`.
+#[cfg(feature = "serve")]
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Database directory (created with default settings when it holds no database).
+    pub db: PathBuf,
+    /// Address to listen on (port 0: any free port). A non-loopback address needs --token-file.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub listen: std::net::SocketAddr,
+    /// File holding the access token required on writes (`Authorization: Bearer <token>`).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Require the token on reads too (everything but /healthz).
+    #[arg(long)]
+    pub token_for_reads: bool,
+    /// Largest body of PUT and POST /v1/duplicates, bytes (larger: 413).
+    #[arg(long, default_value_t = 8 << 20)]
+    pub max_body_bytes: usize,
+    /// Largest NDJSON body of POST /v1/documents, bytes (larger: 413).
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_bulk_bytes: usize,
+    /// Documents waiting for the writer at most (more: 429 with Retry-After).
+    #[arg(long, default_value_t = 1024)]
+    pub queue_depth: usize,
+    /// Documents per group commit, at most.
+    #[arg(long, default_value_t = 1024)]
+    pub batch_size: usize,
+    /// Concurrent POST /v1/documents requests at most (more: 429).
+    #[arg(long, default_value_t = 2)]
+    pub bulk_slots: usize,
+    /// Fingerprinting threads per bulk request (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub workers: usize,
+    /// Print one line per request on stderr (method, route, status, latency; never text or keys).
+    #[arg(long)]
+    pub log_requests: bool,
+    /// Seconds to wait for in-flight requests after SIGINT/SIGTERM.
+    #[arg(long, default_value_t = 30)]
+    pub shutdown_timeout_s: u64,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+/// Just the database.
+#[derive(Args, Debug)]
+pub struct DbArg {
+    /// Database directory.
+    pub db: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct InitArgs {
+    /// Database directory (must not hold a database yet).
+    pub db: PathBuf,
+    /// Default maximum Hamming distance k for queries and dedup.
+    #[arg(long, short = 'k', default_value_t = DEFAULT_MAX_DISTANCE, value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: u32,
+    /// Table layout: a number of blocks m, `k+1` (classic exact-block layout) or `auto`
+    /// (measured choice, see docs/performance.md).
+    #[arg(long, default_value = "auto")]
+    pub tables: String,
+    /// Shingles: `word:N` (default word:3) or `char:N`.
+    #[arg(long, default_value = "word:3")]
+    pub shingle: String,
+    /// Default minimum Jaccard similarity t of a verified duplicate (0..=1).
+    #[arg(long, default_value_t = DEFAULT_MIN_JACCARD, value_parser = unit_interval)]
+    pub min_jaccard: f64,
+    /// SimHash weights: `binary` (each distinct shingle once; default) or `count` (occurrences).
+    #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
+    pub weights: WeightArg,
+    /// Keep a containment index (finds a document inside a longer one: `query --min-containment`,
+    /// `pairs --min-containment`, `ingest --containment`). Costs disk and ingest time: see
+    /// docs/containment.md.
+    #[arg(long, value_enum, default_value_t = if DEFAULT_CONTAINMENT { OnOff::On } else { OnOff::Off })]
+    pub containment: OnOff,
+    /// Containment sampling rate N: one shingle in N is indexed (smaller N finds shorter texts
+    /// inside longer ones, at a larger index).
+    #[arg(long, default_value_t = DEFAULT_SAMPLE, value_parser = clap::value_parser!(u32).range(1..=MAX_SAMPLE as i64))]
+    pub containment_sample: u32,
+    /// Containment queries skip index keys held by more documents than this (boilerplate).
+    #[arg(long, default_value_t = DEFAULT_MAX_POSTINGS, value_parser = clap::value_parser!(u32).range(1..))]
+    pub containment_max_postings: u32,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnOff {
+    On,
+    Off,
+}
+
+#[derive(Args, Debug)]
+pub struct InsertArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// The document's key (replaces an existing document with the same key).
+    #[arg(long)]
+    pub key: String,
+    /// Text file to insert; standard input when absent.
+    pub file: Option<PathBuf>,
+    /// What to do when near-duplicates exist.
+    #[arg(long, value_enum, default_value_t = DedupArg::Link)]
+    pub dedup: DedupArg,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// Text file to look up (standard input when no FILE, --text or --simhash is given).
+    pub file: Option<PathBuf>,
+    /// Text to look up.
+    #[arg(long, conflicts_with_all = ["file", "simhash"])]
+    pub text: Option<String>,
+    /// A SimHash (unsigned decimal, or hex with 0x) to look up; no Jaccard is computed.
+    #[arg(long, conflicts_with = "file")]
+    pub simhash: Option<String>,
+    /// Maximum Hamming distance (default: the database's).
+    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub k: Option<u32>,
+    /// Minimum Jaccard (default: the database's; 0 keeps every candidate within k).
+    #[arg(long, value_parser = unit_interval)]
+    pub min_jaccard: Option<f64>,
+    /// At most this many hits, best first.
+    #[arg(long)]
+    pub limit: Option<usize>,
+    /// Containment query: stored documents that contain the text, or that the text contains, with
+    /// containment >= C (0..=1) in either direction (needs a database created with `--containment on`;
+    /// -k and --min-jaccard are then not used).
+    #[arg(long, value_parser = unit_interval, conflicts_with = "simhash")]
+    pub min_containment: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+pub struct IngestArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// JSONL file, directory of text files, or `-` for JSONL on standard input.
+    pub input: String,
+    /// skip: do not store near-duplicates; link: store and join their group; off: store without checking.
+    #[arg(long, value_enum, default_value_t = DedupArg::Link)]
+    pub dedup: DedupArg,
+    /// Documents per group commit (at most; a partial batch commits after --batch-latency-ms).
+    /// Larger batches mean fewer fsyncs: see docs/performance.md.
+    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_BATCH_SIZE as u64))]
+    pub batch_size: usize,
+    /// Commit a partial batch after this many milliseconds (0..=3600000).
+    #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
+    pub batch_latency_ms: u64,
+    /// Fingerprinting threads (0 = one per core).
+    #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_WORKERS as u64))]
+    pub workers: usize,
+    /// JSON field holding the key.
+    #[arg(long, default_value = "key")]
+    pub key_field: String,
+    /// JSON field holding the text.
+    #[arg(long, default_value = "text")]
+    pub text_field: String,
+    /// Do not show a progress bar even on a terminal.
+    #[arg(long)]
+    pub quiet: bool,
+    /// Also report containment relations: the stored documents each new one contains or is
+    /// contained in with containment >= C (0..=1); a relation apart from the near-duplicate groups.
+    /// Needs a database created with `--containment on`.
+    #[arg(long, value_parser = unit_interval)]
+    pub containment: Option<f64>,
+    #[command(flatten)]
+    pub write: WriteArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct KeyArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// The key.
+    pub key: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// Also print each shingle set ("shingle_set": [...]).
+    #[arg(long)]
+    pub shingle_sets: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct CompactArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// Rewrite a segment when at least this share of its bytes is dead (0..=1).
+    #[arg(long, default_value_t = 0.3, value_parser = unit_interval)]
+    pub min_dead: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct PairsArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// Maximum Hamming distance (default: the database's).
+    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub k: Option<u32>,
+    /// Verify pairs by exact Jaccard and keep those >= T (0..=1).
+    #[arg(long, value_parser = unit_interval)]
+    pub min_jaccard: Option<f64>,
+    /// Print duplicate groups (connected components, canonical = earliest member) instead of pairs.
+    #[arg(long)]
+    pub groups: bool,
+    /// Print only the summary tables, not the pairs.
+    #[arg(long)]
+    pub summary: bool,
+    /// Threads (0 = one per core).
+    #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_WORKERS as u64))]
+    pub threads: usize,
+    /// Containment pairs instead: every pair where one document is inside the other with
+    /// containment >= C (0..=1), each once, with both directions (needs `--containment on`).
+    #[arg(long, value_parser = unit_interval, conflicts_with_all = ["k", "min_jaccard", "groups"])]
+    pub min_containment: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// JSONL corpus with "key", "text" and optionally "label".
+    pub corpus: PathBuf,
+    /// Corpus name used in the report and file names.
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Output directory (the report is NAME.md, the numbers NAME.json).
+    #[arg(long, default_value = "docs/quality")]
+    pub out_dir: PathBuf,
+    /// Directory of the SVG plots NAME-vs-k.svg and NAME-vs-t.svg (default: OUT_DIR/img).
+    #[arg(long)]
+    pub img_dir: Option<PathBuf>,
+    /// Jaccard threshold that defines a true near-duplicate pair (0..=1).
+    #[arg(long, default_value_t = DEFAULT_MIN_JACCARD, value_parser = unit_interval)]
+    pub truth_t: f64,
+    /// Shingles: `word:N` or `char:N`.
+    #[arg(long, default_value = "word:3")]
+    pub shingle: String,
+    /// SimHash weights.
+    #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
+    pub weights: WeightArg,
+    /// Skip documents with fewer words than this.
+    #[arg(long, default_value_t = 0)]
+    pub min_words: usize,
+    /// Use at most this many documents.
+    #[arg(long)]
+    pub limit: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchQueryArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// JSONL file of queries, in the ingest format ({"key": ..., "text": ...}).
+    #[arg(long)]
+    pub queries: PathBuf,
+    /// Maximum Hamming distance (default: the database's).
+    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub k: Option<u32>,
+    /// Minimum Jaccard (default: the database's).
+    #[arg(long, value_parser = unit_interval)]
+    pub min_jaccard: Option<f64>,
+}
+
+#[derive(Args, Debug)]
+pub struct WriteArgs {
+    /// Do not fsync on commit: survives a process crash, not a power loss.
+    #[arg(long)]
+    pub no_sync: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum DedupArg {
+    Link,
+    Skip,
+    Off,
+}
+
+impl From<DedupArg> for Dedup {
+    fn from(d: DedupArg) -> Dedup {
+        match d {
+            DedupArg::Link => Dedup::Link,
+            DedupArg::Skip => Dedup::Skip,
+            DedupArg::Off => Dedup::Off,
+        }
+    }
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug)]
+pub enum WeightArg {
+    Count,
+    Binary,
+}
+
+impl From<WeightArg> for Weighting {
+    fn from(w: WeightArg) -> Weighting {
+        match w {
+            WeightArg::Count => Weighting::Count,
+            WeightArg::Binary => Weighting::Binary,
+        }
+    }
+}
+
+/// A number in 0..=1 (thresholds and shares).
+fn unit_interval(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("expected a number in 0..=1, got {s:?}"))?;
+    if (0.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is outside the allowed range 0..=1"))
+    }
+}

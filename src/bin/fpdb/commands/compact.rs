@@ -1,0 +1,38 @@
+//! `fpdb compact`: rewrite segments with dead bytes.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::cli::CompactArgs;
+
+pub struct Config {
+    pub db: PathBuf,
+    pub min_dead: f64,
+}
+
+impl From<CompactArgs> for Config {
+    fn from(a: CompactArgs) -> Config {
+        Config {
+            db: a.db,
+            min_dead: a.min_dead,
+        }
+    }
+}
+
+pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let d = super::open(&cfg.db, true)?;
+    let s = d.compact(cfg.min_dead)?;
+    if json {
+        writeln!(out, "{}", serde_json::to_string(&s)?)?;
+    } else {
+        writeln!(
+            out,
+            "rewrote {} segment(s), moved {} records, reclaimed {} bytes",
+            s.segments_rewritten, s.records_moved, s.bytes_reclaimed
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

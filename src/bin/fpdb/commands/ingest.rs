@@ -1,0 +1,196 @@
+//! `fpdb ingest`: many documents through the library's pipeline ([`fpdb::Db::ingest`]); one line
+//! per document after its batch is durable, a progress bar on a terminal, a summary on stderr.
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use fpdb::{Error, IngestOptions, NewDoc};
+use serde_json::json;
+
+use crate::cli::IngestArgs;
+use crate::input;
+use crate::print::{fmt_j, outcome_json};
+
+pub struct Config {
+    pub db: PathBuf,
+    /// A JSONL file, a directory, or `-` (JSONL on stdin).
+    pub input: String,
+    pub key_field: String,
+    pub text_field: String,
+    pub opts: IngestOptions,
+    pub quiet: bool,
+    pub sync: bool,
+}
+
+impl From<IngestArgs> for Config {
+    fn from(a: IngestArgs) -> Config {
+        Config {
+            db: a.db,
+            input: a.input,
+            key_field: a.key_field,
+            text_field: a.text_field,
+            opts: {
+                let mut o = IngestOptions::default()
+                    .with_workers(a.workers)
+                    .with_batch_size(a.batch_size)
+                    .with_batch_latency(Duration::from_millis(a.batch_latency_ms))
+                    .with_dedup(a.dedup.into());
+                o.containment = a.containment;
+                o
+            },
+            quiet: a.quiet,
+            sync: !a.write.no_sync,
+        }
+    }
+}
+
+type Items = Box<dyn Iterator<Item = Result<NewDoc, Error>> + Send>;
+
+fn items(cfg: &Config, origins: &input::Origins) -> Result<Items, Error> {
+    if cfg.input == "-" {
+        return Ok(Box::new(input::jsonl(
+            io::stdin(),
+            "stdin".into(),
+            cfg.key_field.clone(),
+            cfg.text_field.clone(),
+            origins.clone(),
+        )));
+    }
+    let p = PathBuf::from(&cfg.input);
+    let meta = std::fs::metadata(&p).map_err(|e| Error::Io {
+        op: "open ingest input",
+        path: p.clone(),
+        source: e,
+    })?;
+    if meta.is_dir() {
+        return Ok(Box::new(input::directory(&p, origins.clone())?));
+    }
+    let f = std::fs::File::open(&p).map_err(|e| Error::Io {
+        op: "open ingest input",
+        path: p.clone(),
+        source: e,
+    })?;
+    Ok(Box::new(input::jsonl(
+        f,
+        p.display().to_string(),
+        cfg.key_field.clone(),
+        cfg.text_field.clone(),
+        origins.clone(),
+    )))
+}
+
+pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let d = super::open(&cfg.db, cfg.sync)?;
+    let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
+    let items = items(&cfg, &origins)?;
+    let bar = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
+        let b = indicatif::ProgressBar::new_spinner();
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{spinner} {pos} docs ingested ({per_sec}) {elapsed_precise}")
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+        );
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    });
+    let started = Instant::now();
+    let mut write_err: Option<io::Error> = None;
+    let stats = d.ingest(items, &cfg.opts, |r| {
+        if let Some(b) = &bar {
+            b.inc(1);
+        }
+        let res = match &r.result {
+            Ok(o) => if json {
+                writeln!(out, "{}", outcome_json(o))
+            } else if o.id.is_none() {
+                writeln!(
+                    out,
+                    "skipped {:?}: duplicates {}",
+                    o.key,
+                    o.duplicates
+                        .first()
+                        .map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
+                )
+            } else if let (Some(h), Some(id)) = (o.duplicates.first(), o.id) {
+                writeln!(
+                    out,
+                    "stored {:?} as doc {id}: near-duplicate of {:?} (J = {}), group {}",
+                    o.key,
+                    h.key,
+                    fmt_j(h.jaccard),
+                    o.group.as_ref().map_or(id, |g| g.id)
+                )
+            } else {
+                Ok(())
+            }
+            .and_then(|()| if json { Ok(()) } else { print_relations(out, o) }),
+            Err(e) => {
+                let origin = origins
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .get(r.seq as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("item {}", r.seq + 1));
+                let msg = e.to_string();
+                let line = if msg.contains(&origin) { msg } else { format!("{origin}: {msg}") };
+                if let Some(b) = &bar {
+                    b.suspend(|| eprintln!("fpdb: rejected {line}"));
+                } else {
+                    eprintln!("fpdb: rejected {line}");
+                }
+                if json {
+                    writeln!(out, "{}", json!({"seq": r.seq, "origin": origin, "error": e.to_string()}))
+                } else {
+                    Ok(())
+                }
+            }
+        };
+        if let Err(e) = res {
+            write_err.get_or_insert(e);
+        }
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    // What was reported is durable: flush it before an error ends the run.
+    out.flush()?;
+    if let Some(e) = write_err {
+        return Err(e.into());
+    }
+    let stats = stats?;
+    let secs = started.elapsed().as_secs_f64().max(1e-9);
+    eprintln!(
+        "fpdb: ingested {} items in {:.2} s: {} stored, {} skipped as duplicates, {} with near-duplicates, {}{} rejected; {:.0} docs/s, {:.1} MB/s, {} batches",
+        stats.items,
+        secs,
+        stats.stored,
+        stats.skipped,
+        stats.with_duplicates,
+        if cfg.opts.containment.is_some() { format!("{} with containment relations, ", stats.with_containment) } else { String::new() },
+        stats.errors,
+        stats.items as f64 / secs,
+        stats.text_bytes as f64 / secs / 1e6,
+        stats.batches
+    );
+    Ok(if stats.errors > 0 { ExitCode::from(6) } else { ExitCode::SUCCESS })
+}
+
+/// One line per containment relation of a stored or skipped document (`ingest --containment`).
+fn print_relations(out: &mut impl Write, o: &fpdb::InsertOutcome) -> io::Result<()> {
+    for h in &o.containment {
+        let (c, r) = (h.containment.unwrap_or(0.0), h.reverse_containment.unwrap_or(0.0));
+        let (how, value) = if c >= r { ("is inside", c) } else { ("contains", r) };
+        writeln!(
+            out,
+            "containment: {:?} {how} {:?} ({value:.4}; reverse {:.4}, J = {})",
+            o.key,
+            h.key,
+            if c >= r { r } else { c },
+            fmt_j(h.jaccard)
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,68 @@
+//! `fpdb init`: create a database.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use fpdb::{ContainmentConfig, CreateOptions, Db, Error, Tables};
+
+use crate::cli::{InitArgs, OnOff};
+
+pub struct Config {
+    pub db: PathBuf,
+    pub create: CreateOptions,
+}
+
+impl Config {
+    pub fn from_args(a: InitArgs) -> Result<Config, Error> {
+        Ok(Config {
+            db: a.db,
+            create: CreateOptions::default()
+                .with_spec(super::spec_from(&a.shingle, a.weights.into())?)
+                .with_tables(parse_tables(&a.tables)?)
+                .with_max_distance(a.max_distance)
+                .with_min_jaccard(a.min_jaccard)
+                .with_containment(
+                    (a.containment == OnOff::On)
+                        .then(|| ContainmentConfig::new(a.containment_sample).with_max_postings(a.containment_max_postings)),
+                ),
+        })
+    }
+}
+
+fn parse_tables(s: &str) -> Result<Tables, Error> {
+    match s.trim() {
+        "auto" => Ok(Tables::Auto),
+        "k+1" | "k1" => Ok(Tables::KPlusOne),
+        n => n.parse().map(Tables::Blocks).map_err(|_| Error::InvalidOption {
+            name: "tables",
+            message: format!("expected a number of tables, `k+1` or `auto`, got {s:?}"),
+        }),
+    }
+}
+
+pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let d = Db::create(&cfg.db, &cfg.create).with_context(|| format!("cannot create database {}", cfg.db.display()))?;
+    let s = d.stats();
+    let containment = match d.config().containment {
+        Some(c) => format!("containment index on (sample 1/{}, posting cap {})", c.sample, c.max_postings),
+        None => "containment index off".into(),
+    };
+    if json {
+        let mut v = serde_json::to_value(&s)?;
+        v["containment"] = serde_json::to_value(d.config().containment.map(|c| (c.sample, c.max_postings)))?;
+        writeln!(out, "{v}")?;
+    } else {
+        writeln!(
+            out,
+            "created {} — spec {}; {} tables; k = {}, t = {}; {containment}",
+            cfg.db.display(),
+            s.spec,
+            s.tables,
+            s.max_distance,
+            s.min_jaccard
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,120 @@
+//! One file per command. Each converts its clap arguments into a plain `Config`, then runs it
+//! against the library; this module dispatches and holds the helpers they share.
+
+mod bench_query;
+mod check;
+mod compact;
+mod delete;
+mod eval;
+mod export;
+mod get;
+mod ingest;
+mod init;
+mod insert;
+mod pairs;
+mod query;
+#[cfg(feature = "serve")]
+mod serve;
+mod stats;
+
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use fpdb::{Db, Error, FingerprintSpec, Options, Weighting};
+
+use crate::cli::{Cli, Cmd, KeyArgs};
+use crate::input;
+
+/// Runs the parsed command; output goes through one buffered stdout.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let json = cli.json;
+    let code = match cli.cmd {
+        Cmd::Init(a) => init::run(init::Config::from_args(a)?, json, &mut out)?,
+        Cmd::Insert(a) => insert::run(insert::Config::from(a), json, &mut out)?,
+        Cmd::Query(a) => query::run(query::Config::from_args(a)?, json, &mut out)?,
+        Cmd::Ingest(a) => ingest::run(ingest::Config::from(a), json, &mut out)?,
+        Cmd::Get(a) => get::run(KeyConfig::from(a), json, &mut out)?,
+        Cmd::Delete(a) => delete::run(KeyConfig::from(a), json, &mut out)?,
+        Cmd::Export(a) => export::run(export::Config::from(a), &mut out)?,
+        Cmd::Stats(a) => stats::run(&a.db, json, &mut out)?,
+        Cmd::Compact(a) => compact::run(compact::Config::from(a), json, &mut out)?,
+        Cmd::Check(a) => check::run(&a.db, json, &mut out)?,
+        Cmd::Pairs(a) => pairs::run(pairs::Config::from(a), json, &mut out)?,
+        Cmd::Eval(a) => eval::run(eval::Config::from_args(a)?, &mut out)?,
+        Cmd::BenchQuery(a) => bench_query::run(bench_query::Config::from(a), json, &mut out)?,
+        #[cfg(feature = "serve")]
+        Cmd::Serve(a) => serve::run(serve::Config::from(a))?,
+    };
+    out.flush()?;
+    Ok(code)
+}
+
+/// The plain config of the commands that name one document (`get`, `delete`).
+pub struct KeyConfig {
+    pub db: PathBuf,
+    pub key: String,
+}
+
+impl From<KeyArgs> for KeyConfig {
+    fn from(a: KeyArgs) -> KeyConfig {
+        KeyConfig { db: a.db, key: a.key }
+    }
+}
+
+/// Opens for writing; reports what recovery did (torn tails, orphans, damaged records) on stderr.
+pub fn open(db: &Path, sync: bool) -> Result<Db> {
+    let opts = Options {
+        sync,
+        ..Options::default()
+    };
+    let d = Db::open_with(db, opts).with_context(|| format!("cannot open database {}", db.display()))?;
+    let r = d.recovery();
+    if r.truncated_bytes > 0 || !r.orphans_removed.is_empty() || r.damaged_records > 0 {
+        eprintln!(
+            "fpdb: recovery of {}: cut {} bytes of torn segment tails, removed {} orphan file(s), left out {} damaged doc record(s){}",
+            db.display(),
+            r.truncated_bytes,
+            r.orphans_removed.len(),
+            r.damaged_records,
+            if r.damaged_records > 0 {
+                " (run `fpdb check` to list them)"
+            } else {
+                ""
+            }
+        );
+    }
+    Ok(d)
+}
+
+/// Commands that only read open read-only: they work beside a writing process and see the database
+/// as of their start.
+pub fn open_ro(db: &Path) -> Result<Db> {
+    let opts = Options {
+        read_only: true,
+        ..Options::default()
+    };
+    Db::open_with(db, opts).with_context(|| format!("cannot open database {}", db.display()))
+}
+
+/// A text file, or standard input when there is none.
+pub fn read_input(file: Option<&PathBuf>) -> Result<String> {
+    match file {
+        Some(p) => Ok(input::read_text_file(p)?),
+        None => {
+            let mut bytes = Vec::new();
+            io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
+            Ok(input::utf8(bytes, "standard input")?)
+        }
+    }
+}
+
+/// A spec from `--shingle` and `--weights`.
+pub fn spec_from(shingle: &str, weights: Weighting) -> Result<FingerprintSpec, Error> {
+    let mut spec: FingerprintSpec = shingle.parse()?;
+    spec.weighting = weights;
+    Ok(spec)
+}

@@ -1,0 +1,170 @@
+//! `fpdb pairs`: every pair within k (and Jaccard ≥ t), each once, or the duplicate groups.
+
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use fpdb::{Db, PairsOptions, PairsReport};
+use serde_json::json;
+
+use crate::cli::PairsArgs;
+use crate::print::fmt_j;
+
+pub struct Config {
+    pub db: PathBuf,
+    /// `None`: the database's k.
+    pub k: Option<u32>,
+    pub min_jaccard: Option<f64>,
+    pub groups: bool,
+    pub summary: bool,
+    pub threads: usize,
+    /// Containment pairs at or above this (instead of Hamming pairs).
+    pub min_containment: Option<f64>,
+}
+
+impl From<PairsArgs> for Config {
+    fn from(a: PairsArgs) -> Config {
+        Config {
+            db: a.db,
+            k: a.k,
+            min_jaccard: a.min_jaccard,
+            groups: a.groups,
+            summary: a.summary,
+            threads: a.threads,
+            min_containment: a.min_containment,
+        }
+    }
+}
+
+pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let d = super::open_ro(&cfg.db)?;
+    if let Some(c) = cfg.min_containment {
+        return containment_pairs(out, json, &d, c, cfg.threads, cfg.summary);
+    }
+    let opts = PairsOptions {
+        max_distance: cfg.k.unwrap_or(d.config().max_distance),
+        min_jaccard: cfg.min_jaccard,
+        threads: cfg.threads,
+    };
+    let rep = fpdb::pairs(&d, &opts)?;
+    print_pairs(out, json, &d, &rep, cfg.groups, cfg.summary)?;
+    Ok(if rep.pairs.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, groups: bool, summary: bool) -> Result<()> {
+    // The handle is read-only: every id of the report has a key.
+    let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
+    if groups {
+        for (canonical, members) in fpdb::groups(&rep.pairs) {
+            let keys: Vec<String> = members.iter().map(|&m| key(m)).collect();
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"group": canonical, "canonical": key(canonical), "size": members.len(), "members": keys})
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "group {canonical} ({} members, canonical {:?}): {}",
+                    members.len(),
+                    key(canonical),
+                    keys.join(", ")
+                )?;
+            }
+        }
+    } else if !summary {
+        for p in &rep.pairs {
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"a": key(p.a), "b": key(p.b), "a_id": p.a, "b_id": p.b, "hamming": p.hamming, "jaccard": p.jaccard})
+                )?;
+            } else {
+                writeln!(out, "{}\t{}\t{}\t{}", key(p.a), key(p.b), p.hamming, fmt_j(p.jaccard))?;
+            }
+        }
+    }
+    if json && summary {
+        writeln!(
+            out,
+            "{}",
+            json!({"docs": rep.docs, "pairs": rep.pairs.len(), "by_hamming": rep.by_hamming, "by_jaccard": rep.by_jaccard,
+            "hamming_seconds": rep.hamming_seconds, "verify_seconds": rep.verify_seconds})
+        )?;
+    } else if !json || summary {
+        let mut err = io::stderr().lock();
+        writeln!(
+            err,
+            "{} pairs among {} documents (Hamming search {:.3} s, Jaccard {:.3} s)",
+            rep.pairs.len(),
+            rep.docs,
+            rep.hamming_seconds,
+            rep.verify_seconds
+        )?;
+        writeln!(err, "{:>10} {:>10} {:>10}", "hamming", "pairs", "docs")?;
+        for r in &rep.by_hamming {
+            writeln!(err, "{:>10} {:>10} {:>10}", r.label, r.pairs, r.docs)?;
+        }
+        if !rep.by_jaccard.is_empty() {
+            writeln!(err, "{:>10} {:>10} {:>10}", "jaccard", "pairs", "docs")?;
+            for r in &rep.by_jaccard {
+                writeln!(err, "{:>10} {:>10} {:>10}", r.label, r.pairs, r.docs)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `pairs --min-containment C`: every pair once, with the direction: `a<b` (a inside b), `b<a`, or
+/// `both` (each inside the other at >= C).
+fn containment_pairs(out: &mut impl Write, json: bool, d: &Db, c: f64, threads: usize, summary: bool) -> Result<ExitCode> {
+    let t0 = std::time::Instant::now();
+    let pairs = d.containment_pairs(c, threads)?;
+    let secs = t0.elapsed().as_secs_f64();
+    let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
+    let direction = |p: &fpdb::ContainPair| match (p.a_in_b >= c, p.b_in_a >= c) {
+        (true, true) => "both",
+        (true, false) => "a<b",
+        _ => "b<a",
+    };
+    if !summary {
+        for p in &pairs {
+            if json {
+                writeln!(
+                    out,
+                    "{}",
+                    json!({"a": key(p.a), "b": key(p.b), "a_id": p.a, "b_id": p.b, "direction": direction(p),
+                        "a_in_b": p.a_in_b, "b_in_a": p.b_in_a, "jaccard": p.jaccard, "shared": p.shared})
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}",
+                    key(p.a),
+                    key(p.b),
+                    direction(p),
+                    p.a_in_b,
+                    p.b_in_a,
+                    p.jaccard
+                )?;
+            }
+        }
+    }
+    let docs = d.stats().docs;
+    if json && summary {
+        writeln!(out, "{}", json!({"docs": docs, "pairs": pairs.len(), "seconds": secs}))?;
+    } else if !json || summary {
+        eprintln!(
+            "{} containment pairs (>= {c} in either direction) among {docs} documents ({secs:.3} s); columns: a, b, direction (a<b: a inside b), a_in_b, b_in_a, jaccard",
+            pairs.len()
+        );
+    }
+    Ok(if pairs.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

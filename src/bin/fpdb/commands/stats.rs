@@ -1,0 +1,45 @@
+//! `fpdb stats`: counters.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let d = super::open_ro(db)?;
+    let s = d.stats();
+    let c = d.containment_stats()?;
+    if json {
+        let mut v = serde_json::to_value(&s)?;
+        v["containment"] = serde_json::to_value(&c)?;
+        writeln!(out, "{v}")?;
+    } else {
+        writeln!(out, "documents      {}", s.docs)?;
+        writeln!(out, "groups (>=2)   {} holding {} documents", s.groups, s.grouped_docs)?;
+        writeln!(
+            out,
+            "segments       {} ({} bytes, {} live)",
+            s.segments, s.segment_bytes, s.live_bytes
+        )?;
+        writeln!(out, "tables         {}", s.tables)?;
+        writeln!(out, "defaults       k = {}, t = {}", s.max_distance, s.min_jaccard)?;
+        writeln!(out, "spec           {}", s.spec)?;
+        match c {
+            None => writeln!(out, "containment    off")?,
+            Some(c) => {
+                writeln!(
+                    out,
+                    "containment    on: sample 1/{}, {} entries ({} docs by samples, {} short docs by all {} of their shingles)",
+                    c.sample, c.entries, c.sampled_docs, c.short_docs, c.short_entries
+                )?;
+                writeln!(
+                    out,
+                    "               {} keys; {} frequent keys (> {} docs, skipped by queries) holding {} entries; longest list {}",
+                    c.keys, c.frequent_keys, c.max_postings, c.frequent_entries, c.longest_posting
+                )?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

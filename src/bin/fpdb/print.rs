@@ -1,0 +1,85 @@
+//! Printers shared by the commands: hits and insert outcomes as tables or JSON lines.
+
+use std::io::{self, Write};
+
+use fpdb::{Hit, InsertOutcome};
+use serde_json::json;
+
+pub fn hit_json(h: &Hit) -> serde_json::Value {
+    json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared,
+        "containment": h.containment, "reverse_containment": h.reverse_containment, "match": h.matched.as_str()})
+}
+
+pub fn outcome_json(o: &InsertOutcome) -> serde_json::Value {
+    json!({
+        "key": o.key,
+        "id": o.id,
+        "stored": o.id.is_some(),
+        "replaced": o.replaced,
+        "duplicates": o.duplicates.iter().map(hit_json).collect::<Vec<_>>(),
+        "group": o.group.as_ref().map(|g| g.id),
+        "canonical": o.group.as_ref().map(|g| g.canonical.clone()),
+        "group_size": o.group.as_ref().map(|g| g.size),
+        "containment": o.containment.iter().map(hit_json).collect::<Vec<_>>(),
+    })
+}
+
+/// A Jaccard value for a table cell.
+pub fn fmt_j(j: Option<f64>) -> String {
+    j.map_or("-".into(), |j| format!("{j:.4}"))
+}
+
+pub fn print_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
+    writeln!(out, "{:<40} {:>8} {:>8} {:>8}", "KEY", "HAMMING", "JACCARD", "SHARED")?;
+    for h in hits {
+        let shared = h.shared.map_or("-".into(), |s| s.to_string());
+        writeln!(out, "{:<40} {:>8} {:>8} {:>8}", h.key, h.hamming, fmt_j(h.jaccard), shared)?;
+    }
+    Ok(())
+}
+
+/// Containment hits: the query inside the document (`IN DOC`), the document inside the query
+/// (`DOC IN`), Jaccard and shared shingles.
+pub fn print_contain_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
+    writeln!(
+        out,
+        "{:<40} {:>8} {:>8} {:>8} {:>8}",
+        "KEY", "IN DOC", "DOC IN", "JACCARD", "SHARED"
+    )?;
+    for h in hits {
+        let shared = h.shared.map_or("-".into(), |s| s.to_string());
+        writeln!(
+            out,
+            "{:<40} {:>8} {:>8} {:>8} {:>8}",
+            h.key,
+            fmt_j(h.containment),
+            fmt_j(h.reverse_containment),
+            fmt_j(h.jaccard),
+            shared
+        )?;
+    }
+    Ok(())
+}
+
+pub fn print_outcome(out: &mut impl Write, o: &InsertOutcome) -> io::Result<()> {
+    match (o.id, &o.group) {
+        (Some(id), Some(g)) => {
+            let replaced = o.replaced.map(|r| format!(", replaced doc {r}")).unwrap_or_default();
+            writeln!(
+                out,
+                "stored {:?} as doc {id}{replaced}; group {} (canonical {:?}, {} member{})",
+                o.key,
+                g.id,
+                g.canonical,
+                g.size,
+                if g.size == 1 { "" } else { "s" }
+            )?;
+        }
+        _ => writeln!(out, "skipped {:?}: it duplicates {} stored document(s)", o.key, o.duplicates.len())?,
+    }
+    if o.duplicates.is_empty() {
+        writeln!(out, "no near-duplicates")
+    } else {
+        print_hits(out, &o.duplicates)
+    }
+}

@@ -1,0 +1,169 @@
+//! `check`: every doc record, shingle record, key, table entry and edge verified, and the in-memory
+//! state compared with them. Never modifies anything.
+
+use rocksdb::IteratorMode;
+
+use crate::error::Result;
+use crate::intmap::IntMap;
+use crate::store::doc_record::{self, DocRecord};
+use crate::store::keys::{be_u64, decode_edge_key, decode_table_key, table_cf, CF_DOCS, CF_EDGES, CF_KEYS};
+use crate::store::segment;
+
+use super::types::{CheckReport, Fault};
+use super::Db;
+
+impl Db {
+    /// Verifies every doc record, shingle record (magic, id, count, checksum), key entry, table entry
+    /// and edge, and that index and records agree. Never modifies anything.
+    pub fn check(&self) -> Result<CheckReport> {
+        // Holding the writer lock keeps RocksDB and the published state in step while we compare them.
+        let _writer = self.inner.writer.lock();
+        let st = self.inner.state.read();
+        let rp = self.inner.rocks_path.display().to_string();
+        let mut rep = CheckReport::default();
+        let mut fault = |doc: Option<u64>, key: Option<String>, path: String, what: String| rep.faults.push(Fault { doc, key, path, what });
+        let layout = &self.inner.layout;
+        let mut records: IntMap<u64, DocRecord> = IntMap::default();
+        for item in self.inner.rocks.iterator_cf(self.cf(CF_DOCS)?, IteratorMode::Start) {
+            let (k, v) = item.map_err(self.rocks_err("scan docs"))?;
+            let Some(id) = be_u64(&k) else {
+                fault(None, None, rp.clone(), format!("doc key {k:?} is not 8 bytes"));
+                continue;
+            };
+            match doc_record::decode_doc(&v, &self.inner.rocks_path, Some(id)) {
+                Ok(r) => {
+                    records.insert(id, r);
+                }
+                Err(e) => fault(Some(id), None, rp.clone(), e.to_string()),
+            }
+        }
+        let mut ids: Vec<u64> = records.keys().copied().collect();
+        ids.sort_unstable();
+        for &id in &ids {
+            let r = &records[&id];
+            let seg_path = st
+                .segs
+                .path(r.segment)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|| segment::file_name(r.segment));
+            match st.seg_usage.get(&r.segment) {
+                Some(&(len, _)) if r.offset + r.loc().record_len() <= len => match st.segs.read(r.loc(), id) {
+                    Ok(set) => {
+                        if set.len() != r.count as usize {
+                            fault(
+                                Some(id),
+                                Some(r.key.clone()),
+                                seg_path,
+                                "shingle count differs from the record".into(),
+                            );
+                        }
+                    }
+                    Err(e) => fault(Some(id), Some(r.key.clone()), seg_path, e.to_string()),
+                },
+                Some(&(len, _)) => fault(
+                    Some(id),
+                    Some(r.key.clone()),
+                    seg_path,
+                    format!(
+                        "record at {}+{} runs past the committed length {len}",
+                        r.offset,
+                        r.loc().record_len()
+                    ),
+                ),
+                None => fault(
+                    Some(id),
+                    Some(r.key.clone()),
+                    seg_path,
+                    format!("segment {} is not committed", r.segment),
+                ),
+            }
+            match self.committed_id(&r.key) {
+                Ok(Some(kid)) if kid == id => {}
+                Ok(other) => fault(
+                    Some(id),
+                    Some(r.key.clone()),
+                    rp.clone(),
+                    format!("keys entry points at {other:?}, expected {id}"),
+                ),
+                Err(e) => fault(Some(id), Some(r.key.clone()), rp.clone(), e.to_string()),
+            }
+            if !records.contains_key(&r.group) || records[&r.group].group != r.group || r.group > id {
+                fault(
+                    Some(id),
+                    Some(r.key.clone()),
+                    rp.clone(),
+                    format!("group {} is not a live canonical member at or before this doc", r.group),
+                );
+            }
+            match st.docs.get(&id) {
+                Some(m) if m.simhash == r.simhash && m.loc == r.loc() && m.group == r.group => {}
+                _ => fault(
+                    Some(id),
+                    Some(r.key.clone()),
+                    rp.clone(),
+                    "in-memory state differs from the record".into(),
+                ),
+            }
+        }
+        rep.docs = ids.len() as u64;
+        // metadata: the metadata index agrees with the records.
+        let biblio_of = |id: u64| records.get(&id).map(|r| r.biblio.clone());
+        for (doc, what) in super::metadata::check_index(
+            &self.inner.rocks,
+            self.inner.rocks.cf_handle(crate::store::keys::CF_META_IDX),
+            &ids,
+            biblio_of,
+            &self.inner.rocks_path,
+        )? {
+            fault(doc, None, rp.clone(), what);
+        }
+        let mut keys = 0u64;
+        for item in self.inner.rocks.iterator_cf(self.cf(CF_KEYS)?, IteratorMode::Start) {
+            let (k, v) = item.map_err(self.rocks_err("scan keys"))?;
+            keys += 1;
+            let matches = be_u64(&v).is_some_and(|id| records.get(&id).is_some_and(|r| r.key.as_bytes() == &k[..]));
+            if !matches {
+                fault(
+                    None,
+                    Some(String::from_utf8_lossy(&k).into_owned()),
+                    rp.clone(),
+                    "keys entry without a matching doc".into(),
+                );
+            }
+        }
+        if keys != rep.docs {
+            fault(None, None, rp.clone(), format!("{keys} key entries for {} docs", rep.docs));
+        }
+        for i in 0..layout.tables() as usize {
+            let mut n = 0u64;
+            for item in self.inner.rocks.iterator_cf(self.cf(&table_cf(i))?, IteratorMode::Start) {
+                let (k, _) = item.map_err(self.rocks_err("scan table"))?;
+                n += 1;
+                match decode_table_key(layout, i, &k) {
+                    Some((fp, id)) if records.get(&id).is_some_and(|r| r.simhash == fp) => {}
+                    Some((_, id)) => fault(Some(id), None, rp.clone(), format!("table t{i} entry without a matching doc")),
+                    None => fault(None, None, rp.clone(), format!("table t{i} key {k:?} is not 16 bytes")),
+                }
+            }
+            rep.table_entries += n;
+            if n != rep.docs {
+                fault(None, None, rp.clone(), format!("table t{i} has {n} entries for {} docs", rep.docs));
+            }
+        }
+        for item in self.inner.rocks.iterator_cf(self.cf(CF_EDGES)?, IteratorMode::Start) {
+            let (k, _) = item.map_err(self.rocks_err("scan edges"))?;
+            match decode_edge_key(&k) {
+                Some((a, c)) if records.contains_key(&a) && records.contains_key(&c) && records[&a].group == records[&c].group => {}
+                _ => fault(
+                    None,
+                    None,
+                    rp.clone(),
+                    format!("edge {k:?} links missing docs or docs of different groups"),
+                ),
+            }
+        }
+        // containment:
+        self.check_containment(&st, &records, &mut rep)?;
+        Ok(rep)
+    }
+}

@@ -1,0 +1,538 @@
+//! The containment index's engine side (issue 13): what a database with the index does beyond the
+//! near-duplicate path. Sketch: `fingerprint::containment`; search: `index::contain`; verifier:
+//! `fingerprint::similarity::containment`; keys: `store::keys::contain_key`.
+//!
+//! * queries with `min_containment` ([`Db::query_containment`]);
+//! * containment relations at ingest, against the committed documents and the batch so far;
+//! * the keys of each batch, put and deleted in the batch's one `WriteBatch` ([`ContainDelta`]), and
+//!   the in-memory short-key set updated at publish;
+//! * `check` of every index entry, the counters of `fpdb stats`, and all containment pairs.
+//!
+//! The engine files call in here at marked hook points (`// containment:`), so the feature can be
+//! read in one place.
+
+use std::collections::HashMap;
+
+use rocksdb::{IteratorMode, WriteBatch, DB};
+
+use crate::error::{Error, Result};
+use crate::fingerprint::containment::{min_shared_keys, samples};
+use crate::fingerprint::containment::{stored_keys, KeyKind};
+use crate::fingerprint::similarity::{containment_at_least, hamming, Containment};
+use crate::fingerprint::Fingerprint;
+use crate::index::contain::{MemContain, RocksContain, ShortKeys};
+use crate::intmap::IntMap;
+use crate::store::doc_record::{ContainmentConfig, DocRecord};
+use crate::store::keys::{contain_key, contain_value, decode_contain_key, decode_contain_value, CF_CONTAIN};
+
+use super::commit::Pending;
+use super::options::check_c;
+use super::state::State;
+use super::types::{CheckReport, ContainPair, ContainmentStats, Fault, Hit};
+use super::Db;
+
+/// The hit of a verified containment: `r` is the query (A) against the stored document (B).
+fn contain_hit(key: &str, id: u64, q_simhash: u64, d_simhash: u64, r: &Containment) -> Hit {
+    Hit {
+        key: key.to_string(),
+        id,
+        hamming: hamming(q_simhash, d_simhash),
+        jaccard: Some(r.jaccard),
+        shared: Some(r.shared),
+        containment: Some(r.a_in_b),
+        reverse_containment: Some(r.b_in_a),
+        matched: crate::fingerprint::biblio::MatchKind::Text,
+    }
+}
+
+/// Best first: the larger containment of the two directions, then Jaccard, then doc id.
+pub(super) fn sort_contain_hits(hits: &mut [Hit]) {
+    let best = |h: &Hit| h.containment.unwrap_or(0.0).max(h.reverse_containment.unwrap_or(0.0));
+    hits.sort_by(|a, b| {
+        best(b)
+            .total_cmp(&best(a))
+            .then(b.jaccard.unwrap_or(0.0).total_cmp(&a.jaccard.unwrap_or(0.0)))
+            .then(a.id.cmp(&b.id))
+    });
+}
+
+/// Loads the short-key set from the index's short key range (at open).
+pub(super) fn load_short_keys(rocks: &DB, path: &std::path::Path) -> Result<ShortKeys> {
+    let cf = rocks.cf_handle(CF_CONTAIN).ok_or_else(|| {
+        Error::corrupt(
+            path,
+            None,
+            "the config has a containment index but column family `contain` is missing",
+        )
+    })?;
+    let mut short = ShortKeys::default();
+    let start = [KeyKind::Short as u8];
+    for item in rocks.iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
+        let (k, _) = item.map_err(|e| Error::rocks("load containment index", path, e))?;
+        match decode_contain_key(&k) {
+            Some((KeyKind::Short, s, _)) => short.add(&[s]),
+            Some(_) => break,
+            None => return Err(Error::corrupt(path, None, format!("containment key {k:?} does not decode"))),
+        }
+    }
+    Ok(short)
+}
+
+/// The containment-index changes of one batch: keys to delete (documents removed, their keys
+/// recomputed from their stored shingle sets) and to put (new documents), and the short keys that
+/// leave and join the in-memory set at publish.
+#[derive(Default)]
+pub(super) struct ContainDelta {
+    dels: Vec<[u8; 13]>,
+    /// Key and the document's number of keys (the value).
+    puts: Vec<([u8; 13], u32)>,
+    short_removed: Vec<u32>,
+    short_added: Vec<u32>,
+}
+
+impl ContainDelta {
+    /// Adds the deletes and puts to the batch, each sorted (RocksDB's memtable insert is cheapest in
+    /// key order).
+    pub(super) fn write(mut self, db: &Db, b: &mut WriteBatch) -> Result<ShortDelta> {
+        let cf = db.cf(CF_CONTAIN)?;
+        self.dels.sort_unstable();
+        for k in &self.dels {
+            b.delete_cf(cf, k);
+        }
+        self.puts.sort_unstable();
+        for (k, n) in &self.puts {
+            let (v, len) = contain_value(*n);
+            b.put_cf(cf, k, &v[..len]);
+        }
+        Ok(ShortDelta {
+            removed: self.short_removed,
+            added: self.short_added,
+        })
+    }
+}
+
+/// The short keys a committed batch removed and added; applied at publish.
+#[derive(Default)]
+pub(super) struct ShortDelta {
+    removed: Vec<u32>,
+    added: Vec<u32>,
+}
+
+impl ShortDelta {
+    /// Applies the batch to the published short-key set (under the state's write lock).
+    pub(super) fn publish(self, short: &mut ShortKeys) {
+        short.remove(&self.removed);
+        short.add(&self.added);
+    }
+}
+
+impl Db {
+    /// The index settings, or the usage error of a containment request on a database without one.
+    pub(crate) fn contain_cfg(&self) -> Result<ContainmentConfig> {
+        self.inner.config.containment.ok_or_else(|| Error::InvalidOption {
+            name: "min_containment",
+            message: format!(
+                "the database {} has no containment index (it was created with containment off, or before the index existed), so it cannot answer containment queries; create a database with containment on (`fpdb init DB --containment on`, or `CreateOptions::with_containment`) and ingest the documents again",
+                self.inner.path.display()
+            ),
+        })
+    }
+
+    fn contain_index(&self, cfg: ContainmentConfig) -> Result<RocksContain<'_>> {
+        Ok(RocksContain {
+            db: &self.inner.rocks,
+            cf: self.cf(CF_CONTAIN)?,
+            path: &self.inner.rocks_path,
+            sample: cfg.sample,
+            max_postings: cfg.max_postings,
+        })
+    }
+
+    /// Verified containment hits of `fp` among the published documents that `keep` accepts:
+    /// candidates from the index that pass the count filter, then the exact containment from the
+    /// stored sets.
+    fn contain_search(&self, st: &State, fp: &Fingerprint, c: f64, keep: impl Fn(u64) -> bool, hits: &mut Vec<Hit>) -> Result<()> {
+        let cfg = self.contain_cfg()?;
+        let mut cands = Candidates::new(&fp.shingles, cfg, c);
+        let found = self
+            .contain_index(cfg)?
+            .candidates(&fp.shingles, &st.contain_short, |id, kind, keys| cands.add(id, kind, keys))?;
+        for (id, _) in cands.passing(found.frequent, |id| st.docs.get(&id).map(|m| m.loc.count as usize)) {
+            if !keep(id) {
+                continue;
+            }
+            // The index may hold documents of a batch not yet published (read_rocks prevents it for
+            // queries); only published documents are answers.
+            let Some(meta) = st.docs.get(&id) else { continue };
+            let set = st.segs.read(meta.loc, id)?;
+            if let Some(r) = containment_at_least(&fp.shingles, &set, c) {
+                hits.push(contain_hit(&meta.key, id, fp.simhash, meta.simhash, &r));
+            }
+        }
+        Ok(())
+    }
+
+    /// A containment query (see [`QueryOptions::min_containment`](super::QueryOptions)).
+    pub(super) fn query_containment(&self, fp: &Fingerprint, c: f64, limit: Option<usize>) -> Result<Vec<Hit>> {
+        let c = check_c(c)?;
+        self.contain_cfg()?;
+        let mut hits = self.read_rocks(|st| {
+            let mut hits = Vec::new();
+            self.contain_search(st, fp, c, |_| true, &mut hits)?;
+            Ok(hits)
+        })?;
+        sort_contain_hits(&mut hits);
+        hits.truncate(limit.unwrap_or(usize::MAX));
+        Ok(hits)
+    }
+
+    /// The writer's containment relations of a new document: the committed documents (minus those
+    /// deleted in this batch and `exclude`) and the live documents of the batch so far, with
+    /// containment ≥ c in either direction. Runs under the writer lock, so RocksDB holds exactly
+    /// the published documents.
+    pub(super) fn contain_relations(&self, st: &State, pend: &Pending, fp: &Fingerprint, c: f64, exclude: Option<u64>) -> Result<Vec<Hit>> {
+        let cfg = self.contain_cfg()?;
+        let mut hits = Vec::new();
+        self.contain_search(st, fp, c, |id| Some(id) != exclude && !pend.deleted.contains(&id), &mut hits)?;
+        if !pend.contain_batch.is_empty() {
+            let mut cands = Candidates::new(&fp.shingles, cfg, c);
+            let found = pend
+                .contain_batch
+                .candidates(&fp.shingles, cfg.sample, cfg.max_postings, |id, kind, keys| {
+                    cands.add(id, kind, keys)
+                });
+            let len_of = |id: u64| {
+                pend.new_docs
+                    .binary_search_by_key(&id, |p| p.id)
+                    .ok()
+                    .map(|i| pend.new_docs[i].fp.shingles.len())
+            };
+            for (id, _) in cands.passing(found.frequent, len_of) {
+                if Some(id) == exclude {
+                    continue;
+                }
+                // New docs are in id order.
+                let Ok(i) = pend.new_docs.binary_search_by_key(&id, |p| p.id) else {
+                    continue;
+                };
+                let p = &pend.new_docs[i];
+                if !p.alive {
+                    continue;
+                }
+                if let Some(r) = containment_at_least(&fp.shingles, &p.fp.shingles, c) {
+                    hits.push(contain_hit(&p.key, id, fp.simhash, p.fp.simhash, &r));
+                }
+            }
+        }
+        sort_contain_hits(&mut hits);
+        Ok(hits)
+    }
+
+    /// The containment-index changes of a batch (`None` without the index).
+    pub(super) fn contain_delta(&self, st: &State, pend: &Pending) -> Result<Option<ContainDelta>> {
+        let Some(cfg) = self.inner.config.containment else {
+            return Ok(None);
+        };
+        let n = cfg.sample;
+        let mut d = ContainDelta::default();
+        for &id in &pend.deleted {
+            // The keys are recomputed from the stored set; a damaged set (or a damaged record, left
+            // out at open) cannot say which, so every entry naming the document is removed instead.
+            let set = st.docs.get(&id).and_then(|m| st.segs.read(m.loc, id).ok());
+            match set {
+                Some(set) => {
+                    let (kind, keys) = stored_keys(&set, n);
+                    d.dels.extend(keys.iter().map(|&k| contain_key(kind, k, id)));
+                    if kind == KeyKind::Short {
+                        d.short_removed.extend(keys);
+                    }
+                }
+                None => {
+                    for item in self.inner.rocks.iterator_cf(self.cf(CF_CONTAIN)?, IteratorMode::Start) {
+                        let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
+                        if let Some((kind, s, doc)) = decode_contain_key(&k) {
+                            if doc == id {
+                                d.dels.push(contain_key(kind, s, id));
+                                if kind == KeyKind::Short {
+                                    d.short_removed.push(s);
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        for p in pend.new_docs.iter().filter(|p| p.alive) {
+            let (kind, keys) = stored_keys(&p.fp.shingles, n);
+            let n = keys.len() as u32;
+            d.puts.extend(keys.iter().map(|&k| (contain_key(kind, k, p.id), n)));
+            if kind == KeyKind::Short {
+                d.short_added.extend(keys);
+            }
+        }
+        Ok(Some(d))
+    }
+
+    /// `check` of the index: every entry decodes and names a live document whose keys contain it;
+    /// every live document's keys are present; the in-memory short-key set equals the index's.
+    pub(super) fn check_containment(&self, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let Some(cfg) = self.inner.config.containment else { return Ok(()) };
+        let rp = self.inner.rocks_path.display().to_string();
+        let cf = self.cf(CF_CONTAIN)?;
+        let mut fault = |doc: Option<u64>, what: String| {
+            rep.faults.push(Fault {
+                doc,
+                key: doc.and_then(|d| records.get(&d).map(|r| r.key.clone())),
+                path: rp.clone(),
+                what,
+            })
+        };
+        // Per document: its expected keys (from its stored set) must all be present, and the
+        // entries naming it must be exactly as many.
+        let mut expected: IntMap<u64, u64> = IntMap::default();
+        let mut short_in_index: HashMap<u32, u32> = HashMap::new();
+        let mut ids: Vec<u64> = records.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let r = &records[&id];
+            let Ok(set) = st.segs.read(r.loc(), id) else { continue }; // reported by the main check
+            let (kind, keys) = stored_keys(&set, cfg.sample);
+            expected.insert(id, keys.len() as u64);
+            let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
+            let found = self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true);
+            let (mut missing, mut wrong) = (0usize, 0usize);
+            for v in &found {
+                match v {
+                    Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
+                    Ok(Some(_)) => wrong += 1,
+                    _ => missing += 1,
+                }
+            }
+            if missing > 0 {
+                fault(
+                    Some(id),
+                    format!("{missing} of its {} containment-index keys are missing", wanted.len()),
+                );
+            }
+            if wrong > 0 {
+                fault(
+                    Some(id),
+                    format!("{wrong} of its containment-index entries do not hold its key count {}", keys.len()),
+                );
+            }
+        }
+        let mut per_doc: IntMap<u64, u64> = IntMap::default();
+        for item in self.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+            let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
+            rep.contain_entries += 1;
+            if let Some((KeyKind::Short, s, _)) = decode_contain_key(&k) {
+                *short_in_index.entry(s).or_insert(0) += 1;
+            }
+            match decode_contain_key(&k) {
+                Some((_, _, id)) if records.contains_key(&id) => *per_doc.entry(id).or_insert(0) += 1,
+                Some((_, _, id)) => fault(Some(id), "containment-index entry without a live doc".into()),
+                None => fault(None, format!("containment key {k:?} does not decode")),
+            }
+        }
+        for (id, n) in per_doc {
+            let e = expected.get(&id).copied().unwrap_or(0);
+            if n != e && expected.contains_key(&id) {
+                fault(Some(id), format!("{n} containment-index entries, expected {e}"));
+            }
+        }
+        let mirror: HashMap<u32, u32> = st.contain_short.iter().collect();
+        if mirror != short_in_index {
+            fault(
+                None,
+                format!(
+                    "in-memory short-key set ({} keys) differs from the index's ({} keys)",
+                    mirror.len(),
+                    short_in_index.len()
+                ),
+            );
+        }
+        Ok(())
+    }
+
+    /// The containment index's counters (a scan of the index; `None` without one).
+    pub fn containment_stats(&self) -> Result<Option<ContainmentStats>> {
+        let Some(cfg) = self.inner.config.containment else {
+            return Ok(None);
+        };
+        self.read_rocks(|st| {
+            let mut s = ContainmentStats {
+                sample: cfg.sample,
+                max_postings: cfg.max_postings,
+                ..ContainmentStats::default()
+            };
+            let mut cur: Option<(KeyKind, u32)> = None;
+            let mut len = 0u64;
+            let mut sampled: IntMap<u64, ()> = IntMap::default();
+            let mut short: IntMap<u64, ()> = IntMap::default();
+            let close = |s: &mut ContainmentStats, len: u64| {
+                if len > 0 {
+                    s.keys += 1;
+                    s.longest_posting = s.longest_posting.max(len);
+                    if len > u64::from(cfg.max_postings) {
+                        s.frequent_keys += 1;
+                        s.frequent_entries += len;
+                    }
+                }
+            };
+            for item in self.inner.rocks.iterator_cf(self.cf(CF_CONTAIN)?, IteratorMode::Start) {
+                let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
+                let Some((kind, sh, id)) = decode_contain_key(&k) else {
+                    return Err(Error::corrupt(
+                        &self.inner.rocks_path,
+                        None,
+                        format!("containment key {k:?} does not decode"),
+                    ));
+                };
+                if !st.docs.contains_key(&id) {
+                    continue;
+                }
+                if cur != Some((kind, sh)) {
+                    close(&mut s, len);
+                    cur = Some((kind, sh));
+                    len = 0;
+                }
+                len += 1;
+                s.entries += 1;
+                if kind == KeyKind::Short {
+                    s.short_entries += 1;
+                    short.insert(id, ());
+                } else {
+                    sampled.insert(id, ());
+                }
+            }
+            close(&mut s, len);
+            s.sampled_docs = sampled.len() as u64;
+            s.short_docs = short.len() as u64;
+            Ok(s)
+        })
+        .map(Some)
+    }
+
+    /// Every pair of live documents with containment ≥ `c` in either direction, each once (a < b),
+    /// using `threads` threads (0 = one per core). Each document is looked up with its stored set;
+    /// a pair is reported by its smaller id, or — when the larger one is short and the smaller has
+    /// samples, so that only the larger's search finds the smaller — by the larger. Refused without
+    /// the index.
+    pub fn containment_pairs(&self, c: f64, threads: usize) -> Result<Vec<ContainPair>> {
+        let c = check_c(c)?;
+        let cfg = self.contain_cfg()?;
+        let threads = if threads == 0 {
+            std::thread::available_parallelism().map_or(2, |n| n.get())
+        } else {
+            threads
+        };
+        self.read_rocks(|st| {
+            let mut ids: Vec<u64> = st.docs.keys().copied().collect();
+            ids.sort_unstable();
+            let index = self.contain_index(cfg)?;
+            let chunk = ids.len().div_ceil(threads.max(1)).max(1);
+            let parts: Result<Vec<Vec<ContainPair>>> = std::thread::scope(|s| {
+                let handles: Vec<_> = ids
+                    .chunks(chunk)
+                    .map(|part| {
+                        let index = &index;
+                        s.spawn(move || -> Result<Vec<ContainPair>> {
+                            let mut out = Vec::new();
+                            for &x in part {
+                                let Some(mx) = st.docs.get(&x) else { continue };
+                                let set = st.segs.read(mx.loc, x)?;
+                                let x_has_samples = stored_keys(&set, cfg.sample).0 == KeyKind::Sample;
+                                let mut cands = Candidates::new(&set, cfg, c);
+                                let found = index.candidates(&set, &st.contain_short, |y, kind, keys| cands.add(y, kind, keys))?;
+                                // A candidate is short exactly when it was found through short keys.
+                                let len_of = |y: u64| st.docs.get(&y).map(|m| m.loc.count as usize);
+                                for (y, y_kind) in cands.passing(found.frequent, len_of) {
+                                    let y_short = y_kind == KeyKind::Short;
+                                    if y == x || !(y > x || (y_short && x_has_samples)) {
+                                        continue;
+                                    }
+                                    let Some(my) = st.docs.get(&y) else { continue };
+                                    let other = st.segs.read(my.loc, y)?;
+                                    if let Some(r) = containment_at_least(&set, &other, c) {
+                                        let (a, b, a_in_b, b_in_a) = if x < y {
+                                            (x, y, r.a_in_b, r.b_in_a)
+                                        } else {
+                                            (y, x, r.b_in_a, r.a_in_b)
+                                        };
+                                        out.push(ContainPair {
+                                            a,
+                                            b,
+                                            a_in_b,
+                                            b_in_a,
+                                            jaccard: r.jaccard,
+                                            shared: r.shared,
+                                        });
+                                    }
+                                }
+                            }
+                            Ok(out)
+                        })
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|p| Err(Error::panicked("containment pairs worker", p.as_ref())))
+                    })
+                    .collect()
+            });
+            let mut pairs: Vec<ContainPair> = parts?.into_iter().flatten().collect();
+            pairs.sort_by_key(|p| (p.a, p.b));
+            Ok(pairs)
+        })
+    }
+}
+
+/// The per-batch in-memory index of the documents decided so far (for containment relations at
+/// ingest); lives in [`Pending`].
+pub(super) type BatchContain = MemContain;
+
+/// One search's candidates: per document, the keys it shares with the query, its kind and its
+/// number of keys; then the count filter ([`min_shared_keys`]).
+struct Candidates {
+    by_id: IntMap<u64, (u32, KeyKind, u32)>,
+    c: f64,
+    n: u32,
+    q_len: usize,
+    q_samples: usize,
+}
+
+impl Candidates {
+    fn new(query: &[u32], cfg: ContainmentConfig, c: f64) -> Self {
+        Candidates {
+            by_id: IntMap::default(),
+            c,
+            n: cfg.sample,
+            q_len: query.len(),
+            q_samples: samples(query, cfg.sample).count(),
+        }
+    }
+
+    fn add(&mut self, id: u64, kind: KeyKind, keys: u32) {
+        self.by_id.entry(id).or_insert((0, kind, keys)).0 += 1;
+    }
+
+    /// The candidates that share enough keys, in id order (`len_of`: a candidate's set size;
+    /// `None` drops it). `frequent` probes were skipped: each may have been one more shared key,
+    /// so they count in every candidate's favour.
+    fn passing(self, frequent: u32, len_of: impl Fn(u64) -> Option<usize>) -> Vec<(u64, KeyKind)> {
+        let mut out: Vec<(u64, KeyKind)> = self
+            .by_id
+            .iter()
+            .filter(|&(&id, &(shared, kind, keys))| {
+                len_of(id).is_some_and(|d_len| {
+                    shared + frequent >= min_shared_keys(kind, self.c, self.n, self.q_len, self.q_samples, d_len, keys)
+                })
+            })
+            .map(|(&id, &(_, kind, _))| (id, kind))
+            .collect();
+        out.sort_unstable();
+        out
+    }
+}

@@ -1,0 +1,163 @@
+//! Step 4 of the data path: the database handle. One [`Db`] owns a RocksDB instance (tables, doc
+//! records, keys, edges, meta) and the shingle segments, and holds the in-memory state queries read.
+//!
+//! | file | job |
+//! |---|---|
+//! | `options.rs` | creation, handle and query settings; accepted ranges |
+//! | `types.rs` | documents, hits, outcomes, reports |
+//! | `open.rs` | create / open / recover / load the state |
+//! | `state.rs` | the published `State`, the `Writer`, poisoning, consistent reads |
+//! | `query.rs` | queries, `get`, groups, counters |
+//! | `write.rs` | the writer's decisions (dedup, replace, delete, groups) |
+//! | `commit.rs` | one batch: segment append + fsync → one `WriteBatch` → publish |
+//! | `groups.rs` | connected components |
+//! | `check.rs` | `check` |
+//! | `compact.rs` | segment compaction, RocksDB flush |
+//!
+//! See ARCHITECTURE.md for the invariants and docs/format.md for the bytes.
+
+mod check;
+mod commit;
+mod compact;
+// containment:
+mod contain;
+// metadata:
+pub(crate) mod groups;
+mod metadata;
+mod open;
+mod options;
+mod query;
+mod state;
+mod types;
+mod write;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use rocksdb::DB;
+
+use crate::error::{Error, Result};
+use crate::fingerprint::spec::FingerprintSpec;
+use crate::fingerprint::Fingerprinter;
+use crate::index::Layout;
+use crate::store::doc_record::{self, DbConfig, DocRecord};
+use crate::store::keys::{be_u64, cf_names, doc_key, CF_DOCS, CF_KEYS};
+use crate::store::segment::Recovery;
+
+pub use options::{
+    auto_tables, validate_key, CreateOptions, Dedup, Options, QueryOptions, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
+    MAX_DISTANCE, MAX_KEY_BYTES,
+};
+use state::{State, Writer};
+pub use types::{CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, Stats};
+// containment:
+pub(crate) use options::check_c;
+pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
+pub use types::{ContainPair, ContainmentStats};
+
+struct Inner {
+    path: PathBuf,
+    rocks_path: PathBuf,
+    rocks: DB,
+    spec: FingerprintSpec,
+    config: DbConfig,
+    layout: Layout,
+    opts: Options,
+    state: RwLock<State>,
+    writer: Mutex<Writer>,
+    recovery: Recovery,
+    _lock: Option<File>,
+}
+
+impl Drop for Inner {
+    /// A clean close flushes the memtables, so the next open does not replay the whole WAL.
+    fn drop(&mut self) {
+        let w = self.writer.get_mut();
+        if !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none() {
+            // containment: the index's column family, when there is one.
+            for name in cf_names(self.config.tables)
+                .into_iter()
+                .chain([crate::store::keys::CF_CONTAIN.to_string()])
+            {
+                if let Some(cf) = self.rocks.cf_handle(&name) {
+                    let _ = self.rocks.flush_cf(cf);
+                }
+            }
+        }
+    }
+}
+
+/// An open database. Cheap to clone; `Send + Sync`: share it between threads.
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("path", &self.inner.path).finish_non_exhaustive()
+    }
+}
+
+impl Db {
+    /// The database directory.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The stored fingerprint spec.
+    pub fn spec(&self) -> &FingerprintSpec {
+        &self.inner.spec
+    }
+
+    /// The stored configuration (tables, default k and t).
+    pub fn config(&self) -> &DbConfig {
+        &self.inner.config
+    }
+
+    /// The table layout.
+    pub fn layout(&self) -> &Layout {
+        &self.inner.layout
+    }
+
+    /// What recovery did when this handle was opened.
+    pub fn recovery(&self) -> &Recovery {
+        &self.inner.recovery
+    }
+
+    /// A fingerprinter for the stored spec.
+    pub fn fingerprinter(&self) -> Fingerprinter {
+        Fingerprinter::new(self.inner.spec.clone())
+    }
+    pub(super) fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
+        self.inner
+            .rocks
+            .cf_handle(name)
+            .ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, format!("missing column family {name}")))
+    }
+
+    pub(super) fn rocks_err(&self, op: &'static str) -> impl Fn(rocksdb::Error) -> Error + '_ {
+        move |e| Error::rocks(op, &self.inner.rocks_path, e)
+    }
+
+    pub(super) fn read_record(&self, id: u64) -> Result<Option<DocRecord>> {
+        let v = self
+            .inner
+            .rocks
+            .get_cf(self.cf(CF_DOCS)?, doc_key(id))
+            .map_err(self.rocks_err("read doc"))?;
+        v.map(|v| doc_record::decode_doc(&v, &self.inner.rocks_path, Some(id))).transpose()
+    }
+
+    pub(super) fn committed_id(&self, key: &str) -> Result<Option<u64>> {
+        let v = self
+            .inner
+            .rocks
+            .get_cf(self.cf(CF_KEYS)?, key.as_bytes())
+            .map_err(self.rocks_err("read key"))?;
+        v.map(|v| be_u64(&v).ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, format!("key entry for {key:?} is not 8 bytes"))))
+            .transpose()
+    }
+}

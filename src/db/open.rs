@@ -1,0 +1,295 @@
+//! Creating and opening a database: RocksDB column families, the stored spec and config (checked
+//! field by field), segment recovery, and loading the in-memory state.
+
+use std::collections::HashMap;
+use std::fs::{self, File};
+use std::path::Path;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, IteratorMode, WriteBatch, WriteOptions, DB};
+
+use crate::error::{Error, Result};
+use crate::fingerprint::spec::FingerprintSpec;
+use crate::index::mem::MemTables;
+use crate::index::Layout;
+use crate::intmap::IntMap;
+use crate::store::doc_record::{self, DbConfig};
+use crate::store::keys::CF_META_IDX;
+use crate::store::keys::{be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, table_cf, CF_DOCS, CF_EDGES, CF_META, SEG_PREFIX};
+use crate::store::segment;
+
+use super::options::{check_k, check_t, CreateOptions, Options};
+use super::state::{DocMeta, State, Writer};
+use super::{Db, Inner};
+
+fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
+    let mut o = rocksdb::Options::default();
+    o.create_if_missing(create);
+    o.create_missing_column_families(create);
+    o.set_compression_type(rocksdb::DBCompressionType::None);
+    let mut bb = BlockBasedOptions::default();
+    bb.set_block_cache(cache);
+    bb.set_cache_index_and_filter_blocks(true);
+    o.set_block_based_table_factory(&bb);
+    o.set_max_background_jobs(2);
+    o
+}
+
+impl Db {
+    /// Creates a database in `path` (an empty or missing directory) and opens it.
+    pub fn create(path: impl AsRef<Path>, create: &CreateOptions) -> Result<Db> {
+        Self::create_with(path, create, Options::default())
+    }
+
+    /// [`Db::create`] with handle options.
+    pub fn create_with(path: impl AsRef<Path>, create: &CreateOptions, opts: Options) -> Result<Db> {
+        let path = path.as_ref();
+        create.spec.validate()?;
+        check_k(create.max_distance)?;
+        check_t(create.min_jaccard)?;
+        // containment:
+        if let Some(c) = &create.containment {
+            c.validate()?;
+        }
+        let m = create.tables.resolve(create.max_distance)?;
+        let rocks_path = path.join("rocksdb");
+        if rocks_path.exists() {
+            return Err(Error::AlreadyExists { path: path.to_path_buf() });
+        }
+        fs::create_dir_all(path).map_err(|e| Error::io("create database directory", path, e))?;
+        {
+            let cache = Cache::new_lru_cache(1 << 20);
+            let o = rocks_options(&cache, true);
+            let mut names = cf_names(m);
+            // containment:
+            if create.containment.is_some() {
+                names.push(crate::store::keys::CF_CONTAIN.to_string());
+            }
+            let db = DB::open_cf(&o, &rocks_path, &names).map_err(|e| Error::rocks("create", &rocks_path, e))?;
+            let meta = db
+                .cf_handle(CF_META)
+                .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
+            let config = DbConfig {
+                tables: m,
+                max_distance: create.max_distance,
+                min_jaccard: create.min_jaccard,
+                containment: create.containment, // containment:
+            };
+            let mut b = WriteBatch::default();
+            b.put_cf(meta, b"format", doc_record::FORMAT_VERSION.to_le_bytes());
+            b.put_cf(meta, b"spec", create.spec.encode()?);
+            b.put_cf(meta, b"config", doc_record::encode_config(&config)?);
+            b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
+            let mut wo = WriteOptions::default();
+            wo.set_sync(true);
+            db.write_opt(b, &wo).map_err(|e| Error::rocks("write meta", &rocks_path, e))?;
+        }
+        Self::open_with(path, opts)
+    }
+
+    /// Opens the database at `path` for writing, with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Db> {
+        Self::open_with(path, Options::default())
+    }
+
+    /// Opens an existing database, or creates it with `create` when `path` holds none.
+    pub fn open_or_create(path: impl AsRef<Path>, create: &CreateOptions) -> Result<Db> {
+        let path = path.as_ref();
+        if path.join("rocksdb").exists() {
+            let opts = Options {
+                expect_spec: Some(create.spec.clone()),
+                ..Options::default()
+            };
+            Self::open_with(path, opts)
+        } else {
+            Self::create(path, create)
+        }
+    }
+
+    /// Opens an existing database.
+    pub fn open_with(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        let path = path.as_ref().to_path_buf();
+        let rocks_path = path.join("rocksdb");
+        if !rocks_path.join("CURRENT").exists() {
+            return Err(Error::NotFound { path });
+        }
+        let lock = if opts.read_only {
+            None
+        } else {
+            let lock_path = path.join("LOCK");
+            let f = File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&lock_path)
+                .map_err(|e| Error::io("open lock file", &lock_path, e))?;
+            match f.try_lock() {
+                Ok(()) => Some(f),
+                Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path }),
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock database", &lock_path, e)),
+            }
+        };
+        let cache = Cache::new_lru_cache(opts.cache_bytes.max(1 << 20));
+        let o = rocks_options(&cache, false);
+        let names = DB::list_cf(&o, &rocks_path).map_err(|e| Error::rocks("list column families", &rocks_path, e))?;
+        let descs: Vec<ColumnFamilyDescriptor> = names
+            .iter()
+            .map(|n| ColumnFamilyDescriptor::new(n, rocks_options(&cache, false)))
+            .collect();
+        let mut rocks = if opts.read_only {
+            DB::open_cf_descriptors_read_only(&o, &rocks_path, descs, false)
+        } else {
+            DB::open_cf_descriptors(&o, &rocks_path, descs)
+        }
+        .map_err(|e| Error::rocks("open", &rocks_path, e))?;
+        // metadata: databases created before the metadata index get its (empty) column family.
+        if !opts.read_only && rocks.cf_handle(CF_META_IDX).is_none() {
+            rocks
+                .create_cf(CF_META_IDX, &rocks_options(&cache, false))
+                .map_err(|e| Error::rocks("create meta_idx column family", &rocks_path, e))?;
+        }
+        let meta = rocks
+            .cf_handle(CF_META)
+            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
+        let get_meta = |k: &[u8]| -> Result<Vec<u8>> {
+            rocks
+                .get_cf(meta, k)
+                .map_err(|e| Error::rocks("read meta", &rocks_path, e))?
+                .ok_or_else(|| Error::corrupt(&rocks_path, None, format!("meta entry {:?} is missing", String::from_utf8_lossy(k))))
+        };
+        let format = get_meta(b"format")?;
+        let format = u32::from_le_bytes(format.get(..4).and_then(|s| s.try_into().ok()).unwrap_or([0xFF; 4]));
+        if format != doc_record::FORMAT_VERSION {
+            return Err(Error::Version {
+                what: "store format",
+                path: rocks_path,
+                expected: doc_record::FORMAT_VERSION,
+                found: format,
+            });
+        }
+        let spec = FingerprintSpec::decode(&get_meta(b"spec")?, &rocks_path)?;
+        if let Some(expected) = &opts.expect_spec {
+            expected.check_matches(&spec, &path)?;
+        }
+        spec.validate()?;
+        let config: DbConfig = doc_record::decode_config(&get_meta(b"config")?, &rocks_path)?;
+        let layout = Layout::new(config.tables)
+            .ok_or_else(|| Error::corrupt(&rocks_path, None, format!("stored table count {} is out of range", config.tables)))?;
+        for i in 0..config.tables as usize {
+            if rocks.cf_handle(&table_cf(i)).is_none() {
+                return Err(Error::corrupt(&rocks_path, None, format!("table column family t{i} is missing")));
+            }
+        }
+        let next_id = le_u64(&get_meta(b"next_doc")?).ok_or_else(|| Error::corrupt(&rocks_path, None, "meta next_doc is not 8 bytes"))?;
+        let mut committed: HashMap<u32, u64> = HashMap::new();
+        for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
+            let (k, v) = item.map_err(|e| Error::rocks("read segment lengths", &rocks_path, e))?;
+            if !k.starts_with(SEG_PREFIX) {
+                break;
+            }
+            match (decode_seg_key(&k), le_u64(&v)) {
+                (Some(id), Some(len)) => {
+                    committed.insert(id, len);
+                }
+                _ => return Err(Error::corrupt(&rocks_path, None, format!("bad segment length entry {k:?}"))),
+            }
+        }
+        let seg_dir = path.join("segments");
+        let (segs, segw, mut recovery) = segment::recover(&seg_dir, &committed, opts.sync, opts.segment_size, opts.read_only)?;
+
+        // Load documents into memory: the mirror, group membership and segment usage.
+        let docs_cf = rocks
+            .cf_handle(CF_DOCS)
+            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing docs column family"))?;
+        let mut docs: IntMap<u64, DocMeta> = IntMap::default();
+        let mut tables = opts.mirror.then(|| MemTables::new(layout.clone()));
+        let mut seg_usage: IntMap<u32, (u64, u64)> = committed.iter().map(|(&id, &len)| (id, (len, 0))).collect();
+        let mut groups: IntMap<u64, Vec<u64>> = IntMap::default();
+        for item in rocks.iterator_cf(docs_cf, IteratorMode::Start) {
+            let (k, v) = item.map_err(|e| Error::rocks("scan docs", &rocks_path, e))?;
+            // A damaged record is left out of the in-memory state (check reports it; delete or
+            // re-insert repairs it) so that every other document stays usable.
+            let Some(id) = be_u64(&k) else {
+                recovery.damaged_records += 1;
+                continue;
+            };
+            let Ok(r) = doc_record::decode_doc(&v, &rocks_path, Some(id)) else {
+                recovery.damaged_records += 1;
+                recovery.damaged_ids.push(id);
+                continue;
+            };
+            if let Some(t) = tables.as_mut() {
+                t.insert(r.simhash, id);
+            }
+            if let Some(u) = seg_usage.get_mut(&r.segment) {
+                u.1 += r.loc().record_len();
+            }
+            groups.entry(r.group).or_default().push(id);
+            let loc = r.loc();
+            docs.insert(
+                id,
+                DocMeta {
+                    key: r.key.into_boxed_str(),
+                    simhash: r.simhash,
+                    loc,
+                    group: r.group,
+                },
+            );
+        }
+        groups.retain(|_, m| m.len() > 1);
+        for m in groups.values_mut() {
+            m.sort_unstable();
+        }
+        let edges_cf = rocks
+            .cf_handle(CF_EDGES)
+            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing edges column family"))?;
+        let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
+        for item in rocks.iterator_cf(edges_cf, IteratorMode::Start) {
+            let (k, _) = item.map_err(|e| Error::rocks("scan edges", &rocks_path, e))?;
+            match decode_edge_key(&k) {
+                Some((a, b)) => edges.entry(a).or_default().push(b),
+                None => return Err(Error::corrupt(&rocks_path, None, format!("edge key {k:?} is not 16 bytes"))),
+            }
+        }
+        let state = State {
+            docs,
+            tables,
+            segs,
+            seg_usage,
+            members: groups.clone(),
+            next_id,
+            recent: std::collections::VecDeque::new(),
+            recent_floor: next_id,
+            published_seq: rocks.latest_sequence_number(),
+            // containment:
+            contain_short: match config.containment {
+                Some(_) => super::contain::load_short_keys(&rocks, &rocks_path)?,
+                None => Default::default(),
+            },
+        };
+        let writer = Writer {
+            segw,
+            next_id,
+            edges,
+            members: groups,
+            poisoned: None,
+            in_progress: None,
+        };
+        Ok(Db {
+            inner: Arc::new(Inner {
+                path,
+                rocks_path,
+                rocks,
+                spec,
+                config,
+                layout,
+                opts,
+                state: RwLock::new(state),
+                writer: Mutex::new(writer),
+                recovery,
+                _lock: lock,
+            }),
+        })
+    }
+}

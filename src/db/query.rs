@@ -1,0 +1,238 @@
+//! Reads: queries by text, fingerprint or SimHash (probe → Hamming ≤ k → size filter → exact
+//! Jaccard), `get`, groups and counters. Every read sees whole batches.
+
+use rocksdb::IteratorMode;
+
+use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprint;
+use crate::index;
+use crate::index::rocks::RocksTables;
+use crate::store::doc_record::{self, DocRecord};
+use crate::store::keys::{be_u64, table_cf, CF_DOCS};
+
+use super::options::{check_k, check_t, QueryOptions};
+use super::state::State;
+use super::types::{Document, GroupInfo, Hit, Stats};
+use super::Db;
+
+pub(super) fn sort_hits(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| {
+        b.jaccard
+            .partial_cmp(&a.jaccard)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.hamming.cmp(&b.hamming))
+            .then(a.id.cmp(&b.id))
+    });
+}
+
+/// The size filter of Jaccard ≥ t, from the stored shingle count alone (no segment read):
+/// `t·max(|A|, |B|) ≤ min(|A|, |B|)`.
+pub(super) fn size_compatible(a: usize, b: u32, t: f64) -> bool {
+    let (lo, hi) = if a <= b as usize { (a, b as usize) } else { (b as usize, a) };
+    lo as f64 >= t * hi as f64
+}
+
+impl Db {
+    /// Runs a read of the published state: with the in-memory mirror it needs nothing from RocksDB;
+    /// without it the tables are read from RocksDB, kept consistent by [`Db::read_rocks`].
+    pub(super) fn with_state<T>(&self, f: impl Fn(&State) -> Result<T>) -> Result<T> {
+        if self.inner.opts.mirror {
+            f(&self.inner.state.read())
+        } else {
+            self.read_rocks(f)
+        }
+    }
+
+    /// Candidates within `k` of `q` among the published documents: `f(id, distance)`. Probes the
+    /// mirror, or the RocksDB tables (filtered to the published documents) without it.
+    pub(super) fn probe(&self, st: &State, q: u64, k: u32, mut f: impl FnMut(u64, u32)) -> Result<()> {
+        match &st.tables {
+            // The mirror holds exactly the published documents.
+            Some(t) => index::probe(t, q, k, &mut |id, _, d| f(id, d)),
+            None => {
+                let tables = RocksTables {
+                    db: &self.inner.rocks,
+                    path: &self.inner.rocks_path,
+                    layout: &self.inner.layout,
+                    cfs: (0..self.inner.layout.tables() as usize)
+                        .map(|i| self.cf(&table_cf(i)))
+                        .collect::<Result<_>>()?,
+                    len: st.docs.len() as u64,
+                };
+                index::probe(&tables, q, k, &mut |id, _, d| {
+                    if st.docs.contains_key(&id) {
+                        f(id, d);
+                    }
+                })
+            }
+        }
+    }
+
+    pub(super) fn group_info(&self, st: &State, gid: u64) -> GroupInfo {
+        GroupInfo {
+            id: gid,
+            canonical: st.docs.get(&gid).map(|d| d.key.to_string()).unwrap_or_default(),
+            size: st.members.get(&gid).map_or(1, Vec::len),
+        }
+    }
+
+    /// Near-duplicates of a document by its text.
+    pub fn query(&self, text: &str, opts: &QueryOptions) -> Result<Vec<Hit>> {
+        let fp = self.fingerprinter().fingerprint(text);
+        self.query_fingerprint(&fp, opts)
+    }
+
+    /// Near-duplicates of a fingerprint (SimHash within k, then exact Jaccard ≥ t).
+    pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<Vec<Hit>> {
+        // containment:
+        if let Some(c) = opts.min_containment {
+            return self.query_containment(fp, c, opts.limit);
+        }
+        let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
+        let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
+        let mut hits = self.with_state(|st| {
+            let mut cands = Vec::new();
+            self.probe(st, fp.simhash, k, |id, d| cands.push((id, d)))?;
+            let mut hits = Vec::new();
+            self.verify(st, fp, t, cands, &mut hits)?;
+            Ok(hits)
+        })?;
+        sort_hits(&mut hits);
+        hits.truncate(opts.limit.unwrap_or(usize::MAX));
+        Ok(hits)
+    }
+
+    /// Documents whose SimHash is within k of `simhash` (no Jaccard: there is no shingle set to compare).
+    pub fn query_simhash(&self, simhash: u64, opts: &QueryOptions) -> Result<Vec<Hit>> {
+        // containment: a SimHash has no shingle set to look up.
+        if opts.min_containment.is_some() {
+            return Err(Error::InvalidOption {
+                name: "min_containment",
+                message: "a SimHash-only query has no shingle set; containment needs a text or a fingerprint".into(),
+            });
+        }
+        let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
+        let mut hits = self.with_state(|st| {
+            let mut hits = Vec::new();
+            self.probe(st, simhash, k, |id, d| {
+                if let Some(meta) = st.docs.get(&id) {
+                    hits.push(Hit {
+                        key: meta.key.to_string(),
+                        id,
+                        hamming: d,
+                        jaccard: None,
+                        shared: None,
+                        containment: None,
+                        reverse_containment: None,
+                        matched: crate::fingerprint::biblio::MatchKind::Text,
+                    });
+                }
+            })?;
+            Ok(hits)
+        })?;
+        sort_hits(&mut hits);
+        hits.truncate(opts.limit.unwrap_or(usize::MAX));
+        Ok(hits)
+    }
+
+    /// The stored document with this key.
+    pub fn get(&self, key: &str) -> Result<Option<Document>> {
+        self.read_rocks(|st| {
+            let Some(id) = self.committed_id(key)? else { return Ok(None) };
+            let Some(record) = self.read_record(id)? else {
+                return Err(Error::corrupt(
+                    &self.inner.rocks_path,
+                    Some(id),
+                    format!("key {key:?} points at doc {id}, which has no record"),
+                ));
+            };
+            let group = self.group_info(st, record.group);
+            Ok(Some(Document { id, record, group }))
+        })
+    }
+
+    /// Runs `f` with the published state and RocksDB reads that agree with it: the writer writes
+    /// RocksDB *before* it publishes a batch to the in-memory state, so a read in between would see a
+    /// document the state does not know yet (or miss one it still shows). `f` runs while RocksDB's
+    /// latest sequence number equals the one the state was published at, and is re-run otherwise;
+    /// after a few tries it waits for the writer to finish its publish (a poisoned handle, whose
+    /// state may stay behind RocksDB, then reads RocksDB as it is).
+    pub(super) fn read_rocks<T>(&self, f: impl Fn(&State) -> Result<T>) -> Result<T> {
+        for _ in 0..8 {
+            let st = self.inner.state.read();
+            let seq = self.inner.rocks.latest_sequence_number();
+            if seq == st.published_seq {
+                let r = f(&st);
+                if self.inner.rocks.latest_sequence_number() == seq {
+                    return r;
+                }
+            }
+            drop(st);
+            std::thread::yield_now();
+        }
+        let _writer = self.inner.writer.lock();
+        let st = self.inner.state.read();
+        f(&st)
+    }
+
+    /// The shingle set of a stored document.
+    pub fn shingles(&self, id: u64) -> Result<Option<Vec<u32>>> {
+        let st = self.inner.state.read();
+        match st.docs.get(&id) {
+            Some(m) => Ok(Some(st.segs.read(m.loc, id)?.into_owned())),
+            None => Ok(None),
+        }
+    }
+
+    /// Keys of the members of a group (sorted by doc id).
+    pub fn group_members(&self, gid: u64) -> Vec<(u64, String)> {
+        let st = self.inner.state.read();
+        let ids = st
+            .members
+            .get(&gid)
+            .cloned()
+            .unwrap_or_else(|| if st.docs.contains_key(&gid) { vec![gid] } else { vec![] });
+        ids.into_iter()
+            .filter_map(|id| st.docs.get(&id).map(|m| (id, m.key.to_string())))
+            .collect()
+    }
+
+    /// Every live document's `(id, simhash, group)`, sorted by id.
+    pub fn fingerprints(&self) -> Vec<(u64, u64, u64)> {
+        let st = self.inner.state.read();
+        let mut v: Vec<(u64, u64, u64)> = st.docs.iter().map(|(&id, m)| (id, m.simhash, m.group)).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Key of a live document.
+    pub fn key_of(&self, id: u64) -> Option<String> {
+        self.inner.state.read().docs.get(&id).map(|m| m.key.to_string())
+    }
+
+    /// Calls `f` for every live document (id order) with its record; stops at the first error.
+    pub fn for_each_doc(&self, mut f: impl FnMut(u64, &DocRecord) -> Result<()>) -> Result<()> {
+        for item in self.inner.rocks.iterator_cf(self.cf(CF_DOCS)?, IteratorMode::Start) {
+            let (k, v) = item.map_err(self.rocks_err("scan docs"))?;
+            let id = be_u64(&k).ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, "doc key is not 8 bytes"))?;
+            f(id, &doc_record::decode_doc(&v, &self.inner.rocks_path, Some(id))?)?;
+        }
+        Ok(())
+    }
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        let st = self.inner.state.read();
+        Stats {
+            docs: st.docs.len() as u64,
+            groups: st.members.len() as u64,
+            grouped_docs: st.members.values().map(|m| m.len() as u64).sum(),
+            segments: st.seg_usage.len() as u64,
+            segment_bytes: st.seg_usage.values().map(|u| u.0).sum(),
+            live_bytes: st.seg_usage.values().map(|u| u.1).sum(),
+            tables: self.inner.config.tables,
+            max_distance: self.inner.config.max_distance,
+            min_jaccard: self.inner.config.min_jaccard,
+            spec: self.inner.spec.to_string(),
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! The two halves of a handle's memory: the published [`State`] readers see (changed only by the
+//! writer, under the write lock, after a batch committed) and the [`Writer`]'s private structures
+//! (under the writer mutex), with the rules that keep them honest: the poison mark of a mutation
+//! and the consistent reads of RocksDB.
+
+use std::collections::VecDeque;
+
+use crate::error::{Error, Result};
+use crate::index::mem::MemTables;
+use crate::intmap::IntMap;
+use crate::store::segment::{SegmentSet, SegmentWriter};
+use crate::store::ShingleLoc;
+
+use super::Db;
+
+#[derive(Clone, Debug)]
+pub(super) struct DocMeta {
+    pub(super) key: Box<str>,
+    pub(super) simhash: u64,
+    pub(super) loc: ShingleLoc,
+    pub(super) group: u64,
+}
+
+/// What queries read; changed only by the writer, under the write lock, after a batch committed.
+pub(super) struct State {
+    pub(super) docs: IntMap<u64, DocMeta>,
+    pub(super) tables: Option<MemTables>,
+    pub(super) segs: SegmentSet,
+    /// Per segment: (committed length, live record bytes).
+    pub(super) seg_usage: IntMap<u32, (u64, u64)>,
+    /// Members of every group with at least two members (sorted ids).
+    pub(super) members: IntMap<u64, Vec<u64>>,
+    /// The next doc id the writer will allocate (all committed ids are smaller).
+    pub(super) next_id: u64,
+    /// `(id, simhash)` of the most recently committed documents, oldest first: every committed
+    /// document with id ≥ `recent_floor` is here. Lets the writer finish a [`Precheck`] cheaply.
+    pub(super) recent: VecDeque<(u64, u64)>,
+    pub(super) recent_floor: u64,
+    /// RocksDB's sequence number when this state was published: reads of RocksDB are consistent
+    /// with the state only while RocksDB's latest sequence number still equals it
+    /// ([`Db::read_rocks`](crate::Db::read_rocks)).
+    pub(super) published_seq: u64,
+    // containment:
+    /// Keys of the short documents in the containment index (empty without the index).
+    pub(super) contain_short: crate::index::contain::ShortKeys,
+}
+
+/// How many recently committed documents [`State::recent`] keeps.
+pub(super) const RECENT_CAP: usize = 1 << 16;
+
+/// The writer's private structures (under the writer mutex).
+pub(super) struct Writer {
+    pub(super) segw: SegmentWriter,
+    pub(super) next_id: u64,
+    pub(super) edges: IntMap<u64, Vec<u64>>,
+    pub(super) members: IntMap<u64, Vec<u64>>,
+    pub(super) poisoned: Option<String>,
+    /// Set while a mutation runs (from its first change to its publish). Still set when the lock is
+    /// next taken means the mutation stopped part-way (a panic unwound through it): the handle is
+    /// poisoned. parking_lot mutexes do not poison, so this flag does.
+    pub(super) in_progress: Option<&'static str>,
+}
+
+impl Db {
+    /// Takes the writer lock of a writable, healthy handle.
+    pub(super) fn lock_writer(&self) -> Result<parking_lot::MutexGuard<'_, Writer>> {
+        self.writable()?;
+        let w = self.inner.writer.lock();
+        if let Some(p) = &w.poisoned {
+            return Err(Error::Poisoned { cause: p.clone() });
+        }
+        if let Some(op) = w.in_progress {
+            return Err(Error::Poisoned {
+                cause: format!("an earlier {op} stopped between its first change and its publish (a panic)"),
+            });
+        }
+        Ok(w)
+    }
+
+    /// Runs a mutation of the writer's state. Everything between its first change and the publish to
+    /// readers happens inside `f`: an error returned from `f` poisons the handle, and so does a panic
+    /// unwinding through it (the `in_progress` mark is then left set and seen by the next
+    /// [`Db::lock_writer`](crate::Db::lock_writer)).
+    pub(super) fn mutation<T>(w: &mut Writer, op: &'static str, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
+        w.in_progress = Some(op);
+        let r = f(w);
+        if let Err(e) = &r {
+            if w.poisoned.is_none() {
+                w.poisoned = Some(format!("{op}: {e}"));
+            }
+        }
+        w.in_progress = None;
+        r
+    }
+}

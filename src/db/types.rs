@@ -1,0 +1,272 @@
+//! The values the database hands in and out: documents, hits, outcomes, reports.
+
+use crate::error::{Error, Result};
+use crate::fingerprint::biblio::{self, Biblio, MatchKind};
+use crate::fingerprint::Fingerprint;
+use crate::store::doc_record::DocRecord;
+
+use super::options::validate_key;
+
+/// One query hit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hit {
+    /// External key.
+    pub key: String,
+    /// Doc id.
+    pub id: u64,
+    /// Hamming distance of the SimHashes.
+    pub hamming: u32,
+    /// Exact Jaccard of the shingle sets (absent for fingerprint-only queries).
+    pub jaccard: Option<f64>,
+    /// Number of shared shingles (absent for fingerprint-only queries).
+    pub shared: Option<u32>,
+    // containment:
+    /// Containment of the query in this document, |Q ∩ D| / |Q| (absent for fingerprint-only
+    /// queries).
+    pub containment: Option<f64>,
+    /// Containment of this document in the query, |Q ∩ D| / |D| (absent for fingerprint-only
+    /// queries).
+    pub reverse_containment: Option<f64>,
+    // metadata:
+    /// How it matched: verified text, or an exact metadata match (then Hamming distance, Jaccard
+    /// and containment are given for information only).
+    pub matched: MatchKind,
+}
+
+/// A duplicate group as seen at a point in time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GroupInfo {
+    /// Group id = doc id of the canonical member.
+    pub id: u64,
+    /// Key of the canonical (earliest inserted living) member.
+    pub canonical: String,
+    /// Number of members.
+    pub size: usize,
+}
+
+/// Result of inserting one document.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InsertOutcome {
+    /// The document's key.
+    pub key: String,
+    /// Its doc id, when stored.
+    pub id: Option<u64>,
+    /// Doc id of the earlier document with the same key that this one replaced.
+    pub replaced: Option<u64>,
+    /// Verified near-duplicates already in the database (or earlier in the batch).
+    pub duplicates: Vec<Hit>,
+    /// Its group after the insert (when stored).
+    pub group: Option<GroupInfo>,
+    // containment:
+    /// Containment relations, when asked for ([`IngestOptions::containment`](crate::IngestOptions)):
+    /// the documents already in the database (or earlier in the batch) with containment at least
+    /// the threshold in either direction. `containment` is this document inside the other,
+    /// `reverse_containment` the other inside this one. A relation, not a duplicate: groups do not
+    /// change. Empty when not asked for.
+    pub containment: Vec<Hit>,
+}
+
+/// A document to insert.
+#[derive(Clone, Debug)]
+pub struct NewDoc {
+    /// External key (1..=65536 bytes).
+    pub key: String,
+    /// Text.
+    pub text: String,
+    /// Optional metadata (JSON text), stored with the record.
+    pub meta: Option<String>,
+    // metadata:
+    /// Title, year and DOI: stored, indexed and matched exactly (see [`crate::fingerprint::biblio`]).
+    pub biblio: Biblio,
+}
+
+/// A document fingerprinted and validated, ready for the writer. Only validated values exist: build
+/// one with [`Db::prepare`](crate::Db::prepare) or [`PreparedDoc::new`].
+#[derive(Clone, Debug)]
+pub struct PreparedDoc {
+    pub(super) key: String,
+    pub(super) fp: Fingerprint,
+    pub(super) meta: Option<String>,
+    pub(super) biblio: Biblio, // metadata:
+}
+
+impl PreparedDoc {
+    /// Validates a document whose fingerprint was computed elsewhere (tools, tests, a fingerprint
+    /// received from another process): the key must be 1..=65536 bytes and the shingle set
+    /// non-empty, sorted and unique. The SimHash is taken as given.
+    pub fn new(key: String, fp: Fingerprint, meta: Option<String>) -> Result<PreparedDoc> {
+        validate_key(&key)?;
+        if fp.shingles.is_empty() {
+            return Err(Error::input(Some(key.as_bytes()), "the shingle set is empty; nothing to store"));
+        }
+        if let Some(i) = fp.shingles.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(Error::input(
+                Some(key.as_bytes()),
+                format!(
+                    "the shingle set must be sorted and unique, but element {} ({}) is followed by {}",
+                    i,
+                    fp.shingles[i],
+                    fp.shingles[i + 1]
+                ),
+            ));
+        }
+        Ok(PreparedDoc {
+            key,
+            fp,
+            meta,
+            biblio: Biblio::default(),
+        })
+    }
+
+    // metadata:
+    /// Sets the title, year and DOI, validated (the error names the field and the document's key).
+    pub fn with_biblio(mut self, b: Biblio) -> Result<PreparedDoc> {
+        biblio::validate(&b).map_err(|e| match e {
+            Error::InvalidInput { message, .. } => Error::input(Some(self.key.as_bytes()), message),
+            e => e,
+        })?;
+        self.biblio = b;
+        Ok(self)
+    }
+
+    /// The title, year and DOI.
+    pub fn biblio(&self) -> &Biblio {
+        &self.biblio
+    }
+
+    /// The external key.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The fingerprint.
+    pub fn fingerprint(&self) -> &Fingerprint {
+        &self.fp
+    }
+}
+
+/// A stored document.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Document {
+    /// Doc id.
+    pub id: u64,
+    /// The record.
+    pub record: DocRecord,
+    /// Its group.
+    pub group: GroupInfo,
+}
+
+/// Counters.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Stats {
+    /// Live documents.
+    pub docs: u64,
+    /// Groups with at least two members.
+    pub groups: u64,
+    /// Documents in groups with at least two members.
+    pub grouped_docs: u64,
+    /// Segment files.
+    pub segments: u64,
+    /// Bytes in segment files.
+    pub segment_bytes: u64,
+    /// Bytes of live records.
+    pub live_bytes: u64,
+    /// Number of tables.
+    pub tables: u32,
+    /// Default k.
+    pub max_distance: u32,
+    /// Default t.
+    pub min_jaccard: f64,
+    /// The spec, as text.
+    pub spec: String,
+}
+
+/// One problem found by [`Db::check`](crate::Db::check).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Fault {
+    /// The document, when the problem is one document's.
+    pub doc: Option<u64>,
+    /// Its key, when known.
+    pub key: Option<String>,
+    /// The file concerned.
+    pub path: String,
+    /// What is wrong.
+    pub what: String,
+}
+
+/// Result of [`Db::check`](crate::Db::check).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct CheckReport {
+    /// Documents verified.
+    pub docs: u64,
+    /// Table entries verified.
+    pub table_entries: u64,
+    // containment:
+    /// Containment-index entries verified (0 without the index).
+    pub contain_entries: u64,
+    /// Problems.
+    pub faults: Vec<Fault>,
+}
+
+/// Result of [`Db::compact`](crate::Db::compact).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CompactStats {
+    /// Segments rewritten.
+    pub segments_rewritten: u64,
+    /// Bytes reclaimed.
+    pub bytes_reclaimed: u64,
+    /// Records moved.
+    pub records_moved: u64,
+}
+
+/// Duplicates of a prepared document verified by a worker against the committed documents with id
+/// below `upto`; the writer completes it with the documents committed since and the batch's own.
+#[derive(Clone, Debug)]
+pub struct Precheck {
+    pub(super) upto: u64,
+    pub(super) dups: Vec<Hit>,
+}
+
+// containment:
+/// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan
+/// of the index).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct ContainmentStats {
+    /// Sampling rate n (one shingle in n is a sample).
+    pub sample: u32,
+    /// Posting lists longer than this are skipped by queries (boilerplate).
+    pub max_postings: u32,
+    /// Index entries (one per document and key).
+    pub entries: u64,
+    /// Of which short-document entries (every shingle of a document without samples).
+    pub short_entries: u64,
+    /// Documents indexed by their samples.
+    pub sampled_docs: u64,
+    /// Short documents (no sample: indexed under every shingle).
+    pub short_docs: u64,
+    /// Distinct keys (posting lists).
+    pub keys: u64,
+    /// Posting lists longer than `max_postings`: skipped by every query.
+    pub frequent_keys: u64,
+    /// Entries in those lists.
+    pub frequent_entries: u64,
+    /// The longest posting list.
+    pub longest_posting: u64,
+}
+
+/// One containment pair of [`Db::containment_pairs`](crate::Db::containment_pairs) (a < b by doc id).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ContainPair {
+    /// Smaller doc id.
+    pub a: u64,
+    /// Larger doc id.
+    pub b: u64,
+    /// |A ∩ B| / |A|: a inside b.
+    pub a_in_b: f64,
+    /// |A ∩ B| / |B|: b inside a.
+    pub b_in_a: f64,
+    /// Exact Jaccard.
+    pub jaccard: f64,
+    /// |A ∩ B|.
+    pub shared: u32,
+}

@@ -1,0 +1,420 @@
+//! The writer's decisions: inserts and deletes, duplicate verification against the committed
+//! documents and the batch so far (completing the workers' prechecks), group merges and splits.
+//! Every mutation runs inside [`Db::mutation`](super::Db) and ends in [`Db::commit`](super::Db).
+
+use crate::error::{Error, Result};
+use crate::failpoint;
+use crate::fingerprint::biblio::{Biblio, MatchKind};
+use crate::fingerprint::similarity::{hamming, jaccard_at_least};
+use crate::fingerprint::{Fingerprint, Fingerprinter};
+
+use super::commit::{Pending, PendingDoc};
+use super::groups::components;
+use super::options::{check_c, validate_key, Dedup};
+use super::query::{size_compatible, sort_hits};
+use super::state::{State, Writer};
+use super::types::{GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc};
+use super::Db;
+
+impl Db {
+    /// Fingerprints and validates a document (no database access; call from any thread).
+    pub fn prepare(&self, fpr: &mut Fingerprinter, doc: NewDoc) -> Result<PreparedDoc> {
+        validate_key(&doc.key)?;
+        let fp = fpr.fingerprint(&doc.text);
+        if fp.shingles.is_empty() {
+            return Err(Error::input(
+                Some(doc.key.as_bytes()),
+                "the text has no words (empty, whitespace or punctuation only); nothing to fingerprint",
+            ));
+        }
+        // metadata: validated here, so the writer only indexes well-formed values.
+        PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)
+    }
+
+    /// Inserts (or replaces) one document durably, linking it to its verified near-duplicates.
+    pub fn insert(&self, key: &str, text: &str) -> Result<InsertOutcome> {
+        self.insert_with(key, text, Dedup::Link)
+    }
+
+    /// [`Db::insert`] with a dedup mode.
+    pub fn insert_with(&self, key: &str, text: &str, dedup: Dedup) -> Result<InsertOutcome> {
+        let doc = self.prepare(
+            &mut self.fingerprinter(),
+            NewDoc {
+                key: key.to_string(),
+                text: text.to_string(),
+                meta: None,
+                biblio: Biblio::default(),
+            },
+        )?;
+        self.commit_batch(vec![Ok(doc)], dedup)?
+            .pop()
+            .unwrap_or_else(|| Err(Error::input(Some(key.as_bytes()), "document was not processed")))
+    }
+
+    /// Deletes the document with this key; returns whether it existed.
+    pub fn delete(&self, key: &str) -> Result<bool> {
+        let mut w = self.lock_writer()?;
+        let Some(id) = self.committed_id(key)? else { return Ok(false) };
+        Self::mutation(&mut w, "delete", |w| {
+            let mut pend = Pending::default();
+            {
+                let st = self.inner.state.read();
+                self.remove_doc(&st, w, &mut pend, id)?;
+            }
+            pend.deleted_keys.push(key.to_string());
+            self.commit(w, pend, Vec::new())
+        })?;
+        Ok(true)
+    }
+
+    pub(super) fn writable(&self) -> Result<()> {
+        if self.inner.opts.read_only {
+            Err(Error::ReadOnly {
+                path: self.inner.path.clone(),
+            })
+        } else {
+            Ok(())
+        }
+    }
+    /// Inserts a batch with one group commit (one segment fsync, one WAL sync). Entries that are
+    /// already errors (from [`Db::prepare`]) are passed through. Documents see the earlier documents of
+    /// the same batch. Returns one result per entry, in order; `Err` for the whole call means the batch
+    /// was not committed (and the handle may be poisoned).
+    pub fn commit_batch(&self, docs: Vec<Result<PreparedDoc>>, dedup: Dedup) -> Result<Vec<Result<InsertOutcome>>> {
+        self.commit_prechecked(docs.into_iter().map(|d| d.map(|d| (d, None))).collect(), dedup)
+    }
+
+    /// Verifies the duplicates of `doc` against the documents committed so far, without the writer:
+    /// the ingestion workers call this in parallel; [`Db::commit_prechecked`] completes it.
+    pub fn precheck(&self, doc: &PreparedDoc) -> Result<Precheck> {
+        self.with_state(|st| {
+            let dups = self.find_dups(
+                st,
+                &Pending::default(),
+                &doc.fp,
+                self.inner.config.max_distance,
+                self.inner.config.min_jaccard,
+                None,
+            )?;
+            Ok(Precheck { upto: st.next_id, dups })
+        })
+    }
+
+    /// [`Db::commit_batch`] for documents that may carry a [`Precheck`].
+    pub fn commit_prechecked(
+        &self,
+        docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
+        dedup: Dedup,
+    ) -> Result<Vec<Result<InsertOutcome>>> {
+        self.commit_prechecked_with(docs, dedup, None)
+    }
+
+    // containment:
+    /// [`Db::commit_prechecked`] that also reports each document's containment relations with
+    /// containment ≥ `containment` in either direction ([`InsertOutcome::containment`]). Refused
+    /// (before anything is written) when asked for on a database without the containment index.
+    pub fn commit_prechecked_with(
+        &self,
+        docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
+        dedup: Dedup,
+        containment: Option<f64>,
+    ) -> Result<Vec<Result<InsertOutcome>>> {
+        if let Some(c) = containment {
+            check_c(c)?;
+            self.contain_cfg()?;
+        }
+        let mut w = self.lock_writer()?;
+        Self::mutation(&mut w, "batch commit", |w| self.decide_and_commit(w, docs, dedup, containment))
+    }
+
+    /// The writer's decide → commit → publish for one batch (inside [`Db::mutation`]).
+    fn decide_and_commit(
+        &self,
+        w: &mut Writer,
+        docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
+        dedup: Dedup,
+        containment: Option<f64>,
+    ) -> Result<Vec<Result<InsertOutcome>>> {
+        let k = self.inner.config.max_distance;
+        let t = self.inner.config.min_jaccard;
+        let mut pend = Pending::default();
+        let mut results: Vec<Result<InsertOutcome>> = Vec::with_capacity(docs.len());
+        {
+            let st = self.inner.state.read();
+            for doc in docs {
+                let (doc, pre) = match doc {
+                    Ok(d) => d,
+                    Err(e) => {
+                        results.push(Err(e));
+                        continue;
+                    }
+                };
+                let old = match pend.keys.get(&doc.key) {
+                    Some(&id) => Some(id),
+                    None => self.committed_id(&doc.key)?.filter(|id| !pend.deleted.contains(id)),
+                };
+                let dups = if dedup == Dedup::Off {
+                    Vec::new()
+                } else {
+                    let found = match pre {
+                        Some(pre) => self.finish_precheck(&st, &pend, &doc.fp, k, t, old, pre),
+                        None => self.find_dups(&st, &pend, &doc.fp, k, t, old),
+                    };
+                    match found {
+                        Ok(d) => d,
+                        Err(e) => {
+                            results.push(Err(e));
+                            continue;
+                        }
+                    }
+                };
+                // containment: relations, apart from the groups.
+                let contained = match containment {
+                    Some(c) => match self.contain_relations(&st, &pend, &doc.fp, c, old) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            results.push(Err(e));
+                            continue;
+                        }
+                    },
+                    None => Vec::new(),
+                };
+                // metadata: exact metadata matches are reported beside the text matches, never linked.
+                let meta = if dedup == Dedup::Off || doc.biblio.is_empty() {
+                    Vec::new()
+                } else {
+                    match self.meta_hits(&st, &pend, &doc.fp, &doc.biblio, old, &dups) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            results.push(Err(e));
+                            continue;
+                        }
+                    }
+                };
+                if dedup == Dedup::Skip && !dups.is_empty() {
+                    results.push(Ok(InsertOutcome {
+                        key: doc.key,
+                        id: None,
+                        replaced: None,
+                        duplicates: dups.into_iter().chain(meta).collect(), // metadata: + meta
+                        group: None,
+                        containment: contained,
+                    }));
+                    continue;
+                }
+                if let Some(old) = old {
+                    self.remove_doc(&st, w, &mut pend, old)?;
+                }
+                let id = w.next_id;
+                w.next_id += 1;
+                failpoint!("writer.decide");
+                failpoint::panic_point("writer.decide.panic");
+                // Join the groups of all duplicates; the canonical is the earliest member.
+                let mut gids: Vec<u64> = dups.iter().map(|h| pend.group_of(&st, h.id)).collect();
+                gids.sort_unstable();
+                gids.dedup();
+                let gid = gids.first().copied().unwrap_or(id).min(id);
+                let mut merged = vec![id];
+                for &g in &gids {
+                    match w.members.remove(&g) {
+                        Some(m) => merged.extend(m),
+                        None => merged.push(g),
+                    }
+                }
+                merged.sort_unstable();
+                merged.dedup();
+                for &m in &merged {
+                    if m != id && pend.group_of(&st, m) != gid {
+                        pend.set_group(m, gid);
+                    }
+                }
+                for h in &dups {
+                    w.edges.entry(id).or_default().push(h.id);
+                    w.edges.entry(h.id).or_default().push(id);
+                    pend.edges_added.push((id, h.id));
+                }
+                let size = merged.len();
+                if size > 1 {
+                    w.members.insert(gid, merged);
+                }
+                pend.touched_groups.extend(gids.iter().copied().chain([gid]));
+                let canonical = if gid == id { doc.key.clone() } else { pend.key_of(&st, gid) };
+                pend.keys.insert(doc.key.clone(), id);
+                if let (Some(_), Some(cfg)) = (containment, self.inner.config.containment) {
+                    pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample); // containment:
+                }
+                pend.new_docs.push(PendingDoc {
+                    id,
+                    key: doc.key.clone(),
+                    fp: doc.fp,
+                    meta: doc.meta,
+                    biblio: doc.biblio, // metadata:
+                    group: gid,
+                    alive: true,
+                });
+                results.push(Ok(InsertOutcome {
+                    key: doc.key,
+                    id: Some(id),
+                    replaced: old,
+                    duplicates: dups.into_iter().chain(meta).collect(), // metadata: + meta
+                    group: Some(GroupInfo { id: gid, canonical, size }),
+                    containment: contained,
+                }));
+            }
+        }
+        self.commit(w, pend, Vec::new())?;
+        Ok(results)
+    }
+
+    /// Verified duplicates of `fp` among committed docs (minus those deleted in `pend` and `exclude`)
+    /// and the live docs of the batch so far.
+    fn find_dups(&self, st: &State, pend: &Pending, fp: &Fingerprint, k: u32, t: f64, exclude: Option<u64>) -> Result<Vec<Hit>> {
+        let mut cands = Vec::new();
+        self.probe(st, fp.simhash, k, |id, d| {
+            if Some(id) != exclude && !pend.deleted.contains(&id) {
+                cands.push((id, d));
+            }
+        })?;
+        let mut hits = Vec::new();
+        self.verify(st, fp, t, cands, &mut hits)?;
+        self.pending_dups(pend, fp, k, t, exclude, &mut hits);
+        sort_hits(&mut hits);
+        Ok(hits)
+    }
+
+    /// Verifies committed candidates `(id, distance)` by exact Jaccard ≥ t (size filter from the
+    /// stored count first, then the segment read) and appends the hits.
+    pub(super) fn verify(
+        &self,
+        st: &State,
+        fp: &Fingerprint,
+        t: f64,
+        cands: impl IntoIterator<Item = (u64, u32)>,
+        hits: &mut Vec<Hit>,
+    ) -> Result<()> {
+        for (id, d) in cands {
+            let Some(meta) = st.docs.get(&id) else { continue };
+            if !size_compatible(fp.shingles.len(), meta.loc.count, t) {
+                continue;
+            }
+            if let Some(sim) = jaccard_at_least(&fp.shingles, &st.segs.read(meta.loc, id)?, t) {
+                hits.push(Hit {
+                    key: meta.key.to_string(),
+                    id,
+                    hamming: d,
+                    jaccard: Some(sim.jaccard),
+                    shared: Some(sim.shared),
+                    // containment: free from the overlap.
+                    containment: Some(share(sim.shared, fp.shingles.len())),
+                    reverse_containment: Some(share(sim.shared, meta.loc.count as usize)),
+                    matched: MatchKind::Text,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Completes a worker's [`Precheck`]: drops hits deleted since (or `exclude`), adds documents
+    /// committed after the worker's snapshot and those of this batch. Falls back to a full search when
+    /// the snapshot is older than [`State::recent`] reaches.
+    #[allow(clippy::too_many_arguments)]
+    fn finish_precheck(
+        &self,
+        st: &State,
+        pend: &Pending,
+        fp: &Fingerprint,
+        k: u32,
+        t: f64,
+        exclude: Option<u64>,
+        pre: Precheck,
+    ) -> Result<Vec<Hit>> {
+        if pre.upto < st.recent_floor {
+            return self.find_dups(st, pend, fp, k, t, exclude);
+        }
+        let mut hits: Vec<Hit> = pre
+            .dups
+            .into_iter()
+            .filter(|h| Some(h.id) != exclude && !pend.deleted.contains(&h.id) && st.docs.contains_key(&h.id))
+            .collect();
+        let start = st.recent.partition_point(|&(id, _)| id < pre.upto);
+        let gap = st
+            .recent
+            .range(start..)
+            .map(|&(id, sh)| (id, hamming(sh, fp.simhash)))
+            .filter(|&(id, d)| d <= k && Some(id) != exclude && !pend.deleted.contains(&id));
+        self.verify(st, fp, t, gap, &mut hits)?;
+        self.pending_dups(pend, fp, k, t, exclude, &mut hits);
+        sort_hits(&mut hits);
+        Ok(hits)
+    }
+
+    fn pending_dups(&self, pend: &Pending, fp: &Fingerprint, k: u32, t: f64, exclude: Option<u64>, hits: &mut Vec<Hit>) {
+        for p in pend.new_docs.iter().filter(|p| p.alive && Some(p.id) != exclude) {
+            let d = hamming(p.fp.simhash, fp.simhash);
+            if d <= k {
+                if let Some(sim) = jaccard_at_least(&fp.shingles, &p.fp.shingles, t) {
+                    hits.push(Hit {
+                        key: p.key.clone(),
+                        id: p.id,
+                        hamming: d,
+                        jaccard: Some(sim.jaccard),
+                        shared: Some(sim.shared),
+                        containment: Some(share(sim.shared, fp.shingles.len())),
+                        reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
+                        matched: MatchKind::Text,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Removes doc `id` (committed or earlier in this batch): its edges, and splits its group.
+    fn remove_doc(&self, st: &State, w: &mut Writer, pend: &mut Pending, id: u64) -> Result<()> {
+        let gid = pend.group_of(st, id);
+        if let Some(p) = pend.new_docs.iter_mut().find(|p| p.id == id && p.alive) {
+            p.alive = false;
+            pend.keys.remove(&p.key);
+        } else {
+            pend.deleted.insert(id);
+            if let Some(m) = st.docs.get(&id) {
+                pend.deleted_keys.push(m.key.to_string());
+            }
+        }
+        for y in w.edges.remove(&id).into_iter().flatten() {
+            if let Some(v) = w.edges.get_mut(&y) {
+                v.retain(|&x| x != id);
+                if v.is_empty() {
+                    w.edges.remove(&y);
+                }
+            }
+            pend.edges_removed.push((id, y));
+        }
+        pend.touched_groups.insert(gid);
+        if let Some(mut members) = w.members.remove(&gid) {
+            members.retain(|&x| x != id);
+            for comp in components(&members, &w.edges) {
+                let new_gid = comp[0];
+                for &m in &comp {
+                    if pend.group_of(st, m) != new_gid {
+                        pend.set_group(m, new_gid);
+                    }
+                }
+                pend.touched_groups.insert(new_gid);
+                if comp.len() > 1 {
+                    w.members.insert(new_gid, comp);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `shared / of` (0.0 when `of` is 0): a containment from an overlap already counted.
+pub(super) fn share(shared: u32, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        f64::from(shared) / of as f64
+    }
+}

@@ -1,0 +1,222 @@
+//! The containment sketch: which shingles of a set are index keys, and which a query probes.
+//!
+//! **Samples.** A shingle `s` is a *sample* at rate `1/n` when `splitmix64(s ^ SALT) mod n == 0`:
+//! a fixed residue class of a mixed hash, decided by the shingle alone (content-defined). So if
+//! `A ⊆ B` then `samples(A) ⊆ samples(B)`: a document that contains another holds every one of its
+//! samples, and an index of sample → doc ids finds it. Below containment 1 the candidates degrade
+//! gracefully: `A` and `B` share, in expectation, `|A ∩ B| / n` samples.
+//!
+//! **Short sets.** A set with no sample at all (a few dozen shingles or fewer: probability
+//! `(1 − 1/n)^|S|`) would be invisible; such a set is *short* and is indexed under **every** one of
+//! its shingles instead, in a key space of its own ([`KeyKind::Short`]). A query then probes its
+//! samples in the sample space, and each of its shingles that is a short-set key (an in-memory set
+//! says which) in the short space. What this guarantees, for a stored `D` and a query `Q`:
+//!
+//! * `D ⊆ Q` (the stored document inside the query): always found — `D`'s keys are its samples,
+//!   which are samples of `Q`, or all of `D`'s shingles, which are shingles of `Q`;
+//! * `Q ⊆ D` (the query inside the stored document): found when `Q` has at least one sample.
+//!   A query without a sample cannot be found inside a longer document by any index that keeps
+//!   only a `1/n` share of each document; `n` sets that trade-off (docs/containment.md measures it).
+//!
+//! Both spaces are pure functions of the set and `n` (a database setting, stored in its config):
+//! the keys of a deleted document are recomputed from its stored shingle set.
+
+use crate::fingerprint::shingle::splitmix64;
+
+/// Salt of the sample hash (fixed: changing it changes every database's index).
+pub const SAMPLE_SALT: u64 = 0x636f_6e74_6169_6e31; // "contain1"
+/// Default sampling rate `n` (one shingle in `n` is a sample). Chosen by measurement:
+/// docs/containment.md, "Choosing the sampling rate".
+pub const DEFAULT_SAMPLE: u32 = 8;
+/// Largest accepted sampling rate.
+pub const MAX_SAMPLE: u32 = 1 << 16;
+/// Default cap on a posting list read by a query: a sample (or short key) held by more documents
+/// than this is boilerplate and is skipped (docs/containment.md, "Frequent samples").
+pub const DEFAULT_MAX_POSTINGS: u32 = 2048;
+
+/// The count filter's bound on the probability of discarding a candidate that qualifies (under the
+/// model in which each shingle is a sample independently with probability `1/n`).
+pub const COUNT_FILTER_MISS: f64 = 1e-3;
+
+/// **The count filter.** How many keys a candidate must share with a query before it is read and
+/// verified, for containment ≥ `c` in either direction:
+///
+/// * a *short* candidate (every shingle a key) shares exactly `|Q ∩ D|` keys: it must share at
+///   least `⌈c · min(|Q|, |D|)⌉` (exact, no loss);
+/// * a *sampled* candidate shares the samples of `Q ∩ D`. If `|Q ∩ D| ≥ c·m` (`m = min(|Q|, |D|)`)
+///   that count is at least Binomial(`⌈c·m⌉`, `1/n`), whose mean is `μ = c·m/n`; by the Chernoff
+///   bound it falls below `μ − √(2 μ ln(1/δ))` with probability at most `δ` =
+///   [`COUNT_FILTER_MISS`]. The bound is then capped by `min(keys of D, samples of Q)`, which a
+///   document with containment 1 always reaches (`Q ⊆ D` ⇒ it shares all of `Q`'s samples; `D ⊆ Q`
+///   ⇒ all of `D`'s keys): containment 1 is never filtered.
+///
+/// Always at least 1. `q_len`/`d_len` are the set sizes, `q_samples` the query's samples,
+/// `d_keys` the candidate's number of keys.
+pub fn min_shared_keys(kind: KeyKind, c: f64, n: u32, q_len: usize, q_samples: usize, d_len: usize, d_keys: u32) -> u32 {
+    let m = q_len.min(d_len) as f64;
+    match kind {
+        KeyKind::Short => ((c * m - 1e-9).ceil().max(1.0)) as u32,
+        KeyKind::Sample => {
+            let mu = c * m / f64::from(n.max(1));
+            let t = (mu - (2.0 * mu * (1.0 / COUNT_FILTER_MISS).ln()).sqrt()).ceil();
+            let t = if t.is_finite() { t.max(1.0) as u32 } else { 1 };
+            t.min((d_keys as usize).min(q_samples).max(1) as u32)
+        }
+    }
+}
+
+/// The two key spaces of the containment index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum KeyKind {
+    /// A sampled shingle of a document that has samples.
+    Sample = 0,
+    /// Any shingle of a short document (one without samples).
+    Short = 1,
+}
+
+impl KeyKind {
+    /// The kind of a key's first byte.
+    pub fn from_byte(b: u8) -> Option<KeyKind> {
+        match b {
+            0 => Some(KeyKind::Sample),
+            1 => Some(KeyKind::Short),
+            _ => None,
+        }
+    }
+}
+
+/// True when shingle `s` is a sample at rate `1/n` (`n = 0` is treated as 1: every shingle).
+#[inline]
+pub fn is_sample(s: u32, n: u32) -> bool {
+    splitmix64(u64::from(s) ^ SAMPLE_SALT).is_multiple_of(u64::from(n.max(1)))
+}
+
+/// The samples of a sorted set, in order.
+pub fn samples(set: &[u32], n: u32) -> impl Iterator<Item = u32> + '_ {
+    set.iter().copied().filter(move |&s| is_sample(s, n))
+}
+
+/// The index keys of a stored set: its samples, or — for a short set, one without samples — all
+/// its shingles. Sorted; empty only for an empty set.
+pub fn stored_keys(set: &[u32], n: u32) -> (KeyKind, Vec<u32>) {
+    let s: Vec<u32> = samples(set, n).collect();
+    if s.is_empty() {
+        (KeyKind::Short, set.to_vec())
+    } else {
+        (KeyKind::Sample, s)
+    }
+}
+
+/// What a query probes: its samples in the sample space, and every shingle that `is_short_key`
+/// says is the key of some short document in the short space. Sorted per kind.
+pub fn probes(set: &[u32], n: u32, mut is_short_key: impl FnMut(u32) -> bool) -> Vec<(KeyKind, u32)> {
+    let mut p: Vec<(KeyKind, u32)> = samples(set, n).map(|s| (KeyKind::Sample, s)).collect();
+    p.extend(set.iter().copied().filter(|&s| is_short_key(s)).map(|s| (KeyKind::Short, s)));
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    #[test]
+    fn sample_rate_is_about_one_in_n() {
+        for n in [1u32, 4, 8, 32] {
+            let hits = (0..100_000u32).filter(|&s| is_sample(s.wrapping_mul(2_654_435_761), n)).count();
+            let expect = 100_000.0 / n as f64;
+            assert!((hits as f64 - expect).abs() < 5.0 * expect.sqrt() + 1.0, "n = {n}: {hits}");
+        }
+        assert!((0..1000).all(|s| is_sample(s, 1) && is_sample(s, 0)));
+    }
+
+    #[test]
+    fn golden_samples() {
+        // Pins the sample function: changing it would silently break every stored index.
+        let got: Vec<u32> = samples(&(0..64).collect::<Vec<u32>>(), 8).collect();
+        assert_eq!(got, GOLDEN);
+    }
+    const GOLDEN: [u32; 8] = [3, 16, 21, 27, 31, 35, 38, 39];
+
+    fn set(max: usize) -> impl Strategy<Value = Vec<u32>> {
+        proptest::collection::btree_set(any::<u32>(), 0..max).prop_map(|s| s.into_iter().collect())
+    }
+
+    #[test]
+    fn count_filter_bounds() {
+        // Short documents: the exact overlap needed.
+        assert_eq!(min_shared_keys(KeyKind::Short, 0.8, 8, 100, 12, 10, 10), 8);
+        assert_eq!(min_shared_keys(KeyKind::Short, 0.0, 8, 100, 12, 10, 10), 1);
+        // Small expected counts: any shared sample.
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 100, 12, 100, 12), 1);
+        // Large ones: well below the mean (μ = 100 → 100 − √(2·100·ln 1000) = 62.8 → 63)...
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 1000, 125, 5000, 625), 63);
+        // ...but never above what containment 1 guarantees.
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 1000, 40, 5000, 625), 40);
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 5000, 625, 1000, 50), 50);
+    }
+
+    /// The filter's miss rate, measured: pairs at exactly the threshold overlap, shared samples
+    /// counted with the real sample function; the share discarded stays below the bound.
+    #[test]
+    fn count_filter_miss_rate_is_below_its_bound() {
+        let (n, c) = (8u32, 0.8f64);
+        let (mut tried, mut missed) = (0u32, 0u32);
+        for trial in 0..2000u32 {
+            let m = 400 + (trial % 7) as usize * 300;
+            let shared = (c * m as f64).ceil() as u32;
+            let base = trial.wrapping_mul(0x9E37_79B9).wrapping_mul(7919);
+            let x = (0..shared)
+                .filter(|&i| is_sample(base.wrapping_add(i.wrapping_mul(2_654_435_761)), n))
+                .count() as u32;
+            let t = min_shared_keys(KeyKind::Sample, c, n, m, usize::MAX, 10 * m, u32::MAX);
+            tried += 1;
+            missed += u32::from(x < t);
+        }
+        assert!(
+            f64::from(missed) / f64::from(tried) <= 2.0 * COUNT_FILTER_MISS + 0.002,
+            "{missed} of {tried}"
+        );
+    }
+
+    proptest! {
+        /// The index's candidates contain every document with containment 1: a stored set shares a
+        /// probed key with every query set it is inside of, and with every query set inside it that
+        /// has a sample.
+        #[test]
+        fn containment_one_always_shares_a_key(big in set(400), pick in proptest::collection::vec(any::<bool>(), 400), n in 1u32..40) {
+            let small: Vec<u32> = big.iter().zip(&pick).filter(|(_, &p)| p).map(|(&s, _)| s).collect();
+            let keyed = |stored: &[u32], query: &[u32]| {
+                let (kind, keys) = stored_keys(stored, n);
+                let keys: HashSet<(KeyKind, u32)> = keys.into_iter().map(|k| (kind, k)).collect();
+                let short: HashSet<u32> = if kind == KeyKind::Short { stored.iter().copied().collect() } else { HashSet::new() };
+                probes(query, n, |s| short.contains(&s)).into_iter().any(|p| keys.contains(&p))
+            };
+            if !small.is_empty() {
+                // Stored inside the query: always.
+                prop_assert!(keyed(&small, &big));
+                // The query inside the stored set: whenever the query has a sample.
+                if samples(&small, n).next().is_some() {
+                    prop_assert!(keyed(&big, &small));
+                }
+            }
+        }
+
+        #[test]
+        fn stored_keys_are_samples_or_the_whole_short_set(s in set(200), n in 1u32..64) {
+            let (kind, keys) = stored_keys(&s, n);
+            match kind {
+                KeyKind::Sample => {
+                    prop_assert!(!keys.is_empty());
+                    prop_assert_eq!(keys, samples(&s, n).collect::<Vec<_>>());
+                }
+                KeyKind::Short => {
+                    prop_assert!(samples(&s, n).next().is_none());
+                    prop_assert_eq!(keys, s);
+                }
+            }
+        }
+    }
+}

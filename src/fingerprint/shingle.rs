@@ -1,0 +1,138 @@
+//! Step 2 of the data path: normalized text → shingle hashes.
+//!
+//! * Word shingles: every window of `n` consecutive tokens; its hash is
+//!   `xxh3_64_with_seed(bytes of the n tokens joined by one space, seed)` — a byte range of the
+//!   normalized string, hashed in place.
+//! * Char shingles: every window of `n` consecutive characters of the normalized string (spaces
+//!   included). A polynomial rolling hash over the code points (`h = h·B + c mod 2^64`, `B` =
+//!   [`ROLL_BASE`]) is updated in O(1) per window and finished with `splitmix64(h ^ seed)`.
+//! * A text with at least one token but fewer than `n` units yields one shingle covering all of it; a
+//!   text with no token yields none.
+//!
+//! The 64-bit hashes of all occurrences feed the SimHash; the shingle *set* keeps the low 32 bits,
+//! sorted and unique.
+
+use xxhash_rust::xxh3::xxh3_64_with_seed;
+
+use crate::fingerprint::spec::{FingerprintSpec, ShingleUnit};
+
+/// Base of the character rolling hash (an odd 64-bit constant).
+pub const ROLL_BASE: u64 = 0x0000_0100_0000_01B3;
+
+/// The splitmix64 finalizer: a fixed bijective mixer of 64-bit values.
+#[inline]
+pub fn splitmix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Appends the 64-bit hash of every shingle occurrence of `normalized` to `out` (cleared first).
+pub fn shingle_hashes(spec: &FingerprintSpec, normalized: &str, out: &mut Vec<u64>) {
+    out.clear();
+    if normalized.is_empty() {
+        return;
+    }
+    let n = spec.n.max(1) as usize;
+    match spec.unit {
+        ShingleUnit::Word => word_hashes(normalized, n, spec.seed, out),
+        ShingleUnit::Char => char_hashes(normalized, n, spec.seed, out),
+    }
+}
+
+fn word_hashes(s: &str, n: usize, seed: u64, out: &mut Vec<u64>) {
+    let b = s.as_bytes();
+    // Token starts; token i spans starts[i]..(starts[i+1]-1) (or ..len for the last one).
+    let mut starts: Vec<usize> = Vec::with_capacity(b.len() / 5 + 1);
+    starts.push(0);
+    starts.extend(space_positions(b).map(|p| p + 1));
+    let tokens = starts.len();
+    let end_of = |i: usize| if i + 1 < tokens { starts[i + 1] - 1 } else { b.len() };
+    if tokens < n {
+        out.push(xxh3_64_with_seed(b, seed));
+        return;
+    }
+    out.reserve(tokens + 1 - n);
+    for i in 0..=tokens - n {
+        out.push(xxh3_64_with_seed(&b[starts[i]..end_of(i + n - 1)], seed));
+    }
+}
+
+fn space_positions(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
+    b.iter().enumerate().filter(|(_, &c)| c == b' ').map(|(i, _)| i)
+}
+
+fn char_hashes(s: &str, n: usize, seed: u64, out: &mut Vec<u64>) {
+    let chars: Vec<u64> = s.chars().map(|c| c as u64).collect();
+    let window = n.min(chars.len());
+    // B^(window-1), the weight of the character leaving the window.
+    let top = (1..window).fold(1u64, |acc, _| acc.wrapping_mul(ROLL_BASE));
+    let mut h = 0u64;
+    for &c in &chars[..window] {
+        h = h.wrapping_mul(ROLL_BASE).wrapping_add(c);
+    }
+    out.reserve(chars.len() + 1 - window);
+    out.push(splitmix64(h ^ seed));
+    for i in window..chars.len() {
+        h = h
+            .wrapping_sub(chars[i - window].wrapping_mul(top))
+            .wrapping_mul(ROLL_BASE)
+            .wrapping_add(chars[i]);
+        out.push(splitmix64(h ^ seed));
+    }
+}
+
+/// The shingle set: low 32 bits of each hash, sorted and unique.
+pub fn shingle_set(hashes: &[u64]) -> Vec<u32> {
+    let mut set: Vec<u32> = hashes.iter().map(|&h| h as u32).collect();
+    set.sort_unstable();
+    set.dedup();
+    set
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::normalize::normalize;
+
+    fn hashes(spec: &FingerprintSpec, text: &str) -> Vec<u64> {
+        let mut out = Vec::new();
+        shingle_hashes(spec, &normalize(text), &mut out);
+        out
+    }
+
+    #[test]
+    fn word_trigrams_hash_the_joined_tokens() {
+        let spec = FingerprintSpec::words(3);
+        let h = hashes(&spec, "The quick brown fox jumps");
+        assert_eq!(h.len(), 3);
+        assert_eq!(h[0], xxh3_64_with_seed(b"the quick brown", spec.seed));
+        assert_eq!(h[2], xxh3_64_with_seed(b"brown fox jumps", spec.seed));
+    }
+
+    #[test]
+    fn short_text_gives_one_shingle_and_empty_text_none() {
+        let spec = FingerprintSpec::words(3);
+        assert_eq!(hashes(&spec, "two words"), vec![xxh3_64_with_seed(b"two words", spec.seed)]);
+        assert!(hashes(&spec, "  ...  ").is_empty());
+    }
+
+    #[test]
+    fn rolling_char_hash_equals_direct_window_hash() {
+        let spec = FingerprintSpec::chars(5);
+        let norm = normalize("Rolling hashes, über alles!");
+        let mut got = Vec::new();
+        shingle_hashes(&spec, &norm, &mut got);
+        let chars: Vec<u64> = norm.chars().map(|c| c as u64).collect();
+        let direct: Vec<u64> = chars
+            .windows(5)
+            .map(|w| splitmix64(w.iter().fold(0u64, |h, &c| h.wrapping_mul(ROLL_BASE).wrapping_add(c)) ^ spec.seed))
+            .collect();
+        assert_eq!(got, direct);
+    }
+
+    #[test]
+    fn shingle_set_is_sorted_unique_low_bits() {
+        assert_eq!(shingle_set(&[0x1_0000_0005, 3, 5, 0xFFFF_FFFF_0000_0003]), vec![3, 5]);
+    }
+}

@@ -1,0 +1,84 @@
+//! Static tables over a fixed fingerprint list, for batch all-pairs: per block a counting-sorted
+//! array of entry indices with a direct offset index (CSR). Entry ids are positions in the list.
+//! Built once, never updated; 4 bytes per entry per table plus `4·2^w` per table for the offsets.
+
+use super::{Layout, TableIndex};
+use crate::error::Result;
+
+/// Largest block width indexed with a direct offset array.
+pub(crate) const MAX_CSR_BITS: u32 = 24;
+
+/// Static multi-index over a fixed fingerprint list (id = position).
+pub(crate) struct CsrTables {
+    layout: Layout,
+    fps: Vec<u64>,
+    /// Per table: offsets by block value (len 2^w + 1) and entry indices sorted by block value.
+    tables: Vec<(Vec<u32>, Vec<u32>)>,
+}
+
+impl CsrTables {
+    /// Builds the tables over `fps` (index = position). Every block of `layout` must be at most
+    /// [`MAX_CSR_BITS`] wide.
+    pub(crate) fn new(fps: Vec<u64>, layout: Layout) -> Self {
+        let tables = (0..layout.tables() as usize)
+            .map(|i| {
+                let w = layout.blocks()[i].width;
+                let mut offsets = vec![0u32; (1usize << w) + 1];
+                for &fp in &fps {
+                    offsets[layout.block(i, fp) as usize + 1] += 1;
+                }
+                for j in 1..offsets.len() {
+                    offsets[j] += offsets[j - 1];
+                }
+                let mut fill = offsets.clone();
+                let mut entries = vec![0u32; fps.len()];
+                for (idx, &fp) in fps.iter().enumerate() {
+                    let b = layout.block(i, fp) as usize;
+                    entries[fill[b] as usize] = idx as u32;
+                    fill[b] += 1;
+                }
+                (offsets, entries)
+            })
+            .collect();
+        CsrTables { layout, fps, tables }
+    }
+
+    /// The fingerprint at position `i`.
+    pub(crate) fn fp(&self, i: u32) -> u64 {
+        self.fps[i as usize]
+    }
+
+    /// Table `t`'s entries in block-value order (queries in this order reuse the caches).
+    pub(crate) fn order(&self, t: usize) -> &[u32] {
+        &self.tables[t].1
+    }
+}
+
+impl TableIndex for CsrTables {
+    fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    fn len(&self) -> u64 {
+        self.fps.len() as u64
+    }
+
+    #[inline]
+    fn buckets(&self, t: usize, values: &mut [u64], f: &mut impl FnMut(u64, u64)) -> Result<()> {
+        let (offsets, entries) = &self.tables[t];
+        for &v in values.iter() {
+            let (s, e) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
+            for &j in &entries[s..e] {
+                f(self.fps[j as usize], u64::from(j));
+            }
+        }
+        Ok(())
+    }
+
+    fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()> {
+        for (j, &fp) in self.fps.iter().enumerate() {
+            f(fp, j as u64);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,214 @@
+//! The block layout: how the 64 bits of a fingerprint are cut into `m` blocks, the bit permutation
+//! of each table, and the probe plan of a query at distance `k`.
+//!
+//! The 64 bits are cut into `m` contiguous blocks, numbered from the most significant bit; the
+//! first `64 mod m` blocks are one bit wider than the others. Table `i` orders fingerprints by
+//! `perm_i(fp)`: block `i` moved to the front, the other blocks following in their original order.
+//! A bit permutation preserves Hamming distance. See the `index` module for the
+//! pigeonhole argument behind [`Layout::plan`].
+
+use crate::fingerprint::similarity::hamming;
+
+/// Largest supported number of tables (blocks of at least 2 bits).
+pub const MAX_TABLES: u32 = 32;
+
+/// One block: `width` bits starting `start` bits below the most significant bit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Block {
+    /// Offset from the most significant bit.
+    pub start: u32,
+    /// Number of bits.
+    pub width: u32,
+}
+
+/// How the 64 bits are cut into blocks.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    blocks: Vec<Block>,
+}
+
+#[inline]
+fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+impl Layout {
+    /// `m` blocks, `1 ≤ m ≤ 32`.
+    pub fn new(m: u32) -> Option<Layout> {
+        if !(1..=MAX_TABLES).contains(&m) {
+            return None;
+        }
+        let (base, extra) = (64 / m, 64 % m);
+        let mut start = 0;
+        let blocks = (0..m)
+            .map(|i| {
+                let width = base + u32::from(i < extra);
+                let b = Block { start, width };
+                start += width;
+                b
+            })
+            .collect();
+        Some(Layout { blocks })
+    }
+
+    /// Number of blocks (= tables).
+    pub fn tables(&self) -> u32 {
+        self.blocks.len() as u32
+    }
+
+    /// The blocks.
+    pub fn blocks(&self) -> &[Block] {
+        &self.blocks
+    }
+
+    /// Value of block `i` of `fp`.
+    #[inline]
+    pub fn block(&self, i: usize, fp: u64) -> u64 {
+        let b = self.blocks[i];
+        (fp >> (64 - b.start - b.width)) & mask(b.width)
+    }
+
+    /// `perm_i(fp)`: block `i` first, the other blocks after it in order.
+    #[inline]
+    pub fn permute(&self, i: usize, fp: u64) -> u64 {
+        let b = self.blocks[i];
+        let lo_bits = 64 - b.start - b.width;
+        let blk = self.block(i, fp);
+        let hi = if b.start == 0 { 0 } else { fp >> (64 - b.start) };
+        let lo = fp & mask(lo_bits);
+        let mut out = blk << (64 - b.width);
+        if b.start > 0 {
+            out |= hi << lo_bits;
+        }
+        out | lo
+    }
+
+    /// Inverse of [`Layout::permute`].
+    #[inline]
+    pub fn unpermute(&self, i: usize, p: u64) -> u64 {
+        let b = self.blocks[i];
+        let lo_bits = 64 - b.start - b.width;
+        let blk = p >> (64 - b.width);
+        let hi = if b.start == 0 { 0 } else { (p >> lo_bits) & mask(b.start) };
+        let lo = p & mask(lo_bits);
+        let mut out = blk << lo_bits;
+        if b.start > 0 {
+            out |= hi << (64 - b.start);
+        }
+        out | lo
+    }
+
+    /// Probe radius per table for distance `k`: `(table, radius)`, tables with no probe left out.
+    pub fn plan(&self, k: u32) -> Vec<(usize, u32)> {
+        let m = self.tables();
+        let (r, a) = (k / m, k % m);
+        (0..m as usize)
+            .filter_map(|i| {
+                if i as u32 <= a {
+                    Some((i, r))
+                } else {
+                    r.checked_sub(1).map(|r1| (i, r1))
+                }
+            })
+            .collect()
+    }
+
+    /// Whether `fp` is found in table `i` of `plan` when probing for `q` (its block within radius).
+    #[inline]
+    fn qualifies(&self, i: usize, radius: u32, fp: u64, q: u64) -> bool {
+        hamming(self.block(i, fp), self.block(i, q)) <= radius
+    }
+
+    /// True when `fp` qualifies in a table of `plan` that comes before position `pos`: the candidate was
+    /// already reported there.
+    #[inline]
+    pub fn seen_earlier(&self, plan: &[(usize, u32)], pos: usize, fp: u64, q: u64) -> bool {
+        plan[..pos].iter().any(|&(j, r)| self.qualifies(j, r, fp, q))
+    }
+
+    /// Number of probes (block values) a query for distance `k` makes.
+    pub fn probes(&self, k: u32) -> u64 {
+        self.plan(k).iter().map(|&(i, r)| ball_size(self.blocks[i].width, r)).sum()
+    }
+}
+
+/// Number of `width`-bit values within Hamming distance `r` of a value.
+pub fn ball_size(width: u32, r: u32) -> u64 {
+    let mut total = 0u128;
+    let mut c = 1u128; // C(width, d)
+    for d in 0..=r.min(width) {
+        total += c;
+        c = c * u128::from(width - d) / u128::from(d + 1);
+    }
+    u64::try_from(total).unwrap_or(u64::MAX)
+}
+
+/// Calls `f` with every `width`-bit value within Hamming distance `r` of `v` (in no particular order).
+pub fn for_each_neighbor(v: u64, width: u32, r: u32, f: &mut impl FnMut(u64)) {
+    fn rec(v: u64, from: u32, width: u32, left: u32, f: &mut impl FnMut(u64)) {
+        f(v);
+        if left == 0 {
+            return;
+        }
+        for b in from..width {
+            rec(v ^ (1 << b), b + 1, width, left - 1, f);
+        }
+    }
+    rec(v, 0, width, r.min(width), f);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn layout_blocks_cover_all_bits() {
+        for m in 1..=MAX_TABLES {
+            let l = Layout::new(m).unwrap();
+            assert_eq!(l.blocks().iter().map(|b| b.width).sum::<u32>(), 64);
+            let w: Vec<u32> = l.blocks().iter().map(|b| b.width).collect();
+            assert!(w.iter().max().unwrap() - w.iter().min().unwrap() <= 1, "{w:?}");
+        }
+        assert!(Layout::new(0).is_none() && Layout::new(33).is_none());
+    }
+
+    #[test]
+    fn plan_matches_the_pigeonhole_split() {
+        let l = Layout::new(3).unwrap();
+        assert_eq!(l.plan(8), vec![(0, 2), (1, 2), (2, 2)]);
+        assert_eq!(l.plan(7), vec![(0, 2), (1, 2), (2, 1)]);
+        assert_eq!(l.plan(1), vec![(0, 0), (1, 0)]);
+        let k1 = Layout::new(9).unwrap();
+        assert_eq!(k1.plan(8).len(), 9);
+        assert!(k1.plan(8).iter().all(|&(_, r)| r == 0));
+        assert_eq!(ball_size(22, 2), 1 + 22 + 231);
+    }
+
+    #[test]
+    fn neighbor_enumeration_is_the_hamming_ball() {
+        let mut seen = Vec::new();
+        for_each_neighbor(0b1010, 6, 2, &mut |v| seen.push(v));
+        let mut want: Vec<u64> = (0..64u64).filter(|v| (v ^ 0b1010).count_ones() <= 2).collect();
+        seen.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(seen, want);
+        assert_eq!(seen.len() as u64, ball_size(6, 2));
+    }
+
+    proptest! {
+        #[test]
+        fn permutations_are_bijections_preserving_hamming(a in any::<u64>(), b in any::<u64>(), m in 1u32..=MAX_TABLES) {
+            let l = Layout::new(m).unwrap();
+            for i in 0..m as usize {
+                prop_assert_eq!(l.unpermute(i, l.permute(i, a)), a);
+                prop_assert_eq!(hamming(l.permute(i, a), l.permute(i, b)), hamming(a, b));
+                prop_assert_eq!(l.permute(i, a) >> (64 - l.blocks()[i].width), l.block(i, a));
+            }
+        }
+    }
+}

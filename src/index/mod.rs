@@ -1,0 +1,88 @@
+//! Step 2 of the data path: the candidate index over fingerprints — multi-index hashing over
+//! permuted SimHash blocks ([`layout`]), one search algorithm ([`probe`], [`probe_table`]) and the
+//! [`TableIndex`] trait it runs on, with three implementations: the in-memory mirror
+//! ([`mem::MemTables`]), the durable RocksDB tables ([`rocks::RocksTables`]) and the static
+//! all-pairs tables ([`csr::CsrTables`]).
+//!
+//! **Pigeonhole (exact for every k).** With `r = ⌊k/m⌋` and `a = k − m·r`, any fingerprint within
+//! distance `k` of the query has block `i` within distance `r` of the query's block `i` for some
+//! `i ≤ a`, or within `r − 1` for some `i > a` (otherwise the distance would be at least
+//! `(a+1)(r+1) + (m−a−1)·r = k+1`). A query therefore probes, in table `i`, every block value within
+//! radius `r_i` (`r` for `i ≤ a`, `r − 1` after; tables with a negative radius are skipped) and keeps
+//! the entries within `k`. `m = k+1` gives `r = 0`: exact block match, the classic layout. A candidate
+//! is reported only from the first table in which it qualifies, so no set is needed to de-duplicate.
+//! When the ball holds more block values than the index holds entries, a scan is cheaper and gives
+//! the same result.
+//!
+//! Invariant: for every implementation, [`probe`] reports exactly the entries within `k`, each once
+//! (one exactness suite runs over all three: `index/tests.rs`).
+
+// containment:
+pub(crate) mod contain;
+pub(crate) mod csr;
+pub mod layout;
+pub(crate) mod mem;
+pub(crate) mod rocks;
+#[cfg(test)]
+mod tests;
+
+use crate::error::Result;
+use crate::fingerprint::similarity::hamming;
+pub use layout::{ball_size, for_each_neighbor, Block, Layout, MAX_TABLES};
+
+/// A set of `m` permuted tables over `(fingerprint, id)` entries: what the search needs from a
+/// storage. Implementations differ only in where the entries live.
+pub(crate) trait TableIndex {
+    /// The block layout.
+    fn layout(&self) -> &Layout;
+    /// Number of entries (each entry is in every table).
+    fn len(&self) -> u64;
+    /// Calls `f(fp, id)` for every entry of table `t` whose block `t` has one of `values` (the
+    /// implementation may reorder `values`, e.g. sort them for sequential seeks).
+    fn buckets(&self, t: usize, values: &mut [u64], f: &mut impl FnMut(u64, u64)) -> Result<()>;
+    /// Calls `f(fp, id)` once for every entry.
+    fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()>;
+}
+
+/// The part of a search that plan position `pos` contributes: entries within `k` of `q` in table
+/// `plan[pos].0` (block within radius `plan[pos].1`) that no earlier table of the plan reports.
+/// `values` is scratch space. Calls `f(id, fp, distance)`.
+pub(crate) fn probe_table<T: TableIndex>(
+    index: &T,
+    plan: &[(usize, u32)],
+    pos: usize,
+    q: u64,
+    k: u32,
+    values: &mut Vec<u64>,
+    f: &mut impl FnMut(u64, u64, u32),
+) -> Result<()> {
+    let layout = index.layout();
+    let (t, r) = plan[pos];
+    values.clear();
+    for_each_neighbor(layout.block(t, q), layout.blocks()[t].width, r, &mut |v| values.push(v));
+    index.buckets(t, values, &mut |fp, id| {
+        let d = hamming(fp, q);
+        if d <= k && !layout.seen_earlier(plan, pos, fp, q) {
+            f(id, fp, d);
+        }
+    })
+}
+
+/// Calls `f(id, fp, distance)` exactly once for every entry within distance `k` of `q`.
+pub(crate) fn probe<T: TableIndex>(index: &T, q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
+    let layout = index.layout();
+    if layout.probes(k) > index.len() {
+        return index.scan(&mut |fp, id| {
+            let d = hamming(fp, q);
+            if d <= k {
+                f(id, fp, d);
+            }
+        });
+    }
+    let plan = layout.plan(k);
+    let mut values = Vec::new();
+    for pos in 0..plan.len() {
+        probe_table(index, &plan, pos, q, k, &mut values, f)?;
+    }
+    Ok(())
+}

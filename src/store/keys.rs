@@ -1,0 +1,266 @@
+//! Every RocksDB key of the store: the column families, and for each key its one encoder and one
+//! decoder, beside its byte layout. (Values: [`super::doc_record`]; segment files: [`super::segment`].)
+//!
+//! | CF      | key                                   | value                                             |
+//! |---------|---------------------------------------|---------------------------------------------------|
+//! | `meta`  | `format`                              | u32 LE store format version (1)                   |
+//! | `meta`  | `spec`                                | fingerprint spec record (see `fingerprint::spec`) |
+//! | `meta`  | `config`                              | version byte 1 ‖ bincode `DbConfig`               |
+//! | `meta`  | `next_doc`                            | u64 LE: the next doc id to allocate               |
+//! | `meta`  | `seg` ‖ id u32 BE ([`seg_key`])       | u64 LE: committed length of that segment file     |
+//! | `docs`  | doc id u64 BE ([`doc_key`])           | version byte 1 ‖ bincode `DocRecord`              |
+//! | `keys`  | external key (UTF-8 bytes)            | doc id u64 BE                                     |
+//! | `edges` | id u64 BE ‖ id u64 BE ([`edge_key`])  | empty (a verified near-duplicate link, both ways) |
+//! | `t{i}`  | perm_i(simhash) u64 BE ‖ id u64 BE ([`table_key`]) | empty                                |
+//! | `contain` | kind u8 ‖ shingle u32 BE ‖ id u64 BE ([`contain_key`]) | LEB128 u32: the doc's number of keys ([`contain_value`]) |
+//!
+//! `contain` (containment index, `fingerprint::containment`): kind 0 = a sampled shingle of a
+//! document, kind 1 = any shingle of a short document (one without samples). One posting list =
+//! one 5-byte prefix `kind ‖ shingle`, its doc ids in ascending order. The value repeats the
+//! document's number of keys on every entry, so a search knows it without reading the document
+//! (the count filter of `db::contain`).
+//!
+//! | `meta_idx` | kind u8 ‖ value ‖ 0x00 ‖ id u64 BE ([`meta_idx_key`]) | empty (metadata matches, `db::metadata`) |
+//!
+//! `meta_idx` (metadata matches): one entry per (document, indexed value). Byte 0: kind,
+//! [`META_KIND_DOI`] (`0x01`) or [`META_KIND_TITLE_YEAR`] (`0x02`); then the normalised value,
+//! UTF-8 (DOI: the normalised DOI; title + year: the year in decimal ASCII, `-` for negative years,
+//! one space `0x20`, the normalised title); then `0x00` (no normalised value contains a NUL byte);
+//! then the doc id, u64 BE. All documents with one value form one contiguous key range
+//! ([`meta_idx_prefix`]), in doc-id order. Example: DOI `https://doi.org/10.1145/ABC` of doc 7 is the
+//! key `01 "10.1145/abc" 00 00 00 00 00 00 00 00 07`. A database created before this column family
+//! existed gets it (empty) when opened for writing; a read-only handle treats it as empty.
+//!
+//! Big-endian ids in keys make RocksDB's byte order the numeric order.
+
+use crate::fingerprint::containment::KeyKind;
+use crate::index::Layout;
+
+/// Column family of database-wide values (format, spec, config, counters, segment lengths).
+pub const CF_META: &str = "meta";
+/// Doc records.
+pub const CF_DOCS: &str = "docs";
+/// External key → doc id.
+pub const CF_KEYS: &str = "keys";
+/// Near-duplicate links.
+pub const CF_EDGES: &str = "edges";
+
+// containment:
+/// The containment index (present only in databases created with containment on).
+pub const CF_CONTAIN: &str = "contain";
+
+// metadata:
+/// The metadata index (exact DOI / title + year matches).
+pub const CF_META_IDX: &str = "meta_idx";
+/// Kind byte of a DOI entry in `meta_idx`.
+pub const META_KIND_DOI: u8 = 1;
+/// Kind byte of a title + year entry in `meta_idx`.
+pub const META_KIND_TITLE_YEAR: u8 = 2;
+
+/// The `meta_idx` key prefix shared by every document indexed under `(kind, value)`: kind ‖ value ‖ 0x00.
+pub fn meta_idx_prefix(kind: u8, value: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(value.len() + 10);
+    k.push(kind);
+    k.extend_from_slice(value);
+    k.push(0);
+    k
+}
+
+/// The `meta_idx` key of doc `id` under `(kind, value)`: kind ‖ value ‖ 0x00 ‖ id u64 BE.
+pub fn meta_idx_key(kind: u8, value: &[u8], id: u64) -> Vec<u8> {
+    let mut k = meta_idx_prefix(kind, value);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Decodes a [`meta_idx_key`] into `(kind, value, id)`; `None` when it is malformed.
+pub fn decode_meta_idx_key(key: &[u8]) -> Option<(u8, &[u8], u64)> {
+    let (&kind, rest) = key.split_first()?;
+    let sep = rest.len().checked_sub(9)?;
+    if rest[sep] != 0 || !matches!(kind, META_KIND_DOI | META_KIND_TITLE_YEAR) {
+        return None;
+    }
+    Some((kind, &rest[..sep], be_u64(&rest[sep + 1..])?))
+}
+
+/// Name of table `i`'s column family.
+pub fn table_cf(i: usize) -> String {
+    format!("t{i}")
+}
+
+/// Every column family of a database with `m` tables.
+pub fn cf_names(m: u32) -> Vec<String> {
+    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES, CF_META_IDX]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    v.extend((0..m as usize).map(table_cf));
+    v
+}
+
+/// Decodes a u64 stored big-endian (doc ids in keys and in `keys` values); `None` unless 8 bytes.
+pub fn be_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_be_bytes(bytes.try_into().ok()?))
+}
+
+/// Decodes a u64 stored little-endian (meta values); `None` unless 8 bytes.
+pub fn le_u64(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+/// Key of a doc record: the id, big-endian.
+pub fn doc_key(id: u64) -> [u8; 8] {
+    id.to_be_bytes()
+}
+
+/// Key prefix of the segment lengths in `meta`.
+pub const SEG_PREFIX: &[u8; 3] = b"seg";
+
+/// Key of a segment's committed length in `meta`: `seg` ‖ id u32 BE (7 bytes).
+pub fn seg_key(id: u32) -> [u8; 7] {
+    let mut k = *b"seg\0\0\0\0";
+    k[3..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Decodes a [`seg_key`]; `None` unless `seg` ‖ 4 bytes.
+pub fn decode_seg_key(key: &[u8]) -> Option<u32> {
+    let id = key.strip_prefix(SEG_PREFIX)?;
+    Some(u32::from_be_bytes(id.try_into().ok()?))
+}
+
+/// Key of an edge `a → b`: a u64 BE ‖ b u64 BE (16 bytes). Every link is stored both ways.
+pub fn edge_key(a: u64, b: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&a.to_be_bytes());
+    k[8..].copy_from_slice(&b.to_be_bytes());
+    k
+}
+
+/// Decodes an [`edge_key`] into `(a, b)`; `None` unless 16 bytes.
+pub fn decode_edge_key(key: &[u8]) -> Option<(u64, u64)> {
+    if key.len() != 16 {
+        return None;
+    }
+    Some((be_u64(&key[..8])?, be_u64(&key[8..])?))
+}
+
+/// Key of a table entry in table `i`: `perm_i(fp)` BE ‖ `doc_id` BE (16 bytes). Keys sort by
+/// permuted fingerprint, so every block value is one contiguous key range (seek to
+/// `value << (64 − width)`).
+#[inline]
+pub fn table_key(layout: &Layout, i: usize, fp: u64, doc_id: u64) -> [u8; 16] {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&layout.permute(i, fp).to_be_bytes());
+    k[8..].copy_from_slice(&doc_id.to_be_bytes());
+    k
+}
+
+/// Decodes a [`table_key`] of table `i` into `(fp, doc_id)`; `None` unless 16 bytes.
+#[inline]
+pub fn decode_table_key(layout: &Layout, i: usize, key: &[u8]) -> Option<(u64, u64)> {
+    if key.len() != 16 {
+        return None;
+    }
+    let p = be_u64(&key[..8])?;
+    let id = be_u64(&key[8..])?;
+    Some((layout.unpermute(i, p), id))
+}
+
+// containment:
+/// Key of a containment-index entry: kind u8 ‖ shingle u32 BE ‖ doc id u64 BE (13 bytes). All
+/// documents under one key (a posting list) share the 5-byte [`contain_prefix`], in id order.
+pub fn contain_key(kind: KeyKind, shingle: u32, doc_id: u64) -> [u8; 13] {
+    let mut k = [0u8; 13];
+    k[..5].copy_from_slice(&contain_prefix(kind, shingle));
+    k[5..].copy_from_slice(&doc_id.to_be_bytes());
+    k
+}
+
+/// The posting-list prefix of a containment key: kind u8 ‖ shingle u32 BE.
+pub fn contain_prefix(kind: KeyKind, shingle: u32) -> [u8; 5] {
+    let mut k = [0u8; 5];
+    k[0] = kind as u8;
+    k[1..].copy_from_slice(&shingle.to_be_bytes());
+    k
+}
+
+/// Decodes a [`contain_key`] into `(kind, shingle, doc_id)`; `None` unless 13 bytes of a known kind.
+pub fn decode_contain_key(key: &[u8]) -> Option<(KeyKind, u32, u64)> {
+    if key.len() != 13 {
+        return None;
+    }
+    let kind = KeyKind::from_byte(key[0])?;
+    Some((kind, u32::from_be_bytes(key[1..5].try_into().ok()?), be_u64(&key[5..])?))
+}
+
+/// Value of a containment-index entry: the document's number of keys, LEB128 (1–5 bytes).
+pub fn contain_value(keys: u32) -> ([u8; 5], usize) {
+    let (mut out, mut n, mut v) = ([0u8; 5], 0usize, keys);
+    loop {
+        let b = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out[n] = b;
+            return (out, n + 1);
+        }
+        out[n] = b | 0x80;
+        n += 1;
+    }
+}
+
+/// Decodes a [`contain_value`]; `None` unless a complete LEB128 u32 with nothing after it.
+pub fn decode_contain_value(bytes: &[u8]) -> Option<u32> {
+    let mut v: u64 = 0;
+    for (i, &b) in bytes.iter().enumerate().take(5) {
+        v |= u64::from(b & 0x7F) << (7 * i);
+        if b & 0x80 == 0 {
+            return (i + 1 == bytes.len()).then_some(u32::try_from(v).ok()?);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn every_key_decodes_to_what_was_encoded(a in any::<u64>(), b in any::<u64>(), s in any::<u32>(), m in 1u32..=32) {
+            prop_assert_eq!(decode_edge_key(&edge_key(a, b)), Some((a, b)));
+            prop_assert_eq!(decode_seg_key(&seg_key(s)), Some(s));
+            prop_assert_eq!(be_u64(&doc_key(a)), Some(a));
+            let (v, len) = contain_value(s);
+            prop_assert_eq!(decode_contain_value(&v[..len]), Some(s));
+            for kind in [KeyKind::Sample, KeyKind::Short] {
+                let k = contain_key(kind, s, a);
+                prop_assert_eq!(decode_contain_key(&k), Some((kind, s, a)));
+                prop_assert!(k.starts_with(&contain_prefix(kind, s)));
+            }
+            let l = Layout::new(m).unwrap();
+            for i in 0..m as usize {
+                prop_assert_eq!(decode_table_key(&l, i, &table_key(&l, i, a, b)), Some((a, b)));
+            }
+        }
+    }
+
+    #[test]
+    fn keys_of_the_wrong_length_do_not_decode() {
+        assert_eq!(decode_edge_key(&[0; 15]), None);
+        assert_eq!(decode_seg_key(b"seg\0\0\0"), None);
+        assert_eq!(decode_seg_key(b"xeg\0\0\0\0"), None);
+        assert_eq!(be_u64(&[0; 9]), None);
+        assert_eq!(decode_contain_key(&[0; 12]), None);
+        assert_eq!(decode_contain_key(&[2; 13]), None);
+        assert_eq!(contain_value(127), ([127, 0, 0, 0, 0], 1));
+        assert_eq!(contain_value(128), ([0x80, 1, 0, 0, 0], 2));
+        assert_eq!(decode_contain_value(&[]), None);
+        assert_eq!(decode_contain_value(&[0x80]), None);
+        assert_eq!(decode_contain_value(&[1, 0]), None);
+        assert_eq!(decode_contain_value(&[0xFF, 0xFF, 0xFF, 0xFF, 0x7F]), None);
+        let l = Layout::new(5).unwrap();
+        assert_eq!(decode_table_key(&l, 0, &[0; 17]), None);
+    }
+}

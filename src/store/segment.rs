@@ -1,0 +1,593 @@
+//! Step 4b of the data path: shingle sets in append-only segment files.
+//!
+//! Files live in `<db>/segments/` and are named `{id:010}.seg` (`id` a u32). All integers are
+//! little-endian.
+//!
+//! ```text
+//! file header (16 bytes)
+//!   0  8  magic  "FPDBSEG1"
+//!   8  4  format version (1)
+//!  12  4  segment id
+//! record (at an 8-byte aligned offset; 24-byte header + payload + zero padding to 8 bytes)
+//!   0  4  magic  "FPSR"
+//!   4  4  count  number of shingles
+//!   8  8  doc id
+//!  16  8  checksum  xxh3_64(payload bytes, seed 0)
+//!  24  4·count  payload: the sorted unique u32 shingles
+//!  ..  0 or 4 zero bytes of padding
+//! ```
+//!
+//! Commit protocol (see docs/durability.md): the writer appends every record of a batch with one
+//! write, fsyncs the segment (and the directory when the file is new), and only then writes the RocksDB
+//! batch whose doc records point at the bytes and whose `meta` entry `seg ‖ id` records the segment's
+//! committed length. Recovery truncates each segment to that length and deletes files that have no
+//! entry (orphans). A segment that reaches the target size is *sealed*: never written again, and
+//! memory-mapped for reads. The active segment is read with positioned reads.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use memmap2::Mmap;
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{Error, Result};
+use crate::failpoint;
+
+/// Segment file magic.
+pub const FILE_MAGIC: &[u8; 8] = b"FPDBSEG1";
+/// Segment format version.
+pub const FORMAT_VERSION: u32 = 1;
+/// Size of the file header.
+pub const FILE_HEADER: u64 = 16;
+/// Record magic.
+pub const RECORD_MAGIC: &[u8; 4] = b"FPSR";
+/// Size of a record header.
+pub const RECORD_HEADER: usize = 24;
+
+/// Where a document's shingle set is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
+pub struct ShingleLoc {
+    /// Segment id.
+    pub segment: u32,
+    /// Offset of the record header in the file.
+    pub offset: u64,
+    /// Number of shingles.
+    pub count: u32,
+}
+
+impl ShingleLoc {
+    /// Bytes the record occupies on disk.
+    pub fn record_len(&self) -> u64 {
+        record_len(self.count)
+    }
+}
+
+/// Bytes a record of `count` shingles occupies, padding included.
+pub fn record_len(count: u32) -> u64 {
+    RECORD_HEADER as u64 + (4 * count as u64).div_ceil(8) * 8
+}
+
+/// Bytes from a record's start to the end of its payload (header + 4·count, no padding), computed
+/// in u64 so that no count overflows it.
+pub fn payload_end(count: u32) -> u64 {
+    RECORD_HEADER as u64 + 4 * u64::from(count)
+}
+
+/// File name of segment `id`.
+pub fn file_name(id: u32) -> String {
+    format!("{id:010}.seg")
+}
+
+/// Parses a segment file name.
+pub fn parse_file_name(name: &str) -> Option<u32> {
+    let digits = name.strip_suffix(".seg")?;
+    (digits.len() == 10 && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok())?
+}
+
+/// Appends the encoded record for `doc_id` to `out`.
+pub fn encode_shingle_record(doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
+    let start = out.len();
+    out.extend_from_slice(RECORD_MAGIC);
+    out.extend_from_slice(&(shingles.len() as u32).to_le_bytes());
+    out.extend_from_slice(&doc_id.to_le_bytes());
+    out.extend_from_slice(&[0u8; 8]);
+    let payload = out.len();
+    for s in shingles {
+        out.extend_from_slice(&s.to_le_bytes());
+    }
+    let sum = xxh3_64(&out[payload..]);
+    out[start + 16..start + 24].copy_from_slice(&sum.to_le_bytes());
+    out.resize(start + record_len(shingles.len() as u32) as usize, 0);
+}
+
+/// Why a record failed to decode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShingleRecordFault(pub String);
+
+/// Decodes and verifies the record at the start of `bytes`: magic, doc id, count and checksum must
+/// match. Returns the shingles, borrowed when the payload is suitably aligned on a little-endian host.
+pub fn decode_shingle_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Result<Cow<'_, [u32]>, ShingleRecordFault> {
+    // Bound the claimed length by the bytes at hand before anything is sized from it.
+    let need = payload_end(count);
+    if (bytes.len() as u64) < need {
+        return Err(ShingleRecordFault(format!(
+            "record truncated: {count} shingles need {need} bytes, file has {}",
+            bytes.len()
+        )));
+    }
+    // `need <= bytes.len()`, so it fits in usize.
+    let need = need as usize;
+    if &bytes[..4] != RECORD_MAGIC {
+        return Err(ShingleRecordFault(format!(
+            "bad record magic: expected {RECORD_MAGIC:?}, found {:?}",
+            &bytes[..4]
+        )));
+    }
+    let found_count = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
+    let found_id = u64::from_le_bytes(bytes[8..16].try_into().map_err(|_| ShingleRecordFault("short header".into()))?);
+    let sum = u64::from_le_bytes(bytes[16..24].try_into().map_err(|_| ShingleRecordFault("short header".into()))?);
+    if found_id != doc_id || found_count != count {
+        return Err(ShingleRecordFault(format!(
+            "record header mismatch: expected doc {doc_id} with {count} shingles, found doc {found_id} with {found_count}"
+        )));
+    }
+    let payload = &bytes[RECORD_HEADER..need];
+    let actual = xxh3_64(payload);
+    if actual != sum {
+        return Err(ShingleRecordFault(format!(
+            "checksum mismatch: expected {sum:#018x}, computed {actual:#018x}"
+        )));
+    }
+    let shingles: Cow<'_, [u32]> = match bytemuck::try_cast_slice::<u8, u32>(payload) {
+        Ok(s) if cfg!(target_endian = "little") => Cow::Borrowed(s),
+        _ => Cow::Owned(
+            payload
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        ),
+    };
+    if shingles.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(ShingleRecordFault("payload is not sorted and unique".into()));
+    }
+    Ok(shingles)
+}
+
+/// Reads one segment: a map when sealed, positioned reads otherwise.
+#[derive(Debug)]
+pub struct SegmentReader {
+    id: u32,
+    path: PathBuf,
+    file: File,
+    map: Option<Mmap>,
+}
+
+impl SegmentReader {
+    fn open(dir: &Path, id: u32, sealed: bool) -> Result<Self> {
+        let path = dir.join(file_name(id));
+        let file = File::open(&path).map_err(|e| Error::io("open segment", &path, e))?;
+        let map = if sealed {
+            Some(crate::store::mmap::map_sealed(&file).map_err(|e| Error::io("mmap segment", &path, e))?)
+        } else {
+            None
+        };
+        Ok(SegmentReader { id, path, file, map })
+    }
+
+    /// The segment file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads and verifies the shingles at `loc`.
+    pub fn read(&self, loc: ShingleLoc, doc_id: u64) -> Result<Cow<'_, [u32]>> {
+        debug_assert_eq!(loc.segment, self.id);
+        let fault = |f: ShingleRecordFault| Error::corrupt(&self.path, Some(doc_id), format!("at offset {}: {}", loc.offset, f.0));
+        match &self.map {
+            Some(map) => {
+                let start = usize::try_from(loc.offset).unwrap_or(usize::MAX).min(map.len());
+                decode_shingle_record(&map[start..], doc_id, loc.count).map_err(fault)
+            }
+            None => {
+                // The count comes from the doc record (RocksDB) and may be damaged: bound the
+                // record by what the file holds before allocating its buffer.
+                let size = self.file.metadata().map_err(|e| Error::io("stat segment", &self.path, e))?.len();
+                let len = payload_end(loc.count);
+                if loc.offset > size || len > size - loc.offset {
+                    return Err(fault(ShingleRecordFault(format!(
+                        "a record of {} shingles ({len} bytes) does not fit in the file ({size} bytes)",
+                        loc.count
+                    ))));
+                }
+                // `len <= size - offset`, which is at most the file size; on a 32-bit host a file
+                // larger than the address space fails here instead of truncating the length.
+                let len = usize::try_from(len)
+                    .map_err(|_| fault(ShingleRecordFault(format!("a record of {len} bytes does not fit in memory"))))?;
+                let mut buf = vec![0u8; len];
+                self.file.read_exact_at(&mut buf, loc.offset).map_err(|e| {
+                    if e.kind() == std::io::ErrorKind::UnexpectedEof {
+                        fault(ShingleRecordFault(format!("record of {len} bytes runs past the end of the file")))
+                    } else {
+                        Error::io("read segment", &self.path, e)
+                    }
+                })?;
+                decode_shingle_record(&buf, doc_id, loc.count)
+                    .map(|c| Cow::Owned(c.into_owned()))
+                    .map_err(fault)
+            }
+        }
+    }
+}
+
+/// The readable segments, shared by queries.
+#[derive(Debug, Default, Clone)]
+pub struct SegmentSet {
+    readers: HashMap<u32, Arc<SegmentReader>>,
+}
+
+impl SegmentSet {
+    /// Reads the shingles of `doc_id` at `loc`.
+    pub fn read(&self, loc: ShingleLoc, doc_id: u64) -> Result<Cow<'_, [u32]>> {
+        match self.readers.get(&loc.segment) {
+            Some(r) => r.read(loc, doc_id),
+            None => Err(Error::corrupt(
+                PathBuf::from(file_name(loc.segment)),
+                Some(doc_id),
+                format!("doc points at segment {} which does not exist", loc.segment),
+            )),
+        }
+    }
+
+    /// Path of a segment, if open.
+    pub fn path(&self, id: u32) -> Option<&Path> {
+        self.readers.get(&id).map(|r| r.path())
+    }
+
+    pub(crate) fn insert(&mut self, r: SegmentReader) {
+        self.readers.insert(r.id, Arc::new(r));
+    }
+
+    pub(crate) fn remove(&mut self, id: u32) {
+        self.readers.remove(&id);
+    }
+}
+
+/// The writer's side: the active segment that batches append to.
+#[derive(Debug)]
+pub struct SegmentWriter {
+    dir: PathBuf,
+    sync: bool,
+    target_size: u64,
+    active: Option<(u32, File, u64)>,
+    next_id: u32,
+}
+
+/// Result of appending a batch.
+#[derive(Debug, Default)]
+pub struct Appended {
+    /// One location per record, in order.
+    pub locs: Vec<ShingleLoc>,
+    /// Segments whose committed length changed: `(id, new length)`; record them in the same batch.
+    pub lengths: Vec<(u32, u64)>,
+    /// Segments sealed by this append; map them after the batch commits.
+    pub sealed: Vec<u32>,
+    /// Segments created by this append; open them for reading after the batch commits.
+    pub created: Vec<u32>,
+}
+
+fn fsync_dir(dir: &Path) -> Result<()> {
+    failpoint!("segment.dir_fsync");
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| Error::io("fsync segment directory", dir, e))
+}
+
+/// Creates segment `id` with its header, durably (file and directory fsynced).
+fn create_segment(dir: &Path, name: &str, id: u32, sync: bool) -> Result<File> {
+    let path = dir.join(name);
+    let mut f = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .map_err(|e| Error::io("create segment", &path, e))?;
+    let mut header = Vec::with_capacity(16);
+    header.extend_from_slice(FILE_MAGIC);
+    header.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    header.extend_from_slice(&id.to_le_bytes());
+    f.write_all(&header).map_err(|e| Error::io("write segment header", &path, e))?;
+    if sync {
+        f.sync_all().map_err(|e| Error::io("fsync segment", &path, e))?;
+        fsync_dir(dir)?;
+    }
+    Ok(f)
+}
+
+impl SegmentWriter {
+    /// Appends the records of a batch with one write and one fsync. Nothing is visible to readers
+    /// until the caller commits the returned lengths and locations.
+    pub fn append(&mut self, records: &[(u64, &[u32])]) -> Result<Appended> {
+        let mut out = Appended::default();
+        if records.is_empty() {
+            return Ok(out);
+        }
+        let mut buf = Vec::new();
+        let mut offsets = Vec::with_capacity(records.len());
+        for (id, shingles) in records {
+            offsets.push((buf.len() as u64, shingles.len() as u32));
+            encode_shingle_record(*id, shingles, &mut buf);
+        }
+        let rotate = match &self.active {
+            None => true,
+            Some((_, _, len)) => *len > FILE_HEADER && *len + buf.len() as u64 > self.target_size,
+        };
+        if rotate {
+            if let Some((old, _, _)) = self.active.take() {
+                out.sealed.push(old);
+            }
+            let id = self.next_id;
+            let f = create_segment(&self.dir, &file_name(id), id, self.sync)?;
+            self.next_id += 1;
+            self.active = Some((id, f, FILE_HEADER));
+            out.created.push(id);
+        }
+        let Some((id, file, len)) = self.active.as_mut() else {
+            return Err(Error::corrupt(&self.dir, None, "no active segment after rotation"));
+        };
+        let path = self.dir.join(file_name(*id));
+        failpoint!("segment.write");
+        file.write_all_at(&buf, *len)
+            .map_err(|e| Error::io("append to segment", &path, e))?;
+        if self.sync {
+            failpoint!("segment.fsync");
+            file.sync_data().map_err(|e| Error::io("fsync segment", &path, e))?;
+        }
+        out.locs = offsets
+            .into_iter()
+            .map(|(off, count)| ShingleLoc {
+                segment: *id,
+                offset: *len + off,
+                count,
+            })
+            .collect();
+        *len += buf.len() as u64;
+        out.lengths.push((*id, *len));
+        Ok(out)
+    }
+
+    /// The active segment's id, if any.
+    pub fn active(&self) -> Option<u32> {
+        self.active.as_ref().map(|a| a.0)
+    }
+
+    /// Seals the active segment (compaction does this before rewriting it).
+    pub fn seal_active(&mut self) -> Option<u32> {
+        self.active.take().map(|a| a.0)
+    }
+
+    /// Writes `records` into a new segment as `.tmp`, fsyncs it and renames it into place.
+    pub fn write_compacted(&mut self, records: &[(u64, &[u32])]) -> Result<(u32, Vec<ShingleLoc>, u64)> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let name = format!("{}.tmp", file_name(id));
+        let tmp = self.dir.join(&name);
+        let mut f = create_segment(&self.dir, &name, id, false)?;
+        let mut buf = Vec::new();
+        let mut locs = Vec::with_capacity(records.len());
+        for (doc, shingles) in records {
+            locs.push(ShingleLoc {
+                segment: id,
+                offset: FILE_HEADER + buf.len() as u64,
+                count: shingles.len() as u32,
+            });
+            encode_shingle_record(*doc, shingles, &mut buf);
+        }
+        f.write_all(&buf).map_err(|e| Error::io("write compacted segment", &tmp, e))?;
+        f.sync_all().map_err(|e| Error::io("fsync compacted segment", &tmp, e))?;
+        let path = self.dir.join(file_name(id));
+        failpoint!("compact.rename");
+        fs::rename(&tmp, &path).map_err(|e| Error::io("rename compacted segment", &path, e))?;
+        fsync_dir(&self.dir)?;
+        Ok((id, locs, FILE_HEADER + buf.len() as u64))
+    }
+
+    /// Opens a reader for a segment (after its batch committed).
+    pub fn reader(&self, id: u32, sealed: bool) -> Result<SegmentReader> {
+        SegmentReader::open(&self.dir, id, sealed)
+    }
+}
+
+/// What recovery found and did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// Bytes cut from torn tails.
+    pub truncated_bytes: u64,
+    /// Orphan files removed.
+    pub orphans_removed: Vec<PathBuf>,
+    /// Doc records that failed to decode at open, left out of the in-memory state (`fpdb check`
+    /// lists them; delete or re-insert repairs them). Filled by the database open, not by segments.
+    pub damaged_records: u64,
+    /// The doc ids of those records (a record whose key is not 8 bytes has none).
+    pub damaged_ids: Vec<u64>,
+}
+
+/// Opens the segment directory: truncates each committed segment to its committed length, removes
+/// orphans, maps sealed segments and returns the readers plus a writer appending to the last one.
+pub fn recover(
+    dir: &Path,
+    committed: &HashMap<u32, u64>,
+    sync: bool,
+    target_size: u64,
+    read_only: bool,
+) -> Result<(SegmentSet, SegmentWriter, Recovery)> {
+    if !read_only {
+        fs::create_dir_all(dir).map_err(|e| Error::io("create segment directory", dir, e))?;
+    }
+    let mut rec = Recovery::default();
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| Error::io("list segments", dir, e))?,
+        Err(e) if read_only && e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io("list segments", dir, e)),
+    };
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let known = parse_file_name(&name).is_some_and(|id| committed.contains_key(&id));
+        if !known && (name.ends_with(".seg") || name.ends_with(".seg.tmp")) && !read_only {
+            let p = entry.path();
+            fs::remove_file(&p).map_err(|e| Error::io("remove orphan segment", &p, e))?;
+            rec.orphans_removed.push(p);
+        }
+    }
+    let last = committed.keys().copied().max();
+    let mut set = SegmentSet::default();
+    for (&id, &len) in committed {
+        let path = dir.join(file_name(id));
+        let f = OpenOptions::new()
+            .read(true)
+            .write(!read_only)
+            .open(&path)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::NotFound => Error::corrupt(
+                    &path,
+                    None,
+                    format!("segment {id} is committed ({len} bytes) but its file is missing"),
+                ),
+                _ => Error::io("open segment", &path, e),
+            })?;
+        let size = f.metadata().map_err(|e| Error::io("stat segment", &path, e))?.len();
+        if len < FILE_HEADER {
+            // Truncating to this length would cut the file header: refuse rather than destroy it.
+            return Err(Error::corrupt(
+                &path,
+                None,
+                format!("committed length {len} is shorter than the {FILE_HEADER}-byte file header"),
+            ));
+        }
+        if size < len {
+            return Err(Error::corrupt(
+                &path,
+                None,
+                format!("segment is {size} bytes but {len} bytes were committed"),
+            ));
+        }
+        let mut header = [0u8; 16];
+        f.read_exact_at(&mut header, 0)
+            .map_err(|e| Error::io("read segment header", &path, e))?;
+        if &header[..8] != FILE_MAGIC || header[12..16] != id.to_le_bytes() {
+            return Err(Error::corrupt(
+                &path,
+                None,
+                format!("bad segment header: expected {FILE_MAGIC:?} for segment {id}, found {header:?}"),
+            ));
+        }
+        let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+        if version != FORMAT_VERSION {
+            return Err(Error::Version {
+                what: "segment format",
+                path,
+                expected: FORMAT_VERSION,
+                found: version,
+            });
+        }
+        if size > len && !read_only {
+            f.set_len(len).map_err(|e| Error::io("truncate torn segment tail", &path, e))?;
+            f.sync_all().map_err(|e| Error::io("fsync segment", &path, e))?;
+            rec.truncated_bytes += size - len;
+        }
+        // A read-only handle never maps: another process may be writing the files.
+        let sealed = !read_only && (Some(id) != last || len >= target_size);
+        set.insert(SegmentReader::open(dir, id, sealed)?);
+    }
+    let active = match last {
+        Some(id) if !read_only && committed[&id] < target_size => {
+            let path = dir.join(file_name(id));
+            let f = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| Error::io("open segment", &path, e))?;
+            Some((id, f, committed[&id]))
+        }
+        _ => None,
+    };
+    let writer = SegmentWriter {
+        dir: dir.to_path_buf(),
+        sync,
+        target_size,
+        active,
+        next_id: last.map_or(0, |l| l + 1),
+    };
+    Ok((set, writer, rec))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_roundtrip_and_every_fault_detected() {
+        let mut buf = Vec::new();
+        encode_shingle_record(42, &[1, 5, 9], &mut buf);
+        assert_eq!(buf.len() as u64, record_len(3));
+        assert_eq!(buf.len() % 8, 0);
+        assert_eq!(decode_shingle_record(&buf, 42, 3).unwrap().as_ref(), &[1, 5, 9]);
+        assert!(decode_shingle_record(&buf, 43, 3).unwrap_err().0.contains("expected doc 43"));
+        assert!(decode_shingle_record(&buf[..20], 42, 3).unwrap_err().0.contains("truncated"));
+        let mut flipped = buf.clone();
+        flipped[RECORD_HEADER + 1] ^= 0x10;
+        assert!(decode_shingle_record(&flipped, 42, 3).unwrap_err().0.contains("checksum"));
+        let mut magic = buf.clone();
+        magic[0] = b'X';
+        assert!(decode_shingle_record(&magic, 42, 3).unwrap_err().0.contains("magic"));
+    }
+
+    #[test]
+    fn positioned_reads_bound_the_count_by_the_file_and_recovery_keeps_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, mut w, _) = recover(dir.path(), &HashMap::new(), false, 1 << 20, false).unwrap();
+        let out = w.append(&[(7, &[1, 2, 3][..])]).unwrap();
+        let committed: HashMap<u32, u64> = out.lengths.iter().copied().collect();
+        drop(w);
+        // Read-only: the active segment is read with positioned reads.
+        let (set, _, _) = recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
+        let loc = out.locs[0];
+        assert_eq!(set.read(loc, 7).unwrap().as_ref(), &[1, 2, 3]);
+        for bad in [
+            ShingleLoc { count: u32::MAX, ..loc },
+            ShingleLoc {
+                offset: u64::MAX - 8,
+                ..loc
+            },
+            ShingleLoc { offset: 1 << 40, ..loc },
+        ] {
+            match set.read(bad, 7) {
+                Err(Error::Corruption { doc: Some(7), what, .. }) => {
+                    assert!(
+                        what.contains(&format!("offset {}", bad.offset)) && what.contains("does not fit"),
+                        "{what}"
+                    )
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        // A committed length shorter than the file header is refused, not truncated to.
+        let short: HashMap<u32, u64> = committed.keys().map(|&id| (id, FILE_HEADER - 1)).collect();
+        assert!(recover(dir.path(), &short, false, 1 << 20, false).unwrap_err().is_corruption());
+        let (set, _, _) = recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
+        assert_eq!(set.read(loc, 7).unwrap().as_ref(), &[1, 2, 3]);
+    }
+
+    #[test]
+    fn file_names_roundtrip() {
+        assert_eq!(parse_file_name(&file_name(7)), Some(7));
+        assert_eq!(parse_file_name("0000000007.seg.tmp"), None);
+        assert_eq!(parse_file_name("x.seg"), None);
+    }
+}

@@ -1,0 +1,133 @@
+//! The containment options of the CLI, spawned as processes: `init --containment`, `ingest
+//! --containment`, `query --min-containment`, `pairs --min-containment`, `stats`, and the usage
+//! error (exit 2) on a database without the index.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::{passage, text, vocab};
+use serde_json::Value;
+
+fn fpdb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().expect("spawn fpdb")
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn json_lines(s: &str) -> Vec<Value> {
+    s.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn containment_from_the_command_line() {
+    let v = vocab();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db").display().to_string();
+    let out = ok(&fpdb(&["init", &db, "--containment", "on", "--containment-sample", "4"]));
+    assert!(out.contains("containment index on (sample 1/4"), "{out}");
+    // An abstract, the paper that holds it, and an unrelated paper.
+    let abs = passage(&v, 120, 1);
+    let rest = passage(&v, 2000, 2);
+    let paper: Vec<String> = abs.iter().chain(&rest).cloned().collect();
+    let corpus = dir.path().join("c.jsonl");
+    let lines: Vec<String> = [
+        ("abstract", text(&abs)),
+        ("paper", text(&paper)),
+        ("other", text(&passage(&v, 500, 3))),
+    ]
+    .iter()
+    .map(|(k, t)| serde_json::json!({"key": k, "text": t}).to_string())
+    .collect();
+    std::fs::write(&corpus, lines.join("\n")).unwrap();
+    let out = ok(&fpdb(&[
+        "--json",
+        "ingest",
+        &db,
+        corpus.to_str().unwrap(),
+        "--containment",
+        "0.8",
+        "--quiet",
+    ]));
+    let rows = json_lines(&out);
+    let paper_row = rows.iter().find(|r| r["key"] == "paper").unwrap();
+    let rel = &paper_row["containment"][0];
+    assert_eq!(rel["key"], "abstract");
+    assert_eq!(rel["reverse_containment"], 1.0);
+    assert_eq!(paper_row["group_size"], 1, "containment does not join groups");
+
+    // Query by text, both directions, with all three numbers.
+    let abs_file = dir.path().join("abstract.txt");
+    std::fs::write(&abs_file, text(&abs)).unwrap();
+    let out = ok(&fpdb(&[
+        "--json",
+        "query",
+        &db,
+        abs_file.to_str().unwrap(),
+        "--min-containment",
+        "0.9",
+    ]));
+    let hits = json_lines(&out);
+    let keys: Vec<&str> = hits.iter().map(|h| h["key"].as_str().unwrap()).collect();
+    assert_eq!(keys, ["abstract", "paper"]);
+    assert_eq!(hits[1]["containment"], 1.0);
+    assert!(hits[1]["reverse_containment"].as_f64().unwrap() < 0.1);
+    assert!(hits[1]["jaccard"].as_f64().unwrap() < 0.1);
+    let out = ok(&fpdb(&["query", &db, "--text", &text(&paper), "--min-containment", "0.9"]));
+    assert!(out.contains("IN DOC") && out.contains("abstract"), "{out}");
+    // The plain near-duplicate query does not see the abstract in the paper.
+    let o = fpdb(&["query", &db, abs_file.to_str().unwrap()]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .filter(|l| l.starts_with("paper"))
+            .count(),
+        0
+    );
+
+    // All pairs, once, with the direction.
+    let out = ok(&fpdb(&["--json", "pairs", &db, "--min-containment", "0.9"]));
+    let pairs = json_lines(&out);
+    assert_eq!(pairs.len(), 1);
+    assert_eq!(
+        (pairs[0]["a"].as_str(), pairs[0]["b"].as_str(), pairs[0]["direction"].as_str()),
+        (Some("abstract"), Some("paper"), Some("a<b"))
+    );
+
+    let s: Value = serde_json::from_str(&ok(&fpdb(&["--json", "stats", &db]))).unwrap();
+    assert_eq!(s["containment"]["sample"], 4);
+    assert!(s["containment"]["entries"].as_u64().unwrap() > 0);
+    let out = ok(&fpdb(&["check", &db]));
+    assert!(!out.is_empty());
+}
+
+#[test]
+fn containment_on_a_database_without_the_index_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db").display().to_string();
+    ok(&fpdb(&["init", &db, "--containment", "off"]));
+    let o = fpdb(&["query", &db, "--text", "some words to look up here", "--min-containment", "0.5"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("no containment index") && err.contains("--containment on"), "{err}");
+    let o = fpdb(&["pairs", &db, "--min-containment", "0.5"]);
+    assert_eq!(o.status.code(), Some(2));
+    let corpus = dir.path().join("c.jsonl");
+    std::fs::write(&corpus, "{\"key\": \"a\", \"text\": \"one two three four\"}\n").unwrap();
+    let o = fpdb(&["ingest", &db, corpus.to_str().unwrap(), "--containment", "0.5"]);
+    assert_eq!(o.status.code(), Some(2));
+    let out = ok(&fpdb(&["stats", &db]));
+    assert!(out.contains("containment    off"), "{out}");
+    // Out of range.
+    let o = fpdb(&["init", &dir.path().join("db2").display().to_string(), "--containment-sample", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+}
