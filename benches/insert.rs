@@ -33,6 +33,7 @@ fn bench(c: &mut Criterion) {
                         key: i.to_string(),
                         text: d.clone(),
                         meta: None,
+                        biblio: Default::default(),
                     })
                 });
                 db.ingest(input, &IngestOptions::default(), |_| {}).unwrap();
@@ -49,6 +50,7 @@ fn bench(c: &mut Criterion) {
             key: i.to_string(),
             text: d.clone(),
             meta: None,
+            biblio: Default::default(),
         })
     });
     db.ingest(input, &IngestOptions::default(), |_| {}).unwrap();

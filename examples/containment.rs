@@ -97,6 +97,7 @@ fn ingest(db: &Db, docs: &[(String, String)], opts: &IngestOptions) -> Res<(f64,
             key: k.clone(),
             text: t.clone(),
             meta: None,
+            biblio: Default::default(),
         })
     });
     let mut rel = HashMap::new();

@@ -111,6 +111,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     key: k.clone(),
                     text: t.clone(),
                     meta: None,
+                    biblio: Default::default(),
                 })
             })
             .collect()

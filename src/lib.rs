@@ -59,6 +59,7 @@ pub use db::{
 // containment:
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
 pub use error::{Error, Result, RocksKind};
+pub use fingerprint::biblio::{Biblio, MatchKind};
 pub use fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
 pub use fingerprint::{fingerprint, Fingerprint, Fingerprinter};
 pub use index::{Block, Layout};

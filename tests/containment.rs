@@ -133,6 +133,7 @@ fn without_the_index_containment_is_a_usage_error() {
         key: "b".into(),
         text: "one two three".into(),
         meta: None,
+        biblio: Default::default(),
     })];
     assert!(refused(
         db.ingest(docs, &IngestOptions::default().with_containment(0.5), |_| {}).map(drop)
@@ -295,6 +296,7 @@ fn ingest_reports_containment_apart_from_groups() {
                     key: k.clone(),
                     text: t.clone(),
                     meta: None,
+                    biblio: Default::default(),
                 })
             })
             .collect::<Vec<_>>()

@@ -141,9 +141,9 @@ fn rewrite_doc_record(path: &std::path::Path, id: u64, f: impl FnOnce(&mut fpdb:
     let raw = rocksdb::DB::open_cf(&rocksdb::Options::default(), &rp, &names).unwrap();
     let cf = raw.cf_handle("docs").unwrap();
     let bytes = raw.get_cf(cf, id.to_be_bytes()).unwrap().unwrap();
-    let mut r: fpdb::DocRecord = fpdb::internals::doc_record::decode(&bytes, "doc record", &rp, Some(id)).unwrap();
+    let mut r: fpdb::DocRecord = fpdb::internals::doc_record::decode_doc(&bytes, &rp, Some(id)).unwrap();
     f(&mut r);
-    raw.put_cf(cf, id.to_be_bytes(), fpdb::internals::doc_record::encode(&r).unwrap())
+    raw.put_cf(cf, id.to_be_bytes(), fpdb::internals::doc_record::encode_doc(&r).unwrap())
         .unwrap();
 }
 

@@ -65,6 +65,7 @@ fn crash_child() {
                 key,
                 text: doc_text(v, seed, j),
                 meta: None,
+                biblio: Default::default(),
             })
         });
         i += n;

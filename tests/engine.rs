@@ -301,6 +301,7 @@ fn a_batch_sees_its_own_earlier_documents_and_skip_does_not_store_duplicates() {
                     key: format!("v{i}"),
                     text: text(&edit(&v, &base, i, i as u64)),
                     meta: None,
+                    biblio: Default::default(),
                 },
             )
         })
@@ -474,6 +475,7 @@ fn the_pipeline_decides_exactly_like_sequential_inserts() {
                 key: k.clone(),
                 text: t.clone(),
                 meta: None,
+                biblio: Default::default(),
             })
         });
         let mut got = Vec::new();
@@ -518,6 +520,7 @@ fn readers_see_whole_batches_while_a_writer_commits() {
                                 key: format!("b{b}-{i}"),
                                 text: t.clone(),
                                 meta: None,
+                                biblio: Default::default(),
                             },
                         )
                     })

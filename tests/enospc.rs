@@ -58,6 +58,7 @@ fn docs(n: usize) -> impl Iterator<Item = fpdb::Result<NewDoc>> + Send + 'static
             key: format!("p{i}"),
             text: text(&passage(&v, 60, 7_000_000 + i as u64)),
             meta: None,
+            biblio: Default::default(),
         })
     })
 }

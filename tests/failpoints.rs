@@ -163,6 +163,7 @@ fn stream(fault: impl Fn(usize) -> Option<fpdb::Result<NewDoc>> + Send) -> impl 
                 key: format!("s{i}"),
                 text: text(&passage(&v, 12, 1_000_000 + i as u64)),
                 meta: None,
+                biblio: Default::default(),
             })
         })
     })
@@ -373,6 +374,7 @@ fn an_error_after_the_writer_changed_part_of_a_batch_poisons_the_handle() {
                     key: format!("k{i}"),
                     text: texts[i].clone(),
                     meta: None,
+                    biblio: Default::default(),
                 },
             )
         })

@@ -201,5 +201,10 @@ pub fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Result<NewDoc, Error> {
         Some(m) => meta(py, &m, &key)?,
         None => None,
     };
-    Ok(NewDoc { key, text, meta })
+    Ok(NewDoc {
+        key,
+        text,
+        meta,
+        biblio: Default::default(),
+    })
 }

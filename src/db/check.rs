@@ -30,7 +30,7 @@ impl Db {
                 fault(None, None, rp.clone(), format!("doc key {k:?} is not 8 bytes"));
                 continue;
             };
-            match doc_record::decode::<DocRecord>(&v, "doc record", &self.inner.rocks_path, Some(id)) {
+            match doc_record::decode_doc(&v, &self.inner.rocks_path, Some(id)) {
                 Ok(r) => {
                     records.insert(id, r);
                 }
@@ -106,6 +106,17 @@ impl Db {
             }
         }
         rep.docs = ids.len() as u64;
+        // metadata: the metadata index agrees with the records.
+        let biblio_of = |id: u64| records.get(&id).map(|r| r.biblio.clone());
+        for (doc, what) in super::metadata::check_index(
+            &self.inner.rocks,
+            self.inner.rocks.cf_handle(crate::store::keys::CF_META_IDX),
+            &ids,
+            biblio_of,
+            &self.inner.rocks_path,
+        )? {
+            fault(doc, None, rp.clone(), what);
+        }
         let mut keys = 0u64;
         for item in self.inner.rocks.iterator_cf(self.cf(CF_KEYS)?, IteratorMode::Start) {
             let (k, v) = item.map_err(self.rocks_err("scan keys"))?;

@@ -9,9 +9,11 @@ use rocksdb::{IteratorMode, WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
+use crate::fingerprint::biblio::Biblio;
 use crate::fingerprint::Fingerprint;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DocRecord};
+use crate::store::keys::{decode_meta_idx_key, CF_META_IDX};
 use crate::store::keys::{decode_table_key, doc_key, edge_key, seg_key, table_cf, table_key, CF_DOCS, CF_EDGES, CF_KEYS, CF_META};
 use crate::store::ShingleLoc;
 
@@ -27,6 +29,7 @@ pub(super) struct PendingDoc {
     pub(super) key: String,
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
+    pub(super) biblio: Biblio, // metadata:
     pub(super) group: u64,
     pub(super) alive: bool,
 }
@@ -92,6 +95,7 @@ impl Db {
         let tcfs: Vec<&rocksdb::ColumnFamily> = (0..layout.tables() as usize)
             .map(|i| self.cf(&table_cf(i)))
             .collect::<Result<_>>()?;
+        let meta_idx_cf = self.cf(CF_META_IDX)?; // metadata:
         let st = self.inner.state.read();
         let mut tdel: Vec<Vec<[u8; 16]>> = vec![Vec::new(); tcfs.len()];
         let mut tput: Vec<Vec<[u8; 16]>> = vec![Vec::with_capacity(pend.new_docs.len()); tcfs.len()];
@@ -108,8 +112,21 @@ impl Db {
                         }
                     }
                 }
+                // metadata: and its metadata index entries.
+                for item in self.inner.rocks.iterator_cf(meta_idx_cf, IteratorMode::Start) {
+                    let (k, _) = item.map_err(self.rocks_err("scan meta_idx"))?;
+                    if decode_meta_idx_key(&k).is_some_and(|(_, _, d)| d == id) {
+                        b.delete_cf(meta_idx_cf, k);
+                    }
+                }
                 continue;
             };
+            // metadata: the deleted (or replaced) document's index entries go in the same batch.
+            if let Some(r) = self.read_record(id)? {
+                for k in super::metadata::index_keys(&r.biblio, id) {
+                    b.delete_cf(meta_idx_cf, k);
+                }
+            }
             b.delete_cf(docs_cf, doc_key(id));
             b.delete_cf(keys_cf, m.key.as_bytes());
             for (i, t) in tdel.iter_mut().enumerate() {
@@ -143,8 +160,12 @@ impl Db {
                 group: pend.regroup.get(&p.id).copied().unwrap_or(p.group),
                 inserted_at_ms: now,
                 meta: p.meta.clone(),
+                biblio: p.biblio.clone(), // metadata:
             };
-            b.put_cf(docs_cf, doc_key(p.id), doc_record::encode(&rec)?);
+            b.put_cf(docs_cf, doc_key(p.id), doc_record::encode_doc(&rec)?);
+            for k in super::metadata::index_keys(&p.biblio, p.id) {
+                b.put_cf(meta_idx_cf, k, []); // metadata: the new document's index entries
+            }
             kput.push((p.key.as_bytes(), p.id.to_be_bytes()));
             for (i, t) in tput.iter_mut().enumerate() {
                 t.push(table_key(layout, i, p.fp.simhash, p.id));
@@ -197,7 +218,7 @@ impl Db {
             r.count = loc.count;
         }
         for (id, r) in &rewrite {
-            b.put_cf(docs_cf, doc_key(*id), doc_record::encode(r)?);
+            b.put_cf(docs_cf, doc_key(*id), doc_record::encode_doc(r)?);
         }
         for &(seg, len) in &appended.lengths {
             b.put_cf(meta_cf, seg_key(seg), len.to_le_bytes());

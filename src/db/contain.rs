@@ -41,6 +41,7 @@ fn contain_hit(key: &str, id: u64, q_simhash: u64, d_simhash: u64, r: &Containme
         shared: Some(r.shared),
         containment: Some(r.a_in_b),
         reverse_containment: Some(r.b_in_a),
+        matched: crate::fingerprint::biblio::MatchKind::Text,
     }
 }
 

@@ -21,7 +21,9 @@ mod commit;
 mod compact;
 // containment:
 mod contain;
+// metadata:
 pub(crate) mod groups;
+mod metadata;
 mod open;
 mod options;
 mod query;
@@ -146,8 +148,7 @@ impl Db {
             .rocks
             .get_cf(self.cf(CF_DOCS)?, doc_key(id))
             .map_err(self.rocks_err("read doc"))?;
-        v.map(|v| doc_record::decode(&v, "doc record", &self.inner.rocks_path, Some(id)))
-            .transpose()
+        v.map(|v| doc_record::decode_doc(&v, &self.inner.rocks_path, Some(id))).transpose()
     }
 
     pub(super) fn committed_id(&self, key: &str) -> Result<Option<u64>> {

@@ -14,7 +14,8 @@ use crate::fingerprint::spec::FingerprintSpec;
 use crate::index::mem::MemTables;
 use crate::index::Layout;
 use crate::intmap::IntMap;
-use crate::store::doc_record::{self, DbConfig, DocRecord};
+use crate::store::doc_record::{self, DbConfig};
+use crate::store::keys::CF_META_IDX;
 use crate::store::keys::{be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, table_cf, CF_DOCS, CF_EDGES, CF_META, SEG_PREFIX};
 use crate::store::segment;
 
@@ -136,12 +137,18 @@ impl Db {
             .iter()
             .map(|n| ColumnFamilyDescriptor::new(n, rocks_options(&cache, false)))
             .collect();
-        let rocks = if opts.read_only {
+        let mut rocks = if opts.read_only {
             DB::open_cf_descriptors_read_only(&o, &rocks_path, descs, false)
         } else {
             DB::open_cf_descriptors(&o, &rocks_path, descs)
         }
         .map_err(|e| Error::rocks("open", &rocks_path, e))?;
+        // metadata: databases created before the metadata index get its (empty) column family.
+        if !opts.read_only && rocks.cf_handle(CF_META_IDX).is_none() {
+            rocks
+                .create_cf(CF_META_IDX, &rocks_options(&cache, false))
+                .map_err(|e| Error::rocks("create meta_idx column family", &rocks_path, e))?;
+        }
         let meta = rocks
             .cf_handle(CF_META)
             .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
@@ -207,7 +214,7 @@ impl Db {
                 recovery.damaged_records += 1;
                 continue;
             };
-            let Ok(r) = doc_record::decode::<DocRecord>(&v, "doc record", &rocks_path, Some(id)) else {
+            let Ok(r) = doc_record::decode_doc(&v, &rocks_path, Some(id)) else {
                 recovery.damaged_records += 1;
                 recovery.damaged_ids.push(id);
                 continue;

@@ -134,6 +134,7 @@ impl Db {
                         shared: None,
                         containment: None,
                         reverse_containment: None,
+                        matched: crate::fingerprint::biblio::MatchKind::Text,
                     });
                 }
             })?;
@@ -224,7 +225,7 @@ impl Db {
         for item in self.inner.rocks.iterator_cf(self.cf(CF_DOCS)?, IteratorMode::Start) {
             let (k, v) = item.map_err(self.rocks_err("scan docs"))?;
             let id = be_u64(&k).ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, "doc key is not 8 bytes"))?;
-            f(id, &doc_record::decode(&v, "doc record", &self.inner.rocks_path, Some(id))?)?;
+            f(id, &doc_record::decode_doc(&v, &self.inner.rocks_path, Some(id))?)?;
         }
         Ok(())
     }

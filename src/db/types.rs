@@ -1,6 +1,7 @@
 //! The values the database hands in and out: documents, hits, outcomes, reports.
 
 use crate::error::{Error, Result};
+use crate::fingerprint::biblio::{self, Biblio, MatchKind};
 use crate::fingerprint::Fingerprint;
 use crate::store::doc_record::DocRecord;
 
@@ -26,6 +27,10 @@ pub struct Hit {
     /// Containment of this document in the query, |Q ∩ D| / |D| (absent for fingerprint-only
     /// queries).
     pub reverse_containment: Option<f64>,
+    // metadata:
+    /// How it matched: verified text, or an exact metadata match (then Hamming distance, Jaccard
+    /// and containment are given for information only).
+    pub matched: MatchKind,
 }
 
 /// A duplicate group as seen at a point in time.
@@ -70,6 +75,9 @@ pub struct NewDoc {
     pub text: String,
     /// Optional metadata (JSON text), stored with the record.
     pub meta: Option<String>,
+    // metadata:
+    /// Title, year and DOI: stored, indexed and matched exactly (see [`crate::fingerprint::biblio`]).
+    pub biblio: Biblio,
 }
 
 /// A document fingerprinted and validated, ready for the writer. Only validated values exist: build
@@ -79,6 +87,7 @@ pub struct PreparedDoc {
     pub(super) key: String,
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
+    pub(super) biblio: Biblio, // metadata:
 }
 
 impl PreparedDoc {
@@ -101,7 +110,28 @@ impl PreparedDoc {
                 ),
             ));
         }
-        Ok(PreparedDoc { key, fp, meta })
+        Ok(PreparedDoc {
+            key,
+            fp,
+            meta,
+            biblio: Biblio::default(),
+        })
+    }
+
+    // metadata:
+    /// Sets the title, year and DOI, validated (the error names the field and the document's key).
+    pub fn with_biblio(mut self, b: Biblio) -> Result<PreparedDoc> {
+        biblio::validate(&b).map_err(|e| match e {
+            Error::InvalidInput { message, .. } => Error::input(Some(self.key.as_bytes()), message),
+            e => e,
+        })?;
+        self.biblio = b;
+        Ok(self)
+    }
+
+    /// The title, year and DOI.
+    pub fn biblio(&self) -> &Biblio {
+        &self.biblio
     }
 
     /// The external key.

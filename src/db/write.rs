@@ -4,6 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::failpoint;
+use crate::fingerprint::biblio::{Biblio, MatchKind};
 use crate::fingerprint::similarity::{hamming, jaccard_at_least};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 
@@ -26,7 +27,8 @@ impl Db {
                 "the text has no words (empty, whitespace or punctuation only); nothing to fingerprint",
             ));
         }
-        PreparedDoc::new(doc.key, fp, doc.meta)
+        // metadata: validated here, so the writer only indexes well-formed values.
+        PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)
     }
 
     /// Inserts (or replaces) one document durably, linking it to its verified near-duplicates.
@@ -42,6 +44,7 @@ impl Db {
                 key: key.to_string(),
                 text: text.to_string(),
                 meta: None,
+                biblio: Biblio::default(),
             },
         )?;
         self.commit_batch(vec![Ok(doc)], dedup)?
@@ -177,12 +180,24 @@ impl Db {
                     },
                     None => Vec::new(),
                 };
+                // metadata: exact metadata matches are reported beside the text matches, never linked.
+                let meta = if dedup == Dedup::Off || doc.biblio.is_empty() {
+                    Vec::new()
+                } else {
+                    match self.meta_hits(&st, &pend, &doc.fp, &doc.biblio, old, &dups) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            results.push(Err(e));
+                            continue;
+                        }
+                    }
+                };
                 if dedup == Dedup::Skip && !dups.is_empty() {
                     results.push(Ok(InsertOutcome {
                         key: doc.key,
                         id: None,
                         replaced: None,
-                        duplicates: dups,
+                        duplicates: dups.into_iter().chain(meta).collect(), // metadata: + meta
                         group: None,
                         containment: contained,
                     }));
@@ -241,6 +256,7 @@ impl Db {
                     key: doc.key.clone(),
                     fp: doc.fp,
                     meta: doc.meta,
+                    biblio: doc.biblio, // metadata:
                     group: gid,
                     alive: true,
                 });
@@ -248,7 +264,7 @@ impl Db {
                     key: doc.key,
                     id: Some(id),
                     replaced: old,
-                    duplicates: dups,
+                    duplicates: dups.into_iter().chain(meta).collect(), // metadata: + meta
                     group: Some(GroupInfo { id: gid, canonical, size }),
                     containment: contained,
                 }));
@@ -299,6 +315,7 @@ impl Db {
                     // containment: free from the overlap.
                     containment: Some(share(sim.shared, fp.shingles.len())),
                     reverse_containment: Some(share(sim.shared, meta.loc.count as usize)),
+                    matched: MatchKind::Text,
                 });
             }
         }
@@ -352,6 +369,7 @@ impl Db {
                         shared: Some(sim.shared),
                         containment: Some(share(sim.shared, fp.shingles.len())),
                         reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
+                        matched: MatchKind::Text,
                     });
                 }
             }
@@ -400,7 +418,7 @@ impl Db {
 }
 
 /// `shared / of` (0.0 when `of` is 0): a containment from an overlap already counted.
-fn share(shared: u32, of: usize) -> f64 {
+pub(super) fn share(shared: u32, of: usize) -> f64 {
     if of == 0 {
         0.0
     } else {

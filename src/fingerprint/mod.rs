@@ -6,6 +6,7 @@
 //! normalize → shingle → simhash, as one reusable object ([`Fingerprinter`]); [`similarity`] holds
 //! the measures that compare fingerprints (Hamming, Jaccard).
 
+pub mod biblio;
 pub mod containment;
 pub mod normalize;
 pub mod shingle;

@@ -5,22 +5,30 @@
 //! length ‖ bytes, `Option` as one byte 0/1 ‖ value, `f64` as IEEE-754 LE.
 //!
 //! `DocRecord` (after the version byte): key String, simhash u64, segment u32, offset u64, count u32,
-//! group u64, inserted_at_ms u64, meta `Option<String>`.
+//! group u64, inserted_at_ms u64, meta `Option<String>`, then (version 2 only) biblio: title
+//! `Option<String>`, year `Option<i32>`, doi `Option<String>` ([`encode_doc`], [`decode_doc`]).
+//! Version 1 records (written before metadata matches existed) still decode, with an empty biblio;
+//! every record written now is version 2.
 //!
 //! `DbConfig` ([`encode_config`], [`decode_config`]): version 1 = tables u32, max_distance u32,
 //! min_jaccard f64 (no containment index); version 2 = the same ‖ containment
 //! `Option<ContainmentConfig { sample u32, max_postings u32 }>`. A database without the
 //! containment index is written as version 1, so builds that predate it still open it.
 
+use bincode::Options as _;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 use crate::error::{Error, Result};
+use crate::fingerprint::biblio::Biblio;
 use crate::store::ShingleLoc;
 
 /// Store format version (meta `format`).
 pub const FORMAT_VERSION: u32 = 1;
-const RECORD_VERSION: u8 = 1;
+const CONFIG_V1: u8 = 1;
+// metadata: doc records are version 2 (with `biblio`); version 1 records decode with an empty one.
+const DOC_V1: u8 = 1;
+const DOC_V2: u8 = 2;
 
 /// Database-wide settings fixed at creation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,25 +68,25 @@ const CONFIG_V2: u8 = 2;
 /// Encodes the config record: version 1 without a containment index, version 2 with one.
 pub fn encode_config(c: &DbConfig) -> Result<Vec<u8>> {
     if c.containment.is_none() {
-        return encode(&DbConfigV1 {
-            tables: c.tables,
-            max_distance: c.max_distance,
-            min_jaccard: c.min_jaccard,
-        });
+        return encode_versioned(
+            CONFIG_V1,
+            &DbConfigV1 {
+                tables: c.tables,
+                max_distance: c.max_distance,
+                min_jaccard: c.min_jaccard,
+            },
+        );
     }
-    let mut out = encode(c)?;
-    out[0] = CONFIG_V2;
-    Ok(out)
+    encode_versioned(CONFIG_V2, c)
 }
 
 /// Decodes a config record of version 1 (containment off) or 2.
 pub fn decode_config(bytes: &[u8], path: &Path) -> Result<DbConfig> {
-    match bytes.split_first() {
-        Some((&CONFIG_V2, rest)) => {
-            bincode::deserialize(rest).map_err(|e| Error::corrupt(path, None, format!("config record does not decode: {e}")))
-        }
-        _ => {
-            let v1: DbConfigV1 = decode(bytes, "config record", path, None)?;
+    const WHAT: &str = "config record";
+    match split_version(bytes, WHAT, path, None)? {
+        (CONFIG_V2, rest) => body(rest, WHAT, path, None),
+        (CONFIG_V1, rest) => {
+            let v1: DbConfigV1 = body(rest, WHAT, path, None)?;
             Ok(DbConfig {
                 tables: v1.tables,
                 max_distance: v1.max_distance,
@@ -86,7 +94,53 @@ pub fn decode_config(bytes: &[u8], path: &Path) -> Result<DbConfig> {
                 containment: None,
             })
         }
+        (v, _) => Err(unknown(WHAT, path, CONFIG_V2, v)),
     }
+}
+
+/// Encodes a doc record (version 2).
+pub fn encode_doc(r: &DocRecord) -> Result<Vec<u8>> {
+    encode_versioned(DOC_V2, r)
+}
+
+/// Decodes a doc record of version 2, or of version 1 (before metadata matches: an empty biblio).
+pub fn decode_doc(bytes: &[u8], path: &Path, doc: Option<u64>) -> Result<DocRecord> {
+    const WHAT: &str = "doc record";
+    match split_version(bytes, WHAT, path, doc)? {
+        (DOC_V2, rest) => body(rest, WHAT, path, doc),
+        (DOC_V1, rest) => {
+            // Strict: a version-2 body relabelled as version 1 has trailing bytes and is refused.
+            let strict = bincode::DefaultOptions::new().with_fixint_encoding().reject_trailing_bytes();
+            let r: DocRecordV1 = strict
+                .deserialize(rest)
+                .map_err(|e| Error::corrupt(path, doc, format!("{WHAT} does not decode: {e}")))?;
+            Ok(DocRecord {
+                key: r.key,
+                simhash: r.simhash,
+                segment: r.segment,
+                offset: r.offset,
+                count: r.count,
+                group: r.group,
+                inserted_at_ms: r.inserted_at_ms,
+                meta: r.meta,
+                biblio: Biblio::default(),
+            })
+        }
+        (v, _) => Err(unknown(WHAT, path, DOC_V2, v)),
+    }
+}
+
+/// The version-1 doc record (before metadata matches).
+#[derive(Deserialize)]
+struct DocRecordV1 {
+    key: String,
+    simhash: u64,
+    segment: u32,
+    offset: u64,
+    count: u32,
+    group: u64,
+    inserted_at_ms: u64,
+    meta: Option<String>,
 }
 
 /// A stored document.
@@ -108,6 +162,8 @@ pub struct DocRecord {
     pub inserted_at_ms: u64,
     /// Caller metadata (JSON text), if any.
     pub meta: Option<String>,
+    /// Title, year and DOI (indexed for exact metadata matches; record version 2).
+    pub biblio: Biblio,
 }
 
 impl DocRecord {
@@ -121,9 +177,9 @@ impl DocRecord {
     }
 }
 
-/// Encodes a versioned record: version byte ‖ bincode.
-pub fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>> {
-    let mut out = vec![RECORD_VERSION];
+/// version byte ‖ bincode.
+fn encode_versioned<T: Serialize>(version: u8, v: &T) -> Result<Vec<u8>> {
+    let mut out = vec![version];
     // Plain structs into a Vec do not fail; if a future field type did, the write is refused (an
     // empty record must never reach the disk).
     bincode::serialize_into(&mut out, v).map_err(|e| Error::InvalidInput {
@@ -133,19 +189,23 @@ pub fn encode<T: Serialize>(v: &T) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Decodes a versioned record.
-pub fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8], what: &'static str, path: &Path, doc: Option<u64>) -> Result<T> {
+fn split_version<'a>(bytes: &'a [u8], what: &str, path: &Path, doc: Option<u64>) -> Result<(u8, &'a [u8])> {
     match bytes.split_first() {
-        Some((&RECORD_VERSION, rest)) => {
-            bincode::deserialize(rest).map_err(|e| Error::corrupt(path, doc, format!("{what} does not decode: {e}")))
-        }
-        Some((&v, _)) => Err(Error::Version {
-            what,
-            path: path.to_path_buf(),
-            expected: RECORD_VERSION as u32,
-            found: v as u32,
-        }),
+        Some((&v, rest)) => Ok((v, rest)),
         None => Err(Error::corrupt(path, doc, format!("empty {what}"))),
+    }
+}
+
+fn body<T: for<'de> Deserialize<'de>>(rest: &[u8], what: &str, path: &Path, doc: Option<u64>) -> Result<T> {
+    bincode::deserialize(rest).map_err(|e| Error::corrupt(path, doc, format!("{what} does not decode: {e}")))
+}
+
+fn unknown(what: &'static str, path: &Path, expected: u8, found: u8) -> Error {
+    Error::Version {
+        what,
+        path: path.to_path_buf(),
+        expected: expected as u32,
+        found: found as u32,
     }
 }
 
@@ -164,20 +224,52 @@ mod tests {
             group: 1,
             inserted_at_ms: 99,
             meta: Some("{\"year\":2020}".into()),
+            biblio: Biblio {
+                title: Some("On Near-Duplicates".into()),
+                year: Some(2020),
+                doi: Some("10.1145/1242572.1242592".into()),
+            },
         };
-        let bytes = encode(&r).unwrap();
-        assert_eq!(bytes[0], 1);
+        let bytes = encode_doc(&r).unwrap();
+        assert_eq!(bytes[0], 2);
         let p = Path::new("x");
-        assert_eq!(decode::<DocRecord>(&bytes, "doc record", p, None).unwrap(), r);
-        let mut v2 = bytes.clone();
-        v2[0] = 2;
-        assert!(matches!(
-            decode::<DocRecord>(&v2, "doc record", p, None),
-            Err(Error::Version { found: 2, .. })
-        ));
-        assert!(decode::<DocRecord>(&bytes[..5], "doc record", p, Some(1))
-            .unwrap_err()
-            .is_corruption());
+        assert_eq!(decode_doc(&bytes, p, None).unwrap(), r);
+        let mut v3 = bytes.clone();
+        v3[0] = 3;
+        assert!(matches!(decode_doc(&v3, p, None), Err(Error::Version { found: 3, .. })));
+        // A version-2 body relabelled as version 1 has trailing bytes: refused, not misread.
+        let mut v1 = bytes.clone();
+        v1[0] = 1;
+        assert!(decode_doc(&v1, p, None).unwrap_err().is_corruption());
+        assert!(decode_doc(&bytes[..5], p, Some(1)).unwrap_err().is_corruption());
+        assert!(decode_doc(&[], p, Some(1)).unwrap_err().is_corruption());
+    }
+
+    /// Bytes of a version-1 record as written before metadata matches existed (fixed here, not
+    /// produced by today's encoder): they must keep decoding, with an empty biblio.
+    #[test]
+    fn version_1_doc_records_still_decode() {
+        let mut v1 = vec![1u8];
+        v1.extend(3u64.to_le_bytes());
+        v1.extend(b"k/1");
+        v1.extend(0xABCDu64.to_le_bytes()); // simhash
+        v1.extend(7u32.to_le_bytes()); // segment
+        v1.extend(16u64.to_le_bytes()); // offset
+        v1.extend(5u32.to_le_bytes()); // count
+        v1.extend(2u64.to_le_bytes()); // group
+        v1.extend(99u64.to_le_bytes()); // inserted_at_ms
+        v1.push(0); // meta: None
+        let r = decode_doc(&v1, Path::new("x"), Some(3)).unwrap();
+        assert_eq!(r.key, "k/1");
+        assert_eq!(
+            (r.simhash, r.segment, r.offset, r.count, r.group, r.inserted_at_ms),
+            (0xABCD, 7, 16, 5, 2, 99)
+        );
+        assert_eq!(r.meta, None);
+        assert_eq!(r.biblio, Biblio::default());
+        // Re-encoding writes version 2.
+        assert_eq!(encode_doc(&r).unwrap()[0], 2);
+        assert!(decode_doc(&v1[..v1.len() - 1], Path::new("x"), Some(3)).is_err());
     }
 
     #[test]

@@ -20,6 +20,17 @@
 //! document's number of keys on every entry, so a search knows it without reading the document
 //! (the count filter of `db::contain`).
 //!
+//! | `meta_idx` | kind u8 ‖ value ‖ 0x00 ‖ id u64 BE ([`meta_idx_key`]) | empty (metadata matches, `db::metadata`) |
+//!
+//! `meta_idx` (metadata matches): one entry per (document, indexed value). Byte 0: kind,
+//! [`META_KIND_DOI`] (`0x01`) or [`META_KIND_TITLE_YEAR`] (`0x02`); then the normalised value,
+//! UTF-8 (DOI: the normalised DOI; title + year: the year in decimal ASCII, `-` for negative years,
+//! one space `0x20`, the normalised title); then `0x00` (no normalised value contains a NUL byte);
+//! then the doc id, u64 BE. All documents with one value form one contiguous key range
+//! ([`meta_idx_prefix`]), in doc-id order. Example: DOI `https://doi.org/10.1145/ABC` of doc 7 is the
+//! key `01 "10.1145/abc" 00 00 00 00 00 00 00 00 07`. A database created before this column family
+//! existed gets it (empty) when opened for writing; a read-only handle treats it as empty.
+//!
 //! Big-endian ids in keys make RocksDB's byte order the numeric order.
 
 use crate::fingerprint::containment::KeyKind;
@@ -38,6 +49,40 @@ pub const CF_EDGES: &str = "edges";
 /// The containment index (present only in databases created with containment on).
 pub const CF_CONTAIN: &str = "contain";
 
+// metadata:
+/// The metadata index (exact DOI / title + year matches).
+pub const CF_META_IDX: &str = "meta_idx";
+/// Kind byte of a DOI entry in `meta_idx`.
+pub const META_KIND_DOI: u8 = 1;
+/// Kind byte of a title + year entry in `meta_idx`.
+pub const META_KIND_TITLE_YEAR: u8 = 2;
+
+/// The `meta_idx` key prefix shared by every document indexed under `(kind, value)`: kind ‖ value ‖ 0x00.
+pub fn meta_idx_prefix(kind: u8, value: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(value.len() + 10);
+    k.push(kind);
+    k.extend_from_slice(value);
+    k.push(0);
+    k
+}
+
+/// The `meta_idx` key of doc `id` under `(kind, value)`: kind ‖ value ‖ 0x00 ‖ id u64 BE.
+pub fn meta_idx_key(kind: u8, value: &[u8], id: u64) -> Vec<u8> {
+    let mut k = meta_idx_prefix(kind, value);
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Decodes a [`meta_idx_key`] into `(kind, value, id)`; `None` when it is malformed.
+pub fn decode_meta_idx_key(key: &[u8]) -> Option<(u8, &[u8], u64)> {
+    let (&kind, rest) = key.split_first()?;
+    let sep = rest.len().checked_sub(9)?;
+    if rest[sep] != 0 || !matches!(kind, META_KIND_DOI | META_KIND_TITLE_YEAR) {
+        return None;
+    }
+    Some((kind, &rest[..sep], be_u64(&rest[sep + 1..])?))
+}
+
 /// Name of table `i`'s column family.
 pub fn table_cf(i: usize) -> String {
     format!("t{i}")
@@ -45,7 +90,10 @@ pub fn table_cf(i: usize) -> String {
 
 /// Every column family of a database with `m` tables.
 pub fn cf_names(m: u32) -> Vec<String> {
-    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES].iter().map(|s| s.to_string()).collect();
+    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES, CF_META_IDX]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
     v.extend((0..m as usize).map(table_cf));
     v
 }

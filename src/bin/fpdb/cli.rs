@@ -75,6 +75,53 @@ pub enum Cmd {
     /// and report p50/p99/mean latency in µs.
     #[command(hide = true)]
     BenchQuery(BenchQueryArgs),
+    /// Serve the database over HTTP (JSON API; docs/serve.md): one process owns the database and
+    /// serves many clients. Stops gracefully on SIGINT/SIGTERM. Prints the bound address on stdout.
+    #[cfg(feature = "serve")]
+    Serve(ServeArgs),
+}
+
+/// `fpdb serve`.
+#[cfg(feature = "serve")]
+#[derive(Args, Debug)]
+pub struct ServeArgs {
+    /// Database directory (created with default settings when it holds no database).
+    pub db: PathBuf,
+    /// Address to listen on (port 0: any free port). A non-loopback address needs --token-file.
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub listen: std::net::SocketAddr,
+    /// File holding the access token required on writes (`Authorization: Bearer <token>`).
+    #[arg(long)]
+    pub token_file: Option<PathBuf>,
+    /// Require the token on reads too (everything but /healthz).
+    #[arg(long)]
+    pub token_for_reads: bool,
+    /// Largest body of PUT and POST /v1/duplicates, bytes (larger: 413).
+    #[arg(long, default_value_t = 8 << 20)]
+    pub max_body_bytes: usize,
+    /// Largest NDJSON body of POST /v1/documents, bytes (larger: 413).
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_bulk_bytes: usize,
+    /// Documents waiting for the writer at most (more: 429 with Retry-After).
+    #[arg(long, default_value_t = 1024)]
+    pub queue_depth: usize,
+    /// Documents per group commit, at most.
+    #[arg(long, default_value_t = 1024)]
+    pub batch_size: usize,
+    /// Concurrent POST /v1/documents requests at most (more: 429).
+    #[arg(long, default_value_t = 2)]
+    pub bulk_slots: usize,
+    /// Fingerprinting threads per bulk request (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    pub workers: usize,
+    /// Print one line per request on stderr (method, route, status, latency; never text or keys).
+    #[arg(long)]
+    pub log_requests: bool,
+    /// Seconds to wait for in-flight requests after SIGINT/SIGTERM.
+    #[arg(long, default_value_t = 30)]
+    pub shutdown_timeout_s: u64,
+    #[command(flatten)]
+    pub write: WriteArgs,
 }
 
 /// Just the database.

@@ -22,7 +22,9 @@ fn bad(origin: &str, key: Option<&str>, msg: impl std::fmt::Display) -> Error {
     }
 }
 
-/// Parses one JSONL line into a document. Fields other than `key` and `text` are kept as metadata.
+/// Parses one JSONL line into a document. Fields other than `key` and `text` are kept as metadata;
+/// `title`, `year` and `doi` (optional) also become the document's [`fpdb::Biblio`] (indexed for
+/// exact metadata matches).
 pub fn parse_line(line: &[u8], origin: &str, key_field: &str, text_field: &str) -> Result<NewDoc, Error> {
     let s = std::str::from_utf8(line).map_err(|e| {
         bad(
@@ -65,8 +67,37 @@ pub fn parse_line(line: &[u8], origin: &str, key_field: &str, text_field: &str) 
         }
         None => return Err(bad(origin, Some(&key), format!("missing field {text_field:?}"))),
     };
+    let biblio = biblio_fields(&obj).map_err(|m| bad(origin, Some(&key), m))?;
     let meta = (!obj.is_empty()).then(|| serde_json::Value::Object(obj).to_string());
-    Ok(NewDoc { key, text, meta })
+    Ok(NewDoc { key, text, meta, biblio })
+}
+
+/// Reads the optional `title` (string), `year` (integer, or a string of digits) and `doi` (string)
+/// fields of a JSON object; `null` is the same as absent.
+pub fn biblio_fields(obj: &serde_json::Map<String, serde_json::Value>) -> Result<fpdb::Biblio, String> {
+    use serde_json::Value;
+    let string = |name: &str, v: Option<Value>| match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(format!("field {name:?} must be a string, found {}", kind(&other))),
+    };
+    let title = string("title", obj.get("title").cloned())?;
+    let doi = string("doi", obj.get("doi").cloned())?;
+    let year = match obj.get("year").cloned() {
+        None | Some(Value::Null) => None,
+        Some(Value::Number(n)) => Some(
+            n.as_i64()
+                .and_then(|y| i32::try_from(y).ok())
+                .ok_or_else(|| format!("field \"year\" must be an integer year, found {n}"))?,
+        ),
+        Some(Value::String(s)) => Some(
+            s.trim()
+                .parse::<i32>()
+                .map_err(|_| format!("field \"year\" must be an integer year, found {s:?}"))?,
+        ),
+        Some(other) => return Err(format!("field \"year\" must be an integer, found {}", kind(&other))),
+    };
+    Ok(fpdb::Biblio { title, year, doi })
 }
 
 fn kind(v: &serde_json::Value) -> &'static str {
@@ -166,7 +197,12 @@ pub fn directory(dir: &Path, origins: Origins) -> Result<impl Iterator<Item = Re
                 Error::Io { source, path, .. } => bad(&path.display().to_string(), None, format!("cannot read: {source}")),
                 other => other,
             })
-            .map(|text| NewDoc { key, text, meta: None })
+            .map(|text| NewDoc {
+                key,
+                text,
+                meta: None,
+                biblio: fpdb::Biblio::default(),
+            })
     }))
 }
 

@@ -6,6 +6,8 @@ mod cli;
 mod commands;
 mod input;
 mod print;
+#[cfg(feature = "serve")]
+mod serve;
 
 use std::io;
 use std::process::ExitCode;

@@ -7,7 +7,7 @@ use serde_json::json;
 
 pub fn hit_json(h: &Hit) -> serde_json::Value {
     json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared,
-        "containment": h.containment, "reverse_containment": h.reverse_containment})
+        "containment": h.containment, "reverse_containment": h.reverse_containment, "match": h.matched.as_str()})
 }
 
 pub fn outcome_json(o: &InsertOutcome) -> serde_json::Value {

@@ -29,7 +29,8 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             "{}",
             json!({"key": doc.record.key, "id": doc.id, "simhash": doc.record.simhash, "shingles": doc.record.count,
                    "group": doc.group.id, "canonical": doc.group.canonical, "group_members": members.iter().map(|m| &m.1).collect::<Vec<_>>(),
-                   "inserted_at_ms": doc.record.inserted_at_ms, "meta": meta})
+                   "inserted_at_ms": doc.record.inserted_at_ms, "meta": meta,
+                   "title": doc.record.biblio.title, "year": doc.record.biblio.year, "doi": doc.record.biblio.doi})
         )?;
     } else {
         writeln!(out, "key       {}", doc.record.key)?;

@@ -13,6 +13,8 @@ mod init;
 mod insert;
 mod pairs;
 mod query;
+#[cfg(feature = "serve")]
+mod serve;
 mod stats;
 
 use std::io::{self, Read, Write};
@@ -44,6 +46,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Pairs(a) => pairs::run(pairs::Config::from(a), json, &mut out)?,
         Cmd::Eval(a) => eval::run(eval::Config::from_args(a)?, &mut out)?,
         Cmd::BenchQuery(a) => bench_query::run(bench_query::Config::from(a), json, &mut out)?,
+        #[cfg(feature = "serve")]
+        Cmd::Serve(a) => serve::run(serve::Config::from(a))?,
     };
     out.flush()?;
     Ok(code)

@@ -1,0 +1,307 @@
+//! Load generator and crash helper for `fpdb serve` (loopback only, bounded in time). Std threads and
+//! a minimal keep-alive HTTP/1.1 client (tests/support/http.rs); each client thread owns one
+//! connection and sends its next request when the previous answer arrived (closed loop).
+//!
+//! ```text
+//! load prepare DB --docs N            build DB with N synthetic ~1 KB documents (library ingest)
+//! load bench ADDR --op put|dup --clients 1,16,64 --seconds 10 [--docs N] [--token T]
+//!                                     throughput and p50/p99 latency per client count (Markdown rows)
+//! load put-until-error ADDR --clients C --acked FILE
+//!                                     PUT new documents until the server dies; every 200'd key is
+//!                                     appended to FILE (flushed) before the next request
+//! load verify DB --acked FILE         opens DB for writing (recovery), checks every acked key is
+//!                                     present and Db::check is clean
+//! ```
+//!
+//! Synthetic documents: 150 words drawn from a fixed vocabulary of 20,000 pseudo-words (seeded), so
+//! `doc(i)` is the same text in every run; `dup` queries are `doc(i)` with 2 words replaced (Jaccard
+//! ≈ 0.92 with stored document i: a verified hit at the default t = 0.9; the `with hits` column
+//! counts the answers with at least one hit or duplicate).
+
+#[path = "../tests/support/http.rs"]
+mod http;
+
+use std::io::{BufRead, Write};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use fpdb::IngestOptions;
+use fpdb::{Biblio, CreateOptions, Db, Dedup, NewDoc, Options};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+const WORDS: usize = 150;
+
+fn vocab() -> Vec<String> {
+    let syll = [
+        "ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "de", "pa", "xe", "zu", "ba", "ho", "gi", "fe", "qu", "wy",
+    ];
+    let mut rng = StdRng::seed_from_u64(7);
+    (0..20_000)
+        .map(|_| (0..rng.gen_range(2..5)).map(|_| syll[rng.gen_range(0..syll.len())]).collect())
+        .collect()
+}
+
+fn doc_words(v: &[String], i: u64) -> Vec<&str> {
+    let mut rng = StdRng::seed_from_u64(0x5EED ^ i.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    (0..WORDS).map(|_| v[rng.gen_range(0..v.len())].as_str()).collect()
+}
+
+fn doc_text(v: &[String], i: u64) -> String {
+    doc_words(v, i).join(" ")
+}
+
+fn edited(v: &[String], i: u64, seed: u64) -> String {
+    let mut w = doc_words(v, i);
+    let mut rng = StdRng::seed_from_u64(seed);
+    for _ in 0..2 {
+        let p = rng.gen_range(0..w.len());
+        w[p] = v[rng.gen_range(0..v.len())].as_str();
+    }
+    w.join(" ")
+}
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn json_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let cmd = args.first().map(String::as_str).unwrap_or("");
+    let target = args.get(1).cloned().unwrap_or_default();
+    match cmd {
+        "prepare" => prepare(&target, arg(&args, "--docs").map_or(1_000_000, |s| s.parse().expect("--docs N"))),
+        "bench" => bench(&target, &args),
+        "put-until-error" => put_until_error(&target, &args),
+        "verify" => verify(&target, &arg(&args, "--acked").expect("--acked FILE")),
+        _ => {
+            eprintln!("usage: load prepare DB --docs N | bench ADDR --op put|dup --clients 1,16,64 --seconds S | put-until-error ADDR --clients C --acked FILE | verify DB --acked FILE");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn prepare(db: &str, n: u64) {
+    let v = vocab();
+    let started = Instant::now();
+    let d = Db::create_with(db, &CreateOptions::default(), Options::default()).expect("create");
+    let input = (0..n).map(|i| {
+        Ok(NewDoc {
+            key: format!("doc/{i}"),
+            text: doc_text(&v, i),
+            meta: None,
+            biblio: Biblio::default(),
+        })
+    });
+    let opts = IngestOptions::default().with_dedup(Dedup::Link);
+    let st = d.ingest(input, &opts, |_| {}).expect("ingest");
+    d.compact_index().expect("compact");
+    eprintln!(
+        "prepared {db}: {} documents stored in {:.1} s ({:.0} docs/s ingest)",
+        st.stored,
+        started.elapsed().as_secs_f64(),
+        st.items as f64 / st.seconds
+    );
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    sorted
+        .get(((sorted.len().max(1) - 1) as f64 * p).round() as usize)
+        .copied()
+        .unwrap_or(f64::NAN)
+}
+
+fn bench(addr: &str, args: &[String]) {
+    let addr: SocketAddr = addr.parse().expect("ADDR like 127.0.0.1:7878");
+    assert!(addr.ip().is_loopback(), "load only on loopback");
+    let op = arg(args, "--op").unwrap_or_else(|| "dup".into());
+    let seconds: f64 = arg(args, "--seconds").map_or(10.0, |s| s.parse().expect("--seconds"));
+    let docs: u64 = arg(args, "--docs").map_or(1_000_000, |s| s.parse().expect("--docs"));
+    let token = arg(args, "--token");
+    let clients: Vec<usize> = arg(args, "--clients")
+        .unwrap_or_else(|| "1,16,64".into())
+        .split(',')
+        .map(|c| c.parse().expect("--clients 1,16,64"))
+        .collect();
+    let v = Arc::new(vocab());
+    println!("| op | clients | requests | with hits | errors | seconds | req/s | p50 ms | p99 ms |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let run_id = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    for &c in &clients {
+        let stop = Arc::new(AtomicBool::new(false));
+        let errors = Arc::new(AtomicU64::new(0));
+        let with_hits = Arc::new(AtomicU64::new(0));
+        let lat = Arc::new(Mutex::new(Vec::<f64>::new()));
+        let started = Instant::now();
+        let threads: Vec<_> = (0..c)
+            .map(|t| {
+                let (stop, errors, lat, v, op, token, with_hits) = (
+                    stop.clone(),
+                    errors.clone(),
+                    lat.clone(),
+                    v.clone(),
+                    op.clone(),
+                    token.clone(),
+                    with_hits.clone(),
+                );
+                std::thread::spawn(move || {
+                    let mut conn = http::Conn::connect(addr).expect("connect");
+                    let mut rng = StdRng::seed_from_u64(t as u64 * 7919 + c as u64);
+                    let mut mine = Vec::new();
+                    let auth = token.map(|t| format!("Bearer {t}"));
+                    let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", a.as_str())).collect();
+                    let mut i = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let (method, path, body) = if op == "put" {
+                            // New documents (ids past the prepared ones), every 10th a near-duplicate.
+                            let text = if i % 10 == 9 {
+                                edited(&v, rng.gen_range(0..docs), i)
+                            } else {
+                                doc_text(
+                                    &v,
+                                    (run_id as u64).wrapping_mul(1_000_003)
+                                        ^ ((c as u64) << 52)
+                                        ^ ((t as u64) << 40)
+                                        ^ (i << 1)
+                                        ^ (1 << 63),
+                                )
+                            };
+                            (
+                                "PUT",
+                                format!("/v1/documents/load-{run_id}-{c}-{t}-{i}"),
+                                format!("{{\"text\":{}}}", json_str(&text)),
+                            )
+                        } else {
+                            let text = edited(&v, rng.gen_range(0..docs), i);
+                            ("POST", "/v1/duplicates".to_string(), format!("{{\"text\":{}}}", json_str(&text)))
+                        };
+                        i += 1;
+                        let t0 = Instant::now();
+                        match conn.request(method, &path, &headers, body.as_bytes()) {
+                            Ok(r) if r.status == 200 => {
+                                mine.push(t0.elapsed().as_secs_f64() * 1e3);
+                                let b = r.text();
+                                if b.contains("\"hits\":[{") || b.contains("\"duplicates\":[{") {
+                                    with_hits.fetch_add(1, Ordering::Relaxed);
+                                }
+                            }
+                            Ok(_) => {
+                                errors.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(_) => {
+                                errors.fetch_add(1, Ordering::Relaxed);
+                                match http::Conn::connect(addr) {
+                                    Ok(c) => conn = c,
+                                    Err(_) => break,
+                                }
+                            }
+                        }
+                    }
+                    lat.lock().unwrap().extend(mine);
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        stop.store(true, Ordering::Relaxed);
+        for t in threads {
+            let _ = t.join();
+        }
+        let secs = started.elapsed().as_secs_f64();
+        let mut l = lat.lock().unwrap().clone();
+        l.sort_by(f64::total_cmp);
+        println!(
+            "| {} | {c} | {} | {} | {} | {secs:.1} | {:.0} | {:.2} | {:.2} |",
+            if op == "put" {
+                "PUT /v1/documents/{key}"
+            } else {
+                "POST /v1/duplicates"
+            },
+            l.len(),
+            with_hits.load(Ordering::Relaxed),
+            errors.load(Ordering::Relaxed),
+            l.len() as f64 / secs,
+            pct(&l, 0.5),
+            pct(&l, 0.99)
+        );
+    }
+}
+
+fn put_until_error(addr: &str, args: &[String]) {
+    let addr: SocketAddr = addr.parse().expect("ADDR");
+    assert!(addr.ip().is_loopback(), "load only on loopback");
+    let clients: usize = arg(args, "--clients").map_or(16, |s| s.parse().expect("--clients"));
+    let max_seconds: f64 = arg(args, "--max-seconds").map_or(60.0, |s| s.parse().expect("--max-seconds"));
+    let acked = arg(args, "--acked").expect("--acked FILE");
+    let prefix = arg(args, "--prefix").unwrap_or_else(|| "crash".into());
+    let file = Arc::new(Mutex::new(
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&acked)
+            .expect("open acked file"),
+    ));
+    let v = Arc::new(vocab());
+    let total = Arc::new(AtomicU64::new(0));
+    let deadline = Instant::now() + Duration::from_secs_f64(max_seconds);
+    let threads: Vec<_> = (0..clients)
+        .map(|t| {
+            let (file, v, total, prefix) = (file.clone(), v.clone(), total.clone(), prefix.clone());
+            std::thread::spawn(move || {
+                let Ok(mut conn) = http::Conn::connect(addr) else { return };
+                let mut i = 0u64;
+                while Instant::now() < deadline {
+                    let key = format!("{prefix}-{t}-{i}");
+                    let text = doc_text(&v, 10_000_000 + t as u64 * 1_000_000 + i);
+                    let body = format!("{{\"text\":{}}}", json_str(&text));
+                    match conn.request("PUT", &format!("/v1/documents/{key}"), &[], body.as_bytes()) {
+                        Ok(r) if r.status == 200 => {
+                            // Recorded only after the 200 (the document is durable then).
+                            let mut f = file.lock().unwrap();
+                            writeln!(f, "{key}").expect("write acked");
+                            f.flush().expect("flush acked");
+                            total.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(r) if r.status == 429 || r.status == 503 => std::thread::sleep(Duration::from_millis(50)),
+                        _ => return, // the server died
+                    }
+                    i += 1;
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        let _ = t.join();
+    }
+    eprintln!("acked {} documents", total.load(Ordering::Relaxed));
+}
+
+fn verify(db: &str, acked: &str) {
+    // Opened for writing, as the restarted server would: recovery runs first.
+    let d = Db::open(db).expect("open");
+    let f = std::io::BufReader::new(std::fs::File::open(acked).expect("open acked"));
+    let (mut n, mut missing) = (0u64, 0u64);
+    for line in f.lines() {
+        let key = line.expect("read acked");
+        n += 1;
+        if d.get(&key).expect("get").is_none() {
+            missing += 1;
+            eprintln!("MISSING {key}");
+        }
+    }
+    let faults = d.check().expect("check").faults.len();
+    println!(
+        "{{\"acked_total\": {n}, \"missing\": {missing}, \"docs\": {}, \"check_faults\": {faults}}}",
+        d.stats().docs
+    );
+    if missing > 0 || faults > 0 {
+        std::process::exit(1);
+    }
+}

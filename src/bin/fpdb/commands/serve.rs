@@ -1,0 +1,34 @@
+//! `fpdb serve`: the HTTP service (feature `serve`; the service itself is in `crate::serve`).
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::cli::ServeArgs;
+pub use crate::serve::ServeConfig as Config;
+
+impl From<ServeArgs> for Config {
+    fn from(a: ServeArgs) -> Config {
+        Config {
+            db: a.db,
+            listen: a.listen,
+            token_file: a.token_file,
+            token_for_reads: a.token_for_reads,
+            max_body_bytes: a.max_body_bytes,
+            max_bulk_bytes: a.max_bulk_bytes,
+            queue_depth: a.queue_depth,
+            batch_size: a.batch_size,
+            bulk_slots: a.bulk_slots,
+            workers: a.workers,
+            sync: !a.write.no_sync,
+            log_requests: a.log_requests,
+            shutdown_timeout: Duration::from_secs(a.shutdown_timeout_s),
+        }
+    }
+}
+
+/// Serves until SIGINT/SIGTERM.
+pub fn run(cfg: Config) -> Result<ExitCode> {
+    crate::serve::run(cfg)
+}

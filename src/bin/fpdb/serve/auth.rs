@@ -1,0 +1,80 @@
+//! Who may write: with `--token-file`, every request that changes data (`PUT`, `DELETE`,
+//! `POST /v1/documents`) must carry `Authorization: Bearer <token>`, and so must reads with
+//! `--token-for-reads`; `GET /healthz` never needs it. The comparison takes the same time whatever
+//! the bytes (`subtle`); only the length of the candidate leaks, as with any comparison.
+
+use axum::extract::{Request, State};
+use axum::http::{header, Method};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+
+use super::errors::ApiError;
+use super::router::AppState;
+
+pub struct Auth {
+    token: Option<Vec<u8>>,
+    for_reads: bool,
+}
+
+impl Auth {
+    pub fn new(token: Option<Vec<u8>>, for_reads: bool) -> Self {
+        Auth { token, for_reads }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.token.is_some()
+    }
+
+    /// Whether a request with this method and path changes data.
+    pub fn is_write(method: &Method, path: &str) -> bool {
+        *method == Method::PUT || *method == Method::DELETE || (*method == Method::POST && path == "/v1/documents")
+    }
+
+    fn allows(&self, presented: Option<&[u8]>) -> bool {
+        match (&self.token, presented) {
+            (None, _) => true,
+            (Some(t), Some(p)) => bool::from(t.as_slice().ct_eq(p)),
+            (Some(_), None) => false,
+        }
+    }
+}
+
+/// Middleware: 401 unless the request carries the token where one is required.
+pub async fn require_token(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let auth = &state.auth;
+    let path = req.uri().path();
+    let needed = auth.enabled() && path != "/healthz" && (auth.for_reads || Auth::is_write(req.method(), path));
+    if needed {
+        let presented = req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
+            .map(|t| t.trim_ascii());
+        if !auth.allows(presented) {
+            return ApiError::unauthorized().into_response();
+        }
+    }
+    next.run(req).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_must_match_exactly() {
+        let a = Auth::new(Some(b"0123456789abcdef".to_vec()), false);
+        assert!(a.allows(Some(b"0123456789abcdef")));
+        assert!(!a.allows(Some(b"0123456789abcdeF")));
+        assert!(!a.allows(Some(b"0123456789abcde")));
+        assert!(!a.allows(Some(b"")));
+        assert!(!a.allows(None));
+        assert!(Auth::new(None, false).allows(None));
+        assert!(Auth::is_write(&Method::POST, "/v1/documents"));
+        assert!(!Auth::is_write(&Method::POST, "/v1/duplicates"));
+        assert!(Auth::is_write(&Method::DELETE, "/v1/documents/x"));
+        assert!(!Auth::is_write(&Method::GET, "/v1/documents/x"));
+    }
+}

@@ -1,0 +1,216 @@
+//! `fpdb serve`: the database as a real-time near-duplicate service over HTTP (issue 15; the API of
+//! paper 001). One process owns the database (the single writer) and serves many clients.
+//!
+//! * `handlers`: one thin function per endpoint, calling the same library API the CLI calls; the
+//!   engine's blocking calls run on tokio's blocking pool, never on the async threads.
+//! * `writer`: single-document writes (`PUT`) go through one dedicated writer thread fed by a bounded
+//!   queue: concurrent requests share a group commit, and a full queue answers 429 with
+//!   `Retry-After` (backpressure, never unbounded memory).
+//! * `auth`: bearer token from `--token-file`, compared in constant time; required to listen on a
+//!   non-loopback address. `metrics`: Prometheus text. `openapi`: the contract, generated from the
+//!   handlers' annotations. `errors`: JSON errors with stable codes.
+//!
+//! Document text is never logged: `--log-requests` prints method, route template, status and latency.
+//! See docs/serve.md.
+
+mod auth;
+mod errors;
+mod handlers;
+mod metrics;
+mod openapi;
+mod router;
+mod writer;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use fpdb::{Db, Error, Options};
+
+/// Everything `fpdb serve` is configured with (from the command line).
+#[derive(Clone, Debug)]
+pub struct ServeConfig {
+    /// Database directory (created with the default settings when it holds no database).
+    pub db: PathBuf,
+    /// Address to listen on; port 0 picks a free port (the bound address is printed on stdout).
+    pub listen: SocketAddr,
+    /// File holding the access token.
+    pub token_file: Option<PathBuf>,
+    /// Also require the token on reads (GET, POST /v1/duplicates, /metrics, /openapi.json).
+    pub token_for_reads: bool,
+    /// Largest request body of single-document endpoints.
+    pub max_body_bytes: usize,
+    /// Largest NDJSON body of `POST /v1/documents`.
+    pub max_bulk_bytes: usize,
+    /// Documents waiting for the writer at most; beyond, `PUT` answers 429.
+    pub queue_depth: usize,
+    /// Documents per group commit of the writer, at most.
+    pub batch_size: usize,
+    /// Concurrent `POST /v1/documents` requests at most; beyond, 429.
+    pub bulk_slots: usize,
+    /// Fingerprinting threads of each bulk ingest (0 = one per core).
+    pub workers: usize,
+    /// fsync every commit (default true).
+    pub sync: bool,
+    /// One stderr line per request (method, route template, status, latency; never text or keys).
+    pub log_requests: bool,
+    /// After SIGINT/SIGTERM, wait at most this long for in-flight requests.
+    pub shutdown_timeout: Duration,
+}
+
+fn usage(name: &'static str, message: String) -> anyhow::Error {
+    anyhow::Error::new(Error::InvalidOption { name, message })
+}
+
+/// Reads and checks the token file: one line, at least 16 characters, surrounding whitespace ignored.
+fn read_token(path: &std::path::Path) -> Result<Vec<u8>> {
+    let raw = std::fs::read_to_string(path).map_err(|e| Error::Io {
+        op: "read token file",
+        path: path.to_path_buf(),
+        source: e,
+    })?;
+    let token = raw.trim();
+    if token.len() < 16 || token.contains(char::is_whitespace) {
+        return Err(usage(
+            "token-file",
+            format!(
+                "{} must hold one token of at least 16 characters without whitespace (e.g. `head -c 32 /dev/urandom | base64 > {}`)",
+                path.display(),
+                path.display()
+            ),
+        ));
+    }
+    Ok(token.as_bytes().to_vec())
+}
+
+/// Runs the server until SIGINT or SIGTERM, then shuts down gracefully: stops accepting, lets
+/// in-flight requests finish (at most `shutdown_timeout`), drains the writer queue, flushes and
+/// returns success.
+pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
+    let token = cfg.token_file.as_deref().map(read_token).transpose()?;
+    if token.is_none() && !cfg.listen.ip().is_loopback() {
+        return Err(usage(
+            "listen",
+            format!(
+                "{} is not a loopback address: listening there requires an access token (--token-file PATH), so that no one on the network can write without it",
+                cfg.listen
+            ),
+        ));
+    }
+    if token.is_none() && cfg.token_for_reads {
+        return Err(usage("token-for-reads", "needs --token-file".into()));
+    }
+    for (name, v) in [
+        ("max-body-bytes", cfg.max_body_bytes),
+        ("max-bulk-bytes", cfg.max_bulk_bytes),
+        ("queue-depth", cfg.queue_depth),
+        ("batch-size", cfg.batch_size),
+        ("bulk-slots", cfg.bulk_slots),
+    ] {
+        if v == 0 {
+            return Err(usage(name, "must be at least 1".into()));
+        }
+    }
+    let opts = Options {
+        sync: cfg.sync,
+        ..Options::default()
+    };
+    let db = if cfg.db.join("rocksdb").exists() {
+        Db::open_with(&cfg.db, opts)
+    } else {
+        Db::create_with(&cfg.db, &fpdb::CreateOptions::default(), opts)
+    }
+    .with_context(|| format!("cannot open database {}", cfg.db.display()))?;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("fpdb-serve")
+        .build()
+        .context("cannot start the tokio runtime")?;
+    let metrics = Arc::new(metrics::Metrics::default());
+    let writer = writer::Writer::start(db.clone(), cfg.queue_depth, cfg.batch_size, metrics.clone());
+    let state = Arc::new(router::AppState {
+        db: db.clone(),
+        writer: writer.clone(),
+        metrics,
+        auth: auth::Auth::new(token, cfg.token_for_reads),
+        bulk: Arc::new(tokio::sync::Semaphore::new(cfg.bulk_slots)),
+        cfg: cfg.clone(),
+    });
+    let result = rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(cfg.listen).await.map_err(|e| Error::Io {
+            op: "listen",
+            path: PathBuf::from(cfg.listen.to_string()),
+            source: e,
+        })?;
+        let addr = listener.local_addr().context("reading the bound address")?;
+        // The one line on stdout: scripts and tests read the bound address from it.
+        println!("fpdb serve: listening on http://{addr}");
+        use std::io::Write as _;
+        std::io::stdout().flush().ok();
+        eprintln!(
+            "fpdb serve: database {} ({} documents); token {}; writer queue {} documents",
+            cfg.db.display(),
+            state.db.stats().docs,
+            if state.auth.enabled() {
+                if cfg.token_for_reads {
+                    "required for every request"
+                } else {
+                    "required for writes"
+                }
+            } else {
+                "off (loopback only)"
+            },
+            cfg.queue_depth
+        );
+        let app = router::router(state.clone());
+        let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
+        let signal = async move {
+            shutdown_signal().await;
+            eprintln!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
+            let _ = stop_tx.send(true);
+        };
+        let serve = axum::serve(listener, app.into_make_service()).with_graceful_shutdown(signal);
+        let timeout = cfg.shutdown_timeout;
+        let deadline = async move {
+            while !*stop_rx.borrow() {
+                if stop_rx.changed().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+            }
+            tokio::time::sleep(timeout).await;
+        };
+        tokio::select! {
+            r = serve => r.context("serving HTTP")?,
+            () = deadline => eprintln!("fpdb serve: in-flight requests still open after {timeout:?}; closing anyway"),
+        }
+        anyhow::Ok(())
+    });
+    // Drain the writer queue (every accepted document is committed and answered), then flush.
+    let drained = writer.close();
+    rt.shutdown_timeout(Duration::from_secs(5));
+    result?;
+    drained?;
+    db.flush().context("flushing the database")?;
+    eprintln!("fpdb serve: stopped cleanly");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = match signal(SignalKind::terminate()) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("fpdb serve: cannot watch SIGTERM ({e}); only SIGINT stops the server");
+            let _ = tokio::signal::ctrl_c().await;
+            return;
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = term.recv() => {}
+    }
+}

@@ -1,0 +1,55 @@
+//! The OpenAPI contract, generated from the handlers' `#[utoipa::path]` annotations and the request
+//! and response types (served at `/openapi.json`, checked by schemathesis: docs/serve.md).
+
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use super::errors::{ErrorBody, ErrorDetail};
+use super::handlers as h;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "fpdb",
+        description = "Real-time near-duplicate detection over HTTP: verified text near-duplicates (SimHash + exact Jaccard) unioned with exact DOI and title + year matches. Errors are JSON with a stable `code` (docs/serve.md).",
+    ),
+    paths(
+        h::put_document,
+        h::post_documents,
+        h::post_duplicates,
+        h::get_document,
+        h::delete_document,
+        h::get_group,
+        h::get_stats,
+        h::healthz,
+        h::metrics,
+        h::openapi_json,
+    ),
+    components(schemas(ErrorBody, ErrorDetail, h::DedupParam)),
+    modifiers(&Bearer),
+)]
+pub struct ApiDoc;
+
+struct Bearer;
+
+impl Modify for Bearer {
+    fn modify(&self, api: &mut utoipa::openapi::OpenApi) {
+        let components = api.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "The token of the server's --token-file; required on writes, and on reads with --token-for-reads",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The contract as JSON text.
+pub fn json() -> String {
+    ApiDoc::openapi().to_pretty_json().unwrap_or_default()
+}

@@ -1,0 +1,581 @@
+//! `fpdb serve` end to end: the server runs as a process on an ephemeral loopback port
+//! (`--listen 127.0.0.1:0`, bound address read from its stdout); every endpoint, every error code,
+//! the token rules, the logs and the graceful shutdown are exercised over real HTTP.
+
+mod common;
+#[path = "support/http.rs"]
+mod http;
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+
+use common::{edit, passage, text, vocab};
+use http::{encode_segment, request, Conn, Resp};
+use serde_json::{json, Value};
+
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+    stderr: PathBuf,
+}
+
+impl Server {
+    fn start(db: &Path, extra: &[&str]) -> Server {
+        let stderr = PathBuf::from(format!("{}.serve-{}.log", db.display(), rand_suffix()));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+            .arg("serve")
+            .arg(db)
+            .args(["--listen", "127.0.0.1:0"])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(File::create(&stderr).unwrap()))
+            .spawn()
+            .expect("spawn fpdb serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let addr = line
+            .trim()
+            .strip_prefix("fpdb serve: listening on http://")
+            .unwrap_or_else(|| {
+                panic!(
+                    "no address line; stdout {line:?}; stderr {}",
+                    std::fs::read_to_string(&stderr).unwrap_or_default()
+                )
+            })
+            .parse()
+            .unwrap();
+        Server { child, addr, stderr }
+    }
+
+    fn req(&self, method: &str, path: &str, body: &[u8]) -> Resp {
+        request(self.addr, method, path, &[], body).unwrap()
+    }
+
+    fn req_auth(&self, method: &str, path: &str, token: &str, body: &[u8]) -> Resp {
+        request(self.addr, method, path, &[("Authorization", &format!("Bearer {token}"))], body).unwrap()
+    }
+
+    /// SIGTERM, then the exit status.
+    fn stop(mut self) -> (ExitStatus, String) {
+        let st = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        assert!(st.success());
+        let status = self.child.wait().unwrap();
+        let log = std::fs::read_to_string(&self.stderr).unwrap_or_default();
+        (status, log)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn rand_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+fn body_json(r: &Resp) -> Value {
+    serde_json::from_slice(&r.body).unwrap_or_else(|e| panic!("status {} body not JSON ({e}): {}", r.status, r.text()))
+}
+
+/// Asserts an error answer: status, stable code, JSON content type.
+fn assert_error(r: &Resp, status: u16, code: &str) {
+    assert_eq!(r.status, status, "expected {status} {code}, got {}: {}", r.status, r.text());
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let v = body_json(r);
+    assert_eq!(v["error"]["code"], code, "{v}");
+    assert!(v["error"]["message"].as_str().is_some_and(|m| m.len() > 10), "{v}");
+}
+
+fn put(s: &Server, key: &str, body: Value) -> Resp {
+    s.req(
+        "PUT",
+        &format!("/v1/documents/{}", encode_segment(key)),
+        body.to_string().as_bytes(),
+    )
+}
+
+fn docs() -> (String, String, String, String) {
+    let v = vocab();
+    let base = passage(&v, 150, 1);
+    let near = edit(&v, &base, 2, 7);
+    (text(&base), text(&near), text(&passage(&v, 150, 2)), text(&passage(&v, 150, 3)))
+}
+
+#[test]
+fn every_endpoint_and_error_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let s = Server::start(&db, &["--max-body-bytes", "65536"]);
+    let (base, near, other, third) = docs();
+
+    // healthz
+    let r = s.req("GET", "/healthz", b"");
+    assert_eq!(r.status, 200);
+    assert_eq!(body_json(&r), json!({"status": "ok"}));
+
+    // PUT: the first document, with metadata.
+    let r = put(
+        &s,
+        "paper/1",
+        json!({"text": base, "title": "Near-Duplicates: A Study", "year": 2019, "doi": "10.1145/ABC.1", "meta": {"source": "arxiv"}}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = body_json(&r);
+    assert_eq!(v["key"], "paper/1");
+    assert_eq!(v["stored"], true);
+    assert_eq!(v["duplicates"], json!([]));
+    assert_eq!(v["group"]["size"], 1);
+    let id1 = v["id"].as_u64().unwrap();
+
+    // A near-duplicate text: a verified text match; joins the group.
+    let r = put(&s, "paper/2", json!({"text": near}));
+    let v = body_json(&r);
+    assert_eq!(r.status, 200, "{v}");
+    assert_eq!(v["duplicates"][0]["key"], "paper/1");
+    assert_eq!(v["duplicates"][0]["match"], "text");
+    assert!(v["duplicates"][0]["jaccard"].as_f64().unwrap() >= 0.9);
+    assert_eq!(v["group"]["id"], id1);
+    assert_eq!(v["group"]["size"], 2);
+
+    // A different text with the same DOI in another spelling: a DOI match, reported, not linked.
+    let r = put(&s, "paper/3", json!({"text": other, "doi": "https://doi.org/10.1145/abc.1"}));
+    let v = body_json(&r);
+    assert_eq!(v["duplicates"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["duplicates"][0]["key"], "paper/1");
+    assert_eq!(v["duplicates"][0]["match"], "doi");
+    assert!(v["duplicates"][0]["jaccard"].as_f64().unwrap() < 0.5);
+    assert_eq!(v["group"]["size"], 1);
+
+    // Same title (other punctuation and case) and year: a title_year match.
+    let r = put(
+        &s,
+        "paper/4",
+        json!({"text": third, "title": "near duplicates -- a STUDY", "year": 2019}),
+    );
+    let v = body_json(&r);
+    assert_eq!(v["duplicates"][0]["key"], "paper/1", "{v}");
+    assert_eq!(v["duplicates"][0]["match"], "title_year");
+
+    // dedup=skip: a near-duplicate is reported, not stored.
+    let r = s.req(
+        "PUT",
+        "/v1/documents/paper%2F5?dedup=skip",
+        json!({"text": near}).to_string().as_bytes(),
+    );
+    let v = body_json(&r);
+    assert_eq!(r.status, 200);
+    assert_eq!(v["stored"], false);
+    assert_eq!(v["id"], Value::Null);
+    assert_eq!(v["group"], Value::Null);
+    assert_eq!(v["duplicates"].as_array().unwrap().len(), 2);
+
+    // A key with a slash and non-ASCII, percent-encoded.
+    let r = put(
+        &s,
+        "dir/kéy ü",
+        json!({"text": "a small document about something else entirely, nothing alike"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(body_json(&r)["key"], "dir/kéy ü");
+    let r = s.req("GET", &format!("/v1/documents/{}", encode_segment("dir/kéy ü")), b"");
+    assert_eq!(body_json(&r)["key"], "dir/kéy ü");
+
+    // POST /v1/duplicates: text hits first, then metadata-only hits, each with its match kind.
+    let r = s.req(
+        "POST",
+        "/v1/duplicates",
+        json!({"text": base, "doi": "doi:10.1145/ABC.1", "title": "Near duplicates, a study", "year": 2019})
+            .to_string()
+            .as_bytes(),
+    );
+    let v = body_json(&r);
+    assert_eq!(r.status, 200, "{v}");
+    let hits: Vec<(String, String)> = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["key"].as_str().unwrap().to_string(), h["match"].as_str().unwrap().to_string()))
+        .collect();
+    let expect: Vec<(String, String)> = [
+        ("paper/1", "text"),
+        ("paper/2", "text"),
+        ("paper/3", "doi"),
+        ("paper/4", "title_year"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(hits, expect);
+    assert!(v["took_us"].is_u64());
+    let r = s.req(
+        "POST",
+        "/v1/duplicates",
+        json!({"text": base, "limit": 1, "max_distance": 3, "min_jaccard": 0.95})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(body_json(&r)["hits"].as_array().unwrap().len(), 1);
+
+    // GET a document: text is not returned; metadata is.
+    let r = s.req("GET", "/v1/documents/paper%2F1", b"");
+    let v = body_json(&r);
+    assert_eq!(r.status, 200);
+    assert_eq!(v["id"], id1);
+    assert_eq!(v["title"], "Near-Duplicates: A Study");
+    assert_eq!(v["year"], 2019);
+    assert_eq!(v["doi"], "10.1145/ABC.1");
+    assert_eq!(v["meta"], json!({"source": "arxiv"}));
+    assert_eq!(v["group"]["size"], 2);
+    assert!(v["simhash"].as_str().unwrap().starts_with("0x"));
+    assert!(v.get("text").is_none());
+
+    // GET a group.
+    let r = s.req("GET", &format!("/v1/groups/{id1}"), b"");
+    let v = body_json(&r);
+    assert_eq!(r.status, 200, "{v}");
+    assert_eq!(v["canonical"], "paper/1");
+    assert_eq!(v["size"], 2);
+    assert_eq!(v["members"][1]["key"], "paper/2");
+    assert_error(&s.req("GET", "/v1/groups/987654", b""), 404, "group_not_found");
+    assert_error(&s.req("GET", "/v1/groups/abc", b""), 400, "invalid_path");
+    // A non-canonical member's id is not a group id.
+    let id2 = body_json(&s.req("GET", "/v1/documents/paper%2F2", b""))["id"].as_u64().unwrap();
+    assert_error(&s.req("GET", &format!("/v1/groups/{id2}"), b""), 404, "group_not_found");
+
+    // DELETE, then 404s.
+    let r = s.req("DELETE", "/v1/documents/paper%2F2", b"");
+    assert_eq!(r.status, 200);
+    assert_eq!(body_json(&r), json!({"key": "paper/2", "deleted": true}));
+    assert_error(&s.req("DELETE", "/v1/documents/paper%2F2", b""), 404, "document_not_found");
+    assert_error(&s.req("GET", "/v1/documents/paper%2F2", b""), 404, "document_not_found");
+
+    // POST /v1/documents (NDJSON): a line that is not the documented JSON rejects the request.
+    let bad = format!("{}\n\nnot json\n", json!({"key": "bulk/0", "text": other}));
+    let r = s.req("POST", "/v1/documents", bad.as_bytes());
+    assert_error(&r, 400, "invalid_json");
+    assert!(body_json(&r)["error"]["message"].as_str().unwrap().contains("line 3"));
+    let bad = format!("{}\n", json!({"key": "bulk/0", "text": other, "extra": 1}));
+    assert_error(&s.req("POST", "/v1/documents", bad.as_bytes()), 400, "invalid_json");
+    assert_error(&s.req("POST", "/v1/documents", b"\n \n"), 400, "invalid_json");
+    assert_error(&s.req("GET", "/v1/documents/bulk%2F0", b""), 404, "document_not_found");
+    // One result line per document, in order, with line numbers; a document that cannot be stored
+    // gets its own error line.
+    let nd = format!(
+        "{}\n\n{}\n{}\n",
+        json!({"key": "bulk/1", "text": other, "doi": "10.1145/abc.1"}),
+        json!({"key": "bulk/2", "text": near, "title": "x", "year": 1.0}),
+        json!({"key": "bulk/3", "text": " ,, "}),
+    );
+    let r = s.req("POST", "/v1/documents", nd.as_bytes());
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("application/x-ndjson"));
+    let lines: Vec<Value> = r.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3, "{}", r.text());
+    assert_eq!(lines.iter().map(|l| l["line"].as_u64().unwrap()).collect::<Vec<_>>(), vec![1, 3, 4]);
+    assert_eq!(lines[0]["stored"], true);
+    assert_eq!(lines[0]["duplicates"][0]["key"], "paper/3", "{}", lines[0]);
+    assert_eq!(lines[1]["duplicates"][0]["key"], "paper/1");
+    assert_eq!(lines[2]["error"]["code"], "invalid_document");
+
+    // Stats.
+    let r = s.req("GET", "/v1/stats", b"");
+    let v = body_json(&r);
+    assert_eq!(v["docs"], 6, "{v}");
+    assert_eq!(v["max_distance"], 12);
+
+    // Errors with stable codes.
+    assert_error(&s.req("PUT", "/v1/documents/k", b"{not json"), 400, "invalid_json");
+    assert_error(
+        &s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "titel": "typo"}"#),
+        400,
+        "invalid_json",
+    );
+    assert_error(&s.req("PUT", "/v1/documents/k", br#"{"text": 5}"#), 400, "invalid_json");
+    assert_error(&s.req("PUT", "/v1/documents/k", br#"{"text": " .. "}"#), 400, "invalid_document");
+    assert_error(
+        &s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "doi": "not a doi"}"#),
+        400,
+        "invalid_document",
+    );
+    assert_error(
+        &s.req("PUT", "/v1/documents/k", br#"{"text": "hello world", "year": 12345}"#),
+        400,
+        "invalid_document",
+    );
+    assert_error(
+        &s.req("PUT", "/v1/documents/k?dedup=maybe", br#"{"text": "hello world"}"#),
+        400,
+        "invalid_parameter",
+    );
+    assert_error(
+        &s.req("POST", "/v1/duplicates", br#"{"text": "hello world", "max_distance": 99}"#),
+        400,
+        "invalid_parameter",
+    );
+    assert_error(
+        &s.req("POST", "/v1/duplicates", br#"{"text": "hello world", "min_jaccard": 2}"#),
+        400,
+        "invalid_parameter",
+    );
+    assert_error(&s.req("GET", "/v1/documents/%FF", b""), 400, "invalid_path");
+    assert_error(&s.req("GET", "/v1/nothing", b""), 404, "not_found");
+    assert_error(&s.req("POST", "/v1/stats", b""), 405, "method_not_allowed");
+    let big = json!({"text": "word ".repeat(20_000)}).to_string();
+    assert_error(&s.req("PUT", "/v1/documents/big", big.as_bytes()), 413, "body_too_large");
+    assert_error(&s.req("POST", "/v1/duplicates", big.as_bytes()), 413, "body_too_large");
+    assert_error(&s.req("GET", "/v1/documents/big", b""), 404, "document_not_found");
+
+    // Metrics: requests by route template (never keys), latencies, errors by code, documents.
+    let r = s.req("GET", "/metrics", b"");
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/plain"));
+    let m = r.text();
+    for needle in [
+        "fpdb_http_requests_total{route=\"/v1/documents/{key}\",method=\"PUT\",status=\"200\"}",
+        "fpdb_http_request_duration_seconds_bucket{route=\"/v1/duplicates\",le=\"+Inf\"}",
+        "fpdb_http_errors_total{code=\"invalid_json\"}",
+        "fpdb_http_errors_total{code=\"body_too_large\"} 2",
+        "fpdb_documents 6",
+        "fpdb_writer_batches_total",
+        "fpdb_bulk_documents_total 2",
+    ] {
+        assert!(m.contains(needle), "metrics lack {needle}:\n{m}");
+    }
+    assert!(!m.contains("paper/1"), "a key leaked into the metrics");
+
+    // OpenAPI: every endpoint, generated from the code.
+    let r = s.req("GET", "/openapi.json", b"");
+    let v = body_json(&r);
+    assert!(v["openapi"].as_str().unwrap().starts_with("3."));
+    for (path, method) in [
+        ("/v1/documents/{key}", "put"),
+        ("/v1/documents/{key}", "get"),
+        ("/v1/documents/{key}", "delete"),
+        ("/v1/documents", "post"),
+        ("/v1/duplicates", "post"),
+        ("/v1/groups/{id}", "get"),
+        ("/v1/stats", "get"),
+        ("/healthz", "get"),
+        ("/metrics", "get"),
+        ("/openapi.json", "get"),
+    ] {
+        assert!(v["paths"][path][method].is_object(), "openapi lacks {method} {path}");
+    }
+    assert!(v["components"]["schemas"]["DocumentIn"].is_object());
+
+    let (status, log) = s.stop();
+    assert!(status.success(), "{status:?}\n{log}");
+    assert!(log.contains("stopped cleanly"), "{log}");
+}
+
+#[test]
+fn bulk_slots_answer_429_with_retry_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--bulk-slots", "1"]);
+    // The first bulk request holds the only slot while its body is still arriving.
+    let mut slow = Conn::connect(s.addr).unwrap();
+    let line = format!("{}\n", json!({"key": "a", "text": "one small document here"}));
+    let head = format!(
+        "POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{}",
+        line.len() * 2,
+        line
+    );
+    slow.write_raw(head.as_bytes()).unwrap();
+    // Wait until the server holds the slot (the second request is refused), bounded.
+    let mut refused = None;
+    for _ in 0..200 {
+        let r = s.req("POST", "/v1/documents", line.as_bytes());
+        if r.status == 429 {
+            refused = Some(r);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let r = refused.expect("the second bulk request was never refused");
+    assert_error(&r, 429, "queue_full");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    // Finishing the first body releases the slot.
+    slow.write_raw(line.as_bytes()).unwrap();
+    let r = slow.read_response().unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.text().lines().count(), 2);
+    let r = s.req(
+        "POST",
+        "/v1/documents",
+        format!("{}\n", json!({"key": "b", "text": "another small document"})).as_bytes(),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let m = s.req("GET", "/metrics", b"").text();
+    assert!(m.contains("fpdb_http_errors_total{code=\"queue_full\"}"), "{m}");
+}
+
+#[test]
+fn tokens_guard_writes_and_optionally_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let token_file = dir.path().join("token");
+    let token = "s3cret-token-0123456789abcdef";
+    std::fs::write(&token_file, format!("{token}\n")).unwrap();
+    let tf = token_file.display().to_string();
+
+    let s = Server::start(&db, &["--token-file", &tf]);
+    let doc = json!({"text": "a document that needs a token to be written"}).to_string();
+    let r = s.req("PUT", "/v1/documents/k", doc.as_bytes());
+    assert_error(&r, 401, "unauthorized");
+    assert!(r.header("www-authenticate").unwrap().starts_with("Bearer"));
+    assert_error(
+        &s.req_auth("PUT", "/v1/documents/k", "s3cret-token-0123456789abcdeX", doc.as_bytes()),
+        401,
+        "unauthorized",
+    );
+    assert_error(&s.req_auth("PUT", "/v1/documents/k", "s3cret", doc.as_bytes()), 401, "unauthorized");
+    assert_error(
+        &s.req(
+            "POST",
+            "/v1/documents",
+            format!("{}\n", json!({"key": "b", "text": "x y z"})).as_bytes(),
+        ),
+        401,
+        "unauthorized",
+    );
+    assert_eq!(s.req_auth("PUT", "/v1/documents/k", token, doc.as_bytes()).status, 200);
+    // Reads are open without --token-for-reads.
+    assert_eq!(s.req("GET", "/v1/documents/k", b"").status, 200);
+    assert_eq!(s.req("POST", "/v1/duplicates", doc.as_bytes()).status, 200);
+    assert_eq!(s.req("GET", "/v1/stats", b"").status, 200);
+    assert_error(&s.req("DELETE", "/v1/documents/k", b""), 401, "unauthorized");
+    assert_eq!(s.req("GET", "/v1/documents/k", b"").status, 200, "an unauthorized DELETE deleted");
+    let (st, _) = s.stop();
+    assert!(st.success());
+
+    let s = Server::start(&db, &["--token-file", &tf, "--token-for-reads"]);
+    assert_error(&s.req("GET", "/v1/documents/k", b""), 401, "unauthorized");
+    assert_error(&s.req("POST", "/v1/duplicates", doc.as_bytes()), 401, "unauthorized");
+    assert_error(&s.req("GET", "/metrics", b""), 401, "unauthorized");
+    assert_eq!(s.req("GET", "/healthz", b"").status, 200);
+    assert_eq!(s.req_auth("GET", "/v1/documents/k", token, b"").status, 200);
+    assert_eq!(s.req_auth("DELETE", "/v1/documents/k", token, b"").status, 200);
+    let (st, _) = s.stop();
+    assert!(st.success());
+}
+
+#[test]
+fn refuses_bad_listen_and_token_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fpdb"))
+            .arg("serve")
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    // Any non-loopback address without a token is refused before binding (exit 2).
+    let o = run(&["--listen", "0.0.0.0:0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--token-file"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let short = dir.path().join("short");
+    std::fs::write(&short, "abc").unwrap();
+    let o = run(&["--listen", "127.0.0.1:0", "--token-file", &short.display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["--listen", "127.0.0.1:0", "--token-for-reads"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn document_text_is_never_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--log-requests"]);
+    let marker = "zqxjvwkmarker";
+    let t = format!("the secret text {marker} must never appear in any log line of the server at all");
+    assert_eq!(put(&s, "k1", json!({"text": t})).status, 200);
+    assert_eq!(
+        s.req("POST", "/v1/duplicates", json!({"text": t}).to_string().as_bytes()).status,
+        200
+    );
+    assert_eq!(
+        s.req("POST", "/v1/documents", format!("{}\n", json!({"key": "k2", "text": t})).as_bytes())
+            .status,
+        200
+    );
+    // Errors too: a bad body and a bad DOI next to the text.
+    assert_eq!(put(&s, "k3", json!({"text": t, "doi": "nope"})).status, 400);
+    assert_eq!(
+        s.req("PUT", "/v1/documents/k4", format!("{{\"text\": \"{marker}").as_bytes())
+            .status,
+        400
+    );
+    let (st, log) = s.stop();
+    assert!(st.success());
+    assert!(log.contains("PUT /v1/documents/{key} 200"), "{log}");
+    assert!(log.contains("invalid_document"), "{log}");
+    assert!(!log.contains(marker), "document text in the log:\n{log}");
+    assert!(!log.contains("k1"), "a key in the log:\n{log}");
+}
+
+#[test]
+fn sigterm_finishes_in_flight_requests_and_exits_0() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let s = Server::start(&db, &["--batch-size", "64"]);
+    let v = vocab();
+    let n = 400;
+    let mut nd = String::new();
+    for i in 0..n {
+        nd.push_str(&json!({"key": format!("d{i}"), "text": text(&passage(&v, 80, 1000 + i))}).to_string());
+        nd.push('\n');
+    }
+    let mut c = Conn::connect(s.addr).unwrap();
+    c.send("POST", "/v1/documents", &[], nd.as_bytes()).unwrap();
+    let (status, _) = c.read_head().unwrap();
+    assert_eq!(status, 200);
+    // The request is in flight: stop the server now; it must finish streaming every result.
+    let pid = s.child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &pid]).status().unwrap().success());
+    let mut body = Vec::new();
+    while let Some(chunk) = c.read_chunk().unwrap() {
+        body.extend(chunk);
+    }
+    let lines: Vec<Value> = String::from_utf8(body)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), n as usize);
+    assert!(lines.iter().all(|l| l["stored"] == true));
+    drop(c);
+    let (st, log) = s.stop_after_signal();
+    assert!(st.success(), "{st:?}\n{log}");
+    assert!(log.contains("stopped cleanly"), "{log}");
+    // Everything is there after a restart, and check is clean.
+    let out = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        .args(["--json", "check"])
+        .arg(&db)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    let s = Server::start(&db, &[]);
+    let v = body_json(&s.req("GET", "/v1/stats", b""));
+    assert_eq!(v["docs"], n);
+}
+
+impl Server {
+    /// Waits for a server already sent SIGTERM.
+    fn stop_after_signal(mut self) -> (ExitStatus, String) {
+        let status = self.child.wait().unwrap();
+        (status, std::fs::read_to_string(&self.stderr).unwrap_or_default())
+    }
+}
