@@ -40,12 +40,7 @@ fn assert_exact<T: TableIndex>(index: &T, fps: &[u64], max_k: u32, what: &str) {
             let n = got.len();
             got.sort_unstable();
             got.dedup();
-            assert_eq!(
-                n,
-                got.len(),
-                "{what}: m = {}, k = {k}: an entry was reported twice",
-                index.layout().tables()
-            );
+            assert_eq!(n, got.len(), "{what}: m = {}, k = {k}: an entry was reported twice", index.layout().tables());
             let want: Vec<u64> = (0..fps.len() as u64).filter(|&i| hamming(fps[i as usize], q) <= k).collect();
             assert_eq!(got, want, "{what}: m = {}, k = {k}, q = {q:#x}", index.layout().tables());
         }
