@@ -49,7 +49,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let layout = fpdb::internals::pairs_layout(fps.len(), k);
     let t0 = Instant::now();
-    let pairs = fpdb::all_pairs_fps(&fps, k, threads);
+    let pairs = fpdb::all_pairs_fps(&fps, k, threads)?;
     let s = t0.elapsed().as_secs_f64();
     println!(
         "{} {what}: all pairs within k = {k}: {} pairs in {s:.2} s ({threads} threads, {} in-memory tables, {} probes per doc)",

@@ -109,7 +109,7 @@ macro_rules! failpoint {
         #[cfg(feature = "failpoints")]
         {
             if $crate::failpoint::hit($name) {
-                return Err($crate::error::Error::Injected($name));
+                return Err($crate::Error::Injected($name));
             }
         }
     };

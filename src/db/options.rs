@@ -152,7 +152,7 @@ pub fn validate_key(key: &str) -> Result<()> {
     Ok(())
 }
 
-fn check_t(t: f64) -> Result<f64> {
+pub(super) fn check_t(t: f64) -> Result<f64> {
     if (0.0..=1.0).contains(&t) {
         Ok(t)
     } else {
@@ -163,7 +163,7 @@ fn check_t(t: f64) -> Result<f64> {
     }
 }
 
-fn check_k(k: u32) -> Result<u32> {
+pub(super) fn check_k(k: u32) -> Result<u32> {
     if k <= MAX_DISTANCE {
         Ok(k)
     } else {

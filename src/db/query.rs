@@ -4,10 +4,9 @@
 use rocksdb::IteratorMode;
 
 use crate::error::{Error, Result};
-use crate::fingerprint::similarity::jaccard_at_least;
 use crate::fingerprint::Fingerprint;
 use crate::index::rocks::RocksTables;
-use crate::index::{self, TableIndex};
+use crate::index;
 use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{be_u64, table_cf, CF_DOCS};
 

@@ -26,11 +26,7 @@ impl Db {
                 "the text has no words (empty, whitespace or punctuation only); nothing to fingerprint",
             ));
         }
-        Ok(PreparedDoc {
-            key: doc.key,
-            fp,
-            meta: doc.meta,
-        })
+        PreparedDoc::new(doc.key, fp, doc.meta)
     }
 
     /// Inserts (or replaces) one document durably, linking it to its verified near-duplicates.
@@ -52,6 +48,7 @@ impl Db {
             .pop()
             .unwrap_or_else(|| Err(Error::input(Some(key.as_bytes()), "document was not processed")))
     }
+
     /// Deletes the document with this key; returns whether it existed.
     pub fn delete(&self, key: &str) -> Result<bool> {
         let mut w = self.lock_writer()?;

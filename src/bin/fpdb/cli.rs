@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use fpdb::{Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE, MAX_WORKERS};
 
@@ -151,13 +152,13 @@ pub struct IngestArgs {
     pub dedup: DedupArg,
     /// Documents per group commit (at most; a partial batch commits after --batch-latency-ms).
     /// Larger batches mean fewer fsyncs: see docs/performance.md.
-    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = clap::value_parser!(u64).range(1..=MAX_BATCH_SIZE as u64).map(|v| v as usize))]
+    #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_BATCH_SIZE as u64))]
     pub batch_size: usize,
     /// Commit a partial batch after this many milliseconds (0..=3600000).
     #[arg(long, default_value_t = 50, value_parser = clap::value_parser!(u64).range(0..=3_600_000))]
     pub batch_latency_ms: u64,
     /// Fingerprinting threads (0 = one per core).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=MAX_WORKERS as u64).map(|v| v as usize))]
+    #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_WORKERS as u64))]
     pub workers: usize,
     /// JSON field holding the key.
     #[arg(long, default_value = "key")]
@@ -215,7 +216,7 @@ pub struct PairsArgs {
     #[arg(long)]
     pub summary: bool,
     /// Threads (0 = one per core).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=MAX_WORKERS as u64).map(|v| v as usize))]
+    #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_WORKERS as u64))]
     pub threads: usize,
 }
 
