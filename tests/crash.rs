@@ -36,7 +36,14 @@ fn crash_child() {
     let Ok(dir) = std::env::var("FPDB_CRASH_DIR") else { return };
     let seed: u64 = std::env::var("FPDB_CRASH_SEED").unwrap().parse().unwrap();
     let v = vocab();
-    let db = Db::open_or_create(&dir, &CreateOptions::default()).unwrap();
+    // method: FPDB_CRASH_METHOD runs the child under another method (default simhash).
+    let method: fpdb::fingerprint::method::Method = std::env::var("FPDB_CRASH_METHOD").unwrap_or("simhash".into()).parse().unwrap();
+    let create = CreateOptions {
+        spec: fpdb::FingerprintSpec::default().with_method(method.clone()),
+        max_distance: method.default_max_distance(),
+        ..CreateOptions::default()
+    };
+    let db = Db::open_or_create(&dir, &create).unwrap();
     let mut rng = StdRng::seed_from_u64(seed);
     let mut i = 0u64;
     let mut acked: Vec<String> = Vec::new();
@@ -73,12 +80,17 @@ fn crash_child() {
 }
 
 fn run_cycle(dir: &std::path::Path, seed: u64, v: &[String]) -> Result<usize, String> {
+    run_cycle_with(dir, seed, v, "simhash")
+}
+
+fn run_cycle_with(dir: &std::path::Path, seed: u64, v: &[String], method: &str) -> Result<usize, String> {
     let mut rng = StdRng::seed_from_u64(seed);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
         .args(["--exact", "crash_child", "--ignored", "--nocapture", "--test-threads=1"])
         .env("FPDB_CRASH_DIR", dir)
         .env("FPDB_CRASH_SEED", seed.to_string())
+        .env("FPDB_CRASH_METHOD", method)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -170,4 +182,35 @@ fn acknowledged_documents_survive_kill_9_at_random_points() {
     let docs = Db::open(&path).unwrap().stats().docs;
     eprintln!("crash harness: {cycles} kill -9 cycles (seeds {base}..{}), {checked} acknowledged operations verified, {docs} documents at the end", base + cycles);
     assert!(checked > 0, "no acknowledgement was ever received");
+}
+
+/// method: the same harness under the methods with their own column families (sketches and bucket
+/// index written in the document's batch). Cycles: `FPDB_CRASH_METHOD_CYCLES` per method, default
+/// 50 (25 when `CI` is set).
+#[test]
+fn acknowledged_documents_survive_kill_9_under_every_other_method() {
+    let cycles: u64 = std::env::var("FPDB_CRASH_METHOD_CYCLES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(if std::env::var_os("CI").is_some() { 25 } else { 50 });
+    let v = vocab();
+    for method in ["broder-charikar", "charikar", "multi-lexicon", "broder"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let mut checked = 0;
+        for c in 0..cycles {
+            let seed = 10_000 + c;
+            match run_cycle_with(&path, seed, &v, method) {
+                Ok(n) => checked += n,
+                Err(e) => panic!("{method}: crash cycle {c} failed (seed {seed}): {e}"),
+            }
+        }
+        let db = Db::open(&path).unwrap();
+        assert_eq!(db.spec().method.name(), method);
+        eprintln!(
+            "crash harness, {method}: {cycles} kill -9 cycles, {checked} acknowledged operations verified, {} documents",
+            db.stats().docs
+        );
+        assert!(checked > 0, "{method}: no acknowledgement was ever received");
+    }
 }

@@ -47,7 +47,7 @@ fn near_duplicate_is_found_with_its_exact_jaccard_and_unrelated_text_is_not() {
 }
 
 fn fp_doc(key: String, simhash: u64) -> fpdb::Result<PreparedDoc> {
-    PreparedDoc::new(key, Fingerprint { simhash, shingles: vec![simhash as u32] }, None)
+    PreparedDoc::new(key, Fingerprint { simhash, shingles: vec![simhash as u32], sketch: Vec::new() }, None)
 }
 
 /// Random fingerprints plus variants at every distance up to 14 of some of them.

@@ -20,6 +20,8 @@ mod check;
 mod commit;
 mod compact;
 pub(crate) mod groups;
+// method: the engine side of the other methods.
+mod method;
 mod open;
 mod options;
 mod query;
@@ -39,7 +41,8 @@ use crate::fingerprint::spec::FingerprintSpec;
 use crate::fingerprint::Fingerprinter;
 use crate::index::Layout;
 use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::store::keys::{be_u64, cf_names, doc_key, CF_DOCS, CF_KEYS};
+use crate::index::method::MethodIndex;
+use crate::store::keys::{be_u64, cf_names, doc_key, method_cf_names, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
 pub use options::{auto_tables, validate_key, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, CreateOptions, Dedup, Options, QueryOptions, Tables, MAX_DISTANCE, MAX_KEY_BYTES};
@@ -53,6 +56,8 @@ struct Inner {
     spec: FingerprintSpec,
     config: DbConfig,
     layout: Layout,
+    // method: the method index (None for simhash and weighted-simhash).
+    mindex: Option<MethodIndex>,
     opts: Options,
     state: RwLock<State>,
     writer: Mutex<Writer>,
@@ -65,7 +70,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let w = self.writer.get_mut();
         if !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none() {
-            for name in cf_names(self.config.tables) {
+            for name in cf_names(self.config.tables).into_iter().chain(method_cf_names(&self.spec.method)) {
                 if let Some(cf) = self.rocks.cf_handle(&name) {
                     let _ = self.rocks.flush_cf(cf);
                 }

@@ -12,12 +12,16 @@ use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, IteratorMode, Wr
 use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::index::mem::MemTables;
+use crate::index::method::MethodIndex;
 use crate::index::Layout;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::store::keys::{be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, table_cf, CF_DOCS, CF_EDGES, CF_META, SEG_PREFIX};
+use crate::store::keys::{
+    be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, method_cf_names, table_cf, CF_DOCS, CF_EDGES, CF_META, SEG_PREFIX,
+};
 use crate::store::segment;
 
+use super::method;
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::state::{DocMeta, State, Writer};
 use super::{Db, Inner};
@@ -57,7 +61,9 @@ impl Db {
         {
             let cache = Cache::new_lru_cache(1 << 20);
             let o = rocks_options(&cache, true);
-            let names = cf_names(m);
+            // method: the method's column families and meta entries (the IDF table).
+            let mut names = cf_names(m);
+            names.extend(method_cf_names(&create.spec.method));
             let db = DB::open_cf(&o, &rocks_path, &names).map_err(|e| Error::rocks("create", &rocks_path, e))?;
             let meta = db
                 .cf_handle(CF_META)
@@ -72,6 +78,7 @@ impl Db {
             b.put_cf(meta, b"spec", create.spec.encode()?);
             b.put_cf(meta, b"config", doc_record::encode(&config)?);
             b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
+            method::create_meta(&create.spec, &mut b, meta);
             let mut wo = WriteOptions::default();
             wo.set_sync(true);
             db.write_opt(b, &wo).map_err(|e| Error::rocks("write meta", &rocks_path, e))?;
@@ -153,7 +160,8 @@ impl Db {
                 found: format,
             });
         }
-        let spec = FingerprintSpec::decode(&get_meta(b"spec")?, &rocks_path)?;
+        let mut spec = FingerprintSpec::decode(&get_meta(b"spec")?, &rocks_path)?;
+        method::attach_idf(&mut spec, &rocks, meta, &rocks_path)?; // method:
         if let Some(expected) = &opts.expect_spec {
             expected.check_matches(&spec, &path)?;
         }
@@ -222,6 +230,23 @@ impl Db {
                 },
             );
         }
+        // method: the method index and its state (sketches, bucket mirror).
+        let mindex = MethodIndex::new(&spec.method, config.tables);
+        if mindex.is_none() && !spec.method.uses_simhash_tables() {
+            return Err(Error::corrupt(
+                &rocks_path,
+                None,
+                format!("method {} has no index layout for {} tables", spec.method, config.tables),
+            ));
+        }
+        let method_state = method::load(
+            &rocks,
+            &rocks_path,
+            &spec,
+            mindex.as_ref(),
+            |id| docs.contains_key(&id),
+            opts.mirror,
+        )?;
         groups.retain(|_, m| m.len() > 1);
         for m in groups.values_mut() {
             m.sort_unstable();
@@ -247,6 +272,7 @@ impl Db {
             recent: std::collections::VecDeque::new(),
             recent_floor: next_id,
             published_seq: rocks.latest_sequence_number(),
+            method: method_state,
         };
         let writer = Writer {
             segw,
@@ -264,6 +290,7 @@ impl Db {
                 spec,
                 config,
                 layout,
+                mindex,
                 opts,
                 state: RwLock::new(state),
                 writer: Mutex::new(writer),

@@ -135,6 +135,9 @@ pub struct QueryOptions {
     pub min_jaccard: Option<f64>,
     /// At most this many hits (best first).
     pub limit: Option<usize>,
+    /// method: fewest equal supershingles under broder / broder-charikar (default: the spec's
+    /// `min_shared`, 2). Ignored by the other methods.
+    pub min_shared: Option<u32>,
 }
 
 

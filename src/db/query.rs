@@ -4,6 +4,7 @@
 use rocksdb::IteratorMode;
 
 use crate::error::{Error, Result};
+use crate::fingerprint::similarity::MethodScore;
 use crate::fingerprint::Fingerprint;
 use crate::index::rocks::RocksTables;
 use crate::index;
@@ -85,11 +86,11 @@ impl Db {
 
     /// Near-duplicates of a fingerprint (SimHash within k, then exact Jaccard ≥ t).
     pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<Vec<Hit>> {
-        let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
+        let rule = self.rule(opts.max_distance, opts.min_shared)?; // method: k, and s for Broder
         let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
         let mut hits = self.with_state(|st| {
             let mut cands = Vec::new();
-            self.probe(st, fp.simhash, k, |id, d| cands.push((id, d)))?;
+            self.candidates(st, fp, rule, |id, d| cands.push((id, d)))?;
             let mut hits = Vec::new();
             self.verify(st, fp, t, cands, &mut hits)?;
             Ok(hits)
@@ -112,6 +113,7 @@ impl Db {
                         hamming: d,
                         jaccard: None,
                         shared: None,
+                        score: MethodScore::Hamming(d),
                     });
                 }
             })?;

@@ -11,6 +11,7 @@ use crate::intmap::IntMap;
 use crate::store::segment::{SegmentSet, SegmentWriter};
 use crate::store::ShingleLoc;
 
+use super::method::MethodState;
 use super::Db;
 
 #[derive(Clone, Debug)]
@@ -40,6 +41,8 @@ pub(super) struct State {
     /// with the state only while RocksDB's latest sequence number still equals it
     /// ([`Db::read_rocks`]).
     pub(super) published_seq: u64,
+    /// method: sketches and the bucket mirror of the other methods.
+    pub(super) method: MethodState,
 }
 
 /// How many recently committed documents [`State::recent`] keeps.

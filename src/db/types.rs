@@ -1,6 +1,7 @@
 //! The values the database hands in and out: documents, hits, outcomes, reports.
 
 use crate::error::{Error, Result};
+use crate::fingerprint::similarity::MethodScore;
 use crate::fingerprint::Fingerprint;
 use crate::store::doc_record::DocRecord;
 
@@ -13,12 +14,16 @@ pub struct Hit {
     pub key: String,
     /// Doc id.
     pub id: u64,
-    /// Hamming distance of the SimHashes.
+    /// Hamming distance of the SimHashes; under another method, its distance
+    /// ([`MethodScore::distance`]: differing bits, or differing supershingles).
     pub hamming: u32,
     /// Exact Jaccard of the shingle sets (absent for fingerprint-only queries).
     pub jaccard: Option<f64>,
     /// Number of shared shingles (absent for fingerprint-only queries).
     pub shared: Option<u32>,
+    /// method: the method's own similarity (supershingles shared, agreeing bits, Hamming per
+    /// lexicon; the Hamming distance under simhash).
+    pub score: MethodScore,
 }
 
 /// A duplicate group as seen at a point in time.

@@ -217,7 +217,7 @@ impl Method {
                     format!("the number of supershingles must be 1..=64, got {}", b.supershingles),
                 );
             }
-            if b.minhashes == 0 || b.minhashes > 1024 || b.minhashes % b.supershingles != 0 {
+            if b.minhashes == 0 || b.minhashes > 1024 || !b.minhashes.is_multiple_of(b.supershingles) {
                 return bad(
                     "spec.method.minhashes",
                     format!(
@@ -238,14 +238,20 @@ impl Method {
             Ok(())
         }
         fn charikar(c: &CharikarParams) -> Result<()> {
-            if c.bits == 0 || c.bits > 1024 || c.bits % 64 != 0 {
+            if c.bits == 0 || c.bits > 1024 || !c.bits.is_multiple_of(64) {
                 return bad(
                     "spec.method.bits",
                     format!("the projection must have 64..=1024 bits, a multiple of 64; got {}", c.bits),
                 );
             }
-            if !(1..=64).contains(&c.blocks) || c.blocks > c.bits {
-                return bad("spec.method.blocks", format!("the index needs 1..=64 blocks, got {}", c.blocks));
+            if !(1..=64).contains(&c.blocks) || c.bits.div_ceil(c.blocks) > 64 {
+                return bad(
+                    "spec.method.blocks",
+                    format!(
+                        "the index needs 1..=64 blocks of at most 64 bits each, got {} for {} bits",
+                        c.blocks, c.bits
+                    ),
+                );
             }
             Ok(())
         }

@@ -64,6 +64,7 @@ impl MethodIndex {
     }
 
     /// The method.
+    #[cfg(test)]
     pub fn method(&self) -> &Method {
         &self.method
     }
@@ -147,6 +148,7 @@ pub(crate) trait BucketIndex {
 /// Calls `f(id, score)` exactly once for every document satisfying `rule` against the query
 /// `sketch`. `docs` is the number of documents, `sketch_of` gives a live document's sketch (`None`:
 /// not live, skipped) and `all` lists every live document (for the scan).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search<'a, B: BucketIndex>(
     index: &MethodIndex,
     buckets: &B,
@@ -198,11 +200,6 @@ impl MemBuckets {
     pub fn new(index: MethodIndex) -> MemBuckets {
         let tables = vec![IntMap::default(); index.tables()];
         MemBuckets { index, tables }
-    }
-
-    /// The index.
-    pub fn index(&self) -> &MethodIndex {
-        &self.index
     }
 
     /// Adds document `id` with `sketch`.

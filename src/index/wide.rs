@@ -43,11 +43,6 @@ impl WideLayout {
         self.blocks.len()
     }
 
-    /// Bits of the vector.
-    pub fn bits(&self) -> u32 {
-        self.bits
-    }
-
     /// Width of block `i`.
     pub fn width(&self, i: usize) -> u32 {
         self.blocks[i].1

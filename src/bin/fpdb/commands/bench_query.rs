@@ -29,6 +29,7 @@ impl From<BenchQueryArgs> for Config {
                 max_distance: a.k,
                 min_jaccard: a.min_jaccard,
                 limit: None,
+                ..QueryOptions::default()
             },
         }
     }

@@ -5,6 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
+use std::sync::Arc;
+
+use fpdb::fingerprint::method::Method;
 use fpdb::{CreateOptions, Db, Error, Tables};
 
 use crate::cli::InitArgs;
@@ -16,16 +19,51 @@ pub struct Config {
 
 impl Config {
     pub fn from_args(a: InitArgs) -> Result<Config, Error> {
+        let method = method_from(&a.method, a.idf_from.as_deref(), a.min_shared)?;
         Ok(Config {
             db: a.db,
             create: CreateOptions {
-                spec: super::spec_from(&a.shingle, a.weights.into())?,
+                spec: super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone()),
                 tables: parse_tables(&a.tables)?,
-                max_distance: a.max_distance,
+                max_distance: a.max_distance.unwrap_or_else(|| method.default_max_distance()),
                 min_jaccard: a.min_jaccard,
             },
         })
     }
+}
+
+/// method: `--method NAME` with its options: the IDF table of weighted-simhash (built from
+/// `--idf-from`), Broder's `--min-shared`.
+fn method_from(name: &str, idf_from: Option<&std::path::Path>, min_shared: Option<u32>) -> Result<Method, Error> {
+    let mut method: Method = name.parse()?;
+    match (&mut method, idf_from) {
+        (Method::WeightedSimHash(_), Some(corpus)) => method = Method::weighted(Arc::new(super::idf_table(corpus)?)),
+        (Method::WeightedSimHash(_), None) => {
+            return Err(Error::InvalidOption {
+                name: "idf-from",
+                message: "--method weighted-simhash needs --idf-from CORPUS.jsonl (the corpus whose document frequencies are frozen into the database)".into(),
+            })
+        }
+        (_, Some(_)) => {
+            return Err(Error::InvalidOption {
+                name: "idf-from",
+                message: format!("--idf-from only applies to --method weighted-simhash, not {name}"),
+            })
+        }
+        _ => {}
+    }
+    match (&mut method, min_shared) {
+        (Method::Broder(b) | Method::BroderCharikar(b, _), Some(s)) => b.min_shared = s,
+        (_, Some(_)) => {
+            return Err(Error::InvalidOption {
+                name: "min-shared",
+                message: format!("--min-shared only applies to broder and broder-charikar, not {name}"),
+            })
+        }
+        _ => {}
+    }
+    method.validate()?;
+    Ok(method)
 }
 
 fn parse_tables(s: &str) -> Result<Tables, Error> {

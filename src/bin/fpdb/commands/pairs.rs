@@ -19,6 +19,7 @@ pub struct Config {
     pub groups: bool,
     pub summary: bool,
     pub threads: usize,
+    pub min_shared: Option<u32>,
 }
 
 impl From<PairsArgs> for Config {
@@ -30,6 +31,7 @@ impl From<PairsArgs> for Config {
             groups: a.groups,
             summary: a.summary,
             threads: a.threads,
+            min_shared: a.min_shared,
         }
     }
 }
@@ -40,6 +42,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         max_distance: cfg.k.unwrap_or(d.config().max_distance),
         min_jaccard: cfg.min_jaccard,
         threads: cfg.threads,
+        min_shared: cfg.min_shared,
     };
     let rep = fpdb::pairs(&d, &opts)?;
     print_pairs(out, json, &d, &rep, cfg.groups, cfg.summary)?;

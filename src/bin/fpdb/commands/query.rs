@@ -40,6 +40,7 @@ impl Config {
                 max_distance: a.k,
                 min_jaccard: a.min_jaccard,
                 limit: a.limit,
+                min_shared: a.min_shared,
             },
         })
     }
