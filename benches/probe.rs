@@ -59,7 +59,15 @@ fn bench(c: &mut Criterion) {
             let batch = chunk
                 .iter()
                 .map(|&f| {
-                    PreparedDoc::new(format!("{f:x}"), Fingerprint { simhash: f, shingles: vec![f as u32], sketch: Vec::new() }, None)
+                    PreparedDoc::new(
+                        format!("{f:x}"),
+                        Fingerprint {
+                            simhash: f,
+                            shingles: vec![f as u32],
+                            sketch: Vec::new(),
+                        },
+                        None,
+                    )
                 })
                 .collect();
             db.commit_batch(batch, Dedup::Off).unwrap();

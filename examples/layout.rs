@@ -118,7 +118,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .iter()
                     .enumerate()
                     .map(|(i, &f)| {
-                        PreparedDoc::new(format!("{}", c * 20_000 + i), Fingerprint { simhash: f, shingles: vec![0], sketch: Vec::new() }, None)
+                        PreparedDoc::new(
+                            format!("{}", c * 20_000 + i),
+                            Fingerprint {
+                                simhash: f,
+                                shingles: vec![0],
+                                sketch: Vec::new(),
+                            },
+                            None,
+                        )
                     })
                     .collect();
                 db.commit_batch(batch, Dedup::Off)?;

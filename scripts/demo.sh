@@ -2,11 +2,20 @@
 # The main job on the embedded sample: build fpdb, create a database, ingest a small harvest of
 # scholarly texts (preprint, camera-ready, course copy, broken PDF extraction, ...), then look up a
 # newly harvested version and list every near-duplicate pair and group.
+#
+# It installs what the build needs first (scripts/deps.sh: libclang and a C++ compiler, with apt when
+# run as root or with passwordless sudo; otherwise it says in one line what to install). The build
+# is the same as the tests' (scripts/test.sh): cargo's target directory (CARGO_TARGET_DIR when set,
+# ./target otherwise) and the dev profile, so RocksDB's C++ is compiled once for both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/fpdb-target}"
-cargo build --quiet --bin fpdb
-fpdb="$CARGO_TARGET_DIR/debug/fpdb"
+# shellcheck source=scripts/deps.sh
+source scripts/deps.sh
+fpdb_deps
+echo "building fpdb (the first build compiles RocksDB's C++: about 11 minutes on 2 cores) ..." >&2
+cargo build --bin fpdb
+target_dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
+fpdb="${target_dir:-target}/debug/fpdb"
 db="$(mktemp -d)/papers.fpdb"
 trap 'rm -rf "$(dirname "$db")"' EXIT
 

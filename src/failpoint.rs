@@ -1,5 +1,5 @@
 //! Failpoints: named places in the commit path where tests inject an error. Compiled out unless the
-//! `failpoints` feature is on; then [`set`] arms a point to fail on its n-th hit.
+//! `failpoints` feature is on; then `set` arms a point to fail on its n-th hit.
 
 #[cfg(feature = "failpoints")]
 mod imp {
@@ -78,7 +78,7 @@ mod pause {
 #[cfg(feature = "failpoints")]
 pub use pause::{resume, wait_paused};
 
-/// Blocks at the named point while it is armed, until [`resume`] (tests of what readers see in the
+/// Blocks at the named point while it is armed, until `resume` (tests of what readers see in the
 /// middle of a commit). Without the `failpoints` feature it does nothing.
 #[inline]
 pub fn pause_point(name: &'static str) {

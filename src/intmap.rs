@@ -30,4 +30,3 @@ impl Hasher for IntHasher {
 
 /// HashMap with [`IntHasher`].
 pub type IntMap<K, V> = HashMap<K, V, BuildHasherDefault<IntHasher>>;
-

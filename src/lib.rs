@@ -6,7 +6,7 @@
 //! Jaccard similarity. Inserts are durable, and each reports the document's verified near-duplicates
 //! and its duplicate group.
 //!
-//! The data path is one straight line of folders: [`fingerprint`] (normalize → shingle → SimHash)
+//! The data path is one straight line of folders: [`fingerprint`](mod@fingerprint) (normalize → shingle → SimHash)
 //! → the index (permuted tables, in memory and in RocksDB) and the store (doc records, shingle
 //! segments) → the [`Db`] handle (the single writer, queries, groups) → the ingestion pipeline
 //! ([`Db::ingest`]) and batch all-pairs ([`pairs`]). [`eval`] measures quality on labelled corpora.

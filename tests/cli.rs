@@ -271,3 +271,86 @@ fn usage_errors_exit_2_and_missing_databases_say_what_to_do() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("word:N"));
 }
+
+/// Runs fpdb, killing it after `secs` (then `None`): a value that makes a command run away must fail
+/// this test, not hang it.
+fn fpdb_within(args: &[&str], secs: u64) -> Option<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fpdb");
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < end {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    None
+}
+
+#[test]
+fn out_of_range_numbers_are_usage_errors_naming_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = init(dir.path());
+    let (jsonl, _) = corpus();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, &jsonl).unwrap();
+    let input = input.to_str().unwrap();
+    let fresh = dir.path().join("fresh").display().to_string();
+    let corpus_file = input;
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["ingest", &db, input, "--batch-size", "0"], "1..=1000000"),
+        (vec!["ingest", &db, input, "--batch-size", "1000001"], "1..=1000000"),
+        (vec!["ingest", &db, input, "--batch-size", "18446744073709551615"], "1..=1000000"),
+        (
+            vec!["ingest", &db, input, "--batch-latency-ms", "18446744073709551615"],
+            "0..=3600000",
+        ),
+        (vec!["ingest", &db, input, "--workers", "100000000"], "0..=1024"),
+        (vec!["pairs", &db, "-k", "4000000000"], "0..=32"),
+        (vec!["pairs", &db, "-k", "33"], "0..=32"),
+        (vec!["pairs", &db, "--min-jaccard", "1.5"], "0..=1"),
+        (vec!["pairs", &db, "--threads", "100000000"], "0..=1024"),
+        (vec!["compact", &db, "--min-dead", "1.5"], "0..=1"),
+        (vec!["compact", &db, "--min-dead=-0.1"], "0..=1"),
+        (vec!["compact", &db, "--min-dead", "NaN"], "0..=1"),
+        (vec!["query", &db, "--text", "x", "-k", "33"], "0..=32"),
+        (vec!["query", &db, "--text", "x", "--min-jaccard", "2"], "0..=1"),
+        (vec!["bench-query", &db, "--queries", input, "-k", "40"], "0..=32"),
+        (vec!["bench-query", &db, "--queries", input, "--min-jaccard=-1"], "0..=1"),
+        (vec!["init", &fresh, "-k", "33"], "0..=32"),
+        (vec!["init", &fresh, "--min-jaccard", "1.01"], "0..=1"),
+        (vec!["eval", corpus_file, "--truth-t", "7"], "0..=1"),
+    ];
+    for (args, range) in cases {
+        let o = fpdb_within(&args, 30).unwrap_or_else(|| panic!("fpdb {args:?} ran for 30 s instead of refusing the value"));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "fpdb {args:?}: {:?}\n{err}", o.status);
+        // A clap usage error (before the database is touched) that names the accepted range.
+        assert!(
+            err.starts_with("error: invalid value") && err.contains(range),
+            "fpdb {args:?}:\n{err}"
+        );
+    }
+    assert!(!Path::new(&fresh).exists(), "a refused init must not create the database");
+    // The bounds themselves are accepted.
+    ok(&fpdb(&[
+        "ingest",
+        &db,
+        input,
+        "--batch-size",
+        "1",
+        "--batch-latency-ms",
+        "0",
+        "--workers",
+        "1",
+    ]));
+    ok(&fpdb(&["compact", &db, "--min-dead", "1"]));
+    ok(&fpdb(&["pairs", &db, "-k", "32", "--threads", "1", "--summary"]));
+}

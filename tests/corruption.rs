@@ -49,7 +49,9 @@ fn a_flipped_shingle_byte_is_reported_and_contained() {
             let db = Db::open(&path).unwrap();
             db.get("k5").unwrap().unwrap()
         };
-        let seg = path.join("segments").join(fpdb::internals::segment::file_name(victim.record.segment));
+        let seg = path
+            .join("segments")
+            .join(fpdb::internals::segment::file_name(victim.record.segment));
         flip(&seg, victim.record.offset + fpdb::internals::segment::RECORD_HEADER as u64 + 13);
 
         let db = Db::open_with(
@@ -130,4 +132,91 @@ fn torn_tails_are_truncated_and_orphans_removed_on_open() {
     assert!(!orphan.exists());
     assert!(db.check().unwrap().faults.is_empty());
     assert_eq!(db.query(&texts[2], &QueryOptions::default()).unwrap()[0].key, "k2");
+}
+
+/// Rewrites doc `id`'s record in RocksDB with `f` applied (the database must be closed).
+fn rewrite_doc_record(path: &std::path::Path, id: u64, f: impl FnOnce(&mut fpdb::DocRecord)) {
+    let rp = path.join("rocksdb");
+    let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), &rp).unwrap();
+    let raw = rocksdb::DB::open_cf(&rocksdb::Options::default(), &rp, &names).unwrap();
+    let cf = raw.cf_handle("docs").unwrap();
+    let bytes = raw.get_cf(cf, id.to_be_bytes()).unwrap().unwrap();
+    let mut r: fpdb::DocRecord = fpdb::internals::doc_record::decode(&bytes, "doc record", &rp, Some(id)).unwrap();
+    f(&mut r);
+    raw.put_cf(cf, id.to_be_bytes(), fpdb::internals::doc_record::encode(&r).unwrap())
+        .unwrap();
+}
+
+/// A doc record whose shingle `count` says 4 G shingles (a 16 GiB record) is reported as corruption
+/// naming the segment file, the offset and the doc, on both read paths (positioned reads of the
+/// active segment, the map of a sealed one) and in `check`; nothing is sized from the count.
+#[test]
+fn a_huge_shingle_count_is_reported_not_allocated() {
+    for segment_size in [64 << 20, 8 << 10] {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, texts) = build(dir.path(), segment_size);
+        let victim = Db::open(&path).unwrap().get("k5").unwrap().unwrap();
+        rewrite_doc_record(&path, victim.id, |r| r.count = u32::MAX);
+        let seg = fpdb::internals::segment::file_name(victim.record.segment);
+        for read_only in [false, true] {
+            let db = Db::open_with(
+                &path,
+                Options {
+                    segment_size,
+                    read_only,
+                    ..Options::default()
+                },
+            )
+            .unwrap();
+            match db.shingles(victim.id) {
+                Err(Error::Corruption { path, doc, what }) => {
+                    assert!(path.ends_with(&seg), "{path:?}");
+                    assert_eq!(doc, Some(victim.id));
+                    assert!(what.contains(&format!("offset {}", victim.record.offset)), "{what}");
+                }
+                other => panic!("expected a corruption error, got {other:?}"),
+            }
+            let rep = db.check().unwrap();
+            assert!(
+                rep.faults.iter().any(|f| f.doc == Some(victim.id) && f.path.ends_with(&seg)),
+                "{:?}",
+                rep.faults
+            );
+            assert_eq!(db.query(&texts[8], &QueryOptions::default()).unwrap()[0].key, "k8");
+        }
+    }
+}
+
+/// The same damage under a 2 GiB address-space limit: before the bound, the reader asked for a
+/// 16 GiB buffer and the process aborted; now `fpdb check` and `fpdb export --shingle-sets` exit 4
+/// with a corruption message.
+#[test]
+fn a_huge_shingle_count_does_not_abort_a_memory_limited_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, _) = build(dir.path(), 64 << 20);
+    let victim = Db::open(&path).unwrap().get("k5").unwrap().unwrap();
+    rewrite_doc_record(&path, victim.id, |r| r.count = u32::MAX);
+    let seg = fpdb::internals::segment::file_name(victim.record.segment);
+    for args in [&["check"][..], &["export", "--shingle-sets"][..]] {
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(r#"ulimit -v 2097152 && exec "$0" "$@""#)
+            .arg(env!("CARGO_BIN_EXE_fpdb"))
+            .args(args)
+            .arg(&path)
+            .output()
+            .unwrap();
+        let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert_eq!(out.status.code(), Some(4), "fpdb {args:?}: {:?}\n{all}", out.status);
+        // `check` compares the record with the committed length first; a read names the file size.
+        let why = if args[0] == "check" {
+            "runs past the committed length"
+        } else {
+            "does not fit in the file"
+        };
+        assert!(
+            all.contains(&victim.record.offset.to_string()) && all.contains(&seg) && all.contains(why),
+            "fpdb {args:?}:\n{all}"
+        );
+    }
 }

@@ -6,10 +6,10 @@ mod common;
 use std::collections::{BTreeMap, BTreeSet};
 
 use common::{edit, passage, text, vocab};
-use fpdb::internals::validate_key;
 use fpdb::fingerprint::fingerprint;
 use fpdb::fingerprint::similarity::hamming;
 use fpdb::fingerprint::similarity::jaccard;
+use fpdb::internals::validate_key;
 use fpdb::{CreateOptions, Db, Dedup, Error, Fingerprint, FingerprintSpec, Options, PreparedDoc, QueryOptions, Tables};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -47,7 +47,15 @@ fn near_duplicate_is_found_with_its_exact_jaccard_and_unrelated_text_is_not() {
 }
 
 fn fp_doc(key: String, simhash: u64) -> fpdb::Result<PreparedDoc> {
-    PreparedDoc::new(key, Fingerprint { simhash, shingles: vec![simhash as u32], sketch: Vec::new() }, None)
+    PreparedDoc::new(
+        key,
+        Fingerprint {
+            simhash,
+            shingles: vec![simhash as u32],
+            sketch: Vec::new(),
+        },
+        None,
+    )
 }
 
 /// Random fingerprints plus variants at every distance up to 14 of some of them.

@@ -94,6 +94,7 @@ fn ingest_on_a_full_disk_ends_with_an_io_error_and_loses_nothing_acknowledged() 
                     acked.push(o.key);
                 }
             });
+            drop(db);
             let _ = tx.send((r, acked));
         });
     }
@@ -107,7 +108,10 @@ fn ingest_on_a_full_disk_ends_with_an_io_error_and_loses_nothing_acknowledged() 
         other => panic!("expected a full-disk I/O error, got {other:?}"),
     }
     assert!(!acked.is_empty() && acked.len() < 58_000, "{}", acked.len());
-    assert!(matches!(db.insert("late", "a write after the disk filled up"), Err(Error::Poisoned { .. })));
+    assert!(matches!(
+        db.insert("late", "a write after the disk filled up"),
+        Err(Error::Poisoned { .. })
+    ));
     drop(db);
     fs.grow("64m");
     assert_acked_present(&path, &acked);
@@ -132,7 +136,7 @@ fn fpdb_ingest_on_a_full_disk_exits_3_with_the_reason() {
     let db = fs.0.join("db");
     let fpdb = env!("CARGO_BIN_EXE_fpdb");
     assert!(Command::new(fpdb).arg("init").arg(&db).status().unwrap().success());
-    let mut child = Command::new(fpdb)
+    let child = Command::new(fpdb)
         .arg("ingest")
         .arg(&db)
         .arg(&input)
@@ -141,20 +145,18 @@ fn fpdb_ingest_on_a_full_disk_exits_3_with_the_reason() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait with a deadline: a hang is the failure this test exists for.
-    let mut waited = Duration::ZERO;
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if waited > Duration::from_secs(120) {
-            let _ = child.kill();
-            panic!("`fpdb ingest` hung on a full disk");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-        waited += Duration::from_millis(100);
+    // Wait with a deadline (a hang is the failure this test exists for), draining the pipes meanwhile.
+    let pid = child.id();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let Ok(out) = rx.recv_timeout(Duration::from_secs(120)) else {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        panic!("`fpdb ingest` hung on a full disk");
     };
-    let out = child.wait_with_output().unwrap();
+    let out = out.unwrap();
+    let status = out.status;
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(status.code(), Some(3), "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");

@@ -139,8 +139,8 @@ fn a_failed_compaction_rename_leaves_the_database_consistent() {
 use std::sync::mpsc;
 use std::time::Duration;
 
-use fpdb::{DocResult, IngestOptions};
 use fpdb::NewDoc;
+use fpdb::{DocResult, IngestOptions};
 
 /// Enough items to fill every bounded channel of the pipeline many times over (batch size 16 →
 /// channels of 32).
@@ -172,7 +172,10 @@ fn stream(fault: impl Fn(usize) -> Option<fpdb::Result<NewDoc>> + Send) -> impl 
 
 /// Runs `Db::ingest` on another thread and waits for it. A pipeline that does not return within a
 /// generous deadline is reported as a hang (a hang detector, not a speed goal).
-fn ingest_or_hang(db: &Db, input: impl Iterator<Item = fpdb::Result<NewDoc>> + Send + 'static) -> (fpdb::Result<fpdb::IngestStats>, Vec<String>) {
+fn ingest_or_hang(
+    db: &Db,
+    input: impl Iterator<Item = fpdb::Result<NewDoc>> + Send + 'static,
+) -> (fpdb::Result<fpdb::IngestStats>, Vec<String>) {
     let (tx, rx) = mpsc::channel();
     let db2 = db.clone();
     std::thread::spawn(move || {
@@ -184,9 +187,12 @@ fn ingest_or_hang(db: &Db, input: impl Iterator<Item = fpdb::Result<NewDoc>> + S
                 }
             }
         });
+        // Release this handle before reporting, so that the test can reopen the database.
+        drop(db2);
         let _ = tx.send((r, acked));
     });
-    rx.recv_timeout(Duration::from_secs(120)).expect("Db::ingest hung: it did not return within 120 s")
+    rx.recv_timeout(Duration::from_secs(120))
+        .expect("Db::ingest hung: it did not return within 120 s")
 }
 
 fn assert_acked_present(path: &std::path::Path, acked: &[String]) {
@@ -239,7 +245,16 @@ fn ingest_stops_at_an_input_read_error_after_committing_what_came_before() {
             })
         }),
     );
-    assert!(matches!(r, Err(Error::Io { op: "read ingest input", .. })), "{r:?}");
+    assert!(
+        matches!(
+            r,
+            Err(Error::Io {
+                op: "read ingest input",
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     assert_eq!(acked.len(), 3000, "every item before the read error is committed and acknowledged");
     // Nothing failed inside the database: the handle still writes.
     db.insert("after", "the handle is still healthy after an input error").unwrap();
@@ -254,7 +269,17 @@ fn malformed_items_are_reported_one_by_one_and_the_rest_is_ingested() {
     failpoint::clear();
     let dir = tempfile::tempdir().unwrap();
     let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
-    let (r, acked) = ingest_or_hang(&db, stream(|i| (i % 100 == 7).then(|| Err(Error::InvalidInput { key: None, message: format!("line {i}: malformed") }))));
+    let (r, acked) = ingest_or_hang(
+        &db,
+        stream(|i| {
+            (i % 100 == 7).then(|| {
+                Err(Error::InvalidInput {
+                    key: None,
+                    message: format!("line {i}: malformed"),
+                })
+            })
+        }),
+    );
     let stats = r.unwrap();
     assert_eq!(stats.errors, 60);
     assert_eq!(stats.stored as usize, STREAM - 60);
@@ -300,7 +325,16 @@ fn an_input_iterator_panic_ends_ingest_with_a_typed_error() {
             None
         }),
     );
-    assert!(matches!(&r, Err(Error::Panicked { stage: "ingest input reader", .. })), "{r:?}");
+    assert!(
+        matches!(
+            &r,
+            Err(Error::Panicked {
+                stage: "ingest input reader",
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     assert_eq!(acked.len(), 1000);
 }
 
@@ -345,7 +379,10 @@ fn an_error_after_the_writer_changed_part_of_a_batch_poisons_the_handle() {
             )
         })
         .collect();
-    assert!(matches!(db.commit_batch(docs, fpdb::Dedup::Link), Err(Error::Injected("writer.decide"))));
+    assert!(matches!(
+        db.commit_batch(docs, fpdb::Dedup::Link),
+        Err(Error::Injected("writer.decide"))
+    ));
     failpoint::clear();
     match db.insert("k20", &texts[20]) {
         Err(e @ Error::Poisoned { .. }) => assert!(e.to_string().contains("writer.decide"), "{e}"),

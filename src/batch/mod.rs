@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use crate::db::groups::components;
-use crate::db::Db;
+use crate::db::{Db, MAX_DISTANCE};
 use crate::error::{Error, Result};
 use crate::fingerprint::similarity::{jaccard, MethodScore};
 use crate::index::csr::{CsrTables, MAX_CSR_BITS};
@@ -54,7 +54,10 @@ pub fn pairs_layout(n: usize, k: u32) -> Layout {
         }
     }
     // Some layout of 3..=32 blocks always qualifies (32 blocks are 2 bits wide).
-    best.map_or_else(|| Layout::new(32).unwrap_or_else(|| unreachable!("32 blocks is a valid layout")), |b| b.1)
+    best.map_or_else(
+        || Layout::new(32).unwrap_or_else(|| unreachable!("32 blocks is a valid layout")),
+        |b| b.1,
+    )
 }
 
 /// All pairs of `fps` within `k` as index pairs `(i, j, distance)` with `i < j`, using `threads`.
@@ -62,7 +65,7 @@ pub fn pairs_layout(n: usize, k: u32) -> Layout {
 /// Table by table (in probe-plan order), the queries run in the table's own block-value order — the
 /// order of its CSR entries — so consecutive queries probe neighbouring offsets and buckets and the
 /// caches are reused; a pair is kept from the first table in which it qualifies (the search is the
-/// index's one [`probe_table`]). A panicking worker ends the call with [`Error::Panicked`], never a
+/// index's one `probe_table`). A panicking worker ends the call with [`Error::Panicked`], never a
 /// shorter result.
 pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Result<Vec<(u32, u32, u32)>> {
     let index = CsrTables::new(fps.to_vec(), pairs_layout(fps.len(), k));
@@ -156,7 +159,23 @@ fn dist_row(label: String, pairs: &[&Pair]) -> DistRow {
 }
 
 /// Every pair of stored documents within `k` (and Jaccard ≥ t when asked).
+///
+/// Errors: [`Error::InvalidOption`] when `k` exceeds [`MAX_DISTANCE`] or `t` is outside 0..=1 (the
+/// same bounds as [`Db::query`]); [`Error::Corruption`] when a shingle set to verify is damaged;
+/// [`Error::Panicked`] when a worker thread panics (a bug), never a shorter result.
 pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
+    if opts.max_distance > MAX_DISTANCE {
+        return Err(Error::InvalidOption {
+            name: "max_distance",
+            message: format!("must be within 0..={MAX_DISTANCE}, got {}", opts.max_distance),
+        });
+    }
+    if let Some(t) = opts.min_jaccard.filter(|t| !(0.0..=1.0).contains(t)) {
+        return Err(Error::InvalidOption {
+            name: "min_jaccard",
+            message: format!("must be within 0.0..=1.0, got {t}"),
+        });
+    }
     let threads = if opts.threads == 0 {
         std::thread::available_parallelism().map_or(2, |n| n.get())
     } else {

@@ -22,7 +22,6 @@ pub(super) fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
 
-
 pub(super) struct PendingDoc {
     pub(super) id: u64,
     pub(super) key: String,
@@ -70,7 +69,6 @@ impl Pending {
         }
     }
 }
-
 
 impl Db {
     /// Writes segment bytes, then one RocksDB batch, then publishes the batch to readers.

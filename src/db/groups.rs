@@ -29,4 +29,3 @@ pub(crate) fn components(nodes: &[u64], edges: &IntMap<u64, Vec<u64>>) -> Vec<Ve
     }
     out
 }
-

@@ -45,7 +45,10 @@ use crate::index::method::MethodIndex;
 use crate::store::keys::{be_u64, cf_names, doc_key, method_cf_names, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
-pub use options::{auto_tables, validate_key, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, CreateOptions, Dedup, Options, QueryOptions, Tables, MAX_DISTANCE, MAX_KEY_BYTES};
+pub use options::{
+    auto_tables, validate_key, CreateOptions, Dedup, Options, QueryOptions, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
+    MAX_DISTANCE, MAX_KEY_BYTES,
+};
 use state::{State, Writer};
 pub use types::{CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, Stats};
 
@@ -90,7 +93,6 @@ impl std::fmt::Debug for Db {
         f.debug_struct("Db").field("path", &self.inner.path).finish_non_exhaustive()
     }
 }
-
 
 impl Db {
     /// The database directory.

@@ -39,7 +39,6 @@ fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
     o
 }
 
-
 impl Db {
     /// Creates a database in `path` (an empty or missing directory) and opens it.
     pub fn create(path: impl AsRef<Path>, create: &CreateOptions) -> Result<Db> {

@@ -140,7 +140,6 @@ pub struct QueryOptions {
     pub min_shared: Option<u32>,
 }
 
-
 /// Checks a key against the accepted range.
 pub fn validate_key(key: &str) -> Result<()> {
     if key.is_empty() {
@@ -176,4 +175,3 @@ pub(super) fn check_k(k: u32) -> Result<u32> {
         })
     }
 }
-

@@ -6,8 +6,8 @@ use rocksdb::IteratorMode;
 use crate::error::{Error, Result};
 use crate::fingerprint::similarity::MethodScore;
 use crate::fingerprint::Fingerprint;
-use crate::index::rocks::RocksTables;
 use crate::index;
+use crate::index::rocks::RocksTables;
 use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{be_u64, table_cf, CF_DOCS};
 
@@ -32,7 +32,6 @@ pub(super) fn size_compatible(a: usize, b: u32, t: f64) -> bool {
     let (lo, hi) = if a <= b as usize { (a, b as usize) } else { (b as usize, a) };
     lo as f64 >= t * hi as f64
 }
-
 
 impl Db {
     /// Runs a read of the published state: with the in-memory mirror it needs nothing from RocksDB;

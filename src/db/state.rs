@@ -39,7 +39,7 @@ pub(super) struct State {
     pub(super) recent_floor: u64,
     /// RocksDB's sequence number when this state was published: reads of RocksDB are consistent
     /// with the state only while RocksDB's latest sequence number still equals it
-    /// ([`Db::read_rocks`]).
+    /// ([`Db::read_rocks`](crate::Db::read_rocks)).
     pub(super) published_seq: u64,
     /// method: sketches and the bucket mirror of the other methods.
     pub(super) method: MethodState,
@@ -47,7 +47,6 @@ pub(super) struct State {
 
 /// How many recently committed documents [`State::recent`] keeps.
 pub(super) const RECENT_CAP: usize = 1 << 16;
-
 
 /// The writer's private structures (under the writer mutex).
 pub(super) struct Writer {
@@ -61,7 +60,6 @@ pub(super) struct Writer {
     /// poisoned. parking_lot mutexes do not poison, so this flag does.
     pub(super) in_progress: Option<&'static str>,
 }
-
 
 impl Db {
     /// Takes the writer lock of a writable, healthy handle.
@@ -82,7 +80,7 @@ impl Db {
     /// Runs a mutation of the writer's state. Everything between its first change and the publish to
     /// readers happens inside `f`: an error returned from `f` poisons the handle, and so does a panic
     /// unwinding through it (the `in_progress` mark is then left set and seen by the next
-    /// [`Db::lock_writer`]).
+    /// [`Db::lock_writer`](crate::Db::lock_writer)).
     pub(super) fn mutation<T>(w: &mut Writer, op: &'static str, f: impl FnOnce(&mut Writer) -> Result<T>) -> Result<T> {
         w.in_progress = Some(op);
         let r = f(w);

@@ -64,7 +64,7 @@ pub struct NewDoc {
 }
 
 /// A document fingerprinted and validated, ready for the writer. Only validated values exist: build
-/// one with [`Db::prepare`] or [`PreparedDoc::new`].
+/// one with [`Db::prepare`](crate::Db::prepare) or [`PreparedDoc::new`].
 #[derive(Clone, Debug)]
 pub struct PreparedDoc {
     pub(super) key: String,
@@ -142,7 +142,7 @@ pub struct Stats {
     pub spec: String,
 }
 
-/// One problem found by [`Db::check`].
+/// One problem found by [`Db::check`](crate::Db::check).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Fault {
     /// The document, when the problem is one document's.
@@ -155,7 +155,7 @@ pub struct Fault {
     pub what: String,
 }
 
-/// Result of [`Db::check`].
+/// Result of [`Db::check`](crate::Db::check).
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct CheckReport {
     /// Documents verified.
@@ -166,7 +166,7 @@ pub struct CheckReport {
     pub faults: Vec<Fault>,
 }
 
-/// Result of [`Db::compact`].
+/// Result of [`Db::compact`](crate::Db::compact).
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CompactStats {
     /// Segments rewritten.
@@ -177,7 +177,6 @@ pub struct CompactStats {
     pub records_moved: u64,
 }
 
-
 /// Duplicates of a prepared document verified by a worker against the committed documents with id
 /// below `upto`; the writer completes it with the documents committed since and the batch's own.
 #[derive(Clone, Debug)]
@@ -185,4 +184,3 @@ pub struct Precheck {
     pub(super) upto: u64,
     pub(super) dups: Vec<Hit>,
 }
-

@@ -90,7 +90,8 @@ mod tests {
     #[test]
     fn hand_computed_cases() {
         assert_eq!(jaccard(&[1, 2, 3, 4], &[3, 4, 5, 6]).jaccard, 2.0 / 6.0);
-        assert_eq!(jaccard(&[], &[]).jaccard, 1.0);
+        // The one convention of the crate (module doc): two empty sets share no evidence.
+        assert_eq!(jaccard(&[], &[]).jaccard, 0.0);
         assert_eq!(jaccard(&[1], &[]).jaccard, 0.0);
         assert_eq!(
             jaccard_at_least(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], &[1, 2, 3, 4, 5, 6, 7, 8, 9], 0.9).map(|s| s.shared),

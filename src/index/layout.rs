@@ -4,7 +4,7 @@
 //! The 64 bits are cut into `m` contiguous blocks, numbered from the most significant bit; the
 //! first `64 mod m` blocks are one bit wider than the others. Table `i` orders fingerprints by
 //! `perm_i(fp)`: block `i` moved to the front, the other blocks following in their original order.
-//! A bit permutation preserves Hamming distance. See the [`index`](super) module for the
+//! A bit permutation preserves Hamming distance. See the `index` module for the
 //! pigeonhole argument behind [`Layout::plan`].
 
 use crate::fingerprint::similarity::hamming;

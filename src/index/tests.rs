@@ -40,7 +40,12 @@ fn assert_exact<T: TableIndex>(index: &T, fps: &[u64], max_k: u32, what: &str) {
             let n = got.len();
             got.sort_unstable();
             got.dedup();
-            assert_eq!(n, got.len(), "{what}: m = {}, k = {k}: an entry was reported twice", index.layout().tables());
+            assert_eq!(
+                n,
+                got.len(),
+                "{what}: m = {}, k = {k}: an entry was reported twice",
+                index.layout().tables()
+            );
             let want: Vec<u64> = (0..fps.len() as u64).filter(|&i| hamming(fps[i as usize], q) <= k).collect();
             assert_eq!(got, want, "{what}: m = {}, k = {k}, q = {q:#x}", index.layout().tables());
         }
@@ -118,7 +123,7 @@ fn removing_from_the_mirror_keeps_it_exact() {
         fps[i] = rng.gen();
         t.insert(fps[i], i as u64);
     }
-    assert_eq!(t.len() as usize, fps.len());
+    assert_eq!(t.len(), fps.len());
     assert_exact(&t, &fps, 12, "mirror after removals");
 }
 

@@ -22,7 +22,7 @@ type Checked = Result<(PreparedDoc, Option<Precheck>)>;
 /// to 4096, docs/performance.md).
 pub const DEFAULT_BATCH_SIZE: usize = 4096;
 /// Largest accepted [`IngestOptions::batch_size`].
-pub const MAX_BATCH_SIZE: usize = 1 << 20;
+pub const MAX_BATCH_SIZE: usize = 1_000_000;
 /// Largest accepted [`IngestOptions::workers`].
 pub const MAX_WORKERS: usize = 1024;
 

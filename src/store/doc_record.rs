@@ -5,7 +5,7 @@
 //! length ‖ bytes, `Option` as one byte 0/1 ‖ value, `f64` as IEEE-754 LE.
 //!
 //! `DocRecord` (after the version byte): key String, simhash u64, segment u32, offset u64, count u32,
-//! group u64, inserted_at_ms u64, meta Option<String>.
+//! group u64, inserted_at_ms u64, meta `Option<String>`.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;

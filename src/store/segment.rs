@@ -73,6 +73,12 @@ pub fn record_len(count: u32) -> u64 {
     RECORD_HEADER as u64 + (4 * count as u64).div_ceil(8) * 8
 }
 
+/// Bytes from a record's start to the end of its payload (header + 4·count, no padding), computed
+/// in u64 so that no count overflows it.
+pub fn payload_end(count: u32) -> u64 {
+    RECORD_HEADER as u64 + 4 * u64::from(count)
+}
+
 /// File name of segment `id`.
 pub fn file_name(id: u32) -> String {
     format!("{id:010}.seg")
@@ -85,7 +91,7 @@ pub fn parse_file_name(name: &str) -> Option<u32> {
 }
 
 /// Appends the encoded record for `doc_id` to `out`.
-pub fn encode_record(doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
+pub fn encode_shingle_record(doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(RECORD_MAGIC);
     out.extend_from_slice(&(shingles.len() as u32).to_le_bytes());
@@ -102,36 +108,39 @@ pub fn encode_record(doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
 
 /// Why a record failed to decode.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RecordFault(pub String);
+pub struct ShingleRecordFault(pub String);
 
 /// Decodes and verifies the record at the start of `bytes`: magic, doc id, count and checksum must
 /// match. Returns the shingles, borrowed when the payload is suitably aligned on a little-endian host.
-pub fn decode_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Result<Cow<'_, [u32]>, RecordFault> {
-    let need = RECORD_HEADER + 4 * count as usize;
-    if bytes.len() < need {
-        return Err(RecordFault(format!(
-            "record truncated: need {need} bytes, file has {}",
+pub fn decode_shingle_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Result<Cow<'_, [u32]>, ShingleRecordFault> {
+    // Bound the claimed length by the bytes at hand before anything is sized from it.
+    let need = payload_end(count);
+    if (bytes.len() as u64) < need {
+        return Err(ShingleRecordFault(format!(
+            "record truncated: {count} shingles need {need} bytes, file has {}",
             bytes.len()
         )));
     }
+    // `need <= bytes.len()`, so it fits in usize.
+    let need = need as usize;
     if &bytes[..4] != RECORD_MAGIC {
-        return Err(RecordFault(format!(
+        return Err(ShingleRecordFault(format!(
             "bad record magic: expected {RECORD_MAGIC:?}, found {:?}",
             &bytes[..4]
         )));
     }
     let found_count = u32::from_le_bytes([bytes[4], bytes[5], bytes[6], bytes[7]]);
-    let found_id = u64::from_le_bytes(bytes[8..16].try_into().map_err(|_| RecordFault("short header".into()))?);
-    let sum = u64::from_le_bytes(bytes[16..24].try_into().map_err(|_| RecordFault("short header".into()))?);
+    let found_id = u64::from_le_bytes(bytes[8..16].try_into().map_err(|_| ShingleRecordFault("short header".into()))?);
+    let sum = u64::from_le_bytes(bytes[16..24].try_into().map_err(|_| ShingleRecordFault("short header".into()))?);
     if found_id != doc_id || found_count != count {
-        return Err(RecordFault(format!(
+        return Err(ShingleRecordFault(format!(
             "record header mismatch: expected doc {doc_id} with {count} shingles, found doc {found_id} with {found_count}"
         )));
     }
     let payload = &bytes[RECORD_HEADER..need];
     let actual = xxh3_64(payload);
     if actual != sum {
-        return Err(RecordFault(format!(
+        return Err(ShingleRecordFault(format!(
             "checksum mismatch: expected {sum:#018x}, computed {actual:#018x}"
         )));
     }
@@ -145,7 +154,7 @@ pub fn decode_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Resu
         ),
     };
     if shingles.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(RecordFault("payload is not sorted and unique".into()));
+        return Err(ShingleRecordFault("payload is not sorted and unique".into()));
     }
     Ok(shingles)
 }
@@ -179,23 +188,36 @@ impl SegmentReader {
     /// Reads and verifies the shingles at `loc`.
     pub fn read(&self, loc: ShingleLoc, doc_id: u64) -> Result<Cow<'_, [u32]>> {
         debug_assert_eq!(loc.segment, self.id);
-        let len = RECORD_HEADER + 4 * loc.count as usize;
-        let fault = |f: RecordFault| Error::corrupt(&self.path, Some(doc_id), format!("at offset {}: {}", loc.offset, f.0));
+        let fault = |f: ShingleRecordFault| Error::corrupt(&self.path, Some(doc_id), format!("at offset {}: {}", loc.offset, f.0));
         match &self.map {
             Some(map) => {
                 let start = usize::try_from(loc.offset).unwrap_or(usize::MAX).min(map.len());
-                decode_record(&map[start..], doc_id, loc.count).map_err(fault)
+                decode_shingle_record(&map[start..], doc_id, loc.count).map_err(fault)
             }
             None => {
+                // The count comes from the doc record (RocksDB) and may be damaged: bound the
+                // record by what the file holds before allocating its buffer.
+                let size = self.file.metadata().map_err(|e| Error::io("stat segment", &self.path, e))?.len();
+                let len = payload_end(loc.count);
+                if loc.offset > size || len > size - loc.offset {
+                    return Err(fault(ShingleRecordFault(format!(
+                        "a record of {} shingles ({len} bytes) does not fit in the file ({size} bytes)",
+                        loc.count
+                    ))));
+                }
+                // `len <= size - offset`, which is at most the file size; on a 32-bit host a file
+                // larger than the address space fails here instead of truncating the length.
+                let len =
+                    usize::try_from(len).map_err(|_| fault(ShingleRecordFault(format!("a record of {len} bytes does not fit in memory"))))?;
                 let mut buf = vec![0u8; len];
                 self.file.read_exact_at(&mut buf, loc.offset).map_err(|e| {
                     if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                        fault(RecordFault(format!("record of {len} bytes runs past the end of the file")))
+                        fault(ShingleRecordFault(format!("record of {len} bytes runs past the end of the file")))
                     } else {
                         Error::io("read segment", &self.path, e)
                     }
                 })?;
-                decode_record(&buf, doc_id, loc.count)
+                decode_shingle_record(&buf, doc_id, loc.count)
                     .map(|c| Cow::Owned(c.into_owned()))
                     .map_err(fault)
             }
@@ -299,7 +321,7 @@ impl SegmentWriter {
         let mut offsets = Vec::with_capacity(records.len());
         for (id, shingles) in records {
             offsets.push((buf.len() as u64, shingles.len() as u32));
-            encode_record(*id, shingles, &mut buf);
+            encode_shingle_record(*id, shingles, &mut buf);
         }
         let rotate = match &self.active {
             None => true,
@@ -364,7 +386,7 @@ impl SegmentWriter {
                 offset: FILE_HEADER + buf.len() as u64,
                 count: shingles.len() as u32,
             });
-            encode_record(*doc, shingles, &mut buf);
+            encode_shingle_record(*doc, shingles, &mut buf);
         }
         f.write_all(&buf).map_err(|e| Error::io("write compacted segment", &tmp, e))?;
         f.sync_all().map_err(|e| Error::io("fsync compacted segment", &tmp, e))?;
@@ -441,6 +463,14 @@ pub fn recover(
                 _ => Error::io("open segment", &path, e),
             })?;
         let size = f.metadata().map_err(|e| Error::io("stat segment", &path, e))?.len();
+        if len < FILE_HEADER {
+            // Truncating to this length would cut the file header: refuse rather than destroy it.
+            return Err(Error::corrupt(
+                &path,
+                None,
+                format!("committed length {len} is shorter than the {FILE_HEADER}-byte file header"),
+            ));
+        }
         if size < len {
             return Err(Error::corrupt(
                 &path,
@@ -504,18 +534,54 @@ mod tests {
     #[test]
     fn record_roundtrip_and_every_fault_detected() {
         let mut buf = Vec::new();
-        encode_record(42, &[1, 5, 9], &mut buf);
+        encode_shingle_record(42, &[1, 5, 9], &mut buf);
         assert_eq!(buf.len() as u64, record_len(3));
         assert_eq!(buf.len() % 8, 0);
-        assert_eq!(decode_record(&buf, 42, 3).unwrap().as_ref(), &[1, 5, 9]);
-        assert!(decode_record(&buf, 43, 3).unwrap_err().0.contains("expected doc 43"));
-        assert!(decode_record(&buf[..20], 42, 3).unwrap_err().0.contains("truncated"));
+        assert_eq!(decode_shingle_record(&buf, 42, 3).unwrap().as_ref(), &[1, 5, 9]);
+        assert!(decode_shingle_record(&buf, 43, 3).unwrap_err().0.contains("expected doc 43"));
+        assert!(decode_shingle_record(&buf[..20], 42, 3).unwrap_err().0.contains("truncated"));
         let mut flipped = buf.clone();
         flipped[RECORD_HEADER + 1] ^= 0x10;
-        assert!(decode_record(&flipped, 42, 3).unwrap_err().0.contains("checksum"));
+        assert!(decode_shingle_record(&flipped, 42, 3).unwrap_err().0.contains("checksum"));
         let mut magic = buf.clone();
         magic[0] = b'X';
-        assert!(decode_record(&magic, 42, 3).unwrap_err().0.contains("magic"));
+        assert!(decode_shingle_record(&magic, 42, 3).unwrap_err().0.contains("magic"));
+    }
+
+    #[test]
+    fn positioned_reads_bound_the_count_by_the_file_and_recovery_keeps_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let (_, mut w, _) = recover(dir.path(), &HashMap::new(), false, 1 << 20, false).unwrap();
+        let out = w.append(&[(7, &[1, 2, 3][..])]).unwrap();
+        let committed: HashMap<u32, u64> = out.lengths.iter().copied().collect();
+        drop(w);
+        // Read-only: the active segment is read with positioned reads.
+        let (set, _, _) = recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
+        let loc = out.locs[0];
+        assert_eq!(set.read(loc, 7).unwrap().as_ref(), &[1, 2, 3]);
+        for bad in [
+            ShingleLoc { count: u32::MAX, ..loc },
+            ShingleLoc {
+                offset: u64::MAX - 8,
+                ..loc
+            },
+            ShingleLoc { offset: 1 << 40, ..loc },
+        ] {
+            match set.read(bad, 7) {
+                Err(Error::Corruption { doc: Some(7), what, .. }) => {
+                    assert!(
+                        what.contains(&format!("offset {}", bad.offset)) && what.contains("does not fit"),
+                        "{what}"
+                    )
+                }
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        // A committed length shorter than the file header is refused, not truncated to.
+        let short: HashMap<u32, u64> = committed.keys().map(|&id| (id, FILE_HEADER - 1)).collect();
+        assert!(recover(dir.path(), &short, false, 1 << 20, false).unwrap_err().is_corruption());
+        let (set, _, _) = recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
+        assert_eq!(set.read(loc, 7).unwrap().as_ref(), &[1, 2, 3]);
     }
 
     #[test]

@@ -33,5 +33,9 @@ pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             rep.faults.len()
         )?;
     }
-    Ok(if rep.faults.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(4) })
+    Ok(if rep.faults.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(4)
+    })
 }

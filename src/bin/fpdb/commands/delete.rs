@@ -1,24 +1,12 @@
 //! `fpdb delete`: delete a document.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
 use serde_json::json;
 
-use crate::cli::KeyArgs;
-
-pub struct Config {
-    pub db: PathBuf,
-    pub key: String,
-}
-
-impl From<KeyArgs> for Config {
-    fn from(a: KeyArgs) -> Config {
-        Config { db: a.db, key: a.key }
-    }
-}
+use super::KeyConfig as Config;
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open(&cfg.db, true)?;

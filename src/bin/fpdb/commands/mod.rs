@@ -22,7 +22,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use fpdb::{Db, Error, FingerprintSpec, Options, Weighting};
 
-use crate::cli::{Cli, Cmd};
+use crate::cli::{Cli, Cmd, KeyArgs};
 use crate::input;
 
 /// Runs the parsed command; output goes through one buffered stdout.
@@ -35,8 +35,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Insert(a) => insert::run(insert::Config::from(a), json, &mut out)?,
         Cmd::Query(a) => query::run(query::Config::from_args(a)?, json, &mut out)?,
         Cmd::Ingest(a) => ingest::run(ingest::Config::from(a), json, &mut out)?,
-        Cmd::Get(a) => get::run(get::Config::from(a), json, &mut out)?,
-        Cmd::Delete(a) => delete::run(delete::Config::from(a), json, &mut out)?,
+        Cmd::Get(a) => get::run(KeyConfig::from(a), json, &mut out)?,
+        Cmd::Delete(a) => delete::run(KeyConfig::from(a), json, &mut out)?,
         Cmd::Export(a) => export::run(export::Config::from(a), &mut out)?,
         Cmd::Stats(a) => stats::run(&a.db, json, &mut out)?,
         Cmd::Compact(a) => compact::run(compact::Config::from(a), json, &mut out)?,
@@ -47,6 +47,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     };
     out.flush()?;
     Ok(code)
+}
+
+/// The plain config of the commands that name one document (`get`, `delete`).
+pub struct KeyConfig {
+    pub db: PathBuf,
+    pub key: String,
+}
+
+impl From<KeyArgs> for KeyConfig {
+    fn from(a: KeyArgs) -> KeyConfig {
+        KeyConfig { db: a.db, key: a.key }
+    }
 }
 
 /// Opens for writing; reports what recovery did (torn tails, orphans, damaged records) on stderr.
@@ -64,7 +76,11 @@ pub fn open(db: &Path, sync: bool) -> Result<Db> {
             r.truncated_bytes,
             r.orphans_removed.len(),
             r.damaged_records,
-            if r.damaged_records > 0 { " (run `fpdb check` to list them)" } else { "" }
+            if r.damaged_records > 0 {
+                " (run `fpdb check` to list them)"
+            } else {
+                ""
+            }
         );
     }
     Ok(d)

@@ -46,7 +46,11 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     };
     let rep = fpdb::pairs(&d, &opts)?;
     print_pairs(out, json, &d, &rep, cfg.groups, cfg.summary)?;
-    Ok(if rep.pairs.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if rep.pairs.is_empty() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, groups: bool, summary: bool) -> Result<()> {

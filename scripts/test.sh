@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The README's test command: installs what the build needs (scripts/deps.sh), then runs every test
+# with the failpoints compiled in. Extra arguments go to `cargo test` (e.g. `--test crash`).
+# Same target directory and profile (dev) as scripts/demo.sh, so the two share one RocksDB build.
+# Crash-harness cycles: 30 by default, 150 with CI=true, FPDB_CRASH_CYCLES=N for a long soak.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/deps.sh
+source scripts/deps.sh
+fpdb_deps
+exec cargo test --all-features "$@"
