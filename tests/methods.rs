@@ -23,7 +23,7 @@ fn corpus() -> Vec<(String, String)> {
         let base = passage(&v, 300, 1000 + i);
         docs.push((format!("p{i}"), text(&base)));
         for (j, changes) in [1usize, 3, 8, 20, 60].iter().enumerate() {
-            if (i + j as u64) % 3 != 0 {
+            if !(i + j as u64).is_multiple_of(3) {
                 docs.push((format!("p{i}-e{changes}"), text(&edit(&v, &base, *changes, 77 * i + j as u64))));
             }
         }

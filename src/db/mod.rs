@@ -39,9 +39,9 @@ use rocksdb::DB;
 use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::fingerprint::Fingerprinter;
+use crate::index::method::MethodIndex;
 use crate::index::Layout;
 use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::index::method::MethodIndex;
 use crate::store::keys::{be_u64, cf_names, doc_key, method_cf_names, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
