@@ -269,6 +269,18 @@ pub struct EvalArgs {
     /// Use at most this many documents.
     #[arg(long)]
     pub limit: Option<usize>,
+    /// method: compare near-duplicate methods instead (`all`, or a comma-separated list of
+    /// simhash, broder, charikar, broder-charikar, weighted-simhash, multi-lexicon; NAME:K sets a
+    /// method's k). Writes NAME-methods.md/.json and, with --analyses, the papers' analyses.
+    #[arg(long)]
+    pub methods: Option<String>,
+    /// With --methods: also run paper 004's and paper 002's analyses.
+    #[arg(long)]
+    pub analyses: bool,
+    /// With --methods: the IDF table of weighted-simhash from this JSONL corpus (default: the
+    /// evaluated corpus itself).
+    #[arg(long)]
+    pub idf_from: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]
