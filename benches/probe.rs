@@ -61,6 +61,7 @@ fn bench(c: &mut Criterion) {
                         Fingerprint {
                             simhash: f,
                             shingles: vec![f as u32],
+                            sketch: Vec::new(),
                         },
                         None,
                     )

@@ -119,6 +119,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                             Fingerprint {
                                 simhash: f,
                                 shingles: vec![0],
+                                sketch: Vec::new(),
                             },
                             None,
                         )

@@ -194,6 +194,7 @@ fn fp(set: &[u32]) -> Fingerprint {
     Fingerprint {
         simhash: set.iter().fold(0u64, |h, &s| h.rotate_left(5) ^ u64::from(s)),
         shingles: set.to_vec(),
+        sketch: Vec::new(),
     }
 }
 

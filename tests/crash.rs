@@ -48,7 +48,12 @@ fn crash_child() {
     let Ok(dir) = std::env::var("FPDB_CRASH_DIR") else { return };
     let seed: u64 = std::env::var("FPDB_CRASH_SEED").unwrap().parse().unwrap();
     let v = vocab();
-    let db = Db::open_or_create(&dir, &CreateOptions::default()).unwrap();
+    // method: FPDB_CRASH_METHOD runs the child under another method (default simhash).
+    let method: fpdb::fingerprint::method::Method = std::env::var("FPDB_CRASH_METHOD").unwrap_or("simhash".into()).parse().unwrap();
+    let create = CreateOptions::default()
+        .with_spec(fpdb::FingerprintSpec::default().with_method(method.clone()))
+        .with_max_distance(method.default_max_distance());
+    let db = Db::open_or_create(&dir, &create).unwrap();
     println!("open");
     let mut rng = StdRng::seed_from_u64(seed);
     let mut i = 0u64;
@@ -97,12 +102,17 @@ struct Cycle {
 }
 
 fn run_cycle(dir: &std::path::Path, seed: u64, v: &[String]) -> Result<Cycle, String> {
+    run_cycle_with(dir, seed, v, "simhash")
+}
+
+fn run_cycle_with(dir: &std::path::Path, seed: u64, v: &[String], method: &str) -> Result<Cycle, String> {
     let mut rng = StdRng::seed_from_u64(seed);
     let exe = std::env::current_exe().map_err(|e| e.to_string())?;
     let mut child = Command::new(exe)
         .args(["--exact", "crash_child", "--ignored", "--nocapture", "--test-threads=1"])
         .env("FPDB_CRASH_DIR", dir)
         .env("FPDB_CRASH_SEED", seed.to_string())
+        .env("FPDB_CRASH_METHOD", method)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -249,4 +259,39 @@ fn acknowledged_documents_survive_kill_9_during_ingestion() {
         in_flight * 2 > cycles,
         "only {in_flight} of {cycles} kills landed during ingestion: the harness no longer tests crashes in flight"
     );
+}
+
+/// method: the same harness under the methods with their own column families (sketches and bucket
+/// entries written in the document's batch): `FPDB_CRASH_METHOD_CYCLES` per method, default 8
+/// (30 when `CI` is set).
+#[test]
+fn acknowledged_documents_survive_kill_9_under_every_other_method() {
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    let cycles: u64 = std::env::var("FPDB_CRASH_METHOD_CYCLES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(if ci { 30 } else { 8 });
+    let v = vocab();
+    for method in ["broder-charikar", "charikar", "multi-lexicon", "broder"] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let (mut checked, mut in_flight) = (0, 0u64);
+        for c in 0..cycles {
+            let seed = 10_000 + c;
+            match run_cycle_with(&path, seed, &v, method) {
+                Ok(r) => {
+                    checked += r.checked;
+                    in_flight += u64::from(r.in_flight);
+                }
+                Err(e) => panic!("{method}: crash cycle {c} failed (seed {seed}): {e}"),
+            }
+        }
+        let db = Db::open(&path).unwrap();
+        assert_eq!(db.spec().method.name(), method);
+        eprintln!(
+            "crash harness, {method}: {cycles} kill -9 cycles, {in_flight} with documents in flight, {checked} acknowledged operations verified, {} documents",
+            db.stats().docs
+        );
+        assert!(checked > 0, "{method}: no acknowledgement was ever received");
+    }
 }

@@ -52,6 +52,7 @@ fn fp_doc(key: String, simhash: u64) -> fpdb::Result<PreparedDoc> {
         Fingerprint {
             simhash,
             shingles: vec![simhash as u32],
+            sketch: Vec::new(),
         },
         None,
     )

@@ -81,3 +81,124 @@ const GOLDEN_CHAR5: [(u64, usize, u64); 8] = [
     (0x60f2270e54253b25, 8, 0x82c3b108e7a76a1),
     (0x0, 0, 0x2d06800538d394c2),
 ];
+
+// method: the other methods' sketches (fingerprint/method.rs), pinned the same way: per text, the
+// SimHash and the xxh3 of the sketch's little-endian bytes (and the sketch length).
+
+mod methods {
+    use super::TEXTS;
+    use fpdb::fingerprint::method::{IdfHandle, LexiconParams, Method};
+    use fpdb::fingerprint::weighted::IdfTable;
+    use fpdb::{fingerprint, FingerprintSpec};
+    use std::sync::Arc;
+    use xxhash_rust::xxh3::xxh3_64;
+
+    fn vectors(method: Method) -> Vec<(u64, usize, u64)> {
+        let spec = FingerprintSpec::default().with_method(method);
+        TEXTS
+            .iter()
+            .map(|t| {
+                let fp = fingerprint(&spec, t);
+                let bytes: Vec<u8> = fp.sketch.iter().flat_map(|s| s.to_le_bytes()).collect();
+                (fp.simhash, fp.sketch.len(), xxh3_64(&bytes))
+            })
+            .collect()
+    }
+
+    fn named(name: &str) -> Method {
+        name.parse().unwrap()
+    }
+
+    /// The training corpus of the pinned IDF table: the texts themselves plus three more.
+    fn idf() -> Arc<IdfTable> {
+        Arc::new(IdfTable::from_texts(TEXTS.iter().copied().chain([
+            "the fox and the dog",
+            "documents on the web",
+            "the lazy days",
+        ])))
+    }
+
+    #[test]
+    fn broder_charikar_and_combined_sketches_are_pinned() {
+        assert_eq!(vectors(named("broder")), GOLDEN_BRODER);
+        assert_eq!(vectors(named("charikar")), GOLDEN_CHARIKAR);
+        // The combined sketch is Broder's followed by Charikar's.
+        let comb = vectors(named("broder-charikar"));
+        assert!(comb.iter().all(|c| c.1 == 12));
+        let spec = FingerprintSpec::default().with_method(named("broder-charikar"));
+        let b = FingerprintSpec::default().with_method(named("broder"));
+        let c = FingerprintSpec::default().with_method(named("charikar"));
+        for t in TEXTS {
+            let mut want = fingerprint(&b, t).sketch;
+            want.extend(fingerprint(&c, t).sketch);
+            assert_eq!(fingerprint(&spec, t).sketch, want);
+        }
+    }
+
+    #[test]
+    fn weighted_simhash_and_its_idf_table_are_pinned() {
+        let table = idf();
+        assert_eq!((table.docs(), table.len(), table.unseen(), table.hash()), GOLDEN_IDF);
+        let got = vectors(Method::weighted(table.clone()));
+        assert_eq!(got, GOLDEN_WEIGHTED);
+        // Without the table the method is refused, not silently unweighted.
+        let mut m = Method::weighted(table);
+        if let Method::WeightedSimHash(p) = &mut m {
+            p.idf = IdfHandle(None);
+        }
+        assert!(FingerprintSpec::default().with_method(m).validate().is_err());
+    }
+
+    #[test]
+    fn multi_lexicon_sketches_are_pinned() {
+        // Explicit parameters (L = 5, 700‰, bigrams), so that a new default does not move them.
+        let m = Method::MultiLexicon(LexiconParams {
+            lexicons: 5,
+            keep_permille: 700,
+            shingle: 2,
+        });
+        assert_eq!(vectors(m), GOLDEN_LEXICON);
+    }
+
+    const GOLDEN_IDF: (u64, usize, u32, u64) = (11, 49, 3485, 0xed84456d36c4d3c7);
+    const GOLDEN_BRODER: [(u64, usize, u64); 8] = [
+        (0x4a3def419f28b02, 6, 0xbafcfd0b8a351e88),
+        (0x36415dde34eb97c7, 6, 0xc98179177a480a0),
+        (0x36415dde34eb97c7, 6, 0xc98179177a480a0),
+        (0x96b558ba35c80f49, 6, 0x6c8975ec663d5d77),
+        (0xcb0c0cb0798ffda4, 6, 0xc4411d54415a29ca),
+        (0xd5cfe64a0faf1869, 6, 0xa5ed89b01d5699f0),
+        (0xa48b67f5795dbce2, 6, 0xd0dec8e87a33330a),
+        (0x0, 6, 0xe255222d4cbbadba),
+    ];
+    const GOLDEN_CHARIKAR: [(u64, usize, u64); 8] = [
+        (0x4a3def419f28b02, 6, 0xaf811b4c6e5aefea),
+        (0x36415dde34eb97c7, 6, 0x9acf919dab6dfaf6),
+        (0x36415dde34eb97c7, 6, 0x9acf919dab6dfaf6),
+        (0x96b558ba35c80f49, 6, 0x550900cf80c867dc),
+        (0xcb0c0cb0798ffda4, 6, 0xddbaed6d69f15bb),
+        (0xd5cfe64a0faf1869, 6, 0xefdfcb459059ff2a),
+        (0xa48b67f5795dbce2, 6, 0x4e85c4041c1e5604),
+        (0x0, 6, 0xe255222d4cbbadba),
+    ];
+    const GOLDEN_WEIGHTED: [(u64, usize, u64); 8] = [
+        (0xb78d32f4a24cc1ad, 0, 0x2d06800538d394c2),
+        (0x3cd25499dbbcdf6c, 0, 0x2d06800538d394c2),
+        (0x3cd25499dbbcdf6c, 0, 0x2d06800538d394c2),
+        (0x5a4094e8a2e20229, 0, 0x2d06800538d394c2),
+        (0xcb0c0cb0798ffda4, 0, 0x2d06800538d394c2),
+        (0x8ac4c97029b0c160, 0, 0x2d06800538d394c2),
+        (0x4802b540816a540, 0, 0x2d06800538d394c2),
+        (0x0, 0, 0x2d06800538d394c2),
+    ];
+    const GOLDEN_LEXICON: [(u64, usize, u64); 8] = [
+        (0x4a3def419f28b02, 6, 0x632809ccf140b2de),
+        (0x36415dde34eb97c7, 6, 0x43b5585e91ec29a5),
+        (0x36415dde34eb97c7, 6, 0x43b5585e91ec29a5),
+        (0x96b558ba35c80f49, 6, 0xa5ff49420fb925f6),
+        (0xcb0c0cb0798ffda4, 6, 0xb5acbbd69f0d733),
+        (0xd5cfe64a0faf1869, 6, 0x6e4472e98cc31a94),
+        (0xa48b67f5795dbce2, 6, 0x57d3d4dfcce790d2),
+        (0x0, 6, 0xe255222d4cbbadba),
+    ];
+}

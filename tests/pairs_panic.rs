@@ -48,6 +48,7 @@ fn a_panicking_worker_is_an_error_never_a_shorter_result() {
         max_distance: 3,
         min_jaccard: None,
         threads: 2,
+        min_shared: None,
     };
     assert_eq!(pairs(&db, &opts).unwrap().pairs.len(), 28);
     failpoint::set("pairs.worker", 1);
@@ -74,6 +75,7 @@ fn pairs_rejects_distances_and_thresholds_out_of_range() {
             max_distance: k,
             min_jaccard: t,
             threads: 1,
+            min_shared: None,
         };
         match pairs(&db, &opts) {
             Err(fpdb::Error::InvalidOption { .. }) => {}

@@ -344,6 +344,7 @@ impl Db {
                     max_distance: max_distance.unwrap_or(engine.config().max_distance),
                     min_jaccard,
                     threads,
+                    min_shared: None,
                 };
                 let rep = pairs(&engine, &opts)?;
                 let key = |id: u64| engine.key_of(id).unwrap_or_default();

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use crate::db::groups::components;
 use crate::db::{Db, MAX_DISTANCE};
 use crate::error::{Error, Result};
-use crate::fingerprint::similarity::jaccard;
+use crate::fingerprint::similarity::{jaccard, MethodScore};
 use crate::index::csr::{CsrTables, MAX_CSR_BITS};
 use crate::index::{ball_size, probe_table, Layout, TableIndex};
 use crate::intmap::IntMap;
@@ -27,6 +27,10 @@ pub struct Pair {
     pub hamming: u32,
     /// Exact Jaccard (when verified).
     pub jaccard: Option<f64>,
+    /// method: the method's own similarity (methods other than simhash and weighted-simhash;
+    /// `hamming` is then its distance).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<MethodScore>,
 }
 
 /// The table count minimizing the estimated all-pairs probe cost for `n` fingerprints at distance `k`.
@@ -111,6 +115,8 @@ pub struct PairsOptions {
     pub min_jaccard: Option<f64>,
     /// Threads (0 = one per core).
     pub threads: usize,
+    /// method: fewest equal supershingles (broder, broder-charikar; default: the spec's).
+    pub min_shared: Option<u32>,
 }
 
 /// A row of a distribution table.
@@ -178,12 +184,26 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
     let docs = db.fingerprints();
     let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
     let t0 = std::time::Instant::now();
-    let raw = all_pairs_fps(&fps, opts.max_distance, threads)?;
+    // method: the other methods' pairs come from their index (every pair under the rule, once).
+    let mut scores: Vec<MethodScore> = Vec::new();
+    let raw = if db.spec().method.uses_simhash_tables() {
+        all_pairs_fps(&fps, opts.max_distance, threads)?
+    } else {
+        let index_of = |id: u64| docs.binary_search_by_key(&id, |d| d.0).ok().map(|i| i as u32);
+        let mut raw = Vec::new();
+        for (a, b, s) in db.method_pairs(opts.max_distance, opts.min_shared)? {
+            if let (Some(i), Some(j)) = (index_of(a), index_of(b)) {
+                raw.push((i, j, s.distance()));
+                scores.push(s);
+            }
+        }
+        raw
+    };
     let hamming_seconds = t0.elapsed().as_secs_f64();
     let t1 = std::time::Instant::now();
     let mut out = Vec::with_capacity(raw.len());
     let mut cache: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-    for (i, j, d) in raw {
+    for (n, (i, j, d)) in raw.into_iter().enumerate() {
         let (a, b) = (docs[i as usize].0, docs[j as usize].0);
         let jac = match opts.min_jaccard {
             None => None,
@@ -220,10 +240,12 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
             b,
             hamming: d,
             jaccard: jac,
+            score: scores.get(n).cloned(),
         });
     }
     let verify_seconds = t1.elapsed().as_secs_f64();
-    let by_hamming = (0..=opts.max_distance)
+    let top = out.iter().map(|p| p.hamming).max().unwrap_or(0).max(opts.max_distance);
+    let by_hamming = (0..=top)
         .map(|d| dist_row(d.to_string(), &out.iter().filter(|p| p.hamming == d).collect::<Vec<_>>()))
         .collect();
     let mut by_jaccard = Vec::new();
@@ -299,6 +321,7 @@ mod tests {
             b,
             hamming: 0,
             jaccard: None,
+            score: None,
         };
         let g = groups(&[p(5, 9), p(2, 9), p(3, 4)]);
         assert_eq!(g, vec![(2, vec![2, 5, 9]), (3, vec![3, 4])]);

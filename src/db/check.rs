@@ -150,6 +150,8 @@ impl Db {
                 fault(None, None, rp.clone(), format!("table t{i} has {n} entries for {} docs", rep.docs));
             }
         }
+        // method: the sketches and bucket entries of the other methods.
+        rep.table_entries += self.check_method(&st, &records, &mut |doc, what| fault(doc, None, rp.clone(), what))?;
         for item in self.inner.rocks.iterator_cf(self.cf(CF_EDGES)?, IteratorMode::Start) {
             let (k, _) = item.map_err(self.rocks_err("scan edges"))?;
             match decode_edge_key(&k) {

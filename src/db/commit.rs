@@ -104,6 +104,7 @@ impl Db {
             let Some(m) = st.docs.get(&id) else {
                 // A damaged record (left out at open): remove it and whatever index entries name it.
                 b.delete_cf(docs_cf, doc_key(id));
+                self.method_delete(&mut b, id, None)?; // method:
                 for (i, cf) in tcfs.iter().enumerate() {
                     for item in self.inner.rocks.iterator_cf(*cf, IteratorMode::Start) {
                         let (k, _) = item.map_err(self.rocks_err("scan table"))?;
@@ -129,6 +130,7 @@ impl Db {
             }
             b.delete_cf(docs_cf, doc_key(id));
             b.delete_cf(keys_cf, m.key.as_bytes());
+            self.method_delete(&mut b, id, st.method.sketches.get(&id).map(|s| &s[..]))?; // method:
             for (i, t) in tdel.iter_mut().enumerate() {
                 t.push(table_key(layout, i, m.simhash, id));
             }
@@ -167,6 +169,7 @@ impl Db {
                 b.put_cf(meta_idx_cf, k, []); // metadata: the new document's index entries
             }
             kput.push((p.key.as_bytes(), p.id.to_be_bytes()));
+            self.method_put(&mut b, p.id, &p.fp.sketch)?; // method:
             for (i, t) in tput.iter_mut().enumerate() {
                 t.push(table_key(layout, i, p.fp.simhash, p.id));
             }
@@ -264,6 +267,7 @@ impl Db {
             st.seg_usage.entry(seg).or_insert((0, 0)).0 = len;
         }
         for id in &pend.deleted {
+            st.method.remove(*id); // method:
             if let Some(m) = st.docs.remove(id) {
                 if let Some(t) = st.tables.as_mut() {
                     t.remove(m.simhash, *id);
@@ -278,6 +282,9 @@ impl Db {
                 t.insert(p.fp.simhash, p.id);
             }
             st.recent.push_back((p.id, p.fp.simhash));
+            if self.inner.mindex.is_some() {
+                st.method.insert(p.id, &p.fp.sketch); // method:
+            }
             if let Some(u) = st.seg_usage.get_mut(&loc.segment) {
                 u.1 += loc.record_len();
             }

@@ -4,7 +4,7 @@
 use std::fs;
 
 use crate::error::{Error, Result};
-use crate::store::keys::cf_names;
+use crate::store::keys::{cf_names, method_cf_names};
 use crate::store::segment;
 use crate::store::ShingleLoc;
 
@@ -83,7 +83,10 @@ impl Db {
 
     /// Flushes RocksDB memtables to SST files (optional; the WAL already makes commits durable).
     pub fn flush(&self) -> Result<()> {
-        for name in cf_names(self.inner.config.tables) {
+        for name in cf_names(self.inner.config.tables)
+            .into_iter()
+            .chain(method_cf_names(&self.inner.spec.method))
+        {
             self.inner.rocks.flush_cf(self.cf(&name)?).map_err(self.rocks_err("flush"))?;
         }
         Ok(())
@@ -93,7 +96,10 @@ impl Db {
     /// long-running database reaches (for benchmarks, and after bulk loads).
     pub fn compact_index(&self) -> Result<()> {
         self.flush()?;
-        for name in cf_names(self.inner.config.tables) {
+        for name in cf_names(self.inner.config.tables)
+            .into_iter()
+            .chain(method_cf_names(&self.inner.spec.method))
+        {
             self.inner.rocks.compact_range_cf(self.cf(&name)?, None::<&[u8]>, None::<&[u8]>);
         }
         Ok(())

@@ -42,6 +42,8 @@ fn contain_hit(key: &str, id: u64, q_simhash: u64, d_simhash: u64, r: &Containme
         containment: Some(r.a_in_b),
         reverse_containment: Some(r.b_in_a),
         matched: crate::fingerprint::biblio::MatchKind::Text,
+        // method: the SimHash distance, for information (containment hits come from their own index).
+        score: crate::fingerprint::similarity::MethodScore::Hamming(hamming(q_simhash, d_simhash)),
     }
 }
 

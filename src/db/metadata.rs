@@ -9,13 +9,12 @@ use rocksdb::{ColumnFamily, DB};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::biblio::{self, index_values, matches, Biblio, MatchKind};
-use crate::fingerprint::similarity::{hamming, jaccard};
+use crate::fingerprint::similarity::{hamming, jaccard, MethodScore};
 use crate::fingerprint::Fingerprint;
 use crate::store::keys::{be_u64, decode_meta_idx_key, meta_idx_key, meta_idx_prefix, CF_META_IDX};
 
 use super::commit::Pending;
-use super::options::{check_k, check_t, QueryOptions};
-use super::query::sort_hits;
+use super::options::QueryOptions;
 use super::state::State;
 use super::types::Hit;
 use super::write::share;
@@ -50,17 +49,18 @@ impl Db {
     /// metadata matches only.
     pub fn check_duplicates(&self, text: &str, biblio: &Biblio, opts: &QueryOptions) -> Result<Vec<Hit>> {
         biblio::validate(biblio)?;
-        let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
-        let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
         let fp = self.fingerprinter().fingerprint(text);
+        // The text hits come from the database's own query path (whatever its method); the limit
+        // applies to the union below.
+        let mut text_opts = opts.clone();
+        text_opts.limit = None;
+        let text_hits = if fp.shingles.is_empty() {
+            Vec::new()
+        } else {
+            self.query_fingerprint(&fp, &text_opts)?
+        };
         let mut hits = self.with_state(|st| {
-            let mut hits = Vec::new();
-            if !fp.shingles.is_empty() {
-                let mut cands = Vec::new();
-                self.probe(st, fp.simhash, k, |id, d| cands.push((id, d)))?;
-                self.verify(st, &fp, t, cands, &mut hits)?;
-                sort_hits(&mut hits);
-            }
+            let mut hits = text_hits.clone();
             let meta = self.meta_hits(st, &Pending::default(), &fp, biblio, None, &hits)?;
             hits.extend(meta);
             Ok(hits)
@@ -108,6 +108,7 @@ impl Db {
                 containment: Some(share(sim.shared, fp.shingles.len())),
                 reverse_containment: Some(share(sim.shared, m.loc.count as usize)),
                 matched: how,
+                score: MethodScore::Hamming(hamming(m.simhash, fp.simhash)),
             });
         }
         for p in pend
@@ -126,6 +127,7 @@ impl Db {
                     containment: Some(share(sim.shared, fp.shingles.len())),
                     reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
                     matched: how,
+                    score: MethodScore::Hamming(hamming(p.fp.simhash, fp.simhash)),
                 });
             }
         }

@@ -24,6 +24,8 @@ mod contain;
 // metadata:
 pub(crate) mod groups;
 mod metadata;
+// method: the engine side of the other methods.
+mod method;
 mod open;
 mod options;
 mod query;
@@ -41,9 +43,10 @@ use rocksdb::DB;
 use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::fingerprint::Fingerprinter;
+use crate::index::method::MethodIndex;
 use crate::index::Layout;
 use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::store::keys::{be_u64, cf_names, doc_key, CF_DOCS, CF_KEYS};
+use crate::store::keys::{be_u64, cf_names, doc_key, method_cf_names, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
 pub use options::{
@@ -64,6 +67,8 @@ struct Inner {
     spec: FingerprintSpec,
     config: DbConfig,
     layout: Layout,
+    // method: the method index (None for simhash and weighted-simhash).
+    mindex: Option<MethodIndex>,
     opts: Options,
     state: RwLock<State>,
     writer: Mutex<Writer>,
@@ -76,10 +81,11 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let w = self.writer.get_mut();
         if !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none() {
-            // containment: the index's column family, when there is one.
+            // containment: the index's column family, when there is one; method: its own.
             for name in cf_names(self.config.tables)
                 .into_iter()
                 .chain([crate::store::keys::CF_CONTAIN.to_string()])
+                .chain(method_cf_names(&self.spec.method))
             {
                 if let Some(cf) = self.rocks.cf_handle(&name) {
                     let _ = self.rocks.flush_cf(cf);

@@ -12,13 +12,17 @@ use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, IteratorMode, Wr
 use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::index::mem::MemTables;
+use crate::index::method::MethodIndex;
 use crate::index::Layout;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DbConfig};
 use crate::store::keys::CF_META_IDX;
-use crate::store::keys::{be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, table_cf, CF_DOCS, CF_EDGES, CF_META, SEG_PREFIX};
+use crate::store::keys::{
+    be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, method_cf_names, table_cf, CF_DOCS, CF_EDGES, CF_META, SEG_PREFIX,
+};
 use crate::store::segment;
 
+use super::method;
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::state::{DocMeta, State, Writer};
 use super::{Db, Inner};
@@ -66,6 +70,8 @@ impl Db {
             if create.containment.is_some() {
                 names.push(crate::store::keys::CF_CONTAIN.to_string());
             }
+            // method: the method's column families and meta entries (the IDF table).
+            names.extend(method_cf_names(&create.spec.method));
             let db = DB::open_cf(&o, &rocks_path, &names).map_err(|e| Error::rocks("create", &rocks_path, e))?;
             let meta = db
                 .cf_handle(CF_META)
@@ -81,6 +87,7 @@ impl Db {
             b.put_cf(meta, b"spec", create.spec.encode()?);
             b.put_cf(meta, b"config", doc_record::encode_config(&config)?);
             b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
+            method::create_meta(&create.spec, &mut b, meta);
             let mut wo = WriteOptions::default();
             wo.set_sync(true);
             db.write_opt(b, &wo).map_err(|e| Error::rocks("write meta", &rocks_path, e))?;
@@ -168,7 +175,8 @@ impl Db {
                 found: format,
             });
         }
-        let spec = FingerprintSpec::decode(&get_meta(b"spec")?, &rocks_path)?;
+        let mut spec = FingerprintSpec::decode(&get_meta(b"spec")?, &rocks_path)?;
+        method::attach_idf(&mut spec, &rocks, meta, &rocks_path)?; // method:
         if let Some(expected) = &opts.expect_spec {
             expected.check_matches(&spec, &path)?;
         }
@@ -237,6 +245,23 @@ impl Db {
                 },
             );
         }
+        // method: the method index and its state (sketches, bucket mirror).
+        let mindex = MethodIndex::new(&spec.method, config.tables);
+        if mindex.is_none() && !spec.method.uses_simhash_tables() {
+            return Err(Error::corrupt(
+                &rocks_path,
+                None,
+                format!("method {} has no index layout for {} tables", spec.method, config.tables),
+            ));
+        }
+        let method_state = method::load(
+            &rocks,
+            &rocks_path,
+            &spec,
+            mindex.as_ref(),
+            |id| docs.contains_key(&id),
+            opts.mirror,
+        )?;
         groups.retain(|_, m| m.len() > 1);
         for m in groups.values_mut() {
             m.sort_unstable();
@@ -267,6 +292,7 @@ impl Db {
                 Some(_) => super::contain::load_short_keys(&rocks, &rocks_path)?,
                 None => Default::default(),
             },
+            method: method_state,
         };
         let writer = Writer {
             segw,
@@ -284,6 +310,7 @@ impl Db {
                 spec,
                 config,
                 layout,
+                mindex,
                 opts,
                 state: RwLock::new(state),
                 writer: Mutex::new(writer),

@@ -180,6 +180,9 @@ pub struct QueryOptions {
     /// containment index instead of the SimHash tables (`max_distance` and `min_jaccard` are then
     /// not used). Refused with [`Error::InvalidOption`] when the database has no containment index.
     pub min_containment: Option<f64>,
+    /// method: fewest equal supershingles under broder / broder-charikar (default: the spec's
+    /// `min_shared`, 2). Ignored by the other methods.
+    pub min_shared: Option<u32>,
 }
 
 /// Checks a key against the accepted range.

@@ -4,6 +4,7 @@
 use rocksdb::IteratorMode;
 
 use crate::error::{Error, Result};
+use crate::fingerprint::similarity::MethodScore;
 use crate::fingerprint::Fingerprint;
 use crate::index;
 use crate::index::rocks::RocksTables;
@@ -98,11 +99,11 @@ impl Db {
         if let Some(c) = opts.min_containment {
             return self.query_containment(fp, c, opts.limit);
         }
-        let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
+        let rule = self.rule(opts.max_distance, opts.min_shared)?; // method: k, and s for Broder
         let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
         let mut hits = self.with_state(|st| {
             let mut cands = Vec::new();
-            self.probe(st, fp.simhash, k, |id, d| cands.push((id, d)))?;
+            self.candidates(st, fp, rule, |id, d| cands.push((id, d)))?;
             let mut hits = Vec::new();
             self.verify(st, fp, t, cands, &mut hits)?;
             Ok(hits)
@@ -135,6 +136,7 @@ impl Db {
                         containment: None,
                         reverse_containment: None,
                         matched: crate::fingerprint::biblio::MatchKind::Text,
+                        score: MethodScore::Hamming(d),
                     });
                 }
             })?;

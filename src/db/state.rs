@@ -11,6 +11,7 @@ use crate::intmap::IntMap;
 use crate::store::segment::{SegmentSet, SegmentWriter};
 use crate::store::ShingleLoc;
 
+use super::method::MethodState;
 use super::Db;
 
 #[derive(Clone, Debug)]
@@ -43,6 +44,8 @@ pub(super) struct State {
     // containment:
     /// Keys of the short documents in the containment index (empty without the index).
     pub(super) contain_short: crate::index::contain::ShortKeys,
+    /// method: sketches and the bucket mirror of the other methods.
+    pub(super) method: MethodState,
 }
 
 /// How many recently committed documents [`State::recent`] keeps.

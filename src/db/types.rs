@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::fingerprint::biblio::{self, Biblio, MatchKind};
+use crate::fingerprint::similarity::MethodScore;
 use crate::fingerprint::Fingerprint;
 use crate::store::doc_record::DocRecord;
 
@@ -14,7 +15,8 @@ pub struct Hit {
     pub key: String,
     /// Doc id.
     pub id: u64,
-    /// Hamming distance of the SimHashes.
+    /// Hamming distance of the SimHashes; under another method, its distance
+    /// ([`MethodScore::distance`]: differing bits, or differing supershingles).
     pub hamming: u32,
     /// Exact Jaccard of the shingle sets (absent for fingerprint-only queries).
     pub jaccard: Option<f64>,
@@ -31,6 +33,9 @@ pub struct Hit {
     /// How it matched: verified text, or an exact metadata match (then Hamming distance, Jaccard
     /// and containment are given for information only).
     pub matched: MatchKind,
+    /// method: the method's own similarity (supershingles shared, agreeing bits, Hamming per
+    /// lexicon; the Hamming distance under simhash).
+    pub score: MethodScore,
 }
 
 /// A duplicate group as seen at a point in time.

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::biblio::{Biblio, MatchKind};
-use crate::fingerprint::similarity::{hamming, jaccard_at_least};
+use crate::fingerprint::similarity::{jaccard_at_least, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 
 use super::commit::{Pending, PendingDoc};
@@ -93,7 +93,7 @@ impl Db {
                 st,
                 &Pending::default(),
                 &doc.fp,
-                self.inner.config.max_distance,
+                self.rule(None, None)?,
                 self.inner.config.min_jaccard,
                 None,
             )?;
@@ -136,7 +136,7 @@ impl Db {
         dedup: Dedup,
         containment: Option<f64>,
     ) -> Result<Vec<Result<InsertOutcome>>> {
-        let k = self.inner.config.max_distance;
+        let k = self.rule(None, None)?; // method: the method's rule (k, and s for Broder)
         let t = self.inner.config.min_jaccard;
         let mut pend = Pending::default();
         let mut results: Vec<Result<InsertOutcome>> = Vec::with_capacity(docs.len());
@@ -150,6 +150,19 @@ impl Db {
                         continue;
                     }
                 };
+                // method: a fingerprint made elsewhere must carry this method's sketch.
+                let words = self.inner.spec.method.sketch_words();
+                if doc.fp.sketch.len() != words {
+                    results.push(Err(Error::input(
+                        Some(doc.key.as_bytes()),
+                        format!(
+                            "the fingerprint's sketch has {} words; method {} needs {words}",
+                            doc.fp.sketch.len(),
+                            self.inner.spec.method.name()
+                        ),
+                    )));
+                    continue;
+                }
                 let old = match pend.keys.get(&doc.key) {
                     Some(&id) => Some(id),
                     None => self.committed_id(&doc.key)?.filter(|id| !pend.deleted.contains(id)),
@@ -276,9 +289,9 @@ impl Db {
 
     /// Verified duplicates of `fp` among committed docs (minus those deleted in `pend` and `exclude`)
     /// and the live docs of the batch so far.
-    fn find_dups(&self, st: &State, pend: &Pending, fp: &Fingerprint, k: u32, t: f64, exclude: Option<u64>) -> Result<Vec<Hit>> {
+    fn find_dups(&self, st: &State, pend: &Pending, fp: &Fingerprint, k: Rule, t: f64, exclude: Option<u64>) -> Result<Vec<Hit>> {
         let mut cands = Vec::new();
-        self.probe(st, fp.simhash, k, |id, d| {
+        self.candidates(st, fp, k, |id, d| {
             if Some(id) != exclude && !pend.deleted.contains(&id) {
                 cands.push((id, d));
             }
@@ -297,7 +310,7 @@ impl Db {
         st: &State,
         fp: &Fingerprint,
         t: f64,
-        cands: impl IntoIterator<Item = (u64, u32)>,
+        cands: impl IntoIterator<Item = (u64, MethodScore)>,
         hits: &mut Vec<Hit>,
     ) -> Result<()> {
         for (id, d) in cands {
@@ -309,13 +322,14 @@ impl Db {
                 hits.push(Hit {
                     key: meta.key.to_string(),
                     id,
-                    hamming: d,
+                    hamming: d.distance(),
                     jaccard: Some(sim.jaccard),
                     shared: Some(sim.shared),
                     // containment: free from the overlap.
                     containment: Some(share(sim.shared, fp.shingles.len())),
                     reverse_containment: Some(share(sim.shared, meta.loc.count as usize)),
                     matched: MatchKind::Text,
+                    score: d,
                 });
             }
         }
@@ -331,7 +345,7 @@ impl Db {
         st: &State,
         pend: &Pending,
         fp: &Fingerprint,
-        k: u32,
+        k: Rule,
         t: f64,
         exclude: Option<u64>,
         pre: Precheck,
@@ -348,28 +362,29 @@ impl Db {
         let gap = st
             .recent
             .range(start..)
-            .map(|&(id, sh)| (id, hamming(sh, fp.simhash)))
-            .filter(|&(id, d)| d <= k && Some(id) != exclude && !pend.deleted.contains(&id));
+            .filter_map(|&(id, _)| self.compare_published(st, fp, id).map(|s| (id, s)))
+            .filter(|(id, s)| s.satisfies(k) && Some(*id) != exclude && !pend.deleted.contains(id));
         self.verify(st, fp, t, gap, &mut hits)?;
         self.pending_dups(pend, fp, k, t, exclude, &mut hits);
         sort_hits(&mut hits);
         Ok(hits)
     }
 
-    fn pending_dups(&self, pend: &Pending, fp: &Fingerprint, k: u32, t: f64, exclude: Option<u64>, hits: &mut Vec<Hit>) {
+    fn pending_dups(&self, pend: &Pending, fp: &Fingerprint, k: Rule, t: f64, exclude: Option<u64>, hits: &mut Vec<Hit>) {
         for p in pend.new_docs.iter().filter(|p| p.alive && Some(p.id) != exclude) {
-            let d = hamming(p.fp.simhash, fp.simhash);
-            if d <= k {
+            let d = self.compare_with(fp, p.fp.simhash, &p.fp.sketch);
+            if d.satisfies(k) {
                 if let Some(sim) = jaccard_at_least(&fp.shingles, &p.fp.shingles, t) {
                     hits.push(Hit {
                         key: p.key.clone(),
                         id: p.id,
-                        hamming: d,
+                        hamming: d.distance(),
                         jaccard: Some(sim.jaccard),
                         shared: Some(sim.shared),
                         containment: Some(share(sim.shared, fp.shingles.len())),
                         reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
                         matched: MatchKind::Text,
+                        score: d.clone(),
                     });
                 }
             }

@@ -25,6 +25,8 @@
 //! * Metrics with a zero denominator are defined in [`Confusion`].
 
 mod join;
+// method: the methods side by side (`fpdb eval --methods`).
+pub mod methods;
 mod report;
 mod svg;
 #[cfg(test)]

@@ -4,28 +4,54 @@
 //! platforms (golden vectors in `tests/golden.rs`).
 //!
 //! normalize → shingle → simhash, as one reusable object ([`Fingerprinter`]); [`similarity`] holds
-//! the measures that compare fingerprints (Hamming, Jaccard).
+//! the measures that compare fingerprints (Hamming, Jaccard, and each method's own).
+//!
+//! method: besides the SimHash, the spec's [`method`](method::Method) may add a *sketch*
+//! ([`Fingerprint::sketch`]): Broder's supershingles ([`broder`]), Charikar's projection
+//! ([`charikar`]), both, or one SimHash per random lexicon ([`lexicon`]); `weighted-simhash`
+//! replaces the SimHash by an IDF-weighted one ([`weighted`]).
 
 pub mod biblio;
 pub mod containment;
+pub mod broder;
+pub mod charikar;
+pub mod lexicon;
+pub mod method;
 pub mod normalize;
 pub mod shingle;
 pub mod simhash;
 pub mod similarity;
 pub mod spec;
+pub mod weighted;
 
+use crate::fingerprint::method::Method;
 use crate::fingerprint::normalize::normalize_into;
 use crate::fingerprint::shingle::{shingle_hashes, shingle_set};
 use crate::fingerprint::simhash::simhash;
-use crate::fingerprint::spec::{FingerprintSpec, Weighting};
+use crate::fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
 
-/// A document's fingerprint under a spec: its SimHash and its shingle set.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A document's fingerprint under a spec: its SimHash, its shingle set and its method's sketch.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct Fingerprint {
-    /// 64-bit SimHash.
+    /// 64-bit SimHash (IDF-weighted under `weighted-simhash`).
     pub simhash: u64,
     /// Low 32 bits of each shingle hash, sorted and unique.
     pub shingles: Vec<u32>,
+    /// The method's sketch ([`Method::sketch_words`] words; empty for `simhash` and
+    /// `weighted-simhash`): supershingles, projection words, or `[mask, one SimHash per lexicon]`.
+    pub sketch: Vec<u64>,
+}
+
+/// Word shingle hashes of `normalized` with `n` words and `seed` (fpdb's word shingles; see
+/// [`shingle`]). Shared by the methods' sketches.
+pub(crate) fn word_shingles(normalized: &str, n: u32, seed: u64, out: &mut Vec<u64>) {
+    let spec = FingerprintSpec {
+        unit: ShingleUnit::Word,
+        n,
+        seed,
+        ..FingerprintSpec::default()
+    };
+    shingle::shingle_hashes(&spec, normalized, out);
 }
 
 /// Computes fingerprints, reusing its buffers between documents. One per thread.
@@ -34,6 +60,9 @@ pub struct Fingerprinter {
     spec: FingerprintSpec,
     norm: String,
     hashes: Vec<u64>,
+    scratch: Vec<u64>,
+    scratch2: Vec<u64>,
+    text: String,
 }
 
 impl Fingerprinter {
@@ -43,6 +72,9 @@ impl Fingerprinter {
             spec,
             norm: String::new(),
             hashes: Vec::new(),
+            scratch: Vec::new(),
+            scratch2: Vec::new(),
+            text: String::new(),
         }
     }
 
@@ -52,18 +84,67 @@ impl Fingerprinter {
     }
 
     /// Fingerprints `text`. A text with no token gives an empty shingle set and SimHash 0.
+    ///
+    /// A `weighted-simhash` spec must carry its IDF table (`Method::validate` refuses one without;
+    /// databases attach theirs); without it every word weighs the same.
     pub fn fingerprint(&mut self, text: &str) -> Fingerprint {
         normalize_into(text, &mut self.norm);
         shingle_hashes(&self.spec, &self.norm, &mut self.hashes);
         let shingles = shingle_set(&self.hashes);
-        if self.spec.weighting == Weighting::Binary {
-            self.hashes.sort_unstable();
-            self.hashes.dedup();
-        }
-        Fingerprint {
-            simhash: simhash(&self.hashes),
-            shingles,
-        }
+        let seed = self.spec.seed;
+        let mut sketch = Vec::with_capacity(self.spec.method.sketch_words());
+        // method: the sketch (or the weighted SimHash) of the spec's method.
+        let simhash = match &self.spec.method {
+            Method::WeightedSimHash(p) => match &p.idf.0 {
+                Some(table) => weighted::simhash(
+                    p,
+                    table,
+                    seed,
+                    self.spec.weighting,
+                    &self.norm,
+                    &mut self.scratch,
+                    &mut self.scratch2,
+                ),
+                None => {
+                    let empty = weighted::IdfTable::from_texts([]);
+                    weighted::simhash(
+                        p,
+                        &empty,
+                        seed,
+                        self.spec.weighting,
+                        &self.norm,
+                        &mut self.scratch,
+                        &mut self.scratch2,
+                    )
+                }
+            },
+            method => {
+                match method {
+                    Method::Broder(p) => broder::sketch(p, seed, &self.norm, &mut self.scratch, &mut sketch),
+                    Method::Charikar(c) => charikar::sketch(c, seed, &self.norm, &mut self.scratch, &mut self.scratch2, &mut sketch),
+                    Method::BroderCharikar(p, c) => {
+                        broder::sketch(p, seed, &self.norm, &mut self.scratch, &mut sketch);
+                        charikar::sketch(c, seed, &self.norm, &mut self.scratch, &mut self.scratch2, &mut sketch);
+                    }
+                    Method::MultiLexicon(l) => lexicon::sketch(
+                        l,
+                        seed,
+                        self.spec.weighting,
+                        &self.norm,
+                        &mut self.text,
+                        &mut self.scratch,
+                        &mut sketch,
+                    ),
+                    Method::SimHash | Method::WeightedSimHash(_) => {}
+                }
+                if self.spec.weighting == Weighting::Binary {
+                    self.hashes.sort_unstable();
+                    self.hashes.dedup();
+                }
+                simhash(&self.hashes)
+            }
+        };
+        Fingerprint { simhash, shingles, sketch }
     }
 }
 

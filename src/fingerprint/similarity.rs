@@ -263,3 +263,192 @@ mod tests {
         }
     }
 }
+
+// method: the similarities of the other methods (fingerprint/method.rs), and the one comparison
+// of two documents under a method's rule.
+
+use crate::fingerprint::method::Method;
+
+/// B-similarity (paper 004): the number of positions at which two supershingle vectors are equal.
+#[inline]
+pub fn b_similarity(a: &[u64], b: &[u64]) -> u32 {
+    a.iter().zip(b).filter(|(x, y)| x == y).count() as u32
+}
+
+/// Bits in which two equally long bit vectors (u64 words) differ.
+#[inline]
+pub fn differing_bits(a: &[u64], b: &[u64]) -> u32 {
+    a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
+}
+
+/// C-similarity (paper 004): bits in which two projections agree.
+#[inline]
+pub fn agreeing_bits(a: &[u64], b: &[u64]) -> u32 {
+    64 * a.len().min(b.len()) as u32 - differing_bits(a, b)
+}
+
+/// Per lexicon, the Hamming distance of two multi-lexicon sketches (`[mask, fp_0, ..]`), `None`
+/// where either document has no word of that lexicon.
+pub fn lexicon_distances(a: &[u64], b: &[u64]) -> Vec<Option<u32>> {
+    let (Some((&ma, fa)), Some((&mb, fb))) = (a.split_first(), b.split_first()) else {
+        return Vec::new();
+    };
+    fa.iter()
+        .zip(fb)
+        .enumerate()
+        .map(|(j, (x, y))| ((ma & mb) >> j & 1 == 1).then(|| hamming(*x, *y)))
+        .collect()
+}
+
+/// A method's decision rule, resolved for one query: `max_distance` (k) for the bit-vector methods
+/// (of 64 bits, of the projection's bits, per lexicon), `min_shared` for Broder's supershingles.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rule {
+    /// Most differing bits.
+    pub max_distance: u32,
+    /// Fewest equal supershingles.
+    pub min_shared: u32,
+}
+
+/// How similar two documents are under a method: what a hit reports.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MethodScore {
+    /// simhash, weighted-simhash: differing bits of the 64-bit SimHashes.
+    Hamming(u32),
+    /// broder: equal supershingles (B-similarity) of `of`.
+    Supershingles {
+        /// Equal supershingles.
+        equal: u32,
+        /// Supershingles per document.
+        of: u32,
+    },
+    /// charikar: agreeing bits (C-similarity) of `bits`.
+    Projection {
+        /// Agreeing bits.
+        agree: u32,
+        /// Bits of the projection.
+        bits: u32,
+    },
+    /// broder-charikar: both.
+    Combined {
+        /// Equal supershingles.
+        equal: u32,
+        /// Supershingles per document.
+        of: u32,
+        /// Agreeing bits of the projection.
+        agree: u32,
+        /// Bits of the projection.
+        bits: u32,
+    },
+    /// multi-lexicon: Hamming distance per lexicon (`None`: a document has no word of it).
+    Lexicons(Vec<Option<u32>>),
+}
+
+impl MethodScore {
+    /// Whether the pair satisfies `rule`.
+    pub fn satisfies(&self, rule: Rule) -> bool {
+        match self {
+            MethodScore::Hamming(d) => *d <= rule.max_distance,
+            MethodScore::Supershingles { equal, .. } => *equal >= rule.min_shared,
+            MethodScore::Projection { agree, bits } => bits - agree <= rule.max_distance,
+            MethodScore::Combined { equal, agree, bits, .. } => *equal >= rule.min_shared && bits - agree <= rule.max_distance,
+            MethodScore::Lexicons(v) => v.iter().flatten().any(|&d| d <= rule.max_distance),
+        }
+    }
+
+    /// One distance for ordering hits (smaller is closer): differing bits (the smallest over the
+    /// lexicons; 64 when none is shared), or for supershingles the number that differ.
+    pub fn distance(&self) -> u32 {
+        match self {
+            MethodScore::Hamming(d) => *d,
+            MethodScore::Supershingles { equal, of } => of - equal,
+            MethodScore::Projection { agree, bits } | MethodScore::Combined { agree, bits, .. } => bits - agree,
+            MethodScore::Lexicons(v) => v.iter().flatten().copied().min().unwrap_or(64),
+        }
+    }
+}
+
+impl std::fmt::Display for MethodScore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            MethodScore::Hamming(d) => write!(f, "hamming {d}"),
+            MethodScore::Supershingles { equal, of } => write!(f, "supershingles {equal}/{of}"),
+            MethodScore::Projection { agree, bits } => write!(f, "agree {agree}/{bits}"),
+            MethodScore::Combined { equal, of, agree, bits } => write!(f, "supershingles {equal}/{of} agree {agree}/{bits}"),
+            MethodScore::Lexicons(v) => {
+                let parts: Vec<String> = v.iter().map(|d| d.map_or("-".into(), |d| d.to_string())).collect();
+                write!(f, "lexicons [{}]", parts.join(","))
+            }
+        }
+    }
+}
+
+/// Compares two documents under `method` from their SimHashes and sketches
+/// ([`Fingerprint::sketch`](super::Fingerprint)).
+pub fn compare(method: &Method, a_simhash: u64, a: &[u64], b_simhash: u64, b: &[u64]) -> MethodScore {
+    match method {
+        Method::SimHash | Method::WeightedSimHash(_) => MethodScore::Hamming(hamming(a_simhash, b_simhash)),
+        Method::Broder(p) => MethodScore::Supershingles {
+            equal: b_similarity(a, b),
+            of: p.supershingles,
+        },
+        Method::Charikar(c) => MethodScore::Projection {
+            agree: agreeing_bits(a, b),
+            bits: c.bits,
+        },
+        Method::BroderCharikar(p, c) => {
+            let n = p.supershingles as usize;
+            let (sa, pa) = a.split_at(n.min(a.len()));
+            let (sb, pb) = b.split_at(n.min(b.len()));
+            MethodScore::Combined {
+                equal: b_similarity(sa, sb),
+                of: p.supershingles,
+                agree: agreeing_bits(pa, pb),
+                bits: c.bits,
+            }
+        }
+        Method::MultiLexicon(_) => MethodScore::Lexicons(lexicon_distances(a, b)),
+    }
+}
+
+#[cfg(test)]
+mod method_tests {
+    use super::*;
+
+    #[test]
+    fn hand_computed_method_similarities() {
+        assert_eq!(b_similarity(&[1, 2, 3, 4, 5, 6], &[1, 9, 3, 9, 5, 9]), 3);
+        assert_eq!(b_similarity(&[1, 2], &[2, 1]), 0, "positions matter");
+        assert_eq!(agreeing_bits(&[0; 6], &[0b111, 0, 0, 0, 0, 1 << 63]), 380);
+        assert_eq!(
+            lexicon_distances(&[0b101, 0xF, 0, 0xFF], &[0b111, 0x0, 7, 0xFE]),
+            vec![Some(4), None, Some(1)]
+        );
+        let rule = Rule {
+            max_distance: 12,
+            min_shared: 2,
+        };
+        assert!(MethodScore::Projection { agree: 372, bits: 384 }.satisfies(rule));
+        assert!(!MethodScore::Projection { agree: 371, bits: 384 }.satisfies(rule));
+        assert!(MethodScore::Supershingles { equal: 2, of: 6 }.satisfies(rule));
+        assert!(!MethodScore::Supershingles { equal: 1, of: 6 }.satisfies(rule));
+        assert!(!MethodScore::Lexicons(vec![None, Some(13)]).satisfies(rule));
+        assert!(MethodScore::Lexicons(vec![None, Some(13), Some(12)]).satisfies(rule));
+        assert_eq!(MethodScore::Lexicons(vec![None, None]).distance(), 64);
+        let comb = Method::BroderCharikar(Default::default(), Default::default());
+        let a: Vec<u64> = (0..12).collect();
+        let mut b = a.clone();
+        b[0] = 99;
+        b[11] ^= 0xFF;
+        assert_eq!(
+            compare(&comb, 0, &a, 0, &b),
+            MethodScore::Combined {
+                equal: 5,
+                of: 6,
+                agree: 376,
+                bits: 384
+            }
+        );
+    }
+}

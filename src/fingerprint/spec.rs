@@ -4,10 +4,20 @@
 //! field by field when it is opened; a mismatch is refused with [`Error::SpecMismatch`] naming the
 //! first field that differs. Bump [`NORMALIZER_VERSION`] whenever `normalize` changes its output.
 //!
-//! Stored form (key `spec` in CF `meta`): one version byte (`1`), then bincode 1.x (little-endian,
-//! fixed-width integers) of [`FingerprintSpec`]: `normalizer u32, unit u32 (0 = word, 1 = char),
-//! n u32, hash u32 (0 = xxh3-64), seed u64, weighting u32 (0 = count, 1 = binary)` = 28 bytes.
-//! Default: normalizer 1, word, 3, xxh3-64, seed `0x667064625f763031`, binary.
+//! Stored form (key `spec` in CF `meta`): one version byte, then bincode 1.x (little-endian,
+//! fixed-width integers) of [`FingerprintSpec`]:
+//! * version `1` (every `simhash` database, so older builds still open them): `normalizer u32,
+//!   unit u32 (0 = word, 1 = char), n u32, hash u32 (0 = xxh3-64), seed u64, weighting u32
+//!   (0 = count, 1 = binary)` = 28 bytes. Default: normalizer 1, word, 3, xxh3-64, seed
+//!   `0x667064625f763031`, binary.
+//! * version `2` (every other method): the same 28 bytes, then the method: `variant u32` (0 =
+//!   simhash, 1 = broder, 2 = charikar, 3 = broder-charikar, 4 = weighted-simhash, 5 =
+//!   multi-lexicon) and its parameters as u32s in declaration order (see
+//!   [`Method`](super::method::Method)): broder `shingle, minhashes, supershingles, min_shared`;
+//!   charikar `bits, blocks`; broder-charikar both; weighted-simhash `shingle u32, idf_hash u64`;
+//!   multi-lexicon `lexicons, keep_permille, shingle`.
+//!
+//! A version-1 record decodes as `method = simhash`.
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -15,12 +25,14 @@ use std::path::Path;
 use std::str::FromStr;
 
 use crate::error::{Error, Result};
+use crate::fingerprint::method::Method;
 
 /// Version of the normalizer (see `normalize`). Part of every spec.
 pub const NORMALIZER_VERSION: u32 = 1;
 /// The default xxh3 seed (recorded in each database's spec).
 pub const DEFAULT_SEED: u64 = 0x6670_6462_5f76_3031; // "fpdb_v01"
-const SPEC_RECORD_VERSION: u8 = 1;
+const SPEC_RECORD_V1: u8 = 1;
+const SPEC_RECORD_V2: u8 = 2;
 
 /// What a shingle is made of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
@@ -62,6 +74,19 @@ pub struct FingerprintSpec {
     pub seed: u64,
     /// SimHash weighting.
     pub weighting: Weighting,
+    /// The near-duplicate method and its parameters (default: `simhash`).
+    pub method: Method,
+}
+
+/// The version-1 record: every field but the method.
+#[derive(Serialize, Deserialize)]
+struct SpecV1 {
+    normalizer: u32,
+    unit: ShingleUnit,
+    n: u32,
+    hash: HashKind,
+    seed: u64,
+    weighting: Weighting,
 }
 
 impl Default for FingerprintSpec {
@@ -76,6 +101,7 @@ impl Default for FingerprintSpec {
             hash: HashKind::Xxh3_64,
             seed: DEFAULT_SEED,
             weighting: Weighting::Binary,
+            method: Method::SimHash,
         }
     }
 }
@@ -109,12 +135,17 @@ impl FingerprintSpec {
                 message: format!("shingle length must be 1..=32, got {}", self.n),
             });
         }
-        Ok(())
+        self.method.validate()
+    }
+
+    /// This spec with another method.
+    pub fn with_method(self, method: Method) -> Self {
+        FingerprintSpec { method, ..self }
     }
 
     /// Compares a requested spec (`self`) with the stored one; names the first differing field.
     pub fn check_matches(&self, stored: &FingerprintSpec, path: &Path) -> Result<()> {
-        let fields: [(&'static str, String, String); 6] = [
+        let mut fields: Vec<(&'static str, String, String)> = vec![
             ("normalizer", self.normalizer.to_string(), stored.normalizer.to_string()),
             ("unit", format!("{:?}", self.unit), format!("{:?}", stored.unit)),
             ("n", self.n.to_string(), stored.n.to_string()),
@@ -122,6 +153,13 @@ impl FingerprintSpec {
             ("seed", format!("{:#x}", self.seed), format!("{:#x}", stored.seed)),
             ("weighting", format!("{:?}", self.weighting), format!("{:?}", stored.weighting)),
         ];
+        // method: the method's name first, then its parameters (same method, so the same names).
+        let (mine, theirs) = (self.method.fields(), stored.method.fields());
+        if mine[0] != theirs[0] {
+            fields.push(("method", mine[0].1.clone(), theirs[0].1.clone()));
+        } else {
+            fields.extend(mine.into_iter().zip(theirs).map(|((name, a), (_, b))| (name, a, b)));
+        }
         for (field, expected, found) in fields {
             if expected != found {
                 return Err(Error::SpecMismatch {
@@ -135,24 +173,51 @@ impl FingerprintSpec {
         Ok(())
     }
 
-    pub(crate) fn encode(&self) -> Result<Vec<u8>> {
-        let mut out = vec![SPEC_RECORD_VERSION];
-        bincode::serialize_into(&mut out, self).map_err(|e| Error::InvalidInput {
+    /// The stored record (see the module docs): version 1 for `simhash`, 2 otherwise.
+    pub fn encode(&self) -> Result<Vec<u8>> {
+        let err = |e: bincode::Error| Error::InvalidInput {
             key: None,
             message: format!("cannot encode the fingerprint spec: {e}"),
-        })?;
+        };
+        if self.method == Method::SimHash {
+            let mut out = vec![SPEC_RECORD_V1];
+            let v1 = SpecV1 {
+                normalizer: self.normalizer,
+                unit: self.unit,
+                n: self.n,
+                hash: self.hash,
+                seed: self.seed,
+                weighting: self.weighting,
+            };
+            bincode::serialize_into(&mut out, &v1).map_err(err)?;
+            return Ok(out);
+        }
+        let mut out = vec![SPEC_RECORD_V2];
+        bincode::serialize_into(&mut out, self).map_err(err)?;
         Ok(out)
     }
 
-    pub(crate) fn decode(bytes: &[u8], path: &Path) -> Result<Self> {
+    /// Decodes a stored record of version 1 or 2; `path` names the database in errors.
+    pub fn decode(bytes: &[u8], path: &Path) -> Result<Self> {
+        let bad = |e: bincode::Error| Error::corrupt(path, None, format!("fingerprint spec record does not decode: {e}"));
         match bytes.split_first() {
-            Some((&SPEC_RECORD_VERSION, rest)) => {
-                bincode::deserialize(rest).map_err(|e| Error::corrupt(path, None, format!("fingerprint spec record does not decode: {e}")))
+            Some((&SPEC_RECORD_V1, rest)) => {
+                let v1: SpecV1 = bincode::deserialize(rest).map_err(bad)?;
+                Ok(FingerprintSpec {
+                    normalizer: v1.normalizer,
+                    unit: v1.unit,
+                    n: v1.n,
+                    hash: v1.hash,
+                    seed: v1.seed,
+                    weighting: v1.weighting,
+                    method: Method::SimHash,
+                })
             }
+            Some((&SPEC_RECORD_V2, rest)) => bincode::deserialize(rest).map_err(bad),
             Some((&v, _)) => Err(Error::Version {
                 what: "fingerprint spec record",
                 path: path.to_path_buf(),
-                expected: SPEC_RECORD_VERSION as u32,
+                expected: SPEC_RECORD_V2 as u32,
                 found: v as u32,
             }),
             None => Err(Error::corrupt(path, None, "empty fingerprint spec record")),
@@ -175,7 +240,11 @@ impl fmt::Display for FingerprintSpec {
             f,
             "{unit}:{} xxh3-64 seed={:#x} weights={w} normalizer={}",
             self.n, self.seed, self.normalizer
-        )
+        )?;
+        if self.method != Method::SimHash {
+            write!(f, " method={}", self.method)?;
+        }
+        Ok(())
     }
 }
 
@@ -211,5 +280,78 @@ impl FromStr for FingerprintSpec {
         };
         spec.validate().map_err(|_| bad())?;
         Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::method::{BroderParams, CharikarParams, LexiconParams};
+    use crate::fingerprint::weighted::IdfTable;
+    use std::sync::Arc;
+
+    fn all_methods() -> Vec<Method> {
+        vec![
+            Method::SimHash,
+            Method::Broder(BroderParams::default()),
+            Method::Charikar(CharikarParams::default()),
+            Method::BroderCharikar(BroderParams::default(), CharikarParams { bits: 128, blocks: 5 }),
+            Method::weighted(Arc::new(IdfTable::from_texts(["a b c", "a d"]))),
+            Method::MultiLexicon(LexiconParams::default()),
+        ]
+    }
+
+    #[test]
+    fn simhash_specs_keep_the_version_1_record_byte_for_byte() {
+        let spec = FingerprintSpec::default();
+        let bytes = spec.encode().unwrap();
+        assert_eq!(bytes.len(), 29);
+        assert_eq!(bytes[0], 1);
+        // The bytes today's databases hold: normalizer 1, word, 3, xxh3, seed, binary.
+        let mut want = vec![1u8, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0];
+        want.extend_from_slice(&DEFAULT_SEED.to_le_bytes());
+        want.extend_from_slice(&[1, 0, 0, 0]);
+        assert_eq!(bytes, want);
+        assert_eq!(FingerprintSpec::decode(&bytes, Path::new("db")).unwrap(), spec);
+    }
+
+    #[test]
+    fn every_method_roundtrips_through_a_version_2_record() {
+        for m in all_methods() {
+            let spec = FingerprintSpec::default().with_method(m.clone());
+            let bytes = spec.encode().unwrap();
+            assert_eq!(bytes[0], if m == Method::SimHash { 1 } else { 2 }, "{m}");
+            let back = FingerprintSpec::decode(&bytes, Path::new("db")).unwrap();
+            assert_eq!(back, spec, "{m}");
+            assert!(back.method.idf().is_none(), "the table is stored apart, not in the spec record");
+        }
+        let broder = FingerprintSpec::default()
+            .with_method(Method::Broder(BroderParams::default()))
+            .encode()
+            .unwrap();
+        // variant 1, then shingle 8, minhashes 84, supershingles 6, min_shared 2.
+        assert_eq!(&broder[29..], &[1, 0, 0, 0, 8, 0, 0, 0, 84, 0, 0, 0, 6, 0, 0, 0, 2, 0, 0, 0]);
+        assert!(matches!(
+            FingerprintSpec::decode(&[3, 0], Path::new("db")),
+            Err(Error::Version { expected: 2, found: 3, .. })
+        ));
+        assert!(FingerprintSpec::decode(&broder[..35], Path::new("db")).unwrap_err().is_corruption());
+    }
+
+    #[test]
+    fn a_mismatch_names_the_method_or_the_parameter() {
+        let stored = FingerprintSpec::default().with_method(Method::Broder(BroderParams::default()));
+        let field = |want: &FingerprintSpec| match want.check_matches(&stored, Path::new("db")) {
+            Err(Error::SpecMismatch { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field(&FingerprintSpec::default()), "method");
+        let other = FingerprintSpec::default().with_method(Method::Broder(BroderParams {
+            supershingles: 7,
+            minhashes: 84,
+            ..BroderParams::default()
+        }));
+        assert_eq!(field(&other), "method.supershingles");
+        stored.check_matches(&stored.clone(), Path::new("db")).unwrap();
     }
 }

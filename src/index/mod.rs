@@ -22,9 +22,12 @@ pub(crate) mod contain;
 pub(crate) mod csr;
 pub mod layout;
 pub(crate) mod mem;
+// method: the candidate index of the other methods (fingerprint/method.rs).
+pub(crate) mod method;
 pub(crate) mod rocks;
 #[cfg(test)]
 mod tests;
+pub(crate) mod wide;
 
 use crate::error::Result;
 use crate::fingerprint::similarity::hamming;

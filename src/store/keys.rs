@@ -264,3 +264,90 @@ mod tests {
         assert_eq!(decode_table_key(&l, 0, &[0; 17]), None);
     }
 }
+
+// method: the column families of the methods other than SimHash (fingerprint/method.rs).
+//
+// | CF       | key                                                  | value                               |
+// |----------|------------------------------------------------------|-------------------------------------|
+// | `sketch` | doc id u64 BE ([`doc_key`])                          | the sketch: its u64 words, each LE  |
+// | `mindex` | table u16 BE ‖ value u64 BE ‖ id u64 BE ([`mindex_key`]) | empty (a bucket entry)          |
+// | `meta`   | `idf`                                                | the IDF table (`fingerprint::weighted`) |
+
+/// Sketches of the documents (methods with a sketch).
+pub const CF_SKETCH: &str = "sketch";
+/// The method index's buckets.
+pub const CF_MINDEX: &str = "mindex";
+/// Meta key of a weighted-simhash database's IDF table.
+pub const META_IDF: &[u8] = b"idf";
+
+/// The column families a method adds (none for simhash and weighted-simhash).
+pub fn method_cf_names(method: &crate::fingerprint::method::Method) -> Vec<String> {
+    if method.uses_simhash_tables() {
+        Vec::new()
+    } else {
+        vec![CF_SKETCH.to_string(), CF_MINDEX.to_string()]
+    }
+}
+
+/// Key of a bucket entry: table u16 BE ‖ value u64 BE ‖ doc id u64 BE (18 bytes). One bucket is one
+/// contiguous key range ([`mindex_prefix`]).
+#[inline]
+pub fn mindex_key(table: u16, value: u64, id: u64) -> [u8; 18] {
+    let mut k = [0u8; 18];
+    k[..10].copy_from_slice(&mindex_prefix(table, value));
+    k[10..].copy_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// The first 10 bytes of every key of bucket `(table, value)`.
+#[inline]
+pub fn mindex_prefix(table: u16, value: u64) -> [u8; 10] {
+    let mut k = [0u8; 10];
+    k[..2].copy_from_slice(&table.to_be_bytes());
+    k[2..].copy_from_slice(&value.to_be_bytes());
+    k
+}
+
+/// Decodes a [`mindex_key`] into `(table, value, id)`; `None` unless 18 bytes.
+#[inline]
+pub fn decode_mindex_key(key: &[u8]) -> Option<(u16, u64, u64)> {
+    if key.len() != 18 {
+        return None;
+    }
+    Some((u16::from_be_bytes([key[0], key[1]]), be_u64(&key[2..10])?, be_u64(&key[10..])?))
+}
+
+/// The stored sketch: its words, little-endian.
+pub fn encode_sketch(words: &[u64]) -> Vec<u8> {
+    words.iter().flat_map(|w| w.to_le_bytes()).collect()
+}
+
+/// Decodes a stored sketch of `words` words; `None` for any other length.
+pub fn decode_sketch(bytes: &[u8], words: usize) -> Option<Vec<u64>> {
+    if bytes.len() != 8 * words {
+        return None;
+    }
+    bytes.chunks_exact(8).map(le_u64).collect()
+}
+
+#[cfg(test)]
+mod method_key_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn method_keys_decode_to_what_was_encoded(t in any::<u16>(), v in any::<u64>(), id in any::<u64>(), w in proptest::collection::vec(any::<u64>(), 0..20)) {
+            prop_assert_eq!(decode_mindex_key(&mindex_key(t, v, id)), Some((t, v, id)));
+            prop_assert_eq!(decode_sketch(&encode_sketch(&w), w.len()), Some(w.clone()));
+            prop_assert_eq!(decode_sketch(&encode_sketch(&w), w.len() + 1), None);
+        }
+    }
+
+    #[test]
+    fn a_bucket_is_one_key_range() {
+        let (a, b, c) = (mindex_key(1, 5, u64::MAX), mindex_key(1, 6, 0), mindex_key(1, 5, 0));
+        assert!(c < a && a < b);
+        assert!(a.starts_with(&mindex_prefix(1, 5)) && !b.starts_with(&mindex_prefix(1, 5)));
+    }
+}

@@ -10,6 +10,7 @@ use fpdb::{
     Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_CONTAINMENT, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE,
     MAX_WORKERS,
 };
+use fpdb::{Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE, MAX_WORKERS};
 
 pub const EXIT_CODES: &str = "\
 EXIT CODES:
@@ -135,9 +136,24 @@ pub struct DbArg {
 pub struct InitArgs {
     /// Database directory (must not hold a database yet).
     pub db: PathBuf,
-    /// Default maximum Hamming distance k for queries and dedup.
-    #[arg(long, short = 'k', default_value_t = DEFAULT_MAX_DISTANCE, value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
-    pub max_distance: u32,
+    /// Default maximum distance k for queries and dedup: differing bits of the SimHash (of the
+    /// 384-bit projection for charikar and broder-charikar, per lexicon for multi-lexicon).
+    /// Default: the method's (12; 29 for broder-charikar, i.e. C-similarity >= 355; 6 for
+    /// multi-lexicon).
+    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
+    /// method: the near-duplicate method (docs/methods.md): simhash (default), broder, charikar,
+    /// broder-charikar, weighted-simhash (needs --idf-from), multi-lexicon.
+    #[arg(long, default_value = "simhash")]
+    pub method: String,
+    /// weighted-simhash: the JSONL corpus ("text" field) whose document frequencies become the
+    /// database's frozen IDF table.
+    #[arg(long)]
+    pub idf_from: Option<PathBuf>,
+    /// broder, broder-charikar: the default number of equal supershingles a near-duplicate needs
+    /// (1..=6; paper 004: 2).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub min_shared: Option<u32>,
     /// Table layout: a number of blocks m, `k+1` (classic exact-block layout) or `auto`
     /// (measured choice, see docs/performance.md).
     #[arg(long, default_value = "auto")]
@@ -202,6 +218,9 @@ pub struct QueryArgs {
     /// Maximum Hamming distance (default: the database's).
     #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
     pub k: Option<u32>,
+    /// broder, broder-charikar: fewest equal supershingles (default: the database's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub min_shared: Option<u32>,
     /// Minimum Jaccard (default: the database's; 0 keeps every candidate within k).
     #[arg(long, value_parser = unit_interval)]
     pub min_jaccard: Option<f64>,
@@ -288,6 +307,9 @@ pub struct PairsArgs {
     /// Verify pairs by exact Jaccard and keep those >= T (0..=1).
     #[arg(long, value_parser = unit_interval)]
     pub min_jaccard: Option<f64>,
+    /// broder, broder-charikar: fewest equal supershingles (default: the database's).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub min_shared: Option<u32>,
     /// Print duplicate groups (connected components, canonical = earliest member) instead of pairs.
     #[arg(long)]
     pub groups: bool,
@@ -331,6 +353,18 @@ pub struct EvalArgs {
     /// Use at most this many documents.
     #[arg(long)]
     pub limit: Option<usize>,
+    /// method: compare near-duplicate methods instead (`all`, or a comma-separated list of
+    /// simhash, broder, charikar, broder-charikar, weighted-simhash, multi-lexicon; NAME:K sets a
+    /// method's k). Writes NAME-methods.md/.json and, with --analyses, the papers' analyses.
+    #[arg(long)]
+    pub methods: Option<String>,
+    /// With --methods: also run paper 004's and paper 002's analyses.
+    #[arg(long)]
+    pub analyses: bool,
+    /// With --methods: the IDF table of weighted-simhash from this JSONL corpus (default: the
+    /// evaluated corpus itself).
+    #[arg(long)]
+    pub idf_from: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -2,12 +2,13 @@
 
 use std::io::{self, Write};
 
+use fpdb::fingerprint::similarity::MethodScore;
 use fpdb::{Hit, InsertOutcome};
 use serde_json::json;
 
 pub fn hit_json(h: &Hit) -> serde_json::Value {
     json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared,
-        "containment": h.containment, "reverse_containment": h.reverse_containment, "match": h.matched.as_str()})
+        "containment": h.containment, "reverse_containment": h.reverse_containment, "match": h.matched.as_str(), "score": h.score})
 }
 
 pub fn outcome_json(o: &InsertOutcome) -> serde_json::Value {
@@ -30,10 +31,20 @@ pub fn fmt_j(j: Option<f64>) -> String {
 }
 
 pub fn print_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
-    writeln!(out, "{:<40} {:>8} {:>8} {:>8}", "KEY", "HAMMING", "JACCARD", "SHARED")?;
+    // method: the SimHash methods show the Hamming distance; the others their own similarity.
+    let simhash = hits.iter().all(|h| matches!(h.score, MethodScore::Hamming(_)));
+    if simhash {
+        writeln!(out, "{:<40} {:>8} {:>8} {:>8}", "KEY", "HAMMING", "JACCARD", "SHARED")?;
+    } else {
+        writeln!(out, "{:<40} {:>8} {:>8}  SIMILARITY", "KEY", "JACCARD", "SHARED")?;
+    }
     for h in hits {
         let shared = h.shared.map_or("-".into(), |s| s.to_string());
-        writeln!(out, "{:<40} {:>8} {:>8} {:>8}", h.key, h.hamming, fmt_j(h.jaccard), shared)?;
+        if simhash {
+            writeln!(out, "{:<40} {:>8} {:>8} {:>8}", h.key, h.hamming, fmt_j(h.jaccard), shared)?;
+        } else {
+            writeln!(out, "{:<40} {:>8} {:>8}  {}", h.key, fmt_j(h.jaccard), shared, h.score)?;
+        }
     }
     Ok(())
 }

@@ -8,6 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use anyhow::Result;
+use fpdb::eval::methods::{all_methods, compare_methods, CorpusDoc, MethodsOptions};
+use fpdb::fingerprint::method::Method;
+use fpdb::fingerprint::weighted::IdfTable;
 use fpdb::{Error, FingerprintSpec, ShingleUnit, Weighting, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD};
 
 use crate::cli::EvalArgs;
@@ -22,6 +25,10 @@ pub struct Config {
     pub spec: FingerprintSpec,
     pub min_words: usize,
     pub limit: Option<usize>,
+    /// method: `--methods`, `--analyses`, `--idf-from`.
+    pub methods: Option<String>,
+    pub analyses: bool,
+    pub idf_from: Option<PathBuf>,
 }
 
 impl Config {
@@ -39,6 +46,9 @@ impl Config {
             truth_t: a.truth_t,
             min_words: a.min_words,
             limit: a.limit,
+            methods: a.methods,
+            analyses: a.analyses,
+            idf_from: a.idf_from,
         })
     }
 
@@ -120,6 +130,9 @@ fn write_file(p: PathBuf, s: &str) -> Result<(), Error> {
 }
 
 pub fn run(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
+    if cfg.methods.is_some() {
+        return run_methods(cfg, out);
+    }
     let t0 = Instant::now();
     let (docs, skipped) = load(&cfg)?;
     eprintln!(
@@ -153,6 +166,126 @@ pub fn run(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
         write_file(cfg.img_dir.join(format!("{name}-vs-t.svg")), &svg)?;
     }
     write_file(cfg.out_dir.join(format!("{name}.json")), &serde_json::to_string_pretty(&report)?)?;
+    writeln!(out, "{md}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// method: the corpus with texts and labels, filtered as [`load`] filters.
+fn load_texts(cfg: &Config) -> Result<(Vec<CorpusDoc>, usize), Error> {
+    let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
+    let f = std::fs::File::open(&cfg.corpus).map_err(|e| Error::Io {
+        op: "open corpus",
+        path: cfg.corpus.clone(),
+        source: e,
+    })?;
+    let mut fpr = fpdb::Fingerprinter::new(cfg.spec.clone());
+    let (mut docs, mut skipped) = (Vec::new(), 0usize);
+    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), origins) {
+        if cfg.limit.is_some_and(|l| docs.len() >= l) {
+            break;
+        }
+        let Ok(doc) = item else {
+            skipped += 1;
+            continue;
+        };
+        if doc.text.split_whitespace().count() < cfg.min_words.max(1) || fpr.fingerprint(&doc.text).shingles.is_empty() {
+            skipped += 1;
+            continue;
+        }
+        let label = doc
+            .meta
+            .as_deref()
+            .and_then(|m| serde_json::from_str::<serde_json::Value>(m).ok())
+            .and_then(|v| v.get("label").and_then(|l| l.as_str().map(str::to_string)));
+        docs.push(CorpusDoc {
+            key: doc.key,
+            label,
+            text: doc.text,
+        });
+    }
+    Ok((docs, skipped))
+}
+
+/// method: `--methods all` or `name[:k],...`.
+fn parse_methods(list: &str, idf: Arc<IdfTable>) -> Result<Vec<(Method, u32)>, Error> {
+    if list.trim() == "all" {
+        return Ok(all_methods(idf));
+    }
+    list.split(',')
+        .map(|item| {
+            let (name, k) = match item.split_once(':') {
+                Some((n, k)) => (
+                    n,
+                    Some(k.trim().parse::<u32>().map_err(|_| Error::InvalidOption {
+                        name: "methods",
+                        message: format!("expected NAME or NAME:K, got {item:?}"),
+                    })?),
+                ),
+                None => (item, None),
+            };
+            let mut m: Method = name.parse()?;
+            if matches!(m, Method::WeightedSimHash(_)) {
+                m = Method::weighted(idf.clone());
+            }
+            let k = k.unwrap_or_else(|| m.default_max_distance());
+            Ok((m, k))
+        })
+        .collect()
+}
+
+fn run_methods(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
+    let t0 = Instant::now();
+    let (docs, skipped) = load_texts(&cfg)?;
+    let idf = match &cfg.idf_from {
+        Some(p) => super::idf_table(p)?,
+        None => IdfTable::from_texts(docs.iter().map(|d| d.text.as_str())),
+    };
+    let methods = parse_methods(cfg.methods.as_deref().unwrap_or("all"), Arc::new(idf))?;
+    eprintln!(
+        "fpdb eval --methods: {} documents read in {:.2} s ({skipped} skipped); comparing {} methods ...",
+        docs.len(),
+        t0.elapsed().as_secs_f64(),
+        methods.len()
+    );
+    let opts = MethodsOptions {
+        spec: cfg.spec.clone(),
+        truth_t: cfg.truth_t,
+        verify_t: DEFAULT_MIN_JACCARD,
+        methods,
+        analyses: cfg.analyses,
+    };
+    let rep = compare_methods(&docs, &opts);
+    for dir in [&cfg.out_dir, &cfg.img_dir] {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io {
+            op: "create report directory",
+            path: dir.clone(),
+            source: e,
+        })?;
+    }
+    let name = &cfg.name;
+    let mut md = rep.to_markdown(name);
+    let mut reproduce = format!("{} --methods {}", cfg.reproduce(), cfg.methods.as_deref().unwrap_or("all"));
+    if cfg.analyses {
+        reproduce.push_str(" --analyses");
+    }
+    if let Some(p) = &cfg.idf_from {
+        reproduce.push_str(&format!(" --idf-from {}", p.display()));
+    }
+    md.push_str(&format!(
+        "\nReproduce (2-core dev box): `{reproduce}`. {} documents ({skipped} skipped); weighted-simhash's IDF table from {}.\n",
+        docs.len(),
+        cfg.idf_from
+            .as_ref()
+            .map_or("the corpus itself".into(), |p| p.display().to_string())
+    ));
+    for (file, svg) in rep.svgs(name) {
+        write_file(cfg.img_dir.join(file), &svg)?;
+    }
+    write_file(cfg.out_dir.join(format!("{name}-methods.md")), &md)?;
+    write_file(
+        cfg.out_dir.join(format!("{name}-methods.json")),
+        &serde_json::to_string_pretty(&rep)?,
+    )?;
     writeln!(out, "{md}")?;
     Ok(ExitCode::SUCCESS)
 }

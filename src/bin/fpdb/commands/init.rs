@@ -6,6 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use fpdb::{ContainmentConfig, CreateOptions, Db, Error};
+use std::sync::Arc;
+
+use fpdb::fingerprint::method::Method;
+use fpdb::{CreateOptions, Db, Error, Tables};
 
 use crate::cli::{InitArgs, OnOff};
 
@@ -16,6 +20,7 @@ pub struct Config {
 
 impl Config {
     pub fn from_args(a: InitArgs) -> Result<Config, Error> {
+        let method = method_from(&a.method, a.idf_from.as_deref(), a.min_shared)?;
         Ok(Config {
             db: a.db,
             create: CreateOptions::default()
@@ -27,7 +32,58 @@ impl Config {
                     (a.containment == OnOff::On)
                         .then(|| ContainmentConfig::new(a.containment_sample).with_max_postings(a.containment_max_postings)),
                 ),
+            create: CreateOptions {
+                spec: super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone()),
+                tables: parse_tables(&a.tables)?,
+                max_distance: a.max_distance.unwrap_or_else(|| method.default_max_distance()),
+                min_jaccard: a.min_jaccard,
+            },
         })
+    }
+}
+
+/// method: `--method NAME` with its options: the IDF table of weighted-simhash (built from
+/// `--idf-from`), Broder's `--min-shared`.
+fn method_from(name: &str, idf_from: Option<&std::path::Path>, min_shared: Option<u32>) -> Result<Method, Error> {
+    let mut method: Method = name.parse()?;
+    match (&mut method, idf_from) {
+        (Method::WeightedSimHash(_), Some(corpus)) => method = Method::weighted(Arc::new(super::idf_table(corpus)?)),
+        (Method::WeightedSimHash(_), None) => {
+            return Err(Error::InvalidOption {
+                name: "idf-from",
+                message: "--method weighted-simhash needs --idf-from CORPUS.jsonl (the corpus whose document frequencies are frozen into the database)".into(),
+            })
+        }
+        (_, Some(_)) => {
+            return Err(Error::InvalidOption {
+                name: "idf-from",
+                message: format!("--idf-from only applies to --method weighted-simhash, not {name}"),
+            })
+        }
+        _ => {}
+    }
+    match (&mut method, min_shared) {
+        (Method::Broder(b) | Method::BroderCharikar(b, _), Some(s)) => b.min_shared = s,
+        (_, Some(_)) => {
+            return Err(Error::InvalidOption {
+                name: "min-shared",
+                message: format!("--min-shared only applies to broder and broder-charikar, not {name}"),
+            })
+        }
+        _ => {}
+    }
+    method.validate()?;
+    Ok(method)
+}
+
+fn parse_tables(s: &str) -> Result<Tables, Error> {
+    match s.trim() {
+        "auto" => Ok(Tables::Auto),
+        "k+1" | "k1" => Ok(Tables::KPlusOne),
+        n => n.parse().map(Tables::Blocks).map_err(|_| Error::InvalidOption {
+            name: "tables",
+            message: format!("expected a number of tables, `k+1` or `auto`, got {s:?}"),
+        }),
     }
 }
 

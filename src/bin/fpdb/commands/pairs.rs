@@ -21,6 +21,7 @@ pub struct Config {
     pub threads: usize,
     /// Containment pairs at or above this (instead of Hamming pairs).
     pub min_containment: Option<f64>,
+    pub min_shared: Option<u32>,
 }
 
 impl From<PairsArgs> for Config {
@@ -33,6 +34,7 @@ impl From<PairsArgs> for Config {
             summary: a.summary,
             threads: a.threads,
             min_containment: a.min_containment,
+            min_shared: a.min_shared,
         }
     }
 }
@@ -46,6 +48,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         max_distance: cfg.k.unwrap_or(d.config().max_distance),
         min_jaccard: cfg.min_jaccard,
         threads: cfg.threads,
+        min_shared: cfg.min_shared,
     };
     let rep = fpdb::pairs(&d, &opts)?;
     print_pairs(out, json, &d, &rep, cfg.groups, cfg.summary)?;

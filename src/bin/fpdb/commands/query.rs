@@ -43,6 +43,11 @@ impl Config {
                 o.limit = a.limit;
                 o.min_containment = a.min_containment;
                 o
+            opts: QueryOptions {
+                max_distance: a.k,
+                min_jaccard: a.min_jaccard,
+                limit: a.limit,
+                min_shared: a.min_shared,
             },
         })
     }

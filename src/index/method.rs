@@ -1,0 +1,270 @@
+//! method: the candidate index of the methods other than SimHash (fingerprint/method.rs) — one
+//! search over *buckets*: every document puts its id under a few `(table, value)` keys
+//! ([`MethodIndex::entries`]), a query looks up a few `(table, value)` keys
+//! ([`MethodIndex::probes`]), and every id found is compared exactly
+//! ([`similarity::compare`](crate::fingerprint::similarity::compare)) and kept when it satisfies
+//! the rule. Exact for every rule, each document reported once:
+//!
+//! * **broder** (and **broder-charikar**): table `j` = supershingle position `j`, value = the
+//!   supershingle. A document with at least `s ≥ 1` equal supershingles shares at least one, so it
+//!   is in one of the query's `m'` buckets. (`s = 0`, every document, falls back to a scan.)
+//! * **charikar**: table `i` = block `i` of a [`WideLayout`] of the projection (13 blocks by
+//!   default), value = the block; the query probes the generalized pigeonhole plan (exact block
+//!   match for `k ≤ blocks − 1`, Hamming balls beyond).
+//! * **multi-lexicon**: table `j·m + i` = block `i` of lexicon `j`'s SimHash (m = the database's
+//!   table count), for the lexicons the document has; a pair within `k` in lexicon `j` is found by
+//!   lexicon `j`'s pigeonhole plan.
+//!
+//! When a query would probe more bucket values than there are documents, a scan over all sketches
+//! gives the same answer. Two storages: [`MemBuckets`] (the in-memory mirror) and [`RocksBuckets`]
+//! (the durable column family `mindex`, keys in [`crate::store::keys::mindex_key`]).
+
+use std::path::Path;
+
+use rocksdb::{ColumnFamily, DB};
+
+use super::wide::WideLayout;
+use crate::error::{Error, Result};
+use crate::fingerprint::method::Method;
+use crate::fingerprint::similarity::{compare, MethodScore, Rule};
+use crate::intmap::IntMap;
+use crate::store::keys::{decode_mindex_key, mindex_prefix};
+
+#[derive(Clone, Debug)]
+enum Shape {
+    /// Equal values at each of `n` positions (supershingles).
+    Equal(usize),
+    /// Blocks of a projection.
+    Projection(WideLayout),
+    /// Blocks of each lexicon's SimHash, after the mask word.
+    Lexicons(usize, WideLayout),
+}
+
+/// The bucket keys of a method (see the module docs).
+#[derive(Clone, Debug)]
+pub struct MethodIndex {
+    method: Method,
+    shape: Shape,
+}
+
+impl MethodIndex {
+    /// The index of `method`; `tables` is the database's table count (the blocks per lexicon).
+    /// `None` for the methods searched by the SimHash tables, or parameters with no layout.
+    pub fn new(method: &Method, tables: u32) -> Option<MethodIndex> {
+        let shape = match method {
+            Method::SimHash | Method::WeightedSimHash(_) => return None,
+            Method::Broder(b) | Method::BroderCharikar(b, _) => Shape::Equal(b.supershingles as usize),
+            Method::Charikar(c) => Shape::Projection(WideLayout::new(c.bits, c.blocks)?),
+            Method::MultiLexicon(l) => Shape::Lexicons(l.lexicons as usize, WideLayout::new(64, tables)?),
+        };
+        Some(MethodIndex {
+            method: method.clone(),
+            shape,
+        })
+    }
+
+    /// The method.
+    #[cfg(test)]
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    /// Number of tables (the range of the `table` of every key).
+    pub fn tables(&self) -> usize {
+        match &self.shape {
+            Shape::Equal(n) => *n,
+            Shape::Projection(l) => l.blocks(),
+            Shape::Lexicons(n, l) => n * l.blocks(),
+        }
+    }
+
+    /// Calls `f(table, value)` for every bucket a document with `sketch` is in.
+    pub fn entries(&self, sketch: &[u64], f: &mut impl FnMut(u16, u64)) {
+        match &self.shape {
+            Shape::Equal(n) => {
+                for (j, &v) in sketch.iter().take(*n).enumerate() {
+                    f(j as u16, v);
+                }
+            }
+            Shape::Projection(l) => {
+                for i in 0..l.blocks() {
+                    f(i as u16, l.block(i, sketch));
+                }
+            }
+            Shape::Lexicons(n, l) => {
+                let Some((&mask, fps)) = sketch.split_first() else { return };
+                for (j, fp) in fps.iter().take(*n).enumerate() {
+                    if mask >> j & 1 == 1 {
+                        for i in 0..l.blocks() {
+                            f((j * l.blocks() + i) as u16, l.block(i, std::slice::from_ref(fp)));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `f(table, value)` for every bucket a query with `sketch` looks in under `rule`.
+    pub fn probes(&self, sketch: &[u64], rule: Rule, f: &mut impl FnMut(u16, u64)) {
+        match &self.shape {
+            Shape::Equal(_) => self.entries(sketch, f),
+            Shape::Projection(l) => l.for_each_probe(sketch, rule.max_distance, &mut |i, v| f(i as u16, v)),
+            Shape::Lexicons(n, l) => {
+                let Some((&mask, fps)) = sketch.split_first() else { return };
+                for (j, fp) in fps.iter().take(*n).enumerate() {
+                    if mask >> j & 1 == 1 {
+                        l.for_each_probe(std::slice::from_ref(fp), rule.max_distance, &mut |i, v| {
+                            f((j * l.blocks() + i) as u16, v)
+                        });
+                    }
+                }
+            }
+        }
+    }
+
+    /// Number of bucket values a query probes under `rule` (`u64::MAX` when the buckets cannot
+    /// answer the rule and a scan must).
+    pub fn probe_count(&self, rule: Rule) -> u64 {
+        match &self.shape {
+            Shape::Equal(_) if rule.min_shared == 0 => u64::MAX,
+            Shape::Equal(n) => *n as u64,
+            Shape::Projection(l) => l.probes(rule.max_distance),
+            Shape::Lexicons(n, l) => l.probes(rule.max_distance).saturating_mul(*n as u64),
+        }
+    }
+
+    /// The method's comparison of two sketches.
+    pub fn compare(&self, a: &[u64], b: &[u64]) -> MethodScore {
+        compare(&self.method, 0, a, 0, b)
+    }
+}
+
+/// What the search needs from a storage of buckets.
+pub(crate) trait BucketIndex {
+    /// Calls `f(id)` for every id in bucket `(table, value)`.
+    fn bucket(&self, table: u16, value: u64, f: &mut impl FnMut(u64)) -> Result<()>;
+}
+
+/// Calls `f(id, score)` exactly once for every document satisfying `rule` against the query
+/// `sketch`. `docs` is the number of documents, `sketch_of` gives a live document's sketch (`None`:
+/// not live, skipped) and `all` lists every live document (for the scan).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn search<'a, B: BucketIndex>(
+    index: &MethodIndex,
+    buckets: &B,
+    sketch: &[u64],
+    rule: Rule,
+    docs: u64,
+    sketch_of: impl Fn(u64) -> Option<&'a [u64]>,
+    all: impl Iterator<Item = u64>,
+    mut f: impl FnMut(u64, MethodScore),
+) -> Result<()> {
+    let mut ids: Vec<u64> = Vec::new();
+    if index.probe_count(rule) > docs {
+        ids.extend(all);
+    } else {
+        let mut err = None;
+        index.probes(sketch, rule, &mut |t, v| {
+            if err.is_none() {
+                if let Err(e) = buckets.bucket(t, v, &mut |id| ids.push(id)) {
+                    err = Some(e);
+                }
+            }
+        });
+        if let Some(e) = err {
+            return Err(e);
+        }
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        if let Some(s) = sketch_of(id) {
+            let score = index.compare(sketch, s);
+            if score.satisfies(rule) {
+                f(id, score);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The in-memory buckets: per table, value → ids.
+#[derive(Clone, Debug)]
+pub struct MemBuckets {
+    index: MethodIndex,
+    tables: Vec<IntMap<u64, Vec<u64>>>,
+}
+
+impl MemBuckets {
+    /// Empty buckets for `index`.
+    pub fn new(index: MethodIndex) -> MemBuckets {
+        let tables = vec![IntMap::default(); index.tables()];
+        MemBuckets { index, tables }
+    }
+
+    /// Adds document `id` with `sketch`.
+    pub fn insert(&mut self, id: u64, sketch: &[u64]) {
+        let tables = &mut self.tables;
+        self.index
+            .entries(sketch, &mut |t, v| tables[t as usize].entry(v).or_default().push(id));
+    }
+
+    /// Removes document `id` with `sketch` (no-op when absent).
+    pub fn remove(&mut self, id: u64, sketch: &[u64]) {
+        let tables = &mut self.tables;
+        self.index.entries(sketch, &mut |t, v| {
+            let table = &mut tables[t as usize];
+            if let Some(ids) = table.get_mut(&v) {
+                if let Some(pos) = ids.iter().position(|&x| x == id) {
+                    ids.swap_remove(pos);
+                }
+                if ids.is_empty() {
+                    table.remove(&v);
+                }
+            }
+        });
+    }
+
+    /// Number of bucket entries.
+    pub fn entries(&self) -> usize {
+        self.tables.iter().flat_map(|t| t.values()).map(Vec::len).sum()
+    }
+}
+
+impl BucketIndex for MemBuckets {
+    #[inline]
+    fn bucket(&self, table: u16, value: u64, f: &mut impl FnMut(u64)) -> Result<()> {
+        if let Some(ids) = self.tables.get(table as usize).and_then(|t| t.get(&value)) {
+            ids.iter().for_each(|&id| f(id));
+        }
+        Ok(())
+    }
+}
+
+/// The durable buckets: column family `mindex`.
+pub(crate) struct RocksBuckets<'a> {
+    pub db: &'a DB,
+    pub cf: &'a ColumnFamily,
+    pub path: &'a Path,
+}
+
+impl BucketIndex for RocksBuckets<'_> {
+    fn bucket(&self, table: u16, value: u64, f: &mut impl FnMut(u64)) -> Result<()> {
+        let prefix = mindex_prefix(table, value);
+        let mut it = self.db.raw_iterator_cf(self.cf);
+        it.seek(prefix);
+        while let Some(key) = it.key() {
+            if !key.starts_with(&prefix) {
+                break;
+            }
+            let (_, _, id) =
+                decode_mindex_key(key).ok_or_else(|| Error::corrupt(self.path, None, format!("mindex key {key:?} is not 18 bytes")))?;
+            f(id);
+            it.next();
+        }
+        it.status().map_err(|e| Error::rocks("probe mindex", self.path, e))
+    }
+}
+
+#[cfg(test)]
+mod tests;
