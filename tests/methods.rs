@@ -41,11 +41,9 @@ fn methods(docs: &[(String, String)]) -> Vec<Method> {
 }
 
 fn create(dir: &std::path::Path, method: &Method) -> Db {
-    let opts = CreateOptions {
-        spec: FingerprintSpec::default().with_method(method.clone()),
-        max_distance: method.default_max_distance(),
-        ..CreateOptions::default()
-    };
+    let opts = CreateOptions::default()
+        .with_spec(FingerprintSpec::default().with_method(method.clone()))
+        .with_max_distance(method.default_max_distance());
     Db::create(dir.join("db"), &opts).unwrap()
 }
 
@@ -82,12 +80,10 @@ fn assert_queries_exact(db: &Db, docs: &[(String, String)], live: &BTreeSet<Stri
     };
     for (k, s) in rules {
         for t in [0.0, 0.9] {
-            let opts = QueryOptions {
-                max_distance: Some(k),
-                min_jaccard: Some(t),
-                min_shared: Some(s),
-                ..QueryOptions::default()
-            };
+            let opts = QueryOptions::default()
+                .with_max_distance(k)
+                .with_min_jaccard(t)
+                .with_min_shared(s);
             for (_, text) in docs.iter().step_by(3) {
                 let q = fingerprint(&spec, text);
                 assert_eq!(
@@ -254,13 +250,10 @@ fn the_pipeline_equals_a_sequential_insert_loop_for_every_method() {
                 key: k.clone(),
                 text: t.clone(),
                 meta: None,
+                biblio: Default::default(),
             })
         });
-        let opts = IngestOptions {
-            workers: 2,
-            batch_size: 7,
-            ..IngestOptions::default()
-        };
+        let opts = IngestOptions::default().with_workers(2).with_batch_size(7);
         b.ingest(input, &opts, |_| {}).unwrap();
         for (k, _) in &docs {
             let (x, y) = (a.get(k).unwrap().unwrap(), b.get(k).unwrap().unwrap());

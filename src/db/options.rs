@@ -330,6 +330,13 @@ impl QueryOptions {
         self.min_containment = Some(c);
         self
     }
+
+    /// broder, broder-charikar: with the fewest equal supershingles a hit needs (see
+    /// [`QueryOptions::min_shared`]).
+    pub fn with_min_shared(mut self, s: u32) -> Self {
+        self.min_shared = Some(s);
+        self
+    }
 }
 
 /// Checks a containment threshold (0..=1).

@@ -30,11 +30,6 @@ impl From<BenchQueryArgs> for Config {
                 o.max_distance = a.k;
                 o.min_jaccard = a.min_jaccard;
                 o
-            opts: QueryOptions {
-                max_distance: a.k,
-                min_jaccard: a.min_jaccard,
-                limit: None,
-                ..QueryOptions::default()
             },
         }
     }

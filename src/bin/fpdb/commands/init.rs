@@ -5,11 +5,10 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use fpdb::{ContainmentConfig, CreateOptions, Db, Error};
 use std::sync::Arc;
 
 use fpdb::fingerprint::method::Method;
-use fpdb::{CreateOptions, Db, Error, Tables};
+use fpdb::{ContainmentConfig, CreateOptions, Db, Error};
 
 use crate::cli::{InitArgs, OnOff};
 
@@ -24,20 +23,14 @@ impl Config {
         Ok(Config {
             db: a.db,
             create: CreateOptions::default()
-                .with_spec(super::spec_from(&a.shingle, a.weights.into())?)
+                .with_spec(super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone()))
                 .with_tables(a.tables.parse()?)
-                .with_max_distance(a.max_distance)
+                .with_max_distance(a.max_distance.unwrap_or_else(|| method.default_max_distance()))
                 .with_min_jaccard(a.min_jaccard)
                 .with_containment(
                     (a.containment == OnOff::On)
                         .then(|| ContainmentConfig::new(a.containment_sample).with_max_postings(a.containment_max_postings)),
                 ),
-            create: CreateOptions {
-                spec: super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone()),
-                tables: parse_tables(&a.tables)?,
-                max_distance: a.max_distance.unwrap_or_else(|| method.default_max_distance()),
-                min_jaccard: a.min_jaccard,
-            },
         })
     }
 }
@@ -74,17 +67,6 @@ fn method_from(name: &str, idf_from: Option<&std::path::Path>, min_shared: Optio
     }
     method.validate()?;
     Ok(method)
-}
-
-fn parse_tables(s: &str) -> Result<Tables, Error> {
-    match s.trim() {
-        "auto" => Ok(Tables::Auto),
-        "k+1" | "k1" => Ok(Tables::KPlusOne),
-        n => n.parse().map(Tables::Blocks).map_err(|_| Error::InvalidOption {
-            name: "tables",
-            message: format!("expected a number of tables, `k+1` or `auto`, got {s:?}"),
-        }),
-    }
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {

@@ -42,12 +42,8 @@ impl Config {
                 o.min_jaccard = a.min_jaccard;
                 o.limit = a.limit;
                 o.min_containment = a.min_containment;
+                o.min_shared = a.min_shared;
                 o
-            opts: QueryOptions {
-                max_distance: a.k,
-                min_jaccard: a.min_jaccard,
-                limit: a.limit,
-                min_shared: a.min_shared,
             },
         })
     }
