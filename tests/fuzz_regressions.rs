@@ -55,7 +55,13 @@ fn compacting_a_segment_without_live_records_commits_its_removal() {
 
 /// Writes one record (doc 1, shingles `set`) into a fresh segment directory with the real writer and
 /// returns the directory, the record's location and the committed lengths.
-fn one_segment(set: &[u32]) -> (tempfile::TempDir, fpdb::internals::segment::ShingleLoc, std::collections::HashMap<u32, u64>) {
+fn one_segment(
+    set: &[u32],
+) -> (
+    tempfile::TempDir,
+    fpdb::internals::segment::ShingleLoc,
+    std::collections::HashMap<u32, u64>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let (_, mut w, _) = fpdb::internals::segment::recover(dir.path(), &Default::default(), false, 1 << 20, false).unwrap();
     let out = w.append(&[(1, set)]).unwrap();
@@ -72,14 +78,21 @@ const COMMITTED_LENGTH_SHORTER_THAN_HEADER: &[u8] = &[0xa5, 0x08, 0x00, 0x61, 0x
 fn a_committed_length_shorter_than_the_header_is_refused_not_truncated_to() {
     assert_eq!(COMMITTED_LENGTH_SHORTER_THAN_HEADER.len(), 11);
     let (dir, loc, committed) = one_segment(&[]);
-    let len = std::fs::metadata(dir.path().join(fpdb::internals::segment::file_name(0))).unwrap().len();
+    let len = std::fs::metadata(dir.path().join(fpdb::internals::segment::file_name(0)))
+        .unwrap()
+        .len();
     let short = committed.keys().map(|&id| (id, 10)).collect();
     let err = fpdb::internals::segment::recover(dir.path(), &short, false, 1 << 20, false).unwrap_err();
     assert!(
         err.is_corruption() && err.to_string().contains("shorter than the 16-byte file header"),
         "{err}"
     );
-    assert_eq!(std::fs::metadata(dir.path().join(fpdb::internals::segment::file_name(0))).unwrap().len(), len);
+    assert_eq!(
+        std::fs::metadata(dir.path().join(fpdb::internals::segment::file_name(0)))
+            .unwrap()
+            .len(),
+        len
+    );
     let (set, _, _) = fpdb::internals::segment::recover(dir.path(), &committed, false, 1 << 20, true).unwrap();
     assert!(set.read(loc, 1).unwrap().is_empty());
 }

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use rocksdb::{IteratorMode, WriteBatch, DB};
 
 use crate::error::{Error, Result};
-use crate::fingerprint::containment::{min_shared_keys, samples};
+use crate::fingerprint::containment::{min_shared_keys, sample_threshold, samples};
 use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::fingerprint::similarity::{containment_at_least, hamming, Containment};
 use crate::fingerprint::Fingerprint;
@@ -524,16 +524,23 @@ impl Candidates {
     /// `None` drops it). `frequent` probes were skipped: each may have been one more shared key,
     /// so they count in every candidate's favour.
     fn passing(self, frequent: u32, len_of: impl Fn(u64) -> Option<usize>) -> Vec<(u64, KeyKind)> {
-        let mut out: Vec<(u64, KeyKind)> = self
-            .by_id
-            .iter()
-            .filter(|&(&id, &(shared, kind, keys))| {
-                len_of(id).is_some_and(|d_len| {
-                    shared + frequent >= min_shared_keys(kind, self.c, self.n, self.q_len, self.q_samples, d_len, keys)
-                })
-            })
-            .map(|(&id, &(_, kind, _))| (id, kind))
-            .collect();
+        // The sampled threshold depends on min(|Q|, |D|) only: most candidates share one.
+        let mut thresholds: IntMap<usize, u32> = IntMap::default();
+        let mut out: Vec<(u64, KeyKind)> = Vec::new();
+        for (&id, &(shared, kind, keys)) in &self.by_id {
+            let Some(d_len) = len_of(id) else { continue };
+            let need = match kind {
+                KeyKind::Short => min_shared_keys(kind, self.c, self.n, self.q_len, self.q_samples, d_len, keys),
+                KeyKind::Sample => {
+                    let m = self.q_len.min(d_len);
+                    let t = *thresholds.entry(m).or_insert_with(|| sample_threshold(self.c, self.n, m));
+                    t.min((keys as usize).min(self.q_samples).max(1) as u32)
+                }
+            };
+            if shared + frequent >= need {
+                out.push((id, kind));
+            }
+        }
         out.sort_unstable();
         out
     }

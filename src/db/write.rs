@@ -257,7 +257,11 @@ impl Db {
                 } else {
                     // The group id is the smallest id of a component of live documents.
                     pend.key_of(&st, gid).ok_or_else(|| {
-                        Error::corrupt(&self.inner.rocks_path, Some(gid), format!("group {gid} has no live canonical member"))
+                        Error::corrupt(
+                            &self.inner.rocks_path,
+                            Some(gid),
+                            format!("group {gid} has no live canonical member"),
+                        )
                     })?
                 };
                 pend.keys.insert(doc.key.clone(), id);

@@ -44,25 +44,52 @@ pub const COUNT_FILTER_MISS: f64 = 1e-3;
 /// * a *short* candidate (every shingle a key) shares exactly `|Q ∩ D|` keys: it must share at
 ///   least `⌈c · min(|Q|, |D|)⌉` (exact, no loss);
 /// * a *sampled* candidate shares the samples of `Q ∩ D`. If `|Q ∩ D| ≥ c·m` (`m = min(|Q|, |D|)`)
-///   that count is at least Binomial(`⌈c·m⌉`, `1/n`), whose mean is `μ = c·m/n`; by the Chernoff
-///   bound it falls below `μ − √(2 μ ln(1/δ))` with probability at most `δ` =
-///   [`COUNT_FILTER_MISS`]. The bound is then capped by `min(keys of D, samples of Q)`, which a
-///   document with containment 1 always reaches (`Q ⊆ D` ⇒ it shares all of `Q`'s samples; `D ⊆ Q`
-///   ⇒ all of `D`'s keys): containment 1 is never filtered.
+///   that count is at least Binomial(`⌈c·m⌉`, `1/n`); it must reach that distribution's lower
+///   `δ`-quantile ([`sample_threshold`], `δ` = [`COUNT_FILTER_MISS`]). The bound is then capped by
+///   `min(keys of D, samples of Q)`, which a document with containment 1 always reaches (`Q ⊆ D` ⇒
+///   it shares all of `Q`'s samples; `D ⊆ Q` ⇒ all of `D`'s keys): containment 1 is never filtered.
 ///
 /// Always at least 1. `q_len`/`d_len` are the set sizes, `q_samples` the query's samples,
 /// `d_keys` the candidate's number of keys.
 pub fn min_shared_keys(kind: KeyKind, c: f64, n: u32, q_len: usize, q_samples: usize, d_len: usize, d_keys: u32) -> u32 {
-    let m = q_len.min(d_len) as f64;
+    let m = q_len.min(d_len);
     match kind {
-        KeyKind::Short => ((c * m - 1e-9).ceil().max(1.0)) as u32,
-        KeyKind::Sample => {
-            let mu = c * m / f64::from(n.max(1));
-            let t = (mu - (2.0 * mu * (1.0 / COUNT_FILTER_MISS).ln()).sqrt()).ceil();
-            let t = if t.is_finite() { t.max(1.0) as u32 } else { 1 };
-            t.min((d_keys as usize).min(q_samples).max(1) as u32)
-        }
+        KeyKind::Short => overlap_needed(c, m).max(1),
+        KeyKind::Sample => sample_threshold(c, n, m).min((d_keys as usize).min(q_samples).max(1) as u32),
     }
+}
+
+/// `⌈c · m⌉`: the overlap that containment `c` of an `m`-set needs.
+fn overlap_needed(c: f64, m: usize) -> u32 {
+    (c * m as f64 - 1e-9).ceil().clamp(0.0, f64::from(u32::MAX)) as u32
+}
+
+/// The least number of samples a pair with overlap `⌈c·m⌉` shares, except with probability at most
+/// [`COUNT_FILTER_MISS`]: the largest `t` with `P(Binomial(⌈c·m⌉, 1/n) < t) ≤ δ`, at least 1. Exact
+/// (the binomial distribution summed term by term) up to a mean of 500; above it the Chernoff bound
+/// `μ − √(2μ ln(1/δ))`, which is lower (safe). `n = 1` samples every shingle: `⌈c·m⌉` exactly.
+pub fn sample_threshold(c: f64, n: u32, m: usize) -> u32 {
+    let s = overlap_needed(c, m);
+    if n <= 1 {
+        return s.max(1);
+    }
+    let p = 1.0 / f64::from(n);
+    let mu = f64::from(s) * p;
+    if mu > 500.0 {
+        let t = (mu - (2.0 * mu * (1.0 / COUNT_FILTER_MISS).ln()).sqrt()).ceil();
+        return if t.is_finite() { t.max(1.0) as u32 } else { 1 };
+    }
+    let q = 1.0 - p;
+    // P(X = 0) ≥ e^{-600}-ish here, well inside f64.
+    let (mut pk, mut k) = ((f64::from(s) * q.ln()).exp(), 0u32);
+    let mut cdf = pk;
+    while cdf <= COUNT_FILTER_MISS && k < s {
+        pk *= f64::from(s - k) / f64::from(k + 1) * p / q;
+        k += 1;
+        cdf += pk;
+    }
+    // k is the smallest value with P(X ≤ k) > δ, so P(X < k) ≤ δ.
+    k.max(1)
 }
 
 /// The two key spaces of the containment index.
@@ -149,11 +176,16 @@ mod tests {
         // Short documents: the exact overlap needed.
         assert_eq!(min_shared_keys(KeyKind::Short, 0.8, 8, 100, 12, 10, 10), 8);
         assert_eq!(min_shared_keys(KeyKind::Short, 0.0, 8, 100, 12, 10, 10), 1);
-        // Small expected counts: any shared sample.
-        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 100, 12, 100, 12), 1);
-        // Large ones: well below the mean (μ = 100 → 100 − √(2·100·ln 1000) = 62.8 → 63)...
-        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 1000, 125, 5000, 625), 63);
-        // ...but never above what containment 1 guarantees.
+        // The binomial quantiles (computed independently): Bin(80, 1/8) → 2, Bin(800, 1/8) → 72,
+        // Bin(135, 1/8) → 6.
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 100, 12, 100, 12), 2);
+        assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 1000, 125, 5000, 625), 72);
+        assert_eq!(sample_threshold(0.9, 8, 150), 6);
+        // Every shingle a sample: the exact overlap.
+        assert_eq!(sample_threshold(0.5, 1, 151), 76);
+        // Far above a mean of 500: the Chernoff bound (μ = 1000 → 1000 − √(2·1000·ln 1000) = 882.4).
+        assert_eq!(sample_threshold(1.0, 8, 8000), 883);
+        // Never above what containment 1 guarantees.
         assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 1000, 40, 5000, 625), 40);
         assert_eq!(min_shared_keys(KeyKind::Sample, 0.8, 8, 5000, 625, 1000, 50), 50);
     }
