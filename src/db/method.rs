@@ -164,16 +164,6 @@ impl Db {
         compare(&self.inner.spec.method, fp.simhash, &fp.sketch, simhash, sketch)
     }
 
-    /// The method's comparison of a fingerprint with the published document `id` (`None`: not live).
-    pub(super) fn compare_published(&self, st: &State, fp: &Fingerprint, id: u64) -> Option<MethodScore> {
-        let meta = st.docs.get(&id)?;
-        if self.mindex().is_none() {
-            return Some(self.compare_with(fp, meta.simhash, &[]));
-        }
-        let s = st.method.sketches.get(&id)?;
-        Some(self.compare_with(fp, meta.simhash, s))
-    }
-
     /// Every published document satisfying `rule` against `fp`, once: `f(id, score)`. The SimHash
     /// tables for simhash and weighted-simhash, the method index otherwise; the mirror, or RocksDB
     /// without it (filtered to the published documents).

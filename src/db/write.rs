@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::biblio::{Biblio, MatchKind};
-use crate::fingerprint::similarity::{jaccard_at_least, MethodScore, Rule};
+use crate::fingerprint::similarity::{hamming, jaccard_at_least, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 
 use super::commit::{Pending, PendingDoc};
@@ -362,12 +362,26 @@ impl Db {
             .into_iter()
             .filter(|h| Some(h.id) != exclude && !pend.deleted.contains(&h.id) && st.docs.contains_key(&h.id))
             .collect();
-        let start = st.recent.partition_point(|&(id, _)| id < pre.upto);
-        let gap = st
-            .recent
-            .range(start..)
-            .filter_map(|&(id, _)| self.compare_published(st, fp, id).map(|s| (id, s)))
-            .filter(|(id, s)| s.satisfies(k) && Some(*id) != exclude && !pend.deleted.contains(id));
+        let keep = |id: u64| Some(id) != exclude && !pend.deleted.contains(&id);
+        let mut gap: Vec<(u64, MethodScore)> = Vec::new();
+        if self.mindex().is_some() {
+            // method: the method index answers for every published document at the cost of a few
+            // bucket lookups, whatever the gap's length; keep those committed since the snapshot.
+            self.candidates(st, fp, k, |id, s| {
+                if id >= pre.upto && keep(id) {
+                    gap.push((id, s));
+                }
+            })?;
+        } else {
+            let start = st.recent.partition_point(|&(id, _)| id < pre.upto);
+            gap.extend(
+                st.recent
+                    .range(start..)
+                    .map(|&(id, sh)| (id, hamming(sh, fp.simhash)))
+                    .filter(|&(id, d)| d <= k.max_distance && keep(id))
+                    .map(|(id, d)| (id, MethodScore::Hamming(d))),
+            );
+        }
         self.verify(st, fp, t, gap, &mut hits)?;
         self.pending_dups(pend, fp, k, t, exclude, &mut hits);
         sort_hits(&mut hits);
