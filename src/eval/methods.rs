@@ -317,7 +317,9 @@ fn bytes_per_doc(method: &Method, k: u32, fps: &[Fingerprint]) -> f64 {
     }
 }
 
-fn bucket(truth: &Truth, label: String, pairs: &[(u32, u32)], r: Option<(&Truth, u64, Option<u64>)>) -> Bucket {
+/// A bucket of pairs; `r`: the correct pairs of Algorithm B (against J, against the labels) for
+/// paper 004's R.
+fn bucket(truth: &Truth, label: String, pairs: &[(u32, u32)], r: Option<(u64, Option<u64>)>) -> Bucket {
     let (s, l) = truth.score(pairs.iter().copied());
     let correct = s.counts.tp;
     let label_correct = l.map(|l| l.counts.tp);
@@ -326,8 +328,8 @@ fn bucket(truth: &Truth, label: String, pairs: &[(u32, u32)], r: Option<(&Truth,
         pairs: pairs.len() as u64,
         precision: s.precision,
         label_precision: l.map(|l| l.precision),
-        r: r.map(|(_, b, _)| if b == 0 { 1.0 } else { correct as f64 / b as f64 }),
-        label_r: r.and_then(|(_, _, lb)| Some(label_correct? as f64 / lb?.max(1) as f64)),
+        r: r.map(|(b, _)| if b == 0 { 1.0 } else { correct as f64 / b as f64 }),
+        label_r: r.and_then(|(_, lb)| Some(label_correct? as f64 / lb?.max(1) as f64)),
     }
 }
 
@@ -543,7 +545,7 @@ pub fn compare_methods(docs: &[CorpusDoc], opts: &MethodsOptions) -> MethodsRepo
                 &truth,
                 format!("C ≥ {t}"),
                 &p,
-                Some((&truth, sb.counts.tp, lb.map(|l| l.counts.tp))),
+                Some((sb.counts.tp, lb.map(|l| l.counts.tp))),
             ));
         }
         // Algorithm C's pairs (k = 12) by the paper's C-similarity ranges.
