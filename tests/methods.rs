@@ -80,10 +80,7 @@ fn assert_queries_exact(db: &Db, docs: &[(String, String)], live: &BTreeSet<Stri
     };
     for (k, s) in rules {
         for t in [0.0, 0.9] {
-            let opts = QueryOptions::default()
-                .with_max_distance(k)
-                .with_min_jaccard(t)
-                .with_min_shared(s);
+            let opts = QueryOptions::default().with_max_distance(k).with_min_jaccard(t).with_min_shared(s);
             for (_, text) in docs.iter().step_by(3) {
                 let q = fingerprint(&spec, text);
                 assert_eq!(

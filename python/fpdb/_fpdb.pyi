@@ -12,6 +12,8 @@ __all__ = [
     "CheckReport",
     "ClosedError",
     "CompactStats",
+    "ContainPair",
+    "ContainmentStats",
     "CorruptionError",
     "Db",
     "DistRow",
@@ -153,7 +155,20 @@ class Hit:
     @property
     def shared(self) -> Optional[int]:
         """Shared shingles (None for SimHash-only queries)."""
-    def to_dict(self) -> dict[str, Any]: ...
+    @property
+    def containment(self) -> Optional[float]:
+        """|Q ∩ D| / |Q|: the query inside this document (None for SimHash-only queries)."""
+    @property
+    def reverse_containment(self) -> Optional[float]:
+        """|Q ∩ D| / |D|: this document inside the query (None for SimHash-only queries)."""
+    @property
+    def match(self) -> str:
+        """How it matched: "text", "doi" or "title_year"."""
+    @property
+    def score(self) -> dict[str, Any]:
+        """The method's similarity, e.g. {"hamming": 6} or {"supershingles": {"equal": 3, "of": 6}}."""
+    def to_dict(self) -> dict[str, Any]:
+        """The fields of `fpdb --json query`, key for key."""
 
 @final
 class GroupInfo:
@@ -186,6 +201,9 @@ class InsertOutcome:
         """Verified near-duplicates (stored earlier, or earlier in the same batch), best first."""
     @property
     def group(self) -> Optional[GroupInfo]: ...
+    @property
+    def containment(self) -> list[Hit]:
+        """Containment relations (insert/ingest with containment=C), else empty."""
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
@@ -210,7 +228,15 @@ class Document:
     def members(self) -> list[str]:
         """Keys of its group's members, by doc id."""
     @property
+    def title(self) -> Optional[str]: ...
+    @property
+    def year(self) -> Optional[int]: ...
+    @property
+    def doi(self) -> Optional[str]: ...
+    @property
     def group(self) -> GroupInfo: ...
+    def to_dict(self) -> dict[str, Any]:
+        """The fields of `fpdb --json get`, key for key."""
 
 @final
 class Stats:
@@ -226,6 +252,23 @@ class Stats:
     max_distance: int
     min_jaccard: float
     spec: str
+    containment: Optional[ContainmentStats]
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class ContainmentStats:
+    """Counters of the containment index."""
+
+    sample: int
+    max_postings: int
+    entries: int
+    short_entries: int
+    sampled_docs: int
+    short_docs: int
+    keys: int
+    frequent_keys: int
+    frequent_entries: int
+    longest_posting: int
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
@@ -268,6 +311,21 @@ class Pair:
     def to_dict(self) -> dict[str, Any]: ...
 
 @final
+class ContainPair:
+    """A pair of stored documents, one inside the other (a_id < b_id)."""
+
+    a: str
+    b: str
+    a_id: int
+    b_id: int
+    direction: str
+    a_in_b: float
+    b_in_a: float
+    jaccard: float
+    shared: int
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
 class PairGroup:
     """A connected component of the pair graph (canonical = earliest member)."""
 
@@ -306,6 +364,7 @@ class IngestStats:
     stored: int
     skipped: int
     with_duplicates: int
+    with_containment: int
     errors: int
     batches: int
     text_bytes: int
@@ -357,6 +416,9 @@ class FingerprintSpec:
     def seed(self) -> int: ...
     @property
     def normalizer(self) -> int: ...
+    @property
+    def method(self) -> str:
+        """The near-duplicate method with its parameters, e.g. "simhash"."""
 
 @final
 class Fingerprint:
@@ -386,8 +448,15 @@ class Db:
         weights: Optional[str] = None,
         min_jaccard: Optional[float] = None,
         sync: bool = True,
+        method: Optional[str] = None,
+        idf_from: Union[_PathLike, Iterable[str], None] = None,
+        min_shared: Optional[int] = None,
+        containment: Optional[bool] = None,
+        containment_sample: Optional[int] = None,
+        containment_max_postings: Optional[int] = None,
     ) -> Db:
-        """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9)."""
+        """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9,
+        method="simhash", containment index on)."""
     @staticmethod
     def open(path: _PathLike, *, read_only: bool = False, sync: bool = True, spec: _SpecArg = None) -> Db:
         """Open an existing database."""
@@ -406,7 +475,17 @@ class Db:
     def __exit__(self, *exc: Any) -> bool: ...
     def __contains__(self, key: _Text, /) -> bool: ...
     def __len__(self) -> int: ...
-    def insert(self, key: _Text, text: _Text, *, dedup: str = "link") -> InsertOutcome:
+    def insert(
+        self,
+        key: _Text,
+        text: _Text,
+        *,
+        dedup: str = "link",
+        containment: Optional[float] = None,
+        title: Optional[str] = None,
+        year: Optional[int] = None,
+        doi: Optional[str] = None,
+    ) -> InsertOutcome:
         """Insert (or replace) one document durably; dedup is "link", "skip" or "off"."""
     def ingest(
         self,
@@ -416,6 +495,7 @@ class Db:
         workers: Optional[int] = None,
         dedup: str = "link",
         batch_latency: Optional[float] = None,
+        containment: Optional[float] = None,
     ) -> Ingest:
         """Ingest an iterable through the parallel pipeline; results after each durable batch."""
     def query(
@@ -425,8 +505,10 @@ class Db:
         max_distance: Optional[int] = None,
         min_jaccard: Optional[float] = None,
         limit: Optional[int] = None,
+        min_containment: Optional[float] = None,
+        min_shared: Optional[int] = None,
     ) -> list[Hit]:
-        """Verified near-duplicates of `text`, best first."""
+        """Verified near-duplicates of `text`, best first (with min_containment: a containment query)."""
     def query_simhash(self, simhash: int, *, max_distance: Optional[int] = None, limit: Optional[int] = None) -> list[Hit]:
         """Stored documents within Hamming distance of a SimHash."""
     def get(self, key: _Text) -> Optional[Document]: ...
@@ -435,6 +517,13 @@ class Db:
     def check(self) -> CheckReport: ...
     def compact(self, min_dead: float = 0.3) -> CompactStats: ...
     def pairs(
-        self, *, max_distance: Optional[int] = None, min_jaccard: Optional[float] = None, threads: int = 0
+        self,
+        *,
+        max_distance: Optional[int] = None,
+        min_jaccard: Optional[float] = None,
+        threads: int = 0,
+        min_shared: Optional[int] = None,
     ) -> PairsReport:
         """Every pair of stored documents within the distance (verified by Jaccard when asked)."""
+    def containment_pairs(self, min_containment: float, *, threads: int = 0) -> list[ContainPair]:
+        """Every pair of stored documents with containment >= min_containment in either direction."""

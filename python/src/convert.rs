@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::api::{Dedup, Error, FingerprintSpec, NewDoc, Tables, Weighting};
+use crate::api::{Biblio, Dedup, Error, FingerprintSpec, IdfTable, Method, NewDoc, Tables, Weighting};
 use crate::errors::{invalid_option, to_py};
 
 /// Why a Python value is not a text.
@@ -124,7 +124,106 @@ pub fn spec(py: Python<'_>, shingle: Option<&str>, weights: Option<&str>, seed: 
     Ok(spec)
 }
 
+/// The IDF table of an `idf_from` argument: a path (str or os.PathLike) to a JSONL corpus, read by
+/// the library as `fpdb init --idf-from` reads it, or an iterable of texts.
+fn idf_table(py: Python<'_>, corpus: &Bound<'_, PyAny>) -> fpdb::Result<IdfTable> {
+    let is_path = corpus.is_instance_of::<PyString>() || corpus.hasattr("__fspath__").unwrap_or(false);
+    if is_path {
+        let path: std::path::PathBuf = corpus.extract().map_err(|e: PyErr| Error::InvalidOption {
+            name: "idf_from",
+            message: e.to_string(),
+        })?;
+        return py.detach(|| IdfTable::from_jsonl(&path)).map(|(t, _)| t);
+    }
+    let mut texts = Vec::new();
+    let items = corpus.try_iter().map_err(|e| Error::InvalidOption {
+        name: "idf_from",
+        message: format!("expected a path to a JSONL corpus or an iterable of texts: {e}"),
+    })?;
+    for t in items {
+        let text = t.and_then(|t| t.extract::<String>()).map_err(|e| Error::InvalidOption {
+            name: "idf_from",
+            message: format!("every text of the iterable must be a str: {e}"),
+        })?;
+        texts.push(text);
+    }
+    Ok(py.detach(|| IdfTable::from_texts(texts.iter().map(String::as_str))))
+}
+
+/// The method of `Db.create`: `name` with its options, built by the library as `fpdb init
+/// --method NAME [--idf-from CORPUS] [--min-shared S]` builds it.
+pub fn method(py: Python<'_>, name: Option<&str>, idf_from: Option<&Bound<'_, PyAny>>, min_shared: Option<u32>) -> PyResult<Method> {
+    Method::with_options(name.unwrap_or("simhash"), idf_from.map(|c| move || idf_table(py, c)), min_shared).map_err(|e| to_py(py, e))
+}
+
 static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `json.loads(text)`.
+pub fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    let loads = LOADS.get_or_try_init(py, || -> PyResult<Py<PyAny>> { Ok(py.import("json")?.getattr("loads")?.unbind()) })?;
+    Ok(loads.bind(py).call1((text,))?.unbind())
+}
+
+/// The name of a value's JSON kind, as the CLI's errors word it.
+fn kind(v: &Bound<'_, PyAny>) -> String {
+    if v.is_none() {
+        "null".into()
+    } else if v.is_instance_of::<pyo3::types::PyBool>() {
+        "a boolean".into()
+    } else if v.is_instance_of::<pyo3::types::PyInt>() || v.is_instance_of::<pyo3::types::PyFloat>() {
+        "a number".into()
+    } else if v.is_instance_of::<PyString>() {
+        "a string".into()
+    } else if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
+        "an array".into()
+    } else if v.is_instance_of::<PyDict>() {
+        "an object".into()
+    } else {
+        v.get_type().name().map(|n| format!("a {n}")).unwrap_or_else(|_| "?".into())
+    }
+}
+
+/// The optional "title" (str), "year" (int, or a str of digits) and "doi" (str) entries of an
+/// item's metadata dict, read as `fpdb ingest` reads them from a JSONL line (None = absent).
+fn biblio(d: &Bound<'_, PyDict>) -> Result<Biblio, String> {
+    let get = |f: &str| d.get_item(f).ok().flatten().filter(|v| !v.is_none());
+    let string = |name: &str| -> Result<Option<String>, String> {
+        match get(name) {
+            None => Ok(None),
+            Some(v) => match v.cast::<PyString>() {
+                Ok(s) => s
+                    .to_cow()
+                    .map(|c| Some(c.into_owned()))
+                    .map_err(|_| format!("field {name:?} is not encodable as UTF-8")),
+                Err(_) => Err(format!("field {name:?} must be a string, found {}", kind(&v))),
+            },
+        }
+    };
+    let title = string("title")?;
+    let doi = string("doi")?;
+    let year = match get("year") {
+        None => None,
+        Some(v) if v.is_instance_of::<pyo3::types::PyBool>() => {
+            return Err(format!("field \"year\" must be an integer, found {}", kind(&v)))
+        }
+        Some(v) if v.is_instance_of::<pyo3::types::PyInt>() => Some(
+            v.extract::<i32>()
+                .map_err(|_| format!("field \"year\" must be an integer year, found {v}"))?,
+        ),
+        Some(v) if v.is_instance_of::<pyo3::types::PyFloat>() => return Err(format!("field \"year\" must be an integer year, found {v}")),
+        Some(v) if v.is_instance_of::<PyString>() => {
+            let s = v.to_string();
+            Some(
+                s.trim()
+                    .parse::<i32>()
+                    .map_err(|_| format!("field \"year\" must be an integer year, found {s:?}"))?,
+            )
+        }
+        Some(v) => return Err(format!("field \"year\" must be an integer, found {}", kind(&v))),
+    };
+    Ok(Biblio { title, year, doi })
+}
 
 /// JSON text of a metadata value, in the form the CLI stores (compact, keys sorted).
 fn json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -162,7 +261,9 @@ fn key_of(obj: &Bound<'_, PyAny>) -> Result<String, Bad> {
 
 /// One ingest item → a document or its per-item rejection (reported in input order, like a bad
 /// JSONL line in `fpdb ingest`): `(key, text)`, `(key, text, meta)`, or a dict with "key" and
-/// "text" whose other entries are the metadata.
+/// "text" whose other entries are the metadata. A metadata dict's "title", "year" and "doi" are
+/// also the document's title, year and DOI (indexed for exact metadata matches), as in
+/// `fpdb ingest`.
 pub fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Result<NewDoc, Error> {
     let expected = "expected a (key, text) tuple, a (key, text, meta) tuple or a dict with \"key\" and \"text\"";
     let shape = |m: String, key: Option<&str>| Bad::Type(format!("{expected}; {m}")).into_error(key);
@@ -197,14 +298,16 @@ pub fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Result<NewDoc, Error> {
         return Err(shape(format!("got {ty}"), None));
     };
     let text = text(&t, "the text").map_err(|b| b.into_error(Some(&key)))?;
+    let biblio = match m.as_ref().map(|m| m.cast::<PyDict>()) {
+        Some(Ok(d)) => biblio(d).map_err(|message| Error::InvalidInput {
+            key: Some(key.clone()),
+            message,
+        })?,
+        _ => Biblio::default(),
+    };
     let meta = match m {
         Some(m) => meta(py, &m, &key)?,
         None => None,
     };
-    Ok(NewDoc {
-        key,
-        text,
-        meta,
-        biblio: Default::default(),
-    })
+    Ok(NewDoc { key, text, meta, biblio })
 }

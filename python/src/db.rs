@@ -6,11 +6,16 @@ use std::time::Duration;
 
 use pyo3::prelude::*;
 
-use crate::api::{pair_groups, pairs, CreateOptions, Engine, IngestOptions, Options, PairsOptions, QueryOptions};
+use crate::api::{
+    pair_groups, pairs, Biblio, ContainmentConfig, CreateOptions, Engine, Error, IngestOptions, NewDoc, Options, PairsOptions,
+    QueryOptions, DEFAULT_CONTAINMENT,
+};
 use crate::convert;
 use crate::errors::{raise, Kind, OrRaise};
 use crate::ingest::Ingest;
-use crate::types::{self, CheckReport, CompactStats, DistRow, Document, Hit, InsertOutcome, Pair, PairGroup, PairsReport, Spec, Stats};
+use crate::types::{
+    self, CheckReport, CompactStats, ContainPair, DistRow, Document, Hit, InsertOutcome, Pair, PairGroup, PairsReport, Spec, Stats,
+};
 
 /// An open fpdb database. Create one with `Db.create(path, ...)`, open one with `Db.open(path)`.
 ///
@@ -50,27 +55,51 @@ impl Db {
     }
 }
 
-fn query_opts(max_distance: Option<u32>, min_jaccard: Option<f64>, limit: Option<usize>) -> QueryOptions {
+fn query_opts(
+    max_distance: Option<u32>,
+    min_jaccard: Option<f64>,
+    limit: Option<usize>,
+    min_containment: Option<f64>,
+    min_shared: Option<u32>,
+) -> QueryOptions {
     let mut q = QueryOptions::default();
     q.max_distance = max_distance;
     q.min_jaccard = min_jaccard;
     q.limit = limit;
+    q.min_containment = min_containment;
+    q.min_shared = min_shared;
     q
 }
 
 #[pymethods]
 impl Db {
     /// Db.create(path, *, max_distance=12, tables="auto", shingle="word:3", weights="binary",
-    ///           min_jaccard=0.9, sync=True) -> Db
+    ///           min_jaccard=0.9, sync=True, method="simhash", idf_from=None, min_shared=None,
+    ///           containment=True, containment_sample=None, containment_max_postings=None) -> Db
     ///
     /// Creates a database in `path` (a missing or empty directory) and opens it for writing.
     /// `max_distance` (k) and `min_jaccard` (t) are the defaults of queries and dedup; `tables` is a
     /// number of permuted tables, "k+1" or "auto"; `shingle` is "word:N" or "char:N"; `weights` is
     /// "binary" or "count". None takes the library's default (shown above). `sync=False` skips the
     /// fsyncs: a process crash loses nothing, a power loss may lose the last batches.
+    ///
+    /// `method` is the near-duplicate method, as `fpdb init --method`: "simhash", "broder",
+    /// "charikar", "broder-charikar", "weighted-simhash" or "multi-lexicon" (the default
+    /// `max_distance` is then the method's: 29 for broder-charikar, 6 for multi-lexicon, else 12).
+    /// "weighted-simhash" needs `idf_from`: the corpus whose document frequencies are frozen into
+    /// the database, a path to a JSONL file (its "text" fields, as `--idf-from`) or an iterable of
+    /// texts. `min_shared` (broder, broder-charikar) is the default number of equal supershingles a
+    /// near-duplicate needs.
+    ///
+    /// `containment` keeps the containment index (needed by `query(min_containment=...)`,
+    /// `insert`/`ingest(containment=...)` and `containment_pairs`); `containment_sample` (one
+    /// shingle in N is indexed) and `containment_max_postings` (queries skip longer posting lists)
+    /// tune it, None taking the library's defaults; they are not used without the index.
     /// Raises AlreadyExistsError, InvalidOptionError, IoError.
     #[staticmethod]
-    #[pyo3(signature = (path, *, max_distance = None, tables = None, shingle = None, weights = None, min_jaccard = None, sync = true))]
+    #[pyo3(signature = (path, *, max_distance = None, tables = None, shingle = None, weights = None, min_jaccard = None, sync = true,
+                        method = None, idf_from = None, min_shared = None, containment = None, containment_sample = None,
+                        containment_max_postings = None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -81,13 +110,26 @@ impl Db {
         weights: Option<&str>,
         min_jaccard: Option<f64>,
         sync: bool,
+        method: Option<&str>,
+        idf_from: Option<&Bound<'_, PyAny>>,
+        min_shared: Option<u32>,
+        containment: Option<bool>,
+        containment_sample: Option<u32>,
+        containment_max_postings: Option<u32>,
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
+        let method = convert::method(py, method, idf_from.filter(|c| !c.is_none()), min_shared)?;
+        let contain_defaults = ContainmentConfig::default();
+        let contain = containment.unwrap_or(DEFAULT_CONTAINMENT).then(|| {
+            ContainmentConfig::new(containment_sample.unwrap_or(contain_defaults.sample))
+                .with_max_postings(containment_max_postings.unwrap_or(contain_defaults.max_postings))
+        });
         let create = CreateOptions::default()
-            .with_spec(convert::spec(py, shingle, weights, None)?)
+            .with_spec(convert::spec(py, shingle, weights, None)?.with_method(method.clone()))
             .with_tables(convert::tables(py, tables)?)
-            .with_max_distance(max_distance.unwrap_or(defaults.max_distance))
-            .with_min_jaccard(min_jaccard.unwrap_or(defaults.min_jaccard));
+            .with_max_distance(max_distance.unwrap_or_else(|| method.default_max_distance()))
+            .with_min_jaccard(min_jaccard.unwrap_or(defaults.min_jaccard))
+            .with_containment(contain);
         let opts = Options {
             sync,
             ..Options::default()
@@ -174,35 +216,84 @@ impl Db {
         format!("<fpdb.Db {} {state}>", crate::types::r(&self.path.display().to_string()))
     }
 
-    /// insert(key, text, *, dedup="link") -> InsertOutcome
+    /// insert(key, text, *, dedup="link", containment=None, title=None, year=None, doi=None)
+    ///     -> InsertOutcome
     ///
     /// Inserts (or replaces, when the key exists) one document, durably: on return it is on disk.
     /// `key` and `text` are str or UTF-8 bytes. dedup: "link" stores it and joins its
     /// near-duplicates' group, "skip" does not store it when it has near-duplicates, "off" stores
-    /// it without looking. The outcome lists its verified near-duplicates and its group.
-    /// Raises InvalidInputError (empty or oversized key, bytes that are not UTF-8), ReadOnlyError.
-    #[pyo3(signature = (key, text, *, dedup = "link"))]
-    fn insert(&self, py: Python<'_>, key: &Bound<'_, PyAny>, text: &Bound<'_, PyAny>, dedup: &str) -> PyResult<InsertOutcome> {
+    /// it without looking. The outcome lists its verified near-duplicates and its group. With
+    /// `containment=C` (0..=1; needs the containment index) it also lists the stored documents
+    /// with containment at least C in either direction (`outcome.containment`). `title`, `year`
+    /// and `doi` are stored and matched exactly: a stored document with the same DOI, or the same
+    /// title and year, is a duplicate (its hit's `match` is "doi" or "title_year").
+    /// Raises InvalidInputError (empty or oversized key, bytes that are not UTF-8, a malformed
+    /// DOI), InvalidOptionError, ReadOnlyError.
+    #[pyo3(signature = (key, text, *, dedup = "link", containment = None, title = None, year = None, doi = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn insert(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        text: &Bound<'_, PyAny>,
+        dedup: &str,
+        containment: Option<f64>,
+        title: Option<String>,
+        year: Option<i32>,
+        doi: Option<String>,
+    ) -> PyResult<InsertOutcome> {
         let key = convert::text_arg(py, key, "the key", None)?;
         let text = convert::text_arg(py, text, "the text", Some(&key))?;
         let dedup = convert::dedup(py, dedup)?;
         let engine = self.engine(py)?;
-        let out = py.detach(move || engine.insert_with(&key, &text, dedup)).or_raise(py)?;
+        let biblio = Biblio { title, year, doi };
+        let out = py
+            .detach(move || {
+                if containment.is_none() && biblio.is_empty() {
+                    return engine.insert_with(&key, &text, dedup);
+                }
+                // Db::insert_with, with the metadata and the containment threshold.
+                let doc = engine.prepare(
+                    &mut engine.fingerprinter(),
+                    NewDoc {
+                        key: key.clone(),
+                        text,
+                        meta: None,
+                        biblio,
+                    },
+                )?;
+                engine
+                    .commit_prechecked_with(vec![Ok((doc, None))], dedup, containment)?
+                    .pop()
+                    .unwrap_or_else(|| {
+                        Err(Error::InvalidInput {
+                            key: Some(key),
+                            message: "document was not processed".into(),
+                        })
+                    })
+            })
+            .or_raise(py)?;
         Ok(out.into())
     }
 
-    /// ingest(docs, *, batch_size=4096, workers=0, dedup="link", batch_latency=0.05) -> Ingest
+    /// ingest(docs, *, batch_size=4096, workers=0, dedup="link", batch_latency=0.05,
+    ///        containment=None) -> Ingest
     ///
     /// Ingests an iterable (a list, a generator, a file reader ...) of `(key, text)` or
     /// `(key, text, meta)` tuples or of dicts with "key" and "text" (other entries become the
-    /// document's metadata, as in `fpdb ingest`) through the engine's parallel pipeline. Returns an
+    /// document's metadata, as in `fpdb ingest`; a metadata dict's "title", "year" and "doi" are
+    /// also stored as the document's title, year and DOI and matched exactly, like a near-duplicate)
+    /// through the engine's parallel pipeline. With `containment=C` (0..=1; needs the containment
+    /// index) each outcome also lists the documents with containment at least C in either
+    /// direction (`outcome.containment`), as `fpdb ingest --containment C`. Returns an
     /// iterator of IngestResult, one per item in input order, each yielded only after its batch was
     /// durably committed. Items are pulled from `docs` as the engine takes them: memory stays
     /// bounded by a few batches however long the input is. A malformed item is reported (its
     /// result's `error`), not raised; an exception raised by `docs` itself is raised after the
     /// results of the items before it. `workers=0` uses one fingerprinting thread per core.
     /// Consume the iterator (or call its `run()`), or `close()` it to stop early.
-    #[pyo3(signature = (docs, *, batch_size = None, workers = None, dedup = "link", batch_latency = None))]
+    #[pyo3(signature = (docs, *, batch_size = None, workers = None, dedup = "link", batch_latency = None, containment = None))]
+    #[allow(clippy::too_many_arguments)]
     fn ingest(
         &self,
         py: Python<'_>,
@@ -211,6 +302,7 @@ impl Db {
         workers: Option<usize>,
         dedup: &str,
         batch_latency: Option<f64>,
+        containment: Option<f64>,
     ) -> PyResult<Ingest> {
         let defaults = IngestOptions::default();
         let batch_latency = match batch_latency {
@@ -224,21 +316,31 @@ impl Db {
                 ))
             }
         };
-        let opts = IngestOptions::default()
+        let mut opts = IngestOptions::default()
             .with_workers(workers.unwrap_or(defaults.workers))
             .with_batch_size(batch_size.unwrap_or(defaults.batch_size))
             .with_batch_latency(batch_latency)
             .with_dedup(convert::dedup(py, dedup)?);
+        if let Some(c) = containment {
+            opts = opts.with_containment(c);
+        }
         let iter = docs.try_iter()?;
         Ingest::start(self.engine(py)?, iter, opts)
     }
 
-    /// query(text, *, max_distance=None, min_jaccard=None, limit=None) -> list[Hit]
+    /// query(text, *, max_distance=None, min_jaccard=None, limit=None, min_containment=None,
+    ///       min_shared=None) -> list[Hit]
     ///
-    /// Stored documents within Hamming distance `max_distance` of `text`'s SimHash whose exact
-    /// Jaccard similarity is at least `min_jaccard` (None: the database's defaults; 0.0 keeps
-    /// every candidate), best first, at most `limit`.
-    #[pyo3(signature = (text, *, max_distance = None, min_jaccard = None, limit = None))]
+    /// Stored documents within Hamming distance `max_distance` of `text`'s SimHash (under another
+    /// method: its distance) whose exact Jaccard similarity is at least `min_jaccard` (None: the
+    /// database's defaults; 0.0 keeps every candidate), best first, at most `limit`. `min_shared`
+    /// (broder, broder-charikar) is the fewest equal supershingles a hit needs (None: the
+    /// database's). With `min_containment=C` it is a containment query instead: the stored
+    /// documents that contain the text, or that the text contains, with containment at least C
+    /// (0..=1) in either direction, found through the containment index (`max_distance` and
+    /// `min_jaccard` are then not used; InvalidOptionError without the index).
+    #[pyo3(signature = (text, *, max_distance = None, min_jaccard = None, limit = None, min_containment = None, min_shared = None))]
+    #[allow(clippy::too_many_arguments)]
     fn query(
         &self,
         py: Python<'_>,
@@ -246,9 +348,11 @@ impl Db {
         max_distance: Option<u32>,
         min_jaccard: Option<f64>,
         limit: Option<usize>,
+        min_containment: Option<f64>,
+        min_shared: Option<u32>,
     ) -> PyResult<Vec<Hit>> {
         let text = convert::text_arg(py, text, "the text", None)?;
-        let opts = query_opts(max_distance, min_jaccard, limit);
+        let opts = query_opts(max_distance, min_jaccard, limit, min_containment, min_shared);
         let engine = self.engine(py)?;
         let hits = py.detach(move || engine.query(&text, &opts)).or_raise(py)?;
         Ok(hits.into_iter().map(Hit::from).collect())
@@ -260,7 +364,7 @@ impl Db {
     /// `shared` of the hits are None).
     #[pyo3(signature = (simhash, *, max_distance = None, limit = None))]
     fn query_simhash(&self, py: Python<'_>, simhash: u64, max_distance: Option<u32>, limit: Option<usize>) -> PyResult<Vec<Hit>> {
-        let opts = query_opts(max_distance, None, limit);
+        let opts = query_opts(max_distance, None, limit, None, None);
         let engine = self.engine(py)?;
         let hits = py.detach(move || engine.query_simhash(simhash, &opts)).or_raise(py)?;
         Ok(hits.into_iter().map(Hit::from).collect())
@@ -304,10 +408,14 @@ impl Db {
         py.detach(move || engine.delete(&key)).or_raise(py)
     }
 
-    /// stats() -> Stats: documents, groups, segments, bytes, defaults and spec.
+    /// stats() -> Stats: documents, groups, segments, bytes, defaults, spec and the containment
+    /// index's counters (`fpdb stats`; the latter scan the index: `len(db)` is the cheap count).
     fn stats(&self, py: Python<'_>) -> PyResult<Stats> {
         let engine = self.engine(py)?;
-        Ok(py.detach(move || engine.stats()).into())
+        let (s, c) = py
+            .detach(move || engine.containment_stats().map(|c| (engine.stats(), c)))
+            .or_raise(py)?;
+        Ok(Stats::new(s, c))
     }
 
     /// check() -> CheckReport
@@ -329,14 +437,22 @@ impl Db {
         Ok(py.detach(move || engine.compact(min_dead)).or_raise(py)?.into())
     }
 
-    /// pairs(*, max_distance=None, min_jaccard=None, threads=0) -> PairsReport
+    /// pairs(*, max_distance=None, min_jaccard=None, threads=0, min_shared=None) -> PairsReport
     ///
     /// Every pair of stored documents within Hamming distance `max_distance` (None: the database's
     /// k), each once; with `min_jaccard`, only pairs whose exact Jaccard is at least that (each pair
     /// verified). Also their groups (connected components) and distribution tables, as
-    /// `fpdb pairs` prints them. `threads=0` uses one per core.
-    #[pyo3(signature = (*, max_distance = None, min_jaccard = None, threads = 0))]
-    fn pairs(&self, py: Python<'_>, max_distance: Option<u32>, min_jaccard: Option<f64>, threads: usize) -> PyResult<PairsReport> {
+    /// `fpdb pairs` prints them. `threads=0` uses one per core. `min_shared` (broder,
+    /// broder-charikar): the fewest equal supershingles (None: the database's).
+    #[pyo3(signature = (*, max_distance = None, min_jaccard = None, threads = 0, min_shared = None))]
+    fn pairs(
+        &self,
+        py: Python<'_>,
+        max_distance: Option<u32>,
+        min_jaccard: Option<f64>,
+        threads: usize,
+        min_shared: Option<u32>,
+    ) -> PyResult<PairsReport> {
         let engine = self.engine(py)?;
         let report = py
             .detach(move || -> Result<PairsReport, crate::api::Error> {
@@ -344,7 +460,7 @@ impl Db {
                     max_distance: max_distance.unwrap_or(engine.config().max_distance),
                     min_jaccard,
                     threads,
-                    min_shared: None,
+                    min_shared,
                 };
                 let rep = pairs(&engine, &opts)?;
                 let key = |id: u64| engine.key_of(id).unwrap_or_default();
@@ -388,6 +504,23 @@ impl Db {
             })
             .or_raise(py)?;
         Ok(report)
+    }
+
+    /// containment_pairs(min_containment, *, threads=0) -> list[ContainPair]
+    ///
+    /// Every pair of stored documents where one is inside the other with containment at least
+    /// `min_containment` (0..=1) in either direction, each once (a < b by doc id), as
+    /// `fpdb pairs --min-containment`. `threads=0` uses one per core. Raises InvalidOptionError
+    /// when the database has no containment index.
+    #[pyo3(signature = (min_containment, *, threads = 0))]
+    fn containment_pairs(&self, py: Python<'_>, min_containment: f64, threads: usize) -> PyResult<Vec<ContainPair>> {
+        let engine = self.engine(py)?;
+        py.detach(move || {
+            let pairs = engine.containment_pairs(min_containment, threads)?;
+            let key = |id: u64| engine.key_of(id).unwrap_or_else(|| format!("#{id}"));
+            Ok(pairs.into_iter().map(|p| ContainPair::new(p, min_containment, key)).collect())
+        })
+        .or_raise(py)
     }
 
     /// Db is not picklable or copyable: open the path again in the other process.

@@ -5,9 +5,9 @@ use pyo3::types::{PyDict, PyType};
 use pyo3::IntoPyObjectExt;
 
 use crate::api::{
-    fingerprint as engine_fingerprint, CheckReport as EngineCheck, CompactStats as EngineCompact, Document as EngineDocument, EngineGroup,
-    EngineHit, EngineOutcome, FingerprintSpec as EngineSpec, IngestStats as EngineIngestStats, ShingleUnit, Stats as EngineStats,
-    Weighting,
+    fingerprint as engine_fingerprint, CheckReport as EngineCheck, CompactStats as EngineCompact, ContainPair as EngineContainPair,
+    ContainmentStats as EngineContainmentStats, Document as EngineDocument, EngineGroup, EngineHit, EngineOutcome,
+    FingerprintSpec as EngineSpec, IngestStats as EngineIngestStats, MethodScore, ShingleUnit, Stats as EngineStats, Weighting,
 };
 use crate::convert;
 
@@ -63,6 +63,19 @@ pub struct Hit {
     /// Number of shared shingles (None for SimHash-only queries).
     #[pyo3(get)]
     pub shared: Option<u32>,
+    /// Containment of the query (or inserted document) in this document, |Q ∩ D| / |Q| (None for
+    /// SimHash-only queries).
+    #[pyo3(get)]
+    pub containment: Option<f64>,
+    /// Containment of this document in the query (or inserted document), |Q ∩ D| / |D| (None for
+    /// SimHash-only queries).
+    #[pyo3(get)]
+    pub reverse_containment: Option<f64>,
+    /// How it matched: "text" (verified near-duplicate), "doi" (same DOI) or "title_year" (same
+    /// title and year); for a metadata match the other fields are for information only.
+    #[pyo3(get, name = "match")]
+    pub matched: &'static str,
+    score: MethodScore,
 }
 
 impl From<EngineHit> for Hit {
@@ -73,24 +86,85 @@ impl From<EngineHit> for Hit {
             hamming: h.hamming,
             jaccard: h.jaccard,
             shared: h.shared,
+            containment: h.containment,
+            reverse_containment: h.reverse_containment,
+            matched: h.matched.as_str(),
+            score: h.score,
         }
+    }
+}
+
+/// A method's score as the CLI's JSON writes it (serde's externally tagged, snake_case form):
+/// `{"hamming": 6}`, `{"supershingles": {"equal": 3, "of": 6}}`, ...
+fn score_dict<'py>(py: Python<'py>, score: &MethodScore) -> PyResult<Bound<'py, PyDict>> {
+    let (tag, value) = match score {
+        MethodScore::Hamming(d) => ("hamming", o(py, d)?),
+        MethodScore::Supershingles { equal, of } => ("supershingles", o(py, dict(py, &[("equal", o(py, equal)?), ("of", o(py, of)?)])?)?),
+        MethodScore::Projection { agree, bits } => ("projection", o(py, dict(py, &[("agree", o(py, agree)?), ("bits", o(py, bits)?)])?)?),
+        MethodScore::Combined { equal, of, agree, bits } => (
+            "combined",
+            o(
+                py,
+                dict(
+                    py,
+                    &[
+                        ("equal", o(py, equal)?),
+                        ("of", o(py, of)?),
+                        ("agree", o(py, agree)?),
+                        ("bits", o(py, bits)?),
+                    ],
+                )?,
+            )?,
+        ),
+        MethodScore::Lexicons(per) => ("lexicons", o(py, per.clone())?),
+    };
+    dict(py, &[(tag, value)])
+}
+
+/// [`score_dict`] as Python's repr() shows it.
+fn score_repr(score: &MethodScore) -> String {
+    match score {
+        MethodScore::Hamming(d) => format!("{{'hamming': {d}}}"),
+        MethodScore::Supershingles { equal, of } => format!("{{'supershingles': {{'equal': {equal}, 'of': {of}}}}}"),
+        MethodScore::Projection { agree, bits } => format!("{{'projection': {{'agree': {agree}, 'bits': {bits}}}}}"),
+        MethodScore::Combined { equal, of, agree, bits } => {
+            format!("{{'combined': {{'equal': {equal}, 'of': {of}, 'agree': {agree}, 'bits': {bits}}}}}")
+        }
+        MethodScore::Lexicons(per) => format!(
+            "{{'lexicons': [{}]}}",
+            per.iter().map(|d| int_repr(*d)).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
 #[pymethods]
 impl Hit {
+    /// The method's own similarity, as a one-entry dict named by its kind: {"hamming": d} under
+    /// simhash and weighted-simhash, {"supershingles": {"equal", "of"}} under broder,
+    /// {"projection": {"agree", "bits"}} under charikar, {"combined": {...}} under
+    /// broder-charikar, {"lexicons": [d or None, ...]} under multi-lexicon.
+    #[getter]
+    fn score<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        score_dict(py, &self.score)
+    }
+
     fn __repr__(&self) -> String {
         format!(
-            "Hit(key={}, id={}, hamming={}, jaccard={}, shared={})",
+            "Hit(key={}, id={}, hamming={}, jaccard={}, shared={}, containment={}, reverse_containment={}, match={}, score={})",
             r(&self.key),
             self.id,
             self.hamming,
             jaccard_repr(self.jaccard),
-            int_repr(self.shared)
+            int_repr(self.shared),
+            jaccard_repr(self.containment),
+            jaccard_repr(self.reverse_containment),
+            r(self.matched),
+            score_repr(&self.score)
         )
     }
 
-    /// The hit as a dict (the fields of `fpdb query --json`).
+    /// The hit as a dict: the fields of `fpdb --json query`, key for key ("match" is `match`,
+    /// "score" the dict of `score`).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         dict(
             py,
@@ -100,6 +174,10 @@ impl Hit {
                 ("hamming", o(py, self.hamming)?),
                 ("jaccard", o(py, self.jaccard)?),
                 ("shared", o(py, self.shared)?),
+                ("containment", o(py, self.containment)?),
+                ("reverse_containment", o(py, self.reverse_containment)?),
+                ("match", o(py, self.matched)?),
+                ("score", o(py, score_dict(py, &self.score)?)?),
             ],
         )
     }
@@ -165,6 +243,7 @@ pub struct InsertOutcome {
     pub replaced: Option<u64>,
     dups: Vec<Hit>,
     grp: Option<GroupInfo>,
+    contained: Vec<Hit>,
 }
 
 impl From<EngineOutcome> for InsertOutcome {
@@ -175,6 +254,7 @@ impl From<EngineOutcome> for InsertOutcome {
             replaced: o.replaced,
             dups: o.duplicates.into_iter().map(Hit::from).collect(),
             grp: o.group.map(GroupInfo::from),
+            contained: o.containment.into_iter().map(Hit::from).collect(),
         }
     }
 }
@@ -199,20 +279,33 @@ impl InsertOutcome {
         self.grp.clone()
     }
 
+    /// Containment relations, when asked for (`containment=C` of insert/ingest): the documents
+    /// already in the database (or earlier in the batch) with containment at least C in either
+    /// direction; `containment` is this document inside the other, `reverse_containment` the
+    /// other inside this one. A relation, not a duplicate: groups do not change. Empty when not
+    /// asked for.
+    #[getter]
+    fn containment(&self) -> Vec<Hit> {
+        self.contained.clone()
+    }
+
     fn __repr__(&self) -> String {
         format!(
-            "InsertOutcome(key={}, id={}, replaced={}, duplicates=[{}], group={})",
+            "InsertOutcome(key={}, id={}, replaced={}, duplicates=[{}], group={}, containment=[{}])",
             r(&self.key),
             self.id.map_or("None".into(), |i| i.to_string()),
             self.replaced.map_or("None".into(), |i| i.to_string()),
             self.dups.iter().map(Hit::__repr__).collect::<Vec<_>>().join(", "),
-            self.grp.as_ref().map_or("None".into(), GroupInfo::__repr__)
+            self.grp.as_ref().map_or("None".into(), GroupInfo::__repr__),
+            self.contained.iter().map(Hit::__repr__).collect::<Vec<_>>().join(", "),
         )
     }
 
-    /// The outcome as a dict; `group` is a dict or None, `duplicates` a list of dicts.
+    /// The outcome as a dict; `group` is a dict or None, `duplicates` and `containment` lists of
+    /// hit dicts. (`fpdb --json insert` prints the group flat: "group" (its id), "canonical",
+    /// "group_size".)
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dups = self.dups.iter().map(|h| h.to_dict(py)).collect::<PyResult<Vec<_>>>()?;
+        let hits = |hs: &[Hit]| hs.iter().map(|h| h.to_dict(py)).collect::<PyResult<Vec<_>>>();
         let group = match &self.grp {
             Some(g) => o(py, g.to_dict(py)?)?,
             None => py.None(),
@@ -224,8 +317,9 @@ impl InsertOutcome {
                 ("id", o(py, self.id)?),
                 ("stored", o(py, self.id.is_some())?),
                 ("replaced", o(py, self.replaced)?),
-                ("duplicates", o(py, dups)?),
+                ("duplicates", o(py, hits(&self.dups)?)?),
                 ("group", group),
+                ("containment", o(py, hits(&self.contained)?)?),
             ],
         )
     }
@@ -256,6 +350,15 @@ pub struct Document {
     /// Keys of its group's members, by doc id (itself alone when it has no near-duplicate).
     #[pyo3(get)]
     pub members: Vec<String>,
+    /// Its title, if it was ingested with one.
+    #[pyo3(get)]
+    pub title: Option<String>,
+    /// Its year, if it was ingested with one.
+    #[pyo3(get)]
+    pub year: Option<i32>,
+    /// Its DOI, if it was ingested with one.
+    #[pyo3(get)]
+    pub doi: Option<String>,
     grp: GroupInfo,
 }
 
@@ -269,6 +372,9 @@ impl Document {
             inserted_at_ms: d.record.inserted_at_ms,
             meta: d.record.meta,
             members: members.into_iter().map(|m| m.1).collect(),
+            title: d.record.biblio.title,
+            year: d.record.biblio.year,
+            doi: d.record.biblio.doi,
             grp: d.group.into(),
         }
     }
@@ -290,6 +396,32 @@ impl Document {
             self.simhash,
             self.shingles,
             self.grp.__repr__()
+        )
+    }
+
+    /// The document as a dict: the fields of `fpdb --json get`, key for key ("meta" is the
+    /// metadata decoded from its JSON text, None when absent or not JSON).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let meta = match &self.meta {
+            Some(m) => convert::json_loads(py, m).unwrap_or_else(|_| py.None()),
+            None => py.None(),
+        };
+        dict(
+            py,
+            &[
+                ("key", o(py, &self.key)?),
+                ("id", o(py, self.id)?),
+                ("simhash", o(py, self.simhash)?),
+                ("shingles", o(py, self.shingles)?),
+                ("group", o(py, self.grp.id)?),
+                ("canonical", o(py, &self.grp.canonical)?),
+                ("group_members", o(py, &self.members)?),
+                ("inserted_at_ms", o(py, self.inserted_at_ms)?),
+                ("meta", meta),
+                ("title", o(py, &self.title)?),
+                ("year", o(py, self.year)?),
+                ("doi", o(py, &self.doi)?),
+            ],
         )
     }
 }
@@ -328,6 +460,18 @@ pub struct Stats {
     /// The fingerprint spec, as text.
     #[pyo3(get)]
     pub spec: String,
+    /// The containment index's counters (None: the database has no containment index).
+    #[pyo3(get)]
+    pub containment: Option<ContainmentStats>,
+}
+
+impl Stats {
+    pub fn new(s: EngineStats, c: Option<EngineContainmentStats>) -> Self {
+        Stats {
+            containment: c.map(ContainmentStats::from),
+            ..Stats::from(s)
+        }
+    }
 }
 
 impl From<EngineStats> for Stats {
@@ -343,6 +487,7 @@ impl From<EngineStats> for Stats {
             max_distance: s.max_distance,
             min_jaccard: s.min_jaccard,
             spec: s.spec,
+            containment: None,
         }
     }
 }
@@ -357,8 +502,13 @@ impl Stats {
         )
     }
 
-    /// The counters as a dict (the fields of `fpdb --json stats`).
+    /// The counters as a dict: the fields of `fpdb --json stats`, key for key ("containment" is
+    /// a dict or None).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let containment = match &self.containment {
+            Some(c) => o(py, c.to_dict(py)?)?,
+            None => py.None(),
+        };
         dict(
             py,
             &[
@@ -372,6 +522,90 @@ impl Stats {
                 ("max_distance", o(py, self.max_distance)?),
                 ("min_jaccard", o(py, self.min_jaccard)?),
                 ("spec", o(py, &self.spec)?),
+                ("containment", containment),
+            ],
+        )
+    }
+}
+
+/// Counters of the containment index (`Stats.containment`; a scan of the index).
+#[pyclass(frozen, eq, module = "fpdb")]
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContainmentStats {
+    /// Sampling rate n (one shingle in n is a sample).
+    #[pyo3(get)]
+    pub sample: u32,
+    /// Posting lists longer than this are skipped by queries (boilerplate).
+    #[pyo3(get)]
+    pub max_postings: u32,
+    /// Index entries (one per document and key).
+    #[pyo3(get)]
+    pub entries: u64,
+    /// Of which short-document entries (every shingle of a document without samples).
+    #[pyo3(get)]
+    pub short_entries: u64,
+    /// Documents indexed by their samples.
+    #[pyo3(get)]
+    pub sampled_docs: u64,
+    /// Short documents (no sample: indexed under every shingle).
+    #[pyo3(get)]
+    pub short_docs: u64,
+    /// Distinct keys (posting lists).
+    #[pyo3(get)]
+    pub keys: u64,
+    /// Posting lists longer than `max_postings`: skipped by every query.
+    #[pyo3(get)]
+    pub frequent_keys: u64,
+    /// Entries in those lists.
+    #[pyo3(get)]
+    pub frequent_entries: u64,
+    /// The longest posting list.
+    #[pyo3(get)]
+    pub longest_posting: u64,
+}
+
+impl From<EngineContainmentStats> for ContainmentStats {
+    fn from(c: EngineContainmentStats) -> Self {
+        ContainmentStats {
+            sample: c.sample,
+            max_postings: c.max_postings,
+            entries: c.entries,
+            short_entries: c.short_entries,
+            sampled_docs: c.sampled_docs,
+            short_docs: c.short_docs,
+            keys: c.keys,
+            frequent_keys: c.frequent_keys,
+            frequent_entries: c.frequent_entries,
+            longest_posting: c.longest_posting,
+        }
+    }
+}
+
+#[pymethods]
+impl ContainmentStats {
+    fn __repr__(&self) -> String {
+        format!(
+            "ContainmentStats(sample={}, max_postings={}, entries={}, short_entries={}, sampled_docs={}, short_docs={}, keys={}, frequent_keys={}, frequent_entries={}, longest_posting={})",
+            self.sample, self.max_postings, self.entries, self.short_entries, self.sampled_docs, self.short_docs, self.keys,
+            self.frequent_keys, self.frequent_entries, self.longest_posting
+        )
+    }
+
+    /// The counters as a dict (the "containment" object of `fpdb --json stats`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        dict(
+            py,
+            &[
+                ("sample", o(py, self.sample)?),
+                ("max_postings", o(py, self.max_postings)?),
+                ("entries", o(py, self.entries)?),
+                ("short_entries", o(py, self.short_entries)?),
+                ("sampled_docs", o(py, self.sampled_docs)?),
+                ("short_docs", o(py, self.short_docs)?),
+                ("keys", o(py, self.keys)?),
+                ("frequent_keys", o(py, self.frequent_keys)?),
+                ("frequent_entries", o(py, self.frequent_entries)?),
+                ("longest_posting", o(py, self.longest_posting)?),
             ],
         )
     }
@@ -549,6 +783,98 @@ impl Pair {
     }
 }
 
+/// One containment pair of `Db.containment_pairs` (a < b by doc id): one document inside the
+/// other (or each inside the other) with containment at least the threshold.
+#[pyclass(frozen, eq, module = "fpdb")]
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContainPair {
+    /// Key of the earlier document.
+    #[pyo3(get)]
+    pub a: String,
+    /// Key of the later document.
+    #[pyo3(get)]
+    pub b: String,
+    /// Doc id of the earlier document.
+    #[pyo3(get)]
+    pub a_id: u64,
+    /// Doc id of the later document.
+    #[pyo3(get)]
+    pub b_id: u64,
+    /// "a<b" (a inside b), "b<a" (b inside a) or "both", at the threshold asked for.
+    #[pyo3(get)]
+    pub direction: &'static str,
+    /// |A ∩ B| / |A|: a inside b.
+    #[pyo3(get)]
+    pub a_in_b: f64,
+    /// |A ∩ B| / |B|: b inside a.
+    #[pyo3(get)]
+    pub b_in_a: f64,
+    /// Exact Jaccard.
+    #[pyo3(get)]
+    pub jaccard: f64,
+    /// |A ∩ B|: shared shingles.
+    #[pyo3(get)]
+    pub shared: u32,
+}
+
+impl ContainPair {
+    /// `p` with its keys and its direction at threshold `c` (as `fpdb pairs --min-containment`).
+    pub fn new(p: EngineContainPair, c: f64, key: impl Fn(u64) -> String) -> Self {
+        let direction = match (p.a_in_b >= c, p.b_in_a >= c) {
+            (true, true) => "both",
+            (true, false) => "a<b",
+            _ => "b<a",
+        };
+        ContainPair {
+            a: key(p.a),
+            b: key(p.b),
+            a_id: p.a,
+            b_id: p.b,
+            direction,
+            a_in_b: p.a_in_b,
+            b_in_a: p.b_in_a,
+            jaccard: p.jaccard,
+            shared: p.shared,
+        }
+    }
+}
+
+#[pymethods]
+impl ContainPair {
+    fn __repr__(&self) -> String {
+        format!(
+            "ContainPair(a={}, b={}, a_id={}, b_id={}, direction={}, a_in_b={:?}, b_in_a={:?}, jaccard={:?}, shared={})",
+            r(&self.a),
+            r(&self.b),
+            self.a_id,
+            self.b_id,
+            r(self.direction),
+            self.a_in_b,
+            self.b_in_a,
+            self.jaccard,
+            self.shared
+        )
+    }
+
+    /// The pair as a dict (the fields of `fpdb --json pairs --min-containment`).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        dict(
+            py,
+            &[
+                ("a", o(py, &self.a)?),
+                ("b", o(py, &self.b)?),
+                ("a_id", o(py, self.a_id)?),
+                ("b_id", o(py, self.b_id)?),
+                ("direction", o(py, self.direction)?),
+                ("a_in_b", o(py, self.a_in_b)?),
+                ("b_in_a", o(py, self.b_in_a)?),
+                ("jaccard", o(py, self.jaccard)?),
+                ("shared", o(py, self.shared)?),
+            ],
+        )
+    }
+}
+
 /// A connected component of the pair graph (canonical = earliest member).
 #[pyclass(frozen, module = "fpdb")]
 #[derive(Clone, Debug)]
@@ -663,6 +989,9 @@ pub struct IngestStats {
     /// Stored documents that had at least one verified near-duplicate.
     #[pyo3(get)]
     pub with_duplicates: u64,
+    /// Documents with at least one containment relation (ingest with `containment=C`).
+    #[pyo3(get)]
+    pub with_containment: u64,
     /// Items rejected (bad input).
     #[pyo3(get)]
     pub errors: u64,
@@ -684,6 +1013,7 @@ impl From<EngineIngestStats> for IngestStats {
             stored: s.stored,
             skipped: s.skipped,
             with_duplicates: s.with_duplicates,
+            with_containment: s.with_containment,
             errors: s.errors,
             batches: s.batches,
             text_bytes: s.text_bytes,
@@ -696,8 +1026,8 @@ impl From<EngineIngestStats> for IngestStats {
 impl IngestStats {
     pub(crate) fn __repr__(&self) -> String {
         format!(
-            "IngestStats(items={}, stored={}, skipped={}, with_duplicates={}, errors={}, batches={}, text_bytes={}, seconds={:.3})",
-            self.items, self.stored, self.skipped, self.with_duplicates, self.errors, self.batches, self.text_bytes, self.seconds
+            "IngestStats(items={}, stored={}, skipped={}, with_duplicates={}, with_containment={}, errors={}, batches={}, text_bytes={}, seconds={:.3})",
+            self.items, self.stored, self.skipped, self.with_duplicates, self.with_containment, self.errors, self.batches, self.text_bytes, self.seconds
         )
     }
 }
@@ -765,6 +1095,13 @@ impl Spec {
     #[getter]
     fn normalizer(&self) -> u32 {
         self.0.normalizer
+    }
+
+    /// The near-duplicate method with its parameters, e.g. "simhash" or
+    /// "broder(supershingles=6,...)" (fixed when the database was created: `Db.create(method=...)`).
+    #[getter]
+    fn method(&self) -> String {
+        self.0.method.to_string()
     }
 
     fn __str__(&self) -> String {
@@ -847,6 +1184,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<InsertOutcome>()?;
     m.add_class::<Document>()?;
     m.add_class::<Stats>()?;
+    m.add_class::<ContainmentStats>()?;
+    m.add_class::<ContainPair>()?;
     m.add_class::<Fault>()?;
     m.add_class::<CheckReport>()?;
     m.add_class::<CompactStats>()?;

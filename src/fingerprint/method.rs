@@ -340,6 +340,47 @@ impl Method {
         }
     }
 
+    /// A method by name with its options, as `fpdb init --method NAME [--idf-from CORPUS]
+    /// [--min-shared S]` and the Python `Db.create(method=, idf_from=, min_shared=)` build it:
+    /// `idf` builds the IDF table (called only once the name is known to be weighted-simhash, so a
+    /// wrong combination is refused before a corpus is read); required by weighted-simhash and
+    /// refused by the others. `min_shared` applies to broder and broder-charikar only. The result
+    /// is validated.
+    pub fn with_options<F>(name: &str, idf: Option<F>, min_shared: Option<u32>) -> Result<Method>
+    where
+        F: FnOnce() -> Result<IdfTable>,
+    {
+        let mut method: Method = name.parse()?;
+        match (&method, idf) {
+            (Method::WeightedSimHash(_), Some(build)) => method = Method::weighted(Arc::new(build()?)),
+            (Method::WeightedSimHash(_), None) => {
+                return Err(Error::InvalidOption {
+                    name: "idf_from",
+                    message: "weighted-simhash needs an IDF table: the training corpus whose document frequencies are frozen into the database (fpdb init --idf-from CORPUS.jsonl; Python: idf_from=)".into(),
+                })
+            }
+            (_, Some(_)) => {
+                return Err(Error::InvalidOption {
+                    name: "idf_from",
+                    message: format!("an IDF table only applies to weighted-simhash, not {name}"),
+                })
+            }
+            (_, None) => {}
+        }
+        match (&mut method, min_shared) {
+            (Method::Broder(b) | Method::BroderCharikar(b, _), Some(s)) => b.min_shared = s,
+            (_, Some(_)) => {
+                return Err(Error::InvalidOption {
+                    name: "min_shared",
+                    message: format!("the number of equal supershingles only applies to broder and broder-charikar, not {name}"),
+                })
+            }
+            (_, None) => {}
+        }
+        method.validate()?;
+        Ok(method)
+    }
+
     /// A weighted-simhash method over `table` with the paper's shingle size.
     pub fn weighted(table: Arc<IdfTable>) -> Method {
         Method::WeightedSimHash(WeightedParams {

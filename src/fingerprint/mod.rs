@@ -12,9 +12,9 @@
 //! replaces the SimHash by an IDF-weighted one ([`weighted`]).
 
 pub mod biblio;
-pub mod containment;
 pub mod broder;
 pub mod charikar;
+pub mod containment;
 pub mod lexicon;
 pub mod method;
 pub mod normalize;

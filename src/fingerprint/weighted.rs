@@ -85,6 +85,45 @@ impl IdfTable {
         Self::assemble(weights, docs, weight_of(docs, 0))
     }
 
+    /// Builds the table from the `"text"` fields of a JSONL training corpus (what `fpdb init
+    /// --idf-from` and the Python `Db.create(idf_from=PATH)` read). Lines that are blank, not UTF-8,
+    /// not a JSON object or without a string `"text"` are skipped and counted: returns the table and
+    /// the number of skipped lines. A corpus without a single text is an error (an empty table would
+    /// weigh every word alike).
+    pub fn from_jsonl(path: &Path) -> Result<(IdfTable, usize)> {
+        let io = |e| Error::Io {
+            op: "read IDF corpus",
+            path: path.to_path_buf(),
+            source: e,
+        };
+        let reader = std::io::BufReader::new(std::fs::File::open(path).map_err(io)?);
+        let mut texts = Vec::new();
+        let mut skipped = 0usize;
+        for line in std::io::BufRead::split(reader, b'\n') {
+            let line = line.map_err(io)?;
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let text = serde_json::from_slice::<serde_json::Value>(&line)
+                .ok()
+                .and_then(|v| v.get("text").and_then(|t| t.as_str().map(str::to_owned)));
+            match text {
+                Some(t) => texts.push(t),
+                None => skipped += 1,
+            }
+        }
+        if texts.is_empty() {
+            return Err(Error::InvalidOption {
+                name: "idf_from",
+                message: format!(
+                    "{}: no line with a \"text\" string ({skipped} lines skipped); the IDF corpus is JSONL, one {{\"text\": ...}} object per line",
+                    path.display()
+                ),
+            });
+        }
+        Ok((IdfTable::from_texts(texts.iter().map(String::as_str)), skipped))
+    }
+
     fn assemble(weights: IntMap<u64, u32>, docs: u64, unseen: u32) -> IdfTable {
         let mut t = IdfTable {
             weights,

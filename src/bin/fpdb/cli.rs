@@ -6,10 +6,7 @@ use std::path::PathBuf;
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use fpdb::fingerprint::containment::{DEFAULT_MAX_POSTINGS, DEFAULT_SAMPLE, MAX_SAMPLE};
-use fpdb::{
-    Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_CONTAINMENT, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE,
-    MAX_WORKERS,
-};
+use fpdb::{Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_CONTAINMENT, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE, MAX_WORKERS};
 
 pub const EXIT_CODES: &str = "\
 EXIT CODES:

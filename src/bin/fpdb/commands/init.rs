@@ -5,7 +5,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use std::sync::Arc;
 
 use fpdb::fingerprint::method::Method;
 use fpdb::{ContainmentConfig, CreateOptions, Db, Error};
@@ -38,35 +37,7 @@ impl Config {
 /// method: `--method NAME` with its options: the IDF table of weighted-simhash (built from
 /// `--idf-from`), Broder's `--min-shared`.
 fn method_from(name: &str, idf_from: Option<&std::path::Path>, min_shared: Option<u32>) -> Result<Method, Error> {
-    let mut method: Method = name.parse()?;
-    match (&mut method, idf_from) {
-        (Method::WeightedSimHash(_), Some(corpus)) => method = Method::weighted(Arc::new(super::idf_table(corpus)?)),
-        (Method::WeightedSimHash(_), None) => {
-            return Err(Error::InvalidOption {
-                name: "idf-from",
-                message: "--method weighted-simhash needs --idf-from CORPUS.jsonl (the corpus whose document frequencies are frozen into the database)".into(),
-            })
-        }
-        (_, Some(_)) => {
-            return Err(Error::InvalidOption {
-                name: "idf-from",
-                message: format!("--idf-from only applies to --method weighted-simhash, not {name}"),
-            })
-        }
-        _ => {}
-    }
-    match (&mut method, min_shared) {
-        (Method::Broder(b) | Method::BroderCharikar(b, _), Some(s)) => b.min_shared = s,
-        (_, Some(_)) => {
-            return Err(Error::InvalidOption {
-                name: "min-shared",
-                message: format!("--min-shared only applies to broder and broder-charikar, not {name}"),
-            })
-        }
-        _ => {}
-    }
-    method.validate()?;
-    Ok(method)
+    Method::with_options(name, idf_from.map(|p| move || super::idf_table(p)), min_shared)
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {

@@ -115,22 +115,7 @@ pub fn read_input(file: Option<&PathBuf>) -> Result<String> {
 /// method: the frozen IDF table of the texts of a JSONL corpus (its "text" fields; unreadable lines
 /// are skipped and counted on stderr).
 pub fn idf_table(corpus: &Path) -> Result<fpdb::fingerprint::weighted::IdfTable, Error> {
-    let f = std::fs::File::open(corpus).map_err(|e| Error::Io {
-        op: "open IDF corpus",
-        path: corpus.to_path_buf(),
-        source: e,
-    })?;
-    let origins: input::Origins = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let mut skipped = 0usize;
-    let texts = input::jsonl(f, corpus.display().to_string(), "key".into(), "text".into(), origins).filter_map(|d| match d {
-        Ok(d) => Some(d.text),
-        Err(_) => {
-            skipped += 1;
-            None
-        }
-    });
-    let texts: Vec<String> = texts.collect();
-    let table = fpdb::fingerprint::weighted::IdfTable::from_texts(texts.iter().map(String::as_str));
+    let (table, skipped) = fpdb::fingerprint::weighted::IdfTable::from_jsonl(corpus)?;
     eprintln!(
         "fpdb: IDF table from {}: {} documents, {} words ({skipped} lines skipped)",
         corpus.display(),
