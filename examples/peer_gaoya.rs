@@ -78,7 +78,9 @@ fn fpdb_loop(docs: &[(String, String)], workers: Option<usize>) -> Res<(f64, Vec
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
-    let corpus = args.get(1).ok_or("usage: peer_gaoya CORPUS.jsonl [--docs N] [--truth FILE] [--bands B] [--rows R]")?;
+    let corpus = args
+        .get(1)
+        .ok_or("usage: peer_gaoya CORPUS.jsonl [--docs N] [--truth FILE] [--bands B] [--rows R]")?;
     let limit: usize = arg(&args, "--docs").map_or(Ok(usize::MAX), |s| s.parse())?;
     let bands: usize = arg(&args, "--bands").map_or(Ok(16), |s| s.parse())?;
     let rows: usize = arg(&args, "--rows").map_or(Ok(8), |s| s.parse())?;
@@ -111,7 +113,10 @@ fn main() -> Res<()> {
     println!();
     println!("| system | crawler loop (docs/s) | vs gaoya | durable |");
     println!("|---|---:|---:|---|");
-    println!("| fpdb, default workers (k = 12, exact Jaccard ≥ 0.9) | {f_rate:.0} | {:.2}× | yes |", f_rate / g_rate);
+    println!(
+        "| fpdb, default workers (k = 12, exact Jaccard ≥ 0.9) | {f_rate:.0} | {:.2}× | yes |",
+        f_rate / g_rate
+    );
     println!("| fpdb, 1 worker | {f1_rate:.0} | {:.2}× | yes |", f1_rate / g_rate);
     println!("| gaoya MinHashIndex ({bands} bands × {rows} rows, estimated J ≥ 0.9), 1 thread | {g_rate:.0} | 1.00× | no |");
 
@@ -120,10 +125,17 @@ fn main() -> Res<()> {
         let (mut want, mut f_hit, mut g_hit) = (0usize, 0usize, 0usize);
         for line in std::io::BufReader::new(std::fs::File::open(&truth)?).lines() {
             let v: serde_json::Value = serde_json::from_str(&line?)?;
-            let (Some(a), Some(b)) = (v["a"].as_str(), v["b"].as_str()) else { continue };
-            let (Some(&a), Some(&b)) = (index.get(a), index.get(b)) else { continue };
+            let (Some(a), Some(b)) = (v["a"].as_str(), v["b"].as_str()) else {
+                continue;
+            };
+            let (Some(&a), Some(&b)) = (index.get(a), index.get(b)) else {
+                continue;
+            };
             let (early, late) = (a.min(b), a.max(b));
-            let j = jaccard(&fpdb::fingerprint::fingerprint(&spec, &docs[early].1).shingles, &fpdb::fingerprint::fingerprint(&spec, &docs[late].1).shingles);
+            let j = jaccard(
+                &fpdb::fingerprint::fingerprint(&spec, &docs[early].1).shingles,
+                &fpdb::fingerprint::fingerprint(&spec, &docs[late].1).shingles,
+            );
             if j.jaccard < 0.9 {
                 continue;
             }
