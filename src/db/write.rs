@@ -373,14 +373,22 @@ impl Db {
                 }
             })?;
         } else {
+            // The writer's hot loop (every gap entry, for every document): the deque's two slices
+            // as plain loops, the distance before anything else.
             let start = st.recent.partition_point(|&(id, _)| id < pre.upto);
-            gap.extend(
-                st.recent
-                    .range(start..)
-                    .map(|&(id, sh)| (id, hamming(sh, fp.simhash)))
-                    .filter(|&(id, d)| d <= k.max_distance && keep(id))
-                    .map(|(id, d)| (id, MethodScore::Hamming(d))),
-            );
+            let (front, back) = st.recent.as_slices();
+            let (front, back) = match front.get(start..) {
+                Some(f) => (f, back),
+                None => (&front[..0], back.get(start - front.len()..).unwrap_or(&[])),
+            };
+            for part in [front, back] {
+                for &(id, sh) in part {
+                    let d = hamming(sh, fp.simhash);
+                    if d <= k.max_distance && keep(id) {
+                        gap.push((id, MethodScore::Hamming(d)));
+                    }
+                }
+            }
         }
         self.verify(st, fp, t, gap, &mut hits)?;
         self.pending_dups(pend, fp, k, t, exclude, &mut hits);
@@ -389,8 +397,19 @@ impl Db {
     }
 
     fn pending_dups(&self, pend: &Pending, fp: &Fingerprint, k: Rule, t: f64, exclude: Option<u64>, hits: &mut Vec<Hit>) {
+        // The SimHash methods compare by one popcount (no method dispatch for every pair of the
+        // batch: this runs in the single writer, once per document and batch member).
+        let simhash_only = self.mindex().is_none();
         for p in pend.new_docs.iter().filter(|p| p.alive && Some(p.id) != exclude) {
-            let d = self.compare_with(fp, p.fp.simhash, &p.fp.sketch);
+            let d = if simhash_only {
+                let d = hamming(fp.simhash, p.fp.simhash);
+                if d > k.max_distance {
+                    continue;
+                }
+                MethodScore::Hamming(d)
+            } else {
+                self.compare_with(fp, p.fp.simhash, &p.fp.sketch)
+            };
             if d.satisfies(k) {
                 if let Some(sim) = jaccard_at_least(&fp.shingles, &p.fp.shingles, t) {
                     hits.push(Hit {

@@ -135,11 +135,24 @@ impl TableIndex for MemTables {
     #[inline]
     fn buckets(&self, t: usize, values: &mut [u64], f: &mut impl FnMut(u64, u64)) -> Result<()> {
         let table = &self.tables[t];
+        // Two passes. The probe is bound by memory latency (perf: most of its time waits on the
+        // bucket header and on the first fingerprint of each bucket), so the first pass only
+        // touches every bucket's header and first fingerprint: independent loads that the CPU
+        // overlaps. The second pass then reads the entries from cache.
+        let mut found: Vec<&Bucket> = Vec::with_capacity(values.len());
+        let mut touched = 0u64;
         for &v in values.iter() {
             if let Some(b) = table.get(v) {
-                for (&fp, &id) in b.fps.iter().zip(&b.ids) {
-                    f(fp, id);
+                if let Some(&first) = b.fps.first() {
+                    touched ^= first;
+                    found.push(b);
                 }
+            }
+        }
+        std::hint::black_box(touched);
+        for b in found {
+            for (&fp, &id) in b.fps.iter().zip(&b.ids) {
+                f(fp, id);
             }
         }
         Ok(())
