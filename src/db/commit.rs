@@ -38,6 +38,9 @@ pub(super) struct PendingDoc {
 #[derive(Default)]
 pub(super) struct Pending {
     pub(super) new_docs: Vec<PendingDoc>,
+    /// `new_docs[i].fp.simhash` at `i` (until the commit drops dead entries): the writer scans
+    /// these for every document of the batch.
+    pub(super) simhashes: Vec<u64>,
     pub(super) keys: HashMap<String, u64>,
     pub(super) deleted: HashSet<u64>,
     pub(super) deleted_keys: Vec<String>,
@@ -281,7 +284,8 @@ impl Db {
             if let Some(t) = st.tables.as_mut() {
                 t.insert(p.fp.simhash, p.id);
             }
-            st.recent.push_back((p.id, p.fp.simhash));
+            st.recent_ids.push_back(p.id);
+            st.recent_fps.push_back(p.fp.simhash);
             if self.inner.mindex.is_some() {
                 st.method.insert(p.id, &p.fp.sketch); // method:
             }
@@ -321,9 +325,10 @@ impl Db {
             st.seg_usage.remove(seg);
         }
         st.next_id = w.next_id;
-        while st.recent.len() > RECENT_CAP {
-            st.recent.pop_front();
-            st.recent_floor = st.recent.front().map_or(st.next_id, |r| r.0);
+        while st.recent_ids.len() > RECENT_CAP {
+            st.recent_ids.pop_front();
+            st.recent_fps.pop_front();
+            st.recent_floor = st.recent_ids.front().copied().unwrap_or(st.next_id);
         }
         for g in pend.touched_groups {
             match w.members.get(&g) {

@@ -284,7 +284,8 @@ impl Db {
             seg_usage,
             members: groups.clone(),
             next_id,
-            recent: std::collections::VecDeque::new(),
+            recent_ids: std::collections::VecDeque::new(),
+            recent_fps: std::collections::VecDeque::new(),
             recent_floor: next_id,
             published_seq: rocks.latest_sequence_number(),
             // containment:

@@ -33,9 +33,11 @@ pub(super) struct State {
     pub(super) members: IntMap<u64, Vec<u64>>,
     /// The next doc id the writer will allocate (all committed ids are smaller).
     pub(super) next_id: u64,
-    /// `(id, simhash)` of the most recently committed documents, oldest first: every committed
-    /// document with id ≥ `recent_floor` is here. Lets the writer finish a [`Precheck`] cheaply.
-    pub(super) recent: VecDeque<(u64, u64)>,
+    /// Ids and SimHashes (two parallel deques, so the scan of the SimHashes is a plain loop over
+    /// `u64`s) of the most recently committed documents, oldest first: every committed document
+    /// with id ≥ `recent_floor` is here. Lets the writer finish a [`Precheck`] cheaply.
+    pub(super) recent_ids: VecDeque<u64>,
+    pub(super) recent_fps: VecDeque<u64>,
     pub(super) recent_floor: u64,
     /// RocksDB's sequence number when this state was published: reads of RocksDB are consistent
     /// with the state only while RocksDB's latest sequence number still equals it

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::biblio::{Biblio, MatchKind};
-use crate::fingerprint::similarity::{hamming, jaccard_at_least, MethodScore, Rule};
+use crate::fingerprint::similarity::{for_each_within, jaccard_at_least, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 
 use super::commit::{Pending, PendingDoc};
@@ -268,6 +268,7 @@ impl Db {
                 if let (Some(_), Some(cfg)) = (containment, self.inner.config.containment) {
                     pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample); // containment:
                 }
+                pend.simhashes.push(doc.fp.simhash);
                 pend.new_docs.push(PendingDoc {
                     id,
                     key: doc.key.clone(),
@@ -373,21 +374,22 @@ impl Db {
                 }
             })?;
         } else {
-            // The writer's hot loop (every gap entry, for every document): the deque's two slices
-            // as plain loops, the distance before anything else.
-            let start = st.recent.partition_point(|&(id, _)| id < pre.upto);
-            let (front, back) = st.recent.as_slices();
-            let (front, back) = match front.get(start..) {
-                Some(f) => (f, back),
-                None => (&front[..0], back.get(start - front.len()..).unwrap_or(&[])),
+            // The writer's hot loop (every gap entry, for every document): the SimHashes of the
+            // deque's two slices from position `start` on, scanned by `for_each_within`.
+            let start = st.recent_ids.partition_point(|&id| id < pre.upto);
+            let (front, back) = st.recent_fps.as_slices();
+            let parts = match front.get(start..) {
+                Some(f) => [(f, start), (back, front.len())],
+                None => [(&front[..0], 0), (back.get(start - front.len()..).unwrap_or(&[]), start)],
             };
-            for part in [front, back] {
-                for &(id, sh) in part {
-                    let d = hamming(sh, fp.simhash);
-                    if d <= k.max_distance && keep(id) {
-                        gap.push((id, MethodScore::Hamming(d)));
+            for (part, offset) in parts {
+                for_each_within(part, fp.simhash, k.max_distance, |i, d| {
+                    if let Some(&id) = st.recent_ids.get(offset + i) {
+                        if keep(id) {
+                            gap.push((id, MethodScore::Hamming(d)));
+                        }
                     }
-                }
+                });
             }
         }
         self.verify(st, fp, t, gap, &mut hits)?;
@@ -399,17 +401,24 @@ impl Db {
     fn pending_dups(&self, pend: &Pending, fp: &Fingerprint, k: Rule, t: f64, exclude: Option<u64>, hits: &mut Vec<Hit>) {
         // The SimHash methods compare by one popcount (no method dispatch for every pair of the
         // batch: this runs in the single writer, once per document and batch member).
-        let simhash_only = self.mindex().is_none();
-        for p in pend.new_docs.iter().filter(|p| p.alive && Some(p.id) != exclude) {
-            let d = if simhash_only {
-                let d = hamming(fp.simhash, p.fp.simhash);
-                if d > k.max_distance {
-                    continue;
-                }
-                MethodScore::Hamming(d)
-            } else {
-                self.compare_with(fp, p.fp.simhash, &p.fp.sketch)
-            };
+        let mut near: Vec<(usize, MethodScore)> = Vec::new();
+        if self.mindex().is_none() {
+            for_each_within(&pend.simhashes, fp.simhash, k.max_distance, |i, d| {
+                near.push((i, MethodScore::Hamming(d)))
+            });
+        } else {
+            near.extend(
+                pend.new_docs
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (i, self.compare_with(fp, p.fp.simhash, &p.fp.sketch))),
+            );
+        }
+        for (i, d) in near {
+            let Some(p) = pend.new_docs.get(i) else { continue };
+            if !p.alive || Some(p.id) == exclude {
+                continue;
+            }
             if d.satisfies(k) {
                 if let Some(sim) = jaccard_at_least(&fp.shingles, &p.fp.shingles, t) {
                     hits.push(Hit {
