@@ -102,8 +102,8 @@ side("The lexicons' keep share at L = 5 (the paper does not say how lexicons are
 p("![lexicons, licenses](img/licenses-lexicons.svg) ![lexicons, debian](img/debian-lexicons.svg)\n")
 if os.path.exists("docs/methods/perf.md"):
     p("## Throughput on the scale corpus\n")
-    p("`FPDB=... bash scripts/methods.sh --perf` (204,000 ~1 KB passages of linux-source-6.1 with 4,000 planted near-duplicates, "
-      "`make_scale.py --docs 200000`; `fpdb init --method M` then `fpdb ingest` with `--dedup off` and with the default "
+    p("`FPDB=... bash scripts/methods.sh --perf` (the 200K scale corpus: 200,000 ~1 KB passages of linux-source-6.1 with planted near-duplicates, "
+      "`make_scale.py --docs 200000`; every database with the default containment index; `fpdb init --method M` then `fpdb ingest` with `--dedup off` and with the default "
       "`--dedup link`, the crawler loop: every document queried, verified and linked before the next batch). Durable "
       "(fsync per batch), default batch size and workers. Disk = the database directory after the `--dedup off` ingest.\n")
     with open("docs/methods/perf.md") as f:
