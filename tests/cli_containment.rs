@@ -131,3 +131,37 @@ fn containment_on_a_database_without_the_index_exits_2() {
     let o = fpdb(&["init", &dir.path().join("db2").display().to_string(), "--containment-sample", "0"]);
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn sampling_options_without_the_index_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db").display().to_string();
+    for extra in [["--containment-sample", "4"], ["--containment-max-postings", "100"]] {
+        let mut args = vec!["init", db.as_str(), "--containment", "off"];
+        args.extend(extra);
+        let o = fpdb(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {o:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&extra[0][2..].replace('-', "_")) && err.contains("containment index on"),
+            "{err}"
+        );
+        assert!(!dir.path().join("db").exists(), "{args:?} left a database behind");
+    }
+    // With the index on, the options are stored; without them, the defaults.
+    ok(&fpdb(&[
+        "init",
+        &db,
+        "--containment-sample",
+        "4",
+        "--containment-max-postings",
+        "100",
+        "--json",
+    ]));
+    let s: Value = serde_json::from_str(ok(&fpdb(&["stats", &db, "--json"])).trim()).unwrap();
+    let text = s.to_string();
+    assert!(text.contains("\"sample\":4") && text.contains("100"), "{text}");
+    let db2 = dir.path().join("db2").display().to_string();
+    let created: Value = serde_json::from_str(ok(&fpdb(&["init", &db2, "--json"])).trim()).unwrap();
+    assert_eq!(created["containment"], serde_json::json!([8, 2048]), "{created}");
+}

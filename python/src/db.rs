@@ -7,8 +7,7 @@ use std::time::Duration;
 use pyo3::prelude::*;
 
 use crate::api::{
-    pair_groups, pairs, Biblio, ContainmentConfig, CreateOptions, Engine, Error, IngestOptions, NewDoc, Options, PairsOptions,
-    QueryOptions, DEFAULT_CONTAINMENT,
+    pair_groups, pairs, Biblio, ContainmentConfig, CreateOptions, Engine, Error, IngestOptions, NewDoc, Options, PairsOptions, QueryOptions,
 };
 use crate::convert;
 use crate::errors::{raise, Kind, OrRaise};
@@ -94,7 +93,8 @@ impl Db {
     /// `containment` keeps the containment index (needed by `query(min_containment=...)`,
     /// `insert`/`ingest(containment=...)` and `containment_pairs`); `containment_sample` (one
     /// shingle in N is indexed) and `containment_max_postings` (queries skip longer posting lists)
-    /// tune it, None taking the library's defaults; they are not used without the index.
+    /// tune it, None taking the library's defaults; giving either with `containment=False` raises
+    /// InvalidOptionError (as `fpdb init --containment off --containment-sample N` exits 2).
     /// Raises AlreadyExistsError, InvalidOptionError, IoError.
     #[staticmethod]
     #[pyo3(signature = (path, *, max_distance = None, tables = None, shingle = None, weights = None, min_jaccard = None, sync = true,
@@ -119,11 +119,7 @@ impl Db {
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
         let method = convert::method(py, method, idf_from.filter(|c| !c.is_none()), min_shared)?;
-        let contain_defaults = ContainmentConfig::default();
-        let contain = containment.unwrap_or(DEFAULT_CONTAINMENT).then(|| {
-            ContainmentConfig::new(containment_sample.unwrap_or(contain_defaults.sample))
-                .with_max_postings(containment_max_postings.unwrap_or(contain_defaults.max_postings))
-        });
+        let contain = ContainmentConfig::from_options(containment, containment_sample, containment_max_postings).or_raise(py)?;
         let create = CreateOptions::default()
             .with_spec(convert::spec(py, shingle, weights, None)?.with_method(method.clone()))
             .with_tables(convert::tables(py, tables)?)

@@ -22,7 +22,7 @@ mod api {
         GroupInfo as EngineGroup, Hit as EngineHit, InsertOutcome as EngineOutcome, NewDoc, Options, QueryOptions, Stats, Tables,
     };
     pub use fpdb::{groups as pair_groups, pairs, DistRow as DistRowEngine, PairsOptions};
-    pub use fpdb::{Biblio, ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
+    pub use fpdb::{Biblio, ContainPair, ContainmentConfig, ContainmentStats};
     pub use fpdb::{DocResult, IngestOptions, IngestStats};
     pub use fpdb::{ShingleUnit, Weighting};
 }

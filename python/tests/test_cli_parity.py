@@ -248,6 +248,11 @@ def test_containment_off_is_refused(tmp_path):
     with pytest.raises(fpdb.InvalidOptionError) as e:
         fpdb.Db.create(tmp_path / "db2", containment_sample=0)
     assert e.value.option == "containment_sample"
+    for kw in ({"containment_sample": 4}, {"containment_max_postings": 100}):
+        with pytest.raises(fpdb.InvalidOptionError) as e:
+            fpdb.Db.create(tmp_path / "db3", containment=False, **kw)
+        assert e.value.option == next(iter(kw))
+        assert not (tmp_path / "db3").exists()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -250,6 +250,31 @@ impl ContainmentConfig {
         }
     }
 
+    /// The index a front end asked for: `on` (default: [`DEFAULT_CONTAINMENT`](crate::DEFAULT_CONTAINMENT)),
+    /// with the sampling rate and posting cap given (defaults otherwise). A sampling rate or cap
+    /// without the index is refused (`InvalidOption` naming `containment_sample` or
+    /// `containment_max_postings`) rather than silently ignored. `fpdb init` and the Python
+    /// `Db.create` both build their index this way.
+    pub fn from_options(on: Option<bool>, sample: Option<u32>, max_postings: Option<u32>) -> Result<Option<Self>> {
+        let d = ContainmentConfig::default();
+        match (on.unwrap_or(crate::DEFAULT_CONTAINMENT), sample, max_postings) {
+            (true, s, m) => {
+                let c = ContainmentConfig::new(s.unwrap_or(d.sample)).with_max_postings(m.unwrap_or(d.max_postings));
+                c.validate()?;
+                Ok(Some(c))
+            }
+            (false, None, None) => Ok(None),
+            (false, s, _) => Err(Error::InvalidOption {
+                name: if s.is_some() {
+                    "containment_sample"
+                } else {
+                    "containment_max_postings"
+                },
+                message: "only applies with the containment index on (this database would have none)".into(),
+            }),
+        }
+    }
+
     /// With a posting-list cap (see [`ContainmentConfig::max_postings`]).
     pub fn with_max_postings(mut self, max_postings: u32) -> Self {
         self.max_postings = max_postings;

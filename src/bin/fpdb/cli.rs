@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use fpdb::fingerprint::containment::{DEFAULT_MAX_POSTINGS, DEFAULT_SAMPLE, MAX_SAMPLE};
+use fpdb::fingerprint::containment::MAX_SAMPLE;
 use fpdb::{Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_CONTAINMENT, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE, MAX_WORKERS};
 
 pub const EXIT_CODES: &str = "\
@@ -169,12 +169,13 @@ pub struct InitArgs {
     #[arg(long, value_enum, default_value_t = if DEFAULT_CONTAINMENT { OnOff::On } else { OnOff::Off })]
     pub containment: OnOff,
     /// Containment sampling rate N: one shingle in N is indexed (smaller N finds shorter texts
-    /// inside longer ones, at a larger index).
-    #[arg(long, default_value_t = DEFAULT_SAMPLE, value_parser = clap::value_parser!(u32).range(1..=MAX_SAMPLE as i64))]
-    pub containment_sample: u32,
+    /// inside longer ones, at a larger index). Default: 8. Only with `--containment on`.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=MAX_SAMPLE as i64))]
+    pub containment_sample: Option<u32>,
     /// Containment queries skip index keys held by more documents than this (boilerplate).
-    #[arg(long, default_value_t = DEFAULT_MAX_POSTINGS, value_parser = clap::value_parser!(u32).range(1..))]
-    pub containment_max_postings: u32,
+    /// Default: 2048. Only with `--containment on`.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    pub containment_max_postings: Option<u32>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -19,6 +19,8 @@ pub struct Config {
 impl Config {
     pub fn from_args(a: InitArgs) -> Result<Config, Error> {
         let method = method_from(&a.method, a.idf_from.as_deref(), a.min_shared)?;
+        let containment =
+            ContainmentConfig::from_options(Some(a.containment == OnOff::On), a.containment_sample, a.containment_max_postings)?;
         Ok(Config {
             db: a.db,
             create: CreateOptions::default()
@@ -26,10 +28,7 @@ impl Config {
                 .with_tables(a.tables.parse()?)
                 .with_max_distance(a.max_distance.unwrap_or_else(|| method.default_max_distance()))
                 .with_min_jaccard(a.min_jaccard)
-                .with_containment(
-                    (a.containment == OnOff::On)
-                        .then(|| ContainmentConfig::new(a.containment_sample).with_max_postings(a.containment_max_postings)),
-                ),
+                .with_containment(containment),
         })
     }
 }
