@@ -82,6 +82,23 @@ pub fn jaccard(a: &[u32], b: &[u32]) -> Similarity {
     }
 }
 
+/// `|a ∩ b|` by one merge of two sorted sets, or `None` as soon as `needed` is out of reach (each
+/// remaining element can add at most one to the overlap). The bounded merge of
+/// [`jaccard_at_least`] and [`containment_at_least`].
+fn overlap_reaching(a: &[u32], b: &[u32], needed: usize) -> Option<usize> {
+    let (mut i, mut j, mut shared) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        if shared + (a.len() - i).min(b.len() - j) < needed {
+            return None;
+        }
+        let (x, y) = (a[i], b[j]);
+        shared += (x == y) as usize;
+        i += (x <= y) as usize;
+        j += (y <= x) as usize;
+    }
+    Some(shared)
+}
+
 /// The exact similarity if it is at least `t`, else `None` (often without reading both sets whole).
 pub fn jaccard_at_least(a: &[u32], b: &[u32], t: f64) -> Option<Similarity> {
     if t <= 0.0 {
@@ -93,17 +110,7 @@ pub fn jaccard_at_least(a: &[u32], b: &[u32], t: f64) -> Option<Similarity> {
     }
     // J >= t  <=>  shared >= t/(1+t) · (|A|+|B|).
     let needed = (t / (1.0 + t) * (a.len() + b.len()) as f64 - 1e-9).ceil().max(0.0) as usize;
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < small.len() && j < large.len() {
-        // Each remaining element of the smaller set can add at most one to the overlap.
-        if shared + (small.len() - i).min(large.len() - j) < needed {
-            return None;
-        }
-        let (x, y) = (small[i], large[j]);
-        shared += (x == y) as usize;
-        i += (x <= y) as usize;
-        j += (y <= x) as usize;
-    }
+    let shared = overlap_reaching(small, large, needed)?;
     let sim = Similarity {
         jaccard: ratio(shared, a.len(), b.len()),
         shared: shared as u32,
@@ -195,16 +202,7 @@ pub fn containment_at_least(a: &[u32], b: &[u32], c: f64) -> Option<Containment>
         return (r.max() >= c).then_some(r);
     }
     let needed = (c * small.len() as f64 - 1e-9).ceil().max(0.0) as usize;
-    let (mut i, mut j, mut shared) = (0, 0, 0usize);
-    while i < small.len() && j < large.len() {
-        if shared + (small.len() - i).min(large.len() - j) < needed {
-            return None;
-        }
-        let (x, y) = (small[i], large[j]);
-        shared += (x == y) as usize;
-        i += (x <= y) as usize;
-        j += (y <= x) as usize;
-    }
+    let shared = overlap_reaching(small, large, needed)?;
     let r = Containment {
         a_in_b: share(shared, a.len()),
         b_in_a: share(shared, b.len()),

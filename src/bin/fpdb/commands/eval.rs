@@ -143,13 +143,7 @@ pub fn run(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
     let ks: Vec<u32> = (0..=16).collect();
     let ts: Vec<f64> = (0..=10).map(|i| f64::from(50 + 5 * i) / 100.0).collect();
     let report = fpdb::eval::evaluate(&docs, cfg.truth_t, &ks, &ts);
-    for dir in [&cfg.out_dir, &cfg.img_dir] {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Io {
-            op: "create report directory",
-            path: dir.clone(),
-            source: e,
-        })?;
-    }
+    create_report_dirs(&cfg)?;
     let name = &cfg.name;
     let mut md = report.to_markdown(name);
     md.push_str(&format!(
@@ -255,13 +249,7 @@ fn run_methods(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
         analyses: cfg.analyses,
     };
     let rep = compare_methods(&docs, &opts);
-    for dir in [&cfg.out_dir, &cfg.img_dir] {
-        std::fs::create_dir_all(dir).map_err(|e| Error::Io {
-            op: "create report directory",
-            path: dir.clone(),
-            source: e,
-        })?;
-    }
+    create_report_dirs(&cfg)?;
     let name = &cfg.name;
     let mut md = rep.to_markdown(name);
     let mut reproduce = format!("{} --methods {}", cfg.reproduce(), cfg.methods.as_deref().unwrap_or("all"));
@@ -288,4 +276,16 @@ fn run_methods(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
     )?;
     writeln!(out, "{md}")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The report and image directories of `--out-dir` / `--img-dir`.
+fn create_report_dirs(cfg: &Config) -> Result<(), Error> {
+    for dir in [&cfg.out_dir, &cfg.img_dir] {
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io {
+            op: "create report directory",
+            path: dir.clone(),
+            source: e,
+        })?;
+    }
+    Ok(())
 }
