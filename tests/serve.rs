@@ -381,21 +381,30 @@ fn bulk_slots_answer_429_with_retry_after() {
     let dir = tempfile::tempdir().unwrap();
     let s = Server::start(&dir.path().join("db"), &["--bulk-slots", "1"]);
     // The first bulk request holds the only slot while its body is still arriving.
-    let mut slow = Conn::connect(s.addr).unwrap();
     let line = format!("{}\n", json!({"key": "a", "text": "one small document here"}));
     let head = format!(
         "POST /v1/documents HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n{}",
         line.len() * 2,
         line
     );
-    slow.write_raw(head.as_bytes()).unwrap();
-    // Wait until the server holds the slot (the second request is refused), bounded.
+    let start_slow = || {
+        let mut c = Conn::connect(s.addr).unwrap();
+        c.write_raw(head.as_bytes()).unwrap();
+        c
+    };
+    let mut slow = start_slow();
+    // Wait until the server holds the slot (the second request is refused), bounded. If the slow
+    // request reached the server while a probe held the slot, it was answered (refused) itself:
+    // start it again.
     let mut refused = None;
     for _ in 0..200 {
         let r = s.req("POST", "/v1/documents", line.as_bytes());
         if r.status == 429 {
             refused = Some(r);
             break;
+        }
+        if slow.answered_within(std::time::Duration::from_millis(1)).unwrap() {
+            slow = start_slow();
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }

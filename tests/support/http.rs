@@ -63,6 +63,18 @@ impl Conn {
         s.write_all(&msg)
     }
 
+    /// True when an answer has started to arrive within `wait` (nothing is consumed).
+    pub fn answered_within(&mut self, wait: Duration) -> io::Result<bool> {
+        self.r.get_ref().set_read_timeout(Some(wait))?;
+        let got = match self.r.fill_buf() {
+            Ok(b) => !b.is_empty(),
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => false,
+            Err(e) => return Err(e),
+        };
+        self.r.get_ref().set_read_timeout(Some(Duration::from_secs(120)))?;
+        Ok(got)
+    }
+
     /// Writes raw bytes (e.g. the rest of a body sent in parts).
     pub fn write_raw(&mut self, bytes: &[u8]) -> io::Result<()> {
         self.r.get_mut().write_all(bytes)
