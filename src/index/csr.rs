@@ -1,9 +1,12 @@
 //! Static tables over a fixed fingerprint list, for batch all-pairs: per block a counting-sorted
-//! array of entry indices with a direct offset index (CSR). Entry ids are positions in the list.
-//! Built once, never updated; 4 bytes per entry per table plus `4·2^w` per table for the offsets.
+//! array of entry indices with a direct offset index (CSR), and beside it the entries' fingerprints
+//! in the same order, so a bucket is scanned as one contiguous array. Entry ids are positions in the
+//! list. Built once, never updated; 12 bytes per entry per table plus `4·2^w` per table for the
+//! offsets.
 
 use super::{Layout, TableIndex};
 use crate::error::Result;
+use crate::fingerprint::similarity::for_each_within;
 
 /// Largest block width indexed with a direct offset array.
 pub(crate) const MAX_CSR_BITS: u32 = 24;
@@ -12,8 +15,15 @@ pub(crate) const MAX_CSR_BITS: u32 = 24;
 pub(crate) struct CsrTables {
     layout: Layout,
     fps: Vec<u64>,
-    /// Per table: offsets by block value (len 2^w + 1) and entry indices sorted by block value.
-    tables: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Per table: offsets by block value (len 2^w + 1), entry indices sorted by block value and
+    /// their fingerprints in the same order.
+    tables: Vec<CsrTable>,
+}
+
+struct CsrTable {
+    offsets: Vec<u32>,
+    entries: Vec<u32>,
+    fps: Vec<u64>,
 }
 
 impl CsrTables {
@@ -32,12 +42,14 @@ impl CsrTables {
                 }
                 let mut fill = offsets.clone();
                 let mut entries = vec![0u32; fps.len()];
+                let mut sorted = vec![0u64; fps.len()];
                 for (idx, &fp) in fps.iter().enumerate() {
                     let b = layout.block(i, fp) as usize;
                     entries[fill[b] as usize] = idx as u32;
+                    sorted[fill[b] as usize] = fp;
                     fill[b] += 1;
                 }
-                (offsets, entries)
+                CsrTable { offsets, entries, fps: sorted }
             })
             .collect();
         CsrTables { layout, fps, tables }
@@ -50,7 +62,7 @@ impl CsrTables {
 
     /// Table `t`'s entries in block-value order (queries in this order reuse the caches).
     pub(crate) fn order(&self, t: usize) -> &[u32] {
-        &self.tables[t].1
+        &self.tables[t].entries
     }
 }
 
@@ -64,13 +76,19 @@ impl TableIndex for CsrTables {
     }
 
     #[inline]
-    fn buckets(&self, t: usize, values: &mut [u64], f: &mut impl FnMut(u64, u64)) -> Result<()> {
-        let (offsets, entries) = &self.tables[t];
+    fn buckets_within(
+        &self,
+        t: usize,
+        values: &mut [u64],
+        q: u64,
+        k: u32,
+        f: &mut impl FnMut(u64, u64, u32),
+    ) -> Result<()> {
+        let table = &self.tables[t];
         for &v in values.iter() {
-            let (s, e) = (offsets[v as usize] as usize, offsets[v as usize + 1] as usize);
-            for &j in &entries[s..e] {
-                f(self.fps[j as usize], u64::from(j));
-            }
+            let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
+            let (fps, ids) = (&table.fps[s..e], &table.entries[s..e]);
+            for_each_within(fps, q, k, |i, d| f(fps[i], u64::from(ids[i]), d));
         }
         Ok(())
     }

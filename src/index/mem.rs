@@ -5,6 +5,7 @@
 
 use super::{Layout, TableIndex};
 use crate::error::Result;
+use crate::fingerprint::similarity::for_each_within;
 use crate::intmap::IntMap;
 
 /// One bucket of the mirror: the entries whose block value is the bucket's, fingerprints and ids in
@@ -121,6 +122,22 @@ impl MemTables {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// Heap bytes the mirror holds: every bucket's header and its arrays' capacity, plus the hash
+    /// maps' slots for wide blocks (an estimate for those: one bucket and one key per slot).
+    pub fn heap_bytes(&self) -> u64 {
+        let header = std::mem::size_of::<Bucket>() as u64;
+        let arrays = |b: &Bucket| 8 * (b.fps.capacity() + b.ids.capacity()) as u64;
+        self.tables
+            .iter()
+            .map(|t| match t {
+                Index::Direct(bs) => bs.iter().map(|b| header + arrays(b)).sum::<u64>(),
+                Index::Hashed(m) => {
+                    m.capacity() as u64 * (header + 8) + m.values().map(arrays).sum::<u64>()
+                }
+            })
+            .sum()
+    }
 }
 
 impl TableIndex for MemTables {
@@ -133,12 +150,20 @@ impl TableIndex for MemTables {
     }
 
     #[inline]
-    fn buckets(&self, t: usize, values: &mut [u64], f: &mut impl FnMut(u64, u64)) -> Result<()> {
+    fn buckets_within(
+        &self,
+        t: usize,
+        values: &mut [u64],
+        q: u64,
+        k: u32,
+        f: &mut impl FnMut(u64, u64, u32),
+    ) -> Result<()> {
         let table = &self.tables[t];
         // Two passes. The probe is bound by memory latency (perf: most of its time waits on the
         // bucket header and on the first fingerprint of each bucket), so the first pass only
         // touches every bucket's header and first fingerprint: independent loads that the CPU
-        // overlaps. The second pass then reads the entries from cache.
+        // overlaps. The second pass then filters each bucket's fingerprints (a contiguous `u64`
+        // array, branch-free in chunks of 8) and reads an id only for an entry within `k`.
         let mut found: Vec<&Bucket> = Vec::with_capacity(values.len());
         let mut touched = 0u64;
         for &v in values.iter() {
@@ -151,9 +176,7 @@ impl TableIndex for MemTables {
         }
         std::hint::black_box(touched);
         for b in found {
-            for (&fp, &id) in b.fps.iter().zip(&b.ids) {
-                f(fp, id);
-            }
+            for_each_within(&b.fps, q, k, |i, d| f(b.fps[i], b.ids[i], d));
         }
         Ok(())
     }

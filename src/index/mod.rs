@@ -40,9 +40,18 @@ pub(crate) trait TableIndex {
     fn layout(&self) -> &Layout;
     /// Number of entries (each entry is in every table).
     fn len(&self) -> u64;
-    /// Calls `f(fp, id)` for every entry of table `t` whose block `t` has one of `values` (the
-    /// implementation may reorder `values`, e.g. sort them for sequential seeks).
-    fn buckets(&self, t: usize, values: &mut [u64], f: &mut impl FnMut(u64, u64)) -> Result<()>;
+    /// Calls `f(fp, id, distance)` for every entry of table `t` whose block `t` has one of `values`
+    /// and whose fingerprint is within distance `k` of `q` (the implementation may reorder
+    /// `values`, e.g. sort them for sequential seeks). The distance filter belongs to the storage so
+    /// that in-memory ones can run it over contiguous fingerprints (`for_each_within`).
+    fn buckets_within(
+        &self,
+        t: usize,
+        values: &mut [u64],
+        q: u64,
+        k: u32,
+        f: &mut impl FnMut(u64, u64, u32),
+    ) -> Result<()>;
     /// Calls `f(fp, id)` once for every entry.
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()>;
 }
@@ -63,9 +72,8 @@ pub(crate) fn probe_table<T: TableIndex>(
     let (t, r) = plan[pos];
     values.clear();
     for_each_neighbor(layout.block(t, q), layout.blocks()[t].width, r, &mut |v| values.push(v));
-    index.buckets(t, values, &mut |fp, id| {
-        let d = hamming(fp, q);
-        if d <= k && !layout.seen_earlier(plan, pos, fp, q) {
+    index.buckets_within(t, values, q, k, &mut |fp, id, d| {
+        if !layout.seen_earlier(plan, pos, fp, q) {
             f(id, fp, d);
         }
     })

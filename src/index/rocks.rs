@@ -8,6 +8,7 @@ use rocksdb::{ColumnFamily, IteratorMode, DB};
 
 use super::{Layout, TableIndex};
 use crate::error::{Error, Result};
+use crate::fingerprint::similarity::hamming;
 use crate::store::keys::decode_table_key;
 
 /// The m table column families of a database, as a [`TableIndex`].
@@ -36,7 +37,14 @@ impl TableIndex for RocksTables<'_> {
         self.len
     }
 
-    fn buckets(&self, t: usize, values: &mut [u64], f: &mut impl FnMut(u64, u64)) -> Result<()> {
+    fn buckets_within(
+        &self,
+        t: usize,
+        values: &mut [u64],
+        q: u64,
+        k: u32,
+        f: &mut impl FnMut(u64, u64, u32),
+    ) -> Result<()> {
         // Sorted values make the seeks move forward through the key space.
         values.sort_unstable();
         let w = self.layout.blocks()[t].width;
@@ -48,7 +56,10 @@ impl TableIndex for RocksTables<'_> {
                 if self.layout.block(t, fp) != v {
                     break;
                 }
-                f(fp, id);
+                let d = hamming(fp, q);
+                if d <= k {
+                    f(fp, id, d);
+                }
                 it.next();
             }
         }

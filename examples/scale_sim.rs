@@ -1,0 +1,227 @@
+//! Issue 14's fingerprint-only simulation: the in-memory mirror (`MemTables`, the structure every
+//! query and the crawler loop probe) at 1M, 10M and 100M documents, for several numbers of tables,
+//! with query latency at k = 12, entries scanned per query and the heap it needs per document.
+//!
+//! ```text
+//! cargo run --release --example scale_sim -- --corpus data/scale/scale-1m.jsonl \
+//!     --docs 100000000 --at 1000000,10000000,100000000 --m 3,4,5,6 --k 12 --queries 1000 \
+//!     [--fps data/scale/sim-fps.bin] [--threads 2]
+//! ```
+//!
+//! **Where the SimHashes come from.** Real text is far from uniformly distributed over the 64-bit
+//! space (boilerplate, licence headers and code idioms crowd some block values), and that skew is
+//! what makes buckets large. The first documents are the corpus's own passages; every further
+//! document is a *splice* of two corpus passages drawn by a seeded hash of its number: the first
+//! half of passage a (cut at a space) followed by the second half of passage b, fingerprinted with
+//! the default spec. The result is real text whose SimHash follows the corpus's distribution
+//! (shared halves keep its clusters) while being a new point (a splice is ~20 bits from either
+//! parent). `--fps FILE` caches the generated fingerprints (little-endian u64) for reruns.
+//!
+//! **Queries** are stored fingerprints with 0..=k/2 random bits flipped (as `examples/layout.rs`):
+//! every query has a hit, and queries land where the documents are (size-biased, the crawler's
+//! case). Latency is the mirror probe alone (fingerprint + SimHash filter, no Jaccard).
+
+use std::io::{BufRead, Read, Write};
+use std::time::Instant;
+
+use fpdb::internals::{layout, Layout, MemTables};
+use fpdb::{FingerprintSpec, Fingerprinter};
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+}
+
+fn list(s: &str) -> Result<Vec<u64>, std::num::ParseIntError> {
+    s.split(',').map(|x| x.trim().replace('_', "").parse()).collect()
+}
+
+fn splitmix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn pct(v: &mut [f64], p: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)
+}
+
+fn rss_bytes() -> u64 {
+    std::fs::read_to_string("/proc/self/statm")
+        .ok()
+        .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
+        .map_or(0, |pages| pages * 4096)
+}
+
+/// Index of a space near the middle of `t` (or the middle when there is none).
+fn mid(t: &str) -> usize {
+    let m = (t.len() / 2..=t.len()).find(|&i| t.is_char_boundary(i)).unwrap_or(t.len());
+    t[m..].find(' ').map_or(m, |i| m + i)
+}
+
+fn generate(texts: &[String], n: usize, threads: usize) -> Vec<u64> {
+    let mut fps = vec![0u64; n];
+    let chunk = n.div_ceil(threads.max(1)).max(1);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        for (c, part) in fps.chunks_mut(chunk).enumerate() {
+            let done = &done;
+            s.spawn(move || {
+                let mut f = Fingerprinter::new(FingerprintSpec::default());
+                let mut buf = String::new();
+                for (j, out) in part.iter_mut().enumerate() {
+                    let i = c * chunk + j;
+                    *out = if i < texts.len() {
+                        f.fingerprint(&texts[i]).simhash
+                    } else {
+                        let h = splitmix64(0x5ca1e ^ i as u64);
+                        let (a, b) = (&texts[(h as u32) as usize % texts.len()], &texts[(h >> 32) as usize % texts.len()]);
+                        buf.clear();
+                        buf.push_str(&a[..mid(a)]);
+                        buf.push_str(&b[mid(b)..]);
+                        f.fingerprint(&buf).simhash
+                    };
+                    if j % 1_000_000 == 999_999 {
+                        let d = done.fetch_add(1_000_000, std::sync::atomic::Ordering::Relaxed) + 1_000_000;
+                        eprintln!("  generated {d} fingerprints ({:.0} s)", start.elapsed().as_secs_f64());
+                    }
+                }
+            });
+        }
+    });
+    fps
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = arg(&args, "--docs").map_or(Ok(1_000_000), |s| s.replace('_', "").parse())?;
+    let at: Vec<u64> = list(&arg(&args, "--at").unwrap_or_else(|| n.to_string()))?;
+    let ms: Vec<u64> = list(&arg(&args, "--m").unwrap_or("3,4,5,6".into()))?;
+    let k: u32 = arg(&args, "--k").map_or(Ok(12), |s| s.parse())?;
+    let nq: usize = arg(&args, "--queries").map_or(Ok(1000), |s| s.parse())?;
+    let threads: usize = arg(&args, "--threads")
+        .map_or_else(|| Ok(std::thread::available_parallelism().map_or(2, |p| p.get())), |s| s.parse())?;
+    let cache = arg(&args, "--fps");
+
+    let fps: Vec<u64> = match cache.as_deref().and_then(|p| std::fs::File::open(p).ok()) {
+        Some(mut f) if f.metadata()?.len() >= 8 * n as u64 => {
+            let mut bytes = vec![0u8; 8 * n];
+            f.read_exact(&mut bytes)?;
+            eprintln!("read {n} fingerprints from the cache");
+            bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect()
+        }
+        _ => {
+            let corpus = arg(&args, "--corpus").ok_or("--corpus CORPUS.jsonl is required (or a --fps cache)")?;
+            let mut texts = Vec::new();
+            for line in std::io::BufReader::new(std::fs::File::open(&corpus)?).lines() {
+                let v: serde_json::Value = serde_json::from_str(&line?)?;
+                if let Some(t) = v.get("text").and_then(|t| t.as_str()) {
+                    texts.push(t.to_string());
+                }
+            }
+            eprintln!("{} passages read; fingerprinting {n} documents on {threads} threads", texts.len());
+            let t0 = Instant::now();
+            let fps = generate(&texts, n, threads);
+            eprintln!("generated in {:.1} s", t0.elapsed().as_secs_f64());
+            if let Some(p) = &cache {
+                let mut w = std::io::BufWriter::new(std::fs::File::create(p)?);
+                for fp in &fps {
+                    w.write_all(&fp.to_le_bytes())?;
+                }
+                w.flush()?;
+            }
+            fps
+        }
+    };
+    let distinct = {
+        let mut s = fps[..fps.len().min(10_000_000)].to_vec();
+        s.sort_unstable();
+        s.dedup();
+        s.len()
+    };
+    println!("# {n} fingerprints ({distinct} distinct among the first {}), k = {k}, {nq} queries", fps.len().min(10_000_000));
+    println!();
+    println!("| docs | m | probes/query | entries scanned/query (mean) | uniform expectation | p50 µs | p99 µs | mean µs | hits/query | mirror heap B/doc | RSS B/doc | build s |");
+    println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for &size in &at {
+        let size = (size as usize).min(fps.len());
+        let part = &fps[..size];
+        // Queries: stored fingerprints with 0..=k/2 bits flipped.
+        let queries: Vec<u64> = (0..nq as u64)
+            .map(|i| {
+                let h = splitmix64(0xfeed ^ i);
+                let mut q = part[(h % size as u64) as usize];
+                for f in 0..(splitmix64(h) % u64::from(k / 2 + 1)) {
+                    q ^= 1 << (splitmix64(h ^ f) % 64);
+                }
+                q
+            })
+            .collect();
+        for &m in &ms {
+            let l = Layout::new(m as u32).ok_or("--m must be 1..=32")?;
+            let plan = l.plan(k);
+            // Entries scanned per query, from per-table histograms of block values.
+            let scanned = if l.blocks().iter().all(|b| b.width <= 24) {
+                let hist: Vec<Vec<u32>> = (0..m as usize)
+                    .map(|t| {
+                        let mut h = vec![0u32; 1 << l.blocks()[t].width];
+                        for &fp in part {
+                            h[l.block(t, fp) as usize] += 1;
+                        }
+                        h
+                    })
+                    .collect();
+                let total: u64 = queries
+                    .iter()
+                    .map(|&q| {
+                        let mut s = 0u64;
+                        for &(t, r) in &plan {
+                            layout::for_each_neighbor(l.block(t, q), l.blocks()[t].width, r, &mut |v| {
+                                s += u64::from(hist[t][v as usize]);
+                            });
+                        }
+                        s
+                    })
+                    .sum();
+                format!("{:.0}", total as f64 / nq as f64)
+            } else {
+                "–".into()
+            };
+            let uniform: f64 = plan
+                .iter()
+                .map(|&(t, r)| layout::ball_size(l.blocks()[t].width, r) as f64 * size as f64 / (1u64 << l.blocks()[t].width) as f64)
+                .sum();
+            let rss0 = rss_bytes();
+            let t0 = Instant::now();
+            let mut tables = MemTables::new(l.clone());
+            for (id, &fp) in part.iter().enumerate() {
+                tables.insert(fp, id as u64);
+            }
+            let build = t0.elapsed().as_secs_f64();
+            let rss = rss_bytes().saturating_sub(rss0);
+            let heap = tables.heap_bytes();
+            let mut lat = Vec::with_capacity(nq);
+            let mut hits = 0u64;
+            for &q in &queries {
+                let t = Instant::now();
+                tables.probe(q, k, |_, _, _| hits += 1);
+                lat.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+            let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
+            println!(
+                "| {size} | {m} | {} | {scanned} | {uniform:.0} | {:.1} | {:.1} | {mean:.1} | {:.1} | {:.1} | {:.1} | {build:.1} |",
+                l.probes(k),
+                pct(&mut lat, 0.5),
+                pct(&mut lat, 0.99),
+                hits as f64 / nq as f64,
+                heap as f64 / size as f64,
+                rss as f64 / size as f64,
+            );
+            std::io::stdout().flush()?;
+            drop(tables);
+        }
+    }
+    Ok(())
+}
