@@ -1,9 +1,11 @@
 //! All-pairs Hamming search speed (docs/performance.md): every pair within k among N fingerprints.
 //!
-//! cargo run --release --example allpairs -- [--corpus CORPUS.jsonl] [--random N] [--k 8] [--threads T]
+//! cargo run --release --example allpairs -- [--corpus CORPUS.jsonl | --fps FILE --n N | --random N] [--k 8] [--threads T]
 //!
 //! With `--corpus`, the SimHashes of the corpus' texts (fingerprinting is not timed); with
-//! `--random N`, N uniformly random fingerprints (the seed's 2.1M scale needs only 16 B/doc).
+//! `--fps FILE --n N`, the first N fingerprints of a little-endian u64 file (the cache written by
+//! `examples/scale_sim.rs`: the corpus's SimHashes, then spliced passages); with `--random N`, N
+//! uniformly random fingerprints (the seed's 2.1M scale needs only 16 B/doc).
 
 use std::io::BufRead;
 use std::time::Instant;
@@ -17,7 +19,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let k: u32 = arg(&args, "--k").map_or(Ok(8), |s| s.parse())?;
     let threads: usize = arg(&args, "--threads").map_or(Ok(std::thread::available_parallelism().map_or(1, |n| n.get())), |s| s.parse())?;
     let mut fps = Vec::new();
-    let what = if let Some(c) = arg(&args, "--corpus") {
+    let what = if let Some(file) = arg(&args, "--fps") {
+        use std::io::Read;
+        let n: usize = arg(&args, "--n").map_or(Ok(2_100_000), |s| s.parse())?;
+        let mut bytes = vec![0u8; 8 * n];
+        std::fs::File::open(&file)?.read_exact(&mut bytes)?;
+        fps = bytes
+            .chunks_exact(8)
+            .map(|c| c.iter().rev().fold(0u64, |x, &b| x << 8 | u64::from(b)))
+            .collect();
+        format!("fingerprints of {file}")
+    } else if let Some(c) = arg(&args, "--corpus") {
         let lines: Vec<String> = std::io::BufReader::new(std::fs::File::open(&c)?)
             .lines()
             .collect::<Result<_, _>>()?;

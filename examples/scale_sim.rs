@@ -6,6 +6,8 @@
 //! cargo run --release --example scale_sim -- --corpus data/scale/scale-1m.jsonl \
 //!     --docs 100000000 --at 1000000,10000000,100000000 --m 3,4,5,6 --k 12 --queries 1000 \
 //!     [--fps data/scale/sim-fps.bin] [--threads 2]
+//! cargo run --release --example scale_sim -- --corpus data/scale/scale-1m.jsonl --emit 10000000 \
+//!     | fpdb ingest DB -        # the same documents as JSONL: the 10M durable run
 //! ```
 //!
 //! **Where the SimHashes come from.** Real text is far from uniformly distributed over the 64-bit
@@ -60,6 +62,19 @@ fn mid(t: &str) -> usize {
     t[m..].find(' ').map_or(m, |i| m + i)
 }
 
+/// The text of document `i`: corpus passage `i`, or past the corpus a splice of two passages.
+fn doc_text<'a>(texts: &'a [String], i: usize, buf: &'a mut String) -> &'a str {
+    if i < texts.len() {
+        return &texts[i];
+    }
+    let h = splitmix64(0x5ca1e ^ i as u64);
+    let (a, b) = (&texts[(h as u32) as usize % texts.len()], &texts[(h >> 32) as usize % texts.len()]);
+    buf.clear();
+    buf.push_str(&a[..mid(a)]);
+    buf.push_str(&b[mid(b)..]);
+    buf
+}
+
 fn generate(texts: &[String], n: usize, threads: usize) -> Vec<u64> {
     let mut fps = vec![0u64; n];
     let chunk = n.div_ceil(threads.max(1)).max(1);
@@ -73,16 +88,7 @@ fn generate(texts: &[String], n: usize, threads: usize) -> Vec<u64> {
                 let mut buf = String::new();
                 for (j, out) in part.iter_mut().enumerate() {
                     let i = c * chunk + j;
-                    *out = if i < texts.len() {
-                        f.fingerprint(&texts[i]).simhash
-                    } else {
-                        let h = splitmix64(0x5ca1e ^ i as u64);
-                        let (a, b) = (&texts[(h as u32) as usize % texts.len()], &texts[(h >> 32) as usize % texts.len()]);
-                        buf.clear();
-                        buf.push_str(&a[..mid(a)]);
-                        buf.push_str(&b[mid(b)..]);
-                        f.fingerprint(&buf).simhash
-                    };
+                    *out = f.fingerprint(doc_text(texts, i, &mut buf)).simhash;
                     if j % 1_000_000 == 999_999 {
                         let d = done.fetch_add(1_000_000, std::sync::atomic::Ordering::Relaxed) + 1_000_000;
                         eprintln!("  generated {d} fingerprints ({:.0} s)", start.elapsed().as_secs_f64());
@@ -94,6 +100,17 @@ fn generate(texts: &[String], n: usize, threads: usize) -> Vec<u64> {
     fps
 }
 
+fn read_texts(corpus: &str) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    let mut texts = Vec::new();
+    for line in std::io::BufReader::new(std::fs::File::open(corpus)?).lines() {
+        let v: serde_json::Value = serde_json::from_str(&line?)?;
+        if let Some(t) = v.get("text").and_then(|t| t.as_str()) {
+            texts.push(t.to_string());
+        }
+    }
+    Ok(texts)
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = arg(&args, "--docs").map_or(Ok(1_000_000), |s| s.replace('_', "").parse())?;
@@ -101,26 +118,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let ms: Vec<u64> = list(&arg(&args, "--m").unwrap_or("3,4,5,6".into()))?;
     let k: u32 = arg(&args, "--k").map_or(Ok(12), |s| s.parse())?;
     let nq: usize = arg(&args, "--queries").map_or(Ok(1000), |s| s.parse())?;
-    let threads: usize = arg(&args, "--threads")
-        .map_or_else(|| Ok(std::thread::available_parallelism().map_or(2, |p| p.get())), |s| s.parse())?;
+    let threads: usize =
+        arg(&args, "--threads").map_or_else(|| Ok(std::thread::available_parallelism().map_or(2, |p| p.get())), |s| s.parse())?;
     let cache = arg(&args, "--fps");
+    if let Some(e) = arg(&args, "--emit") {
+        // The same documents as JSONL on stdout (the 10M durable run: `| fpdb ingest DB -`).
+        let e: usize = e.replace('_', "").parse()?;
+        let texts = read_texts(&arg(&args, "--corpus").ok_or("--emit needs --corpus")?)?;
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        let mut buf = String::new();
+        for i in 0..e {
+            let key = if i < texts.len() { format!("p{i}") } else { format!("s{i}") };
+            serde_json::to_writer(&mut out, &serde_json::json!({"key": key, "text": doc_text(&texts, i, &mut buf)}))?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()?;
+        return Ok(());
+    }
 
     let fps: Vec<u64> = match cache.as_deref().and_then(|p| std::fs::File::open(p).ok()) {
         Some(mut f) if f.metadata()?.len() >= 8 * n as u64 => {
             let mut bytes = vec![0u8; 8 * n];
             f.read_exact(&mut bytes)?;
             eprintln!("read {n} fingerprints from the cache");
-            bytes.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default())).collect()
+            bytes
+                .chunks_exact(8)
+                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                .collect()
         }
         _ => {
             let corpus = arg(&args, "--corpus").ok_or("--corpus CORPUS.jsonl is required (or a --fps cache)")?;
-            let mut texts = Vec::new();
-            for line in std::io::BufReader::new(std::fs::File::open(&corpus)?).lines() {
-                let v: serde_json::Value = serde_json::from_str(&line?)?;
-                if let Some(t) = v.get("text").and_then(|t| t.as_str()) {
-                    texts.push(t.to_string());
-                }
-            }
+            let texts = read_texts(&corpus)?;
             eprintln!("{} passages read; fingerprinting {n} documents on {threads} threads", texts.len());
             let t0 = Instant::now();
             let fps = generate(&texts, n, threads);
@@ -141,9 +169,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         s.dedup();
         s.len()
     };
-    println!("# {n} fingerprints ({distinct} distinct among the first {}), k = {k}, {nq} queries", fps.len().min(10_000_000));
+    println!(
+        "# {n} fingerprints ({distinct} distinct among the first {}), k = {k}, {nq} queries",
+        fps.len().min(10_000_000)
+    );
     println!();
-    println!("| docs | m | probes/query | entries scanned/query (mean) | uniform expectation | p50 µs | p99 µs | mean µs | hits/query | mirror heap B/doc | RSS B/doc | build s |");
+    println!("| docs | m | probes/query | entries scanned/query (mean) | uniform expectation | p50 µs | p99 µs | mean µs | hits/query | mirror heap B/doc | process RSS MB | build s |");
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for &size in &at {
         let size = (size as usize).min(fps.len());
@@ -193,14 +224,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .iter()
                 .map(|&(t, r)| layout::ball_size(l.blocks()[t].width, r) as f64 * size as f64 / (1u64 << l.blocks()[t].width) as f64)
                 .sum();
-            let rss0 = rss_bytes();
             let t0 = Instant::now();
             let mut tables = MemTables::new(l.clone());
             for (id, &fp) in part.iter().enumerate() {
                 tables.insert(fp, id as u64);
             }
             let build = t0.elapsed().as_secs_f64();
-            let rss = rss_bytes().saturating_sub(rss0);
+            let rss = rss_bytes();
             let heap = tables.heap_bytes();
             let mut lat = Vec::with_capacity(nq);
             let mut hits = 0u64;
@@ -211,13 +241,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
             let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
             println!(
-                "| {size} | {m} | {} | {scanned} | {uniform:.0} | {:.1} | {:.1} | {mean:.1} | {:.1} | {:.1} | {:.1} | {build:.1} |",
+                "| {size} | {m} | {} | {scanned} | {uniform:.0} | {:.1} | {:.1} | {mean:.1} | {:.1} | {:.1} | {:.0} | {build:.1} |",
                 l.probes(k),
                 pct(&mut lat, 0.5),
                 pct(&mut lat, 0.99),
                 hits as f64 / nq as f64,
                 heap as f64 / size as f64,
-                rss as f64 / size as f64,
+                rss as f64 / 1e6,
             );
             std::io::stdout().flush()?;
             drop(tables);

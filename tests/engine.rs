@@ -5,12 +5,12 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{edit, passage, text, vocab};
+use common::{edit, fingerprint_set, fp_doc, passage, text, vocab};
 use fpdb::fingerprint::fingerprint;
 use fpdb::fingerprint::similarity::hamming;
 use fpdb::fingerprint::similarity::jaccard;
 use fpdb::internals::validate_key;
-use fpdb::{CreateOptions, Db, Dedup, Error, Fingerprint, FingerprintSpec, Options, PreparedDoc, QueryOptions, Tables};
+use fpdb::{CreateOptions, Db, Dedup, Error, Fingerprint, FingerprintSpec, Options, QueryOptions, Tables};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -44,32 +44,6 @@ fn near_duplicate_is_found_with_its_exact_jaccard_and_unrelated_text_is_not() {
     // Unrelated text: neither a Jaccard hit nor (here) a SimHash candidate with J >= 0.
     let none = db.query(&text(&passage(&v, 500, 99)), &QueryOptions::default()).unwrap();
     assert!(none.is_empty(), "{none:?}");
-}
-
-fn fp_doc(key: String, simhash: u64) -> fpdb::Result<PreparedDoc> {
-    PreparedDoc::new(
-        key,
-        Fingerprint {
-            simhash,
-            shingles: vec![simhash as u32],
-            sketch: Vec::new(),
-        },
-        None,
-    )
-}
-
-/// Random fingerprints plus variants at every distance up to 14 of some of them.
-fn fingerprint_set(seed: u64, n: usize) -> Vec<u64> {
-    let mut rng = StdRng::seed_from_u64(seed);
-    let mut fps: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
-    for i in 0..n {
-        let mut f = fps[i];
-        for _ in 0..rng.gen_range(0..15) {
-            f ^= 1 << rng.gen_range(0..64);
-        }
-        fps.push(f);
-    }
-    fps
 }
 
 #[test]

@@ -249,6 +249,7 @@ class Stats:
     segment_bytes: int
     live_bytes: int
     tables: int
+    best_tables: int
     max_distance: int
     min_jaccard: float
     spec: str
@@ -457,6 +458,9 @@ class Db:
     ) -> Db:
         """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9,
         method="simhash", containment index on)."""
+    @staticmethod
+    def reindex(path: _PathLike, tables: Union[int, str, None] = None) -> dict[str, Any]:
+        """Rebuild the tables with another table count ("auto": the modelled best for the size)."""
     @staticmethod
     def open(path: _PathLike, *, read_only: bool = False, sync: bool = True, spec: _SpecArg = None) -> Db:
         """Open an existing database."""

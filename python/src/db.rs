@@ -137,6 +137,29 @@ impl Db {
 
     /// Db.open(path, *, read_only=False, sync=True, spec=None) -> Db
     ///
+    /// Db.reindex(path, tables="auto") -> dict
+    ///
+    /// Rebuilds the permuted tables of the database at `path` with `tables` tables (a number,
+    /// "k+1", or "auto": the modelled best for its current size), crash-safe; every query answers
+    /// the same before and after, only its cost changes (`fpdb reindex`). No handle may be writing
+    /// to it (LockedError). Returns docs, tables_before, tables_after, generation, changed,
+    /// model_us_before, model_us_after.
+    #[staticmethod]
+    #[pyo3(signature = (path, tables = None))]
+    fn reindex<'py>(py: Python<'py>, path: PathBuf, tables: Option<&Bound<'_, PyAny>>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let tables = convert::tables(py, tables)?;
+        let r = py.detach(move || Engine::reindex(&path, tables, |_, _| {})).or_raise(py)?;
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("docs", r.docs)?;
+        d.set_item("tables_before", r.tables_before)?;
+        d.set_item("tables_after", r.tables_after)?;
+        d.set_item("generation", r.generation)?;
+        d.set_item("changed", r.changed)?;
+        d.set_item("model_us_before", r.model_us_before)?;
+        d.set_item("model_us_after", r.model_us_after)?;
+        Ok(d)
+    }
+
     /// Opens an existing database. `read_only=True` writes nothing and takes no lock (it sees the
     /// database as of now; writes raise ReadOnlyError). `spec` (a FingerprintSpec or "word:3"-style
     /// string) is checked against the stored spec: SpecMismatchError names the first field that

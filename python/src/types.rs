@@ -451,6 +451,9 @@ pub struct Stats {
     /// Number of tables.
     #[pyo3(get)]
     pub tables: u32,
+    /// The number of tables the cost model finds best at this size (`reindex(path)` applies it).
+    #[pyo3(get)]
+    pub best_tables: u32,
     /// Default maximum Hamming distance k.
     #[pyo3(get)]
     pub max_distance: u32,
@@ -484,6 +487,7 @@ impl From<EngineStats> for Stats {
             segment_bytes: s.segment_bytes,
             live_bytes: s.live_bytes,
             tables: s.tables,
+            best_tables: s.best_tables,
             max_distance: s.max_distance,
             min_jaccard: s.min_jaccard,
             spec: s.spec,
@@ -519,6 +523,7 @@ impl Stats {
                 ("segment_bytes", o(py, self.segment_bytes)?),
                 ("live_bytes", o(py, self.live_bytes)?),
                 ("tables", o(py, self.tables)?),
+                ("best_tables", o(py, self.best_tables)?),
                 ("max_distance", o(py, self.max_distance)?),
                 ("min_jaccard", o(py, self.min_jaccard)?),
                 ("spec", o(py, &self.spec)?),

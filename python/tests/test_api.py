@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import fpdb
 from conftest import corpus
 
@@ -54,3 +56,21 @@ def test_outcomes_groups_delete_compact(tmp_path):
         st = db.stats()
         assert st.docs == 12 and st.max_distance == 12 and st.min_jaccard == 0.9 and "word:3" in st.spec
         assert repr(db).startswith("<fpdb.Db")
+
+
+def test_reindex_keeps_every_answer_and_follows_the_size(tmp_path):
+    docs = corpus(60)
+    with fpdb.Db.create(tmp_path / "db", tables=5) as db:
+        for k, t in docs:
+            db.insert(k, t)
+        before = [[(h.key, h.jaccard) for h in db.query(t, max_distance=16)] for _, t in docs]
+        best = db.stats().best_tables
+        with pytest.raises(fpdb.LockedError):
+            fpdb.Db.reindex(tmp_path / "db", 3)
+    r = fpdb.Db.reindex(tmp_path / "db", 3)
+    assert (r["docs"], r["tables_before"], r["tables_after"], r["changed"]) == (60, 5, 3, True)
+    with fpdb.Db.open(tmp_path / "db") as db:
+        assert db.stats().tables == 3 and db.check().ok
+        assert [[(h.key, h.jaccard) for h in db.query(t, max_distance=16)] for _, t in docs] == before
+    auto = fpdb.Db.reindex(tmp_path / "db")
+    assert auto["tables_after"] == best and auto["generation"] == (1 if best == 3 else 2)

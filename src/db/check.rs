@@ -136,7 +136,11 @@ impl Db {
         }
         for i in 0..layout.tables() as usize {
             let mut n = 0u64;
-            for item in self.inner.rocks.iterator_cf(self.cf(&table_cf(i))?, IteratorMode::Start) {
+            for item in self
+                .inner
+                .rocks
+                .iterator_cf(self.cf(&table_cf(self.inner.table_gen, i))?, IteratorMode::Start)
+            {
                 let (k, _) = item.map_err(self.rocks_err("scan table"))?;
                 n += 1;
                 match decode_table_key(layout, i, &k) {

@@ -96,7 +96,7 @@ impl Db {
         let mut b = WriteBatch::default();
         let (docs_cf, keys_cf, edges_cf, meta_cf) = (self.cf(CF_DOCS)?, self.cf(CF_KEYS)?, self.cf(CF_EDGES)?, self.cf(CF_META)?);
         let tcfs: Vec<&rocksdb::ColumnFamily> = (0..layout.tables() as usize)
-            .map(|i| self.cf(&table_cf(i)))
+            .map(|i| self.cf(&table_cf(self.inner.table_gen, i)))
             .collect::<Result<_>>()?;
         let meta_idx_cf = self.cf(CF_META_IDX)?; // metadata:
         let st = self.inner.state.read();

@@ -83,7 +83,7 @@ impl Db {
 
     /// Flushes RocksDB memtables to SST files (optional; the WAL already makes commits durable).
     pub fn flush(&self) -> Result<()> {
-        for name in cf_names(self.inner.config.tables)
+        for name in cf_names(self.inner.config.tables, self.inner.table_gen)
             .into_iter()
             .chain(method_cf_names(&self.inner.spec.method))
         {
@@ -96,7 +96,7 @@ impl Db {
     /// long-running database reaches (for benchmarks, and after bulk loads).
     pub fn compact_index(&self) -> Result<()> {
         self.flush()?;
-        for name in cf_names(self.inner.config.tables)
+        for name in cf_names(self.inner.config.tables, self.inner.table_gen)
             .into_iter()
             .chain(method_cf_names(&self.inner.spec.method))
         {

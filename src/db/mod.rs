@@ -13,6 +13,7 @@
 //! | `groups.rs` | connected components |
 //! | `check.rs` | `check` |
 //! | `compact.rs` | segment compaction, RocksDB flush |
+//! | `reindex.rs` | re-layout: the tables rebuilt with another table count, crash-safe |
 //!
 //! See ARCHITECTURE.md for the invariants and docs/format.md for the bytes.
 
@@ -29,6 +30,7 @@ mod method;
 mod open;
 mod options;
 mod query;
+mod reindex;
 mod state;
 mod types;
 mod write;
@@ -53,6 +55,7 @@ pub use options::{
     auto_tables, validate_key, CreateOptions, Dedup, Options, QueryOptions, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
+pub use reindex::ReindexReport;
 use state::{State, Writer};
 pub use types::{CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, Stats};
 // containment:
@@ -67,6 +70,8 @@ struct Inner {
     spec: FingerprintSpec,
     config: DbConfig,
     layout: Layout,
+    /// Generation of the table column families (`store::keys::table_cf`).
+    table_gen: u32,
     // method: the method index (None for simhash and weighted-simhash).
     mindex: Option<MethodIndex>,
     opts: Options,
@@ -82,7 +87,7 @@ impl Drop for Inner {
         let w = self.writer.get_mut();
         if !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none() {
             // containment: the index's column family, when there is one; method: its own.
-            for name in cf_names(self.config.tables)
+            for name in cf_names(self.config.tables, self.table_gen)
                 .into_iter()
                 .chain([crate::store::keys::CF_CONTAIN.to_string()])
                 .chain(method_cf_names(&self.spec.method))

@@ -18,7 +18,8 @@ use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DbConfig};
 use crate::store::keys::CF_META_IDX;
 use crate::store::keys::{
-    be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, method_cf_names, table_cf, CF_DOCS, CF_EDGES, CF_META, SEG_PREFIX,
+    be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, method_cf_names, parse_table_cf, table_cf, CF_DOCS, CF_EDGES, CF_META,
+    META_TABLE_GEN, SEG_PREFIX,
 };
 use crate::store::segment;
 
@@ -26,6 +27,12 @@ use super::method;
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::state::{DocMeta, State, Writer};
 use super::{Db, Inner};
+
+/// Options of a table column family created after open (`reindex`), as [`rocks_options`] gives at
+/// open (with a cache of its own until the next open shares one).
+pub(super) fn table_cf_options() -> rocksdb::Options {
+    rocks_options(&Cache::new_lru_cache(1 << 20), false)
+}
 
 fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
     let mut o = rocksdb::Options::default();
@@ -65,7 +72,7 @@ impl Db {
         {
             let cache = Cache::new_lru_cache(1 << 20);
             let o = rocks_options(&cache, true);
-            let mut names = cf_names(m);
+            let mut names = cf_names(m, 0);
             // containment:
             if create.containment.is_some() {
                 names.push(crate::store::keys::CF_CONTAIN.to_string());
@@ -184,11 +191,30 @@ impl Db {
         let config: DbConfig = doc_record::decode_config(&get_meta(b"config")?, &rocks_path)?;
         let layout = Layout::new(config.tables)
             .ok_or_else(|| Error::corrupt(&rocks_path, None, format!("stored table count {} is out of range", config.tables)))?;
+        let table_gen = match rocks
+            .get_cf(meta, META_TABLE_GEN)
+            .map_err(|e| Error::rocks("read meta", &rocks_path, e))?
+        {
+            None => 0,
+            Some(v) => u32::from_le_bytes(
+                v.as_slice()
+                    .try_into()
+                    .map_err(|_| Error::corrupt(&rocks_path, None, format!("meta table_gen is {} bytes, expected 4", v.len())))?,
+            ),
+        };
         for i in 0..config.tables as usize {
-            if rocks.cf_handle(&table_cf(i)).is_none() {
-                return Err(Error::corrupt(&rocks_path, None, format!("table column family t{i} is missing")));
+            if rocks.cf_handle(&table_cf(table_gen, i)).is_none() {
+                let name = table_cf(table_gen, i);
+                return Err(Error::corrupt(&rocks_path, None, format!("table column family {name} is missing")));
             }
         }
+        // Tables of another generation are left by a re-layout: the old ones after its switch, or
+        // the new ones of a re-layout that stopped before it (`Db::reindex`). A writer drops them.
+        let stale: Vec<String> = names
+            .iter()
+            .filter(|n| parse_table_cf(n).is_some_and(|(g, i)| g != table_gen || i >= config.tables as usize))
+            .cloned()
+            .collect();
         let next_id = le_u64(&get_meta(b"next_doc")?).ok_or_else(|| Error::corrupt(&rocks_path, None, "meta next_doc is not 8 bytes"))?;
         let mut committed: HashMap<u32, u64> = HashMap::new();
         for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
@@ -277,6 +303,13 @@ impl Db {
                 None => return Err(Error::corrupt(&rocks_path, None, format!("edge key {k:?} is not 16 bytes"))),
             }
         }
+        if !opts.read_only {
+            for n in &stale {
+                rocks
+                    .drop_cf(n)
+                    .map_err(|e| Error::rocks("drop a stale table column family", &rocks_path, e))?;
+            }
+        }
         let state = State {
             docs,
             tables,
@@ -311,6 +344,7 @@ impl Db {
                 spec,
                 config,
                 layout,
+                table_gen,
                 mindex,
                 opts,
                 state: RwLock::new(state),

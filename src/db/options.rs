@@ -54,10 +54,20 @@ impl std::str::FromStr for Tables {
 }
 
 impl Tables {
-    /// The number of tables for default distance `k`.
+    /// The number of tables for default distance `k` at creation.
     pub fn resolve(self, k: u32) -> Result<u32> {
+        self.resolve_with(k, auto_tables(k))
+    }
+
+    /// The number of tables for default distance `k` in a database of `n` documents (`Db::reindex`):
+    /// `Auto` is the modelled best for that size ([`crate::index::layout::best_tables`]).
+    pub fn resolve_for(self, k: u32, n: u64) -> Result<u32> {
+        self.resolve_with(k, crate::index::layout::best_tables(k, n))
+    }
+
+    fn resolve_with(self, k: u32, auto: u32) -> Result<u32> {
         let m = match self {
-            Tables::Auto => auto_tables(k),
+            Tables::Auto => auto,
             Tables::KPlusOne => k + 1,
             Tables::Blocks(m) => m,
         };

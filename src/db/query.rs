@@ -56,7 +56,7 @@ impl Db {
                     path: &self.inner.rocks_path,
                     layout: &self.inner.layout,
                     cfs: (0..self.inner.layout.tables() as usize)
-                        .map(|i| self.cf(&table_cf(i)))
+                        .map(|i| self.cf(&table_cf(self.inner.table_gen, i)))
                         .collect::<Result<_>>()?,
                     len: st.docs.len() as u64,
                 };
@@ -242,6 +242,10 @@ impl Db {
             segment_bytes: st.seg_usage.values().map(|u| u.0).sum(),
             live_bytes: st.seg_usage.values().map(|u| u.1).sum(),
             tables: self.inner.config.tables,
+            best_tables: match self.inner.spec.method {
+                crate::fingerprint::method::Method::MultiLexicon(_) => self.inner.config.tables,
+                _ => crate::index::layout::best_tables(self.inner.config.max_distance, st.docs.len() as u64),
+            },
             max_distance: self.inner.config.max_distance,
             min_jaccard: self.inner.config.min_jaccard,
             spec: self.inner.spec.to_string(),

@@ -178,6 +178,10 @@ pub struct Stats {
     pub live_bytes: u64,
     /// Number of tables.
     pub tables: u32,
+    /// The number of tables the cost model finds best for this many documents at the default k
+    /// (`index::layout::best_tables`; [`Db::reindex`](crate::Db::reindex) with `Tables::Auto`
+    /// applies it). Equal to `tables` where a re-layout is not possible (multi-lexicon).
+    pub best_tables: u32,
     /// Default k.
     pub max_distance: u32,
     /// Default t.

@@ -49,7 +49,11 @@ impl CsrTables {
                     sorted[fill[b] as usize] = fp;
                     fill[b] += 1;
                 }
-                CsrTable { offsets, entries, fps: sorted }
+                CsrTable {
+                    offsets,
+                    entries,
+                    fps: sorted,
+                }
             })
             .collect();
         CsrTables { layout, fps, tables }
@@ -76,14 +80,7 @@ impl TableIndex for CsrTables {
     }
 
     #[inline]
-    fn buckets_within(
-        &self,
-        t: usize,
-        values: &mut [u64],
-        q: u64,
-        k: u32,
-        f: &mut impl FnMut(u64, u64, u32),
-    ) -> Result<()> {
+    fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
         let table = &self.tables[t];
         for &v in values.iter() {
             let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);

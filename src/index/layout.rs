@@ -136,6 +136,52 @@ impl Layout {
     }
 }
 
+/// Cost model of a query at distance `k` over `n` documents in the in-memory mirror, in
+/// nanoseconds: every probed bucket costs [`COST_PROBE_NS`] (a cache miss and the bucket's setup)
+/// and every entry scanned [`COST_ENTRY_NS`] (its fingerprint streamed from memory and compared);
+/// a bucket holds `n / 2^w` entries on average. Fitted to `examples/scale_sim.rs` on real SimHashes
+/// at 1M, 10M and 100M documents (docs/performance.md, "Issue 14: a layout that follows N"); real
+/// block values are skewed, but the entries scanned per query stayed within 3% of this uniform
+/// expectation there.
+pub fn query_cost_ns(layout: &Layout, k: u32, n: u64) -> f64 {
+    layout
+        .plan(k)
+        .iter()
+        .map(|&(i, r)| {
+            let w = layout.blocks()[i].width;
+            ball_size(w, r) as f64 * (COST_PROBE_NS + COST_ENTRY_NS * n as f64 / 2f64.powi(w as i32))
+        })
+        .sum()
+}
+
+/// Per probed bucket, in ns ([`query_cost_ns`]).
+pub const COST_PROBE_NS: f64 = 140.0;
+/// Per scanned entry, in ns ([`query_cost_ns`]).
+pub const COST_ENTRY_NS: f64 = 1.4;
+/// What one more table costs each inserted document, in ns of query time it is worth: the writer's
+/// extra RocksDB insert and mirror push (about 2 µs per table in the durable crawler loop).
+pub const COST_TABLE_WRITE_NS: f64 = 2000.0;
+/// The widest block [`best_tables`] considers: up to 20 bits the mirror's buckets are a direct array
+/// (`index::mem`); wider blocks are hashed and cost ~3× the memory.
+pub const BEST_MAX_BLOCK_BITS: u32 = 20;
+
+/// The number of tables with the lowest modelled cost per document (one query at distance `k` plus
+/// the inserts) at `n` documents: the layout that follows N. Ties go to fewer tables.
+pub fn best_tables(k: u32, n: u64) -> u32 {
+    let mut best = (f64::INFINITY, MAX_TABLES);
+    for m in 1..=MAX_TABLES {
+        let Some(l) = Layout::new(m) else { continue };
+        if l.blocks().iter().any(|b| b.width > BEST_MAX_BLOCK_BITS) {
+            continue;
+        }
+        let cost = query_cost_ns(&l, k, n) + COST_TABLE_WRITE_NS * f64::from(m);
+        if cost < best.0 {
+            best = (cost, m);
+        }
+    }
+    best.1
+}
+
 /// Number of `width`-bit values within Hamming distance `r` of a value.
 pub fn ball_size(width: u32, r: u32) -> u64 {
     let mut total = 0u128;

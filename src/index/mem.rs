@@ -132,9 +132,7 @@ impl MemTables {
             .iter()
             .map(|t| match t {
                 Index::Direct(bs) => bs.iter().map(|b| header + arrays(b)).sum::<u64>(),
-                Index::Hashed(m) => {
-                    m.capacity() as u64 * (header + 8) + m.values().map(arrays).sum::<u64>()
-                }
+                Index::Hashed(m) => m.capacity() as u64 * (header + 8) + m.values().map(arrays).sum::<u64>(),
             })
             .sum()
     }
@@ -150,14 +148,7 @@ impl TableIndex for MemTables {
     }
 
     #[inline]
-    fn buckets_within(
-        &self,
-        t: usize,
-        values: &mut [u64],
-        q: u64,
-        k: u32,
-        f: &mut impl FnMut(u64, u64, u32),
-    ) -> Result<()> {
+    fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
         let table = &self.tables[t];
         // Two passes. The probe is bound by memory latency (perf: most of its time waits on the
         // bucket header and on the first fingerprint of each bucket), so the first pass only

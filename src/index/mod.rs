@@ -44,14 +44,7 @@ pub(crate) trait TableIndex {
     /// and whose fingerprint is within distance `k` of `q` (the implementation may reorder
     /// `values`, e.g. sort them for sequential seeks). The distance filter belongs to the storage so
     /// that in-memory ones can run it over contiguous fingerprints (`for_each_within`).
-    fn buckets_within(
-        &self,
-        t: usize,
-        values: &mut [u64],
-        q: u64,
-        k: u32,
-        f: &mut impl FnMut(u64, u64, u32),
-    ) -> Result<()>;
+    fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()>;
     /// Calls `f(fp, id)` once for every entry.
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()>;
 }

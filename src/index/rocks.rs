@@ -37,14 +37,7 @@ impl TableIndex for RocksTables<'_> {
         self.len
     }
 
-    fn buckets_within(
-        &self,
-        t: usize,
-        values: &mut [u64],
-        q: u64,
-        k: u32,
-        f: &mut impl FnMut(u64, u64, u32),
-    ) -> Result<()> {
+    fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
         // Sorted values make the seeks move forward through the key space.
         values.sort_unstable();
         let w = self.layout.blocks()[t].width;

@@ -64,10 +64,10 @@ fn rocks(dir: &std::path::Path, layout: &Layout, fps: &[u64]) -> DB {
     let mut o = Options::default();
     o.create_if_missing(true);
     o.create_missing_column_families(true);
-    let names: Vec<String> = (0..layout.tables() as usize).map(table_cf).collect();
+    let names: Vec<String> = (0..layout.tables() as usize).map(|i| table_cf(0, i)).collect();
     let db = DB::open_cf(&o, dir, &names).unwrap();
     for i in 0..layout.tables() as usize {
-        let cf = db.cf_handle(&table_cf(i)).unwrap();
+        let cf = db.cf_handle(&table_cf(0, i)).unwrap();
         for (id, &fp) in fps.iter().enumerate() {
             db.put_cf(cf, table_key(layout, i, fp, id as u64), []).unwrap();
         }
@@ -95,7 +95,7 @@ fn the_rocksdb_tables_are_exact_for_every_layout_and_k() {
             db: &db,
             path: dir.path(),
             layout: &layout,
-            cfs: (0..m as usize).map(|i| db.cf_handle(&table_cf(i)).unwrap()).collect(),
+            cfs: (0..m as usize).map(|i| db.cf_handle(&table_cf(0, i)).unwrap()).collect(),
             len: fps.len() as u64,
         };
         assert_exact(&tables, &fps, 12, "rocksdb");

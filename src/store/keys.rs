@@ -83,18 +83,42 @@ pub fn decode_meta_idx_key(key: &[u8]) -> Option<(u8, &[u8], u64)> {
     Some((kind, &rest[..sep], be_u64(&rest[sep + 1..])?))
 }
 
-/// Name of table `i`'s column family.
-pub fn table_cf(i: usize) -> String {
-    format!("t{i}")
+/// Meta key of the table generation: u32 LE, absent = 0. Each re-layout (`Db::reindex`) writes
+/// its tables under the next generation's column-family names and switches `config` and this key
+/// in one synced batch.
+pub const META_TABLE_GEN: &[u8] = b"table_gen";
+
+/// Name of table `i`'s column family in table generation `gen`: `t{i}` for generation 0 (every
+/// database before its first re-layout), `t{i}.g{gen}` after.
+pub fn table_cf(gen: u32, i: usize) -> String {
+    if gen == 0 {
+        format!("t{i}")
+    } else {
+        format!("t{i}.g{gen}")
+    }
 }
 
-/// Every column family of a database with `m` tables.
-pub fn cf_names(m: u32) -> Vec<String> {
+/// Inverse of [`table_cf`]: `(gen, i)`, or `None` for a name that is not a table's.
+pub fn parse_table_cf(name: &str) -> Option<(u32, usize)> {
+    let rest = name.strip_prefix('t')?;
+    let (i, gen) = match rest.split_once(".g") {
+        Some((i, g)) => (i, g.parse().ok().filter(|&g| g > 0)?),
+        None => (rest, 0),
+    };
+    if i.is_empty() || !i.bytes().all(|b| b.is_ascii_digit()) || (i.len() > 1 && i.starts_with('0')) {
+        return None;
+    }
+    let parsed = (gen, i.parse().ok()?);
+    (table_cf(parsed.0, parsed.1) == name).then_some(parsed)
+}
+
+/// Every column family of a database with `m` tables of generation `gen`.
+pub fn cf_names(m: u32, gen: u32) -> Vec<String> {
     let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES, CF_META_IDX]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    v.extend((0..m as usize).map(table_cf));
+    v.extend((0..m as usize).map(|i| table_cf(gen, i)));
     v
 }
 
@@ -225,6 +249,20 @@ pub fn decode_contain_value(bytes: &[u8]) -> Option<u32> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn table_cf_names_parse_back() {
+        for (gen, i) in [(0, 0), (0, 31), (1, 0), (7, 12), (u32::MAX, 3)] {
+            assert_eq!(parse_table_cf(&table_cf(gen, i)), Some((gen, i)));
+        }
+        for bad in [
+            "t", "tx", "t01", "t1.g", "t1.g0", "t1.g01", "t-1", "meta", "docs", "t1.gx", "t1.g2.g3",
+        ] {
+            assert_eq!(parse_table_cf(bad), None, "{bad}");
+        }
+        assert_eq!(table_cf(0, 4), "t4");
+        assert_eq!(table_cf(2, 4), "t4.g2");
+    }
 
     proptest! {
         #[test]

@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests: deterministic text generation and edits.
 #![allow(dead_code)]
 
+use fpdb::{Fingerprint, PreparedDoc};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -38,4 +39,31 @@ pub fn edit(vocab: &[String], words: &[String], changes: usize, seed: u64) -> Ve
 
 pub fn text(words: &[String]) -> String {
     words.join(" ")
+}
+
+/// A prepared document with the given SimHash (and a one-element shingle set).
+pub fn fp_doc(key: String, simhash: u64) -> fpdb::Result<PreparedDoc> {
+    PreparedDoc::new(
+        key,
+        Fingerprint {
+            simhash,
+            shingles: vec![simhash as u32],
+            sketch: Vec::new(),
+        },
+        None,
+    )
+}
+
+/// Random fingerprints plus variants at every distance up to 14 of some of them.
+pub fn fingerprint_set(seed: u64, n: usize) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut fps: Vec<u64> = (0..n).map(|_| rng.gen()).collect();
+    for i in 0..n {
+        let mut f = fps[i];
+        for _ in 0..rng.gen_range(0..15) {
+            f ^= 1 << rng.gen_range(0..64);
+        }
+        fps.push(f);
+    }
+    fps
 }

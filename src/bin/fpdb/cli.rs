@@ -62,6 +62,9 @@ pub enum Cmd {
     Compact(CompactArgs),
     /// Verify every record, pointer, checksum and index entry. Exit code 4 on any fault.
     Check(DbArg),
+    /// Rebuild the SimHash tables with another number of tables (crash-safe; results unchanged,
+    /// only query cost). `--tables auto` picks the modelled best for the current size.
+    Reindex(ReindexArgs),
     /// Every pair of documents within k (and Jaccard >= t when given), each once; distribution tables
     /// on stderr (or as a final JSON line with --summary).
     Pairs(PairsArgs),
@@ -292,6 +295,16 @@ pub struct CompactArgs {
     /// Rewrite a segment when at least this share of its bytes is dead (0..=1).
     #[arg(long, default_value_t = 0.3, value_parser = unit_interval)]
     pub min_dead: f64,
+}
+
+#[derive(Args, Debug)]
+pub struct ReindexArgs {
+    /// Database directory (no other process may be writing to it).
+    pub db: PathBuf,
+    /// Number of tables m (1..=32), `k+1`, or `auto`: the lowest modelled cost per document at the
+    /// database's current size and default k (docs/performance.md, "a layout that follows N").
+    #[arg(long, default_value = "auto")]
+    pub tables: String,
 }
 
 #[derive(Args, Debug)]

@@ -13,6 +13,7 @@ mod init;
 mod insert;
 mod pairs;
 mod query;
+mod reindex;
 #[cfg(feature = "serve")]
 mod serve;
 mod stats;
@@ -43,6 +44,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Stats(a) => stats::run(&a.db, json, &mut out)?,
         Cmd::Compact(a) => compact::run(compact::Config::from(a), json, &mut out)?,
         Cmd::Check(a) => check::run(&a.db, json, &mut out)?,
+        Cmd::Reindex(a) => reindex::run(reindex::Config::from_args(a)?, json, &mut out)?,
         Cmd::Pairs(a) => pairs::run(pairs::Config::from(a), json, &mut out)?,
         Cmd::Eval(a) => eval::run(eval::Config::from_args(a)?, &mut out)?,
         Cmd::BenchQuery(a) => bench_query::run(bench_query::Config::from(a), json, &mut out)?,

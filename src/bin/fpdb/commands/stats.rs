@@ -22,7 +22,15 @@ pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             "segments       {} ({} bytes, {} live)",
             s.segments, s.segment_bytes, s.live_bytes
         )?;
-        writeln!(out, "tables         {}", s.tables)?;
+        if s.best_tables == s.tables {
+            writeln!(out, "tables         {}", s.tables)?;
+        } else {
+            writeln!(
+                out,
+                "tables         {} (the cost model prefers {} at this size: `fpdb reindex DB` re-lays out)",
+                s.tables, s.best_tables
+            )?;
+        }
         writeln!(out, "defaults       k = {}, t = {}", s.max_distance, s.min_jaccard)?;
         writeln!(out, "spec           {}", s.spec)?;
         match c {

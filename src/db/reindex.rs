@@ -1,0 +1,166 @@
+//! Re-layout: rebuild the permuted tables with another number of tables ([`Db::reindex`]), so the
+//! layout can follow the database's size (`index::layout::best_tables`).
+//!
+//! **Crash safety.** The new tables are written under the next table generation's column-family
+//! names (`store::keys::table_cf`) as sorted SST files ingested whole (`ingest_external_file`:
+//! atomic per file, durable when it returns); nothing the current generation reads changes. Then
+//! one synced `WriteBatch` switches meta `config` (the new `tables`) and meta `table_gen`. A crash
+//! before that batch leaves the old generation in force and the half-built new one is dropped by
+//! the next writable open; a crash after it leaves the new generation in force and the next
+//! writable open drops the old one. Either way every query sees exactly one complete generation.
+//!
+//! **Readers.** `reindex` holds the database's writer lock (no other writer runs), builds from the
+//! documents' stored SimHashes and does not touch doc records, segments or the other indexes.
+//! Read-only handles opened before it keep answering from the generation they opened.
+
+use std::path::Path;
+
+use rocksdb::{IngestExternalFileOptions, SstFileWriter, WriteBatch, WriteOptions};
+
+use crate::error::{Error, Result};
+use crate::failpoint;
+use crate::fingerprint::method::Method;
+use crate::index::Layout;
+use crate::store::doc_record;
+use crate::store::keys::{table_cf, table_key, CF_META, META_TABLE_GEN};
+
+use super::options::{Options, Tables};
+use super::Db;
+
+/// What [`Db::reindex`] did.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct ReindexReport {
+    /// Live documents indexed.
+    pub docs: u64,
+    /// Tables before.
+    pub tables_before: u32,
+    /// Tables after (equal to `tables_before` when nothing changed).
+    pub tables_after: u32,
+    /// Table generation now in force.
+    pub generation: u32,
+    /// Whether the tables were rebuilt.
+    pub changed: bool,
+    /// Modelled query time at the default distance before and after, in µs
+    /// (`index::layout::query_cost_ns`).
+    pub model_us_before: f64,
+    /// See `model_us_before`.
+    pub model_us_after: f64,
+}
+
+impl Db {
+    /// Rebuilds the tables of the database at `path` with `tables` tables (`Tables::Auto`: the
+    /// modelled best for its current size and default distance, `index::layout::best_tables`).
+    /// Needs the writer lock (fails with [`Error::Locked`] while another handle writes). Queries
+    /// give the same results before and after, for every k: only their cost changes.
+    /// `progress(done, total)` is called once per table written.
+    pub fn reindex(path: impl AsRef<Path>, tables: Tables, mut progress: impl FnMut(u32, u32)) -> Result<ReindexReport> {
+        let mut db = Db::open_with(
+            path,
+            Options {
+                mirror: false,
+                ..Options::default()
+            },
+        )?;
+        let rocks_path = db.inner.rocks_path.clone();
+        let inner = std::sync::Arc::get_mut(&mut db.inner)
+            .ok_or_else(|| Error::corrupt(&rocks_path, None, "a fresh handle is shared (internal error)"))?;
+        if matches!(inner.spec.method, Method::MultiLexicon(_)) {
+            return Err(Error::InvalidOption {
+                name: "tables",
+                message: "multi-lexicon lays out its own index with the table count, so it cannot be re-laid out in place; \
+                          export the documents and ingest them into a database created with the --tables you want"
+                    .into(),
+            });
+        }
+        let k = inner.config.max_distance;
+        let fps: Vec<(u64, u64)> = inner.state.get_mut().docs.iter().map(|(&id, d)| (id, d.simhash)).collect();
+        let n = fps.len() as u64;
+        let before = inner.config.tables;
+        let after = tables.resolve_for(k, n)?;
+        let new_layout = Layout::new(after).ok_or_else(|| Error::InvalidOption {
+            name: "tables",
+            message: format!("no layout with {after} tables"),
+        })?;
+        let model = |l: &Layout| crate::index::layout::query_cost_ns(l, k, n) / 1000.0;
+        let mut report = ReindexReport {
+            docs: n,
+            tables_before: before,
+            tables_after: after,
+            generation: inner.table_gen,
+            changed: after != before,
+            model_us_before: model(&inner.layout),
+            model_us_after: model(&new_layout),
+        };
+        if !report.changed {
+            return Ok(report);
+        }
+        let (old_gen, gen) = (
+            inner.table_gen,
+            inner
+                .table_gen
+                .checked_add(1)
+                .ok_or_else(|| Error::corrupt(&rocks_path, None, "the table generation is at its maximum"))?,
+        );
+        let rocks = &mut inner.rocks;
+        let cf_opts = super::open::table_cf_options();
+        for i in 0..after as usize {
+            rocks
+                .create_cf(table_cf(gen, i), &cf_opts)
+                .map_err(|e| Error::rocks("create a table column family", &rocks_path, e))?;
+        }
+        let mut keys: Vec<[u8; 16]> = Vec::with_capacity(fps.len());
+        for i in 0..after as usize {
+            keys.clear();
+            keys.extend(fps.iter().map(|&(id, fp)| table_key(&new_layout, i, fp, id)));
+            keys.sort_unstable();
+            if !keys.is_empty() {
+                let sst = rocks_path.join(format!("reindex-{gen}-{i}.sst"));
+                let mut w = SstFileWriter::create(&cf_opts);
+                w.open(&sst).map_err(|e| Error::rocks("create a table file", &rocks_path, e))?;
+                for key in &keys {
+                    w.put(key, []).map_err(|e| Error::rocks("write a table file", &rocks_path, e))?;
+                }
+                w.finish().map_err(|e| Error::rocks("finish a table file", &rocks_path, e))?;
+                let cf = rocks
+                    .cf_handle(&table_cf(gen, i))
+                    .ok_or_else(|| Error::corrupt(&rocks_path, None, "a table column family just created is missing"))?;
+                let mut io = IngestExternalFileOptions::default();
+                io.set_move_files(true);
+                rocks
+                    .ingest_external_file_cf_opts(cf, &io, vec![&sst])
+                    .map_err(|e| Error::rocks("ingest a table file", &rocks_path, e))?;
+            }
+            progress(i as u32 + 1, after);
+            failpoint!("reindex.table");
+        }
+        // The switch: config and generation in one synced batch.
+        let config = doc_record::DbConfig {
+            tables: after,
+            ..inner.config.clone()
+        };
+        let meta = rocks
+            .cf_handle(CF_META)
+            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
+        let mut b = WriteBatch::default();
+        b.put_cf(meta, b"config", doc_record::encode_config(&config)?);
+        b.put_cf(meta, META_TABLE_GEN, gen.to_le_bytes());
+        let mut wo = WriteOptions::default();
+        wo.set_sync(true);
+        rocks
+            .write_opt(b, &wo)
+            .map_err(|e| Error::rocks("switch the table generation", &rocks_path, e))?;
+        inner.config = config;
+        inner.layout = new_layout;
+        inner.table_gen = gen;
+        report.generation = gen;
+        failpoint!("reindex.switched");
+        for i in 0..before as usize {
+            inner
+                .rocks
+                .drop_cf(&table_cf(old_gen, i))
+                .map_err(|e| Error::rocks("drop an old table column family", &rocks_path, e))?;
+        }
+        Ok(report)
+    }
+}
