@@ -13,7 +13,8 @@ use crate::db::{Db, MAX_DISTANCE};
 use crate::error::{Error, Result};
 use crate::fingerprint::similarity::{jaccard, MethodScore};
 use crate::index::csr::{CsrTables, MAX_CSR_BITS};
-use crate::index::{ball_size, probe_table, Layout, TableIndex};
+use crate::fingerprint::similarity::for_each_within;
+use crate::index::{ball_size, for_each_neighbor, Layout, TableIndex};
 use crate::intmap::IntMap;
 
 /// One pair (a < b by doc id).
@@ -62,36 +63,59 @@ pub fn pairs_layout(n: usize, k: u32) -> Layout {
 
 /// All pairs of `fps` within `k` as index pairs `(i, j, distance)` with `i < j`, using `threads`.
 ///
-/// Table by table (in probe-plan order), the queries run in the table's own block-value order — the
-/// order of its CSR entries — so consecutive queries probe neighbouring offsets and buckets and the
-/// caches are reused; a pair is kept from the first table in which it qualifies (the search is the
-/// index's one `probe_table`). A panicking worker ends the call with [`Error::Panicked`], never a
-/// shorter result.
+/// A bucket join over the index's layout and probe plan: for each table of the plan and each of
+/// its buckets `v`, every entry of `v` is compared with every entry of each bucket `u` within the
+/// table's radius of `v` — the bucket `v` stays in the cache while its neighbours stream past, so
+/// the cost is one memory access per bucket pair instead of one per (document, probe) as when each
+/// document is queried on its own. The pairs are exactly those the index's search reports (the
+/// same plan, the same `for_each_within` filter): a pair is kept once, from the first table of the
+/// plan in which it qualifies (`Layout::seen_earlier`), by its smaller index. Workers take chunks
+/// of buckets from a shared counter. A panicking worker ends the call with [`Error::Panicked`],
+/// never a shorter result.
 pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Result<Vec<(u32, u32, u32)>> {
+    const CHUNK: u64 = 64;
     let index = CsrTables::new(fps.to_vec(), pairs_layout(fps.len(), k));
-    let plan = index.layout().plan(k);
+    let layout = index.layout();
+    let plan = layout.plan(k);
     let threads = threads.max(1);
-    let chunk = fps.len().div_ceil(threads).max(1);
     let mut out: Vec<(u32, u32, u32)> = Vec::new();
     for pos in 0..plan.len() {
-        let order = index.order(plan[pos].0);
+        let (t, r) = plan[pos];
+        let width = layout.blocks()[t].width;
+        let buckets = 1u64 << width;
+        let next = std::sync::atomic::AtomicU64::new(0);
         let found: Result<Vec<Vec<(u32, u32, u32)>>> = std::thread::scope(|s| {
-            let handles: Vec<_> = order
-                .chunks(chunk)
-                .map(|part| {
-                    let (index, plan) = (&index, &plan);
+            let handles: Vec<_> = (0..threads)
+                .map(|_| {
+                    let (index, plan, next) = (&index, &plan, &next);
                     s.spawn(move || -> Result<Vec<(u32, u32, u32)>> {
                         crate::failpoint::panic_point("pairs.worker");
                         let mut local = Vec::new();
                         let mut values = Vec::new();
-                        for &i in part {
-                            probe_table(index, plan, pos, index.fp(i), k, &mut values, &mut |j, _, d| {
-                                if u64::from(i) < j {
-                                    local.push((i, j as u32, d));
+                        loop {
+                            let first = next.fetch_add(CHUNK, std::sync::atomic::Ordering::Relaxed);
+                            if first >= buckets {
+                                return Ok(local);
+                            }
+                            for v in first..(first + CHUNK).min(buckets) {
+                                let (afps, aids) = index.bucket(t, v);
+                                if afps.is_empty() {
+                                    continue;
                                 }
-                            })?;
+                                values.clear();
+                                for_each_neighbor(v, width, r, &mut |u| values.push(u));
+                                for &u in &values {
+                                    let (bfps, bids) = index.bucket(t, u);
+                                    for (&x, &i) in afps.iter().zip(aids) {
+                                        for_each_within(bfps, x, k, |j, d| {
+                                            if i < bids[j] && !index.layout().seen_earlier(plan, pos, bfps[j], x) {
+                                                local.push((i, bids[j], d));
+                                            }
+                                        });
+                                    }
+                                }
+                            }
                         }
-                        Ok(local)
                     })
                 })
                 .collect();
@@ -290,6 +314,10 @@ mod tests {
     fn all_pairs_equals_brute_force() {
         let mut rng = rand::rngs::StdRng::seed_from_u64(7);
         let mut fps: Vec<u64> = (0..400).map(|_| rng.gen()).collect();
+        // Exact repeats and a dense cluster: pairs inside one bucket and across its neighbours.
+        let (f3, f5, f9) = (fps[3], fps[5], fps[9]);
+        fps.extend([f3, f3, f5]);
+        fps.extend((0..40).map(|b| f9 ^ (1u64 << b)));
         for i in 0..200 {
             let base = fps[i];
             let flips = rng.gen_range(0..12);
@@ -299,8 +327,8 @@ mod tests {
             }
             fps.push(f);
         }
-        for k in [0, 3, 8, 12] {
-            let got = all_pairs_fps(&fps, k, 2).unwrap();
+        for (k, threads) in [(0, 2), (3, 2), (8, 3), (12, 2), (12, 1), (16, 2)] {
+            let got = all_pairs_fps(&fps, k, threads).unwrap();
             let mut want = Vec::new();
             for i in 0..fps.len() {
                 for j in i + 1..fps.len() {

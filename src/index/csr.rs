@@ -59,14 +59,13 @@ impl CsrTables {
         CsrTables { layout, fps, tables }
     }
 
-    /// The fingerprint at position `i`.
-    pub(crate) fn fp(&self, i: u32) -> u64 {
-        self.fps[i as usize]
-    }
 
-    /// Table `t`'s entries in block-value order (queries in this order reuse the caches).
-    pub(crate) fn order(&self, t: usize) -> &[u32] {
-        &self.tables[t].entries
+    /// Bucket `v` of table `t`: the fingerprints and the ids of the entries whose block `t` is `v`.
+    #[inline]
+    pub(crate) fn bucket(&self, t: usize, v: u64) -> (&[u64], &[u32]) {
+        let table = &self.tables[t];
+        let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
+        (&table.fps[s..e], &table.entries[s..e])
     }
 }
 
