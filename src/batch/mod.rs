@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use crate::db::groups::components;
 use crate::db::{Db, MAX_DISTANCE};
 use crate::error::{Error, Result};
+use crate::fingerprint::similarity::for_each_within;
 use crate::fingerprint::similarity::{jaccard, MethodScore};
 use crate::index::csr::{CsrTables, MAX_CSR_BITS};
-use crate::fingerprint::similarity::for_each_within;
 use crate::index::{ball_size, for_each_neighbor, Layout, TableIndex};
 use crate::intmap::IntMap;
 

@@ -59,7 +59,6 @@ impl CsrTables {
         CsrTables { layout, fps, tables }
     }
 
-
     /// Bucket `v` of table `t`: the fingerprints and the ids of the entries whose block `t` is `v`.
     #[inline]
     pub(crate) fn bucket(&self, t: usize, v: u64) -> (&[u64], &[u32]) {

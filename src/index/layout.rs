@@ -155,9 +155,9 @@ pub fn query_cost_ns(layout: &Layout, k: u32, n: u64) -> f64 {
 }
 
 /// Per probed bucket, in ns ([`query_cost_ns`]).
-pub const COST_PROBE_NS: f64 = 140.0;
+pub const COST_PROBE_NS: f64 = 380.0;
 /// Per scanned entry, in ns ([`query_cost_ns`]).
-pub const COST_ENTRY_NS: f64 = 1.4;
+pub const COST_ENTRY_NS: f64 = 1.0;
 /// What one more table costs each inserted document, in ns of query time it is worth: the writer's
 /// extra RocksDB insert and mirror push (about 2 µs per table in the durable crawler loop).
 pub const COST_TABLE_WRITE_NS: f64 = 2000.0;
