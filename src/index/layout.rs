@@ -137,12 +137,13 @@ impl Layout {
 }
 
 /// Cost model of a query at distance `k` over `n` documents in the in-memory mirror, in
-/// nanoseconds: every probed bucket costs [`COST_PROBE_NS`] (a cache miss and the bucket's setup)
-/// and every entry scanned [`COST_ENTRY_NS`] (its fingerprint streamed from memory and compared);
-/// a bucket holds `n / 2^w` entries on average. Fitted to `examples/scale_sim.rs` on real SimHashes
-/// at 1M, 10M and 100M documents (docs/performance.md, "Issue 14: a layout that follows N"); real
-/// block values are skewed, but the entries scanned per query stayed within 3% of this uniform
-/// expectation there.
+/// nanoseconds: every probed bucket costs [`COST_PROBE_NS`] (the misses on its header and first
+/// fingerprints) and every entry scanned [`COST_ENTRY_NS`] (its fingerprint streamed from memory and
+/// compared); a bucket holds `n / 2^w` entries on average (on real SimHashes the entries scanned per
+/// query stayed within 3% of that, `examples/scale_sim.rs`). The constants are fitted to the
+/// simulation's 10M rows, where the choice between 4 and 5 tables is closest; the model then names
+/// the measured best at 1M (6, tied with 5), 10M (5) and 100M (4), with absolute errors up to 2× at
+/// 1M where much of the mirror is cached (docs/performance.md, "Issue 14, second sitting").
 pub fn query_cost_ns(layout: &Layout, k: u32, n: u64) -> f64 {
     layout
         .plan(k)
