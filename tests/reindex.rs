@@ -220,3 +220,19 @@ fn a_reindex_stopped_at_any_step_leaves_one_complete_generation() {
         assert_exact(&open(&path, true, false), &fps, &queries, "after a completed second attempt");
     }
 }
+
+#[test]
+fn a_table_file_left_by_a_stopped_reindex_is_removed_by_the_next() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let fps = fingerprint_set(13, 40);
+    filled(&path, 5, &fps);
+    let stale = path.join("rocksdb").join("reindex-1-0.sst");
+    std::fs::write(&stale, b"half a table file").unwrap();
+    // RocksDB ignores the file; the next reindex removes it and completes.
+    drop(open(&path, true, false));
+    Db::reindex(&path, Tables::Blocks(3), |_, _| {}).unwrap();
+    assert!(!stale.exists());
+    assert_exact(&open(&path, true, false), &fps, &fps[..10], "after the cleanup");
+}

@@ -102,6 +102,16 @@ impl Db {
                 .checked_add(1)
                 .ok_or_else(|| Error::corrupt(&rocks_path, None, "the table generation is at its maximum"))?,
         );
+        // Table files of a re-layout that stopped before ingesting them (RocksDB ignores them).
+        if let Ok(dir) = std::fs::read_dir(&rocks_path) {
+            for e in dir.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with("reindex-") && name.ends_with(".sst") {
+                    std::fs::remove_file(e.path()).map_err(|err| Error::io("remove a stale table file", e.path(), err))?;
+                }
+            }
+        }
         let rocks = &mut inner.rocks;
         let cf_opts = super::open::table_cf_options();
         for i in 0..after as usize {
