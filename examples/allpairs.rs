@@ -10,9 +10,8 @@
 use std::io::BufRead;
 use std::time::Instant;
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
+mod common;
+use common::arg;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -20,14 +19,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let threads: usize = arg(&args, "--threads").map_or(Ok(std::thread::available_parallelism().map_or(1, |n| n.get())), |s| s.parse())?;
     let mut fps = Vec::new();
     let what = if let Some(file) = arg(&args, "--fps") {
-        use std::io::Read;
         let n: usize = arg(&args, "--n").map_or(Ok(2_100_000), |s| s.parse())?;
-        let mut bytes = vec![0u8; 8 * n];
-        std::fs::File::open(&file)?.read_exact(&mut bytes)?;
-        fps = bytes
-            .chunks_exact(8)
-            .map(|c| c.iter().rev().fold(0u64, |x, &b| x << 8 | u64::from(b)))
-            .collect();
+        fps = common::read_fps(&file, n)?;
         format!("fingerprints of {file}")
     } else if let Some(c) = arg(&args, "--corpus") {
         let lines: Vec<String> = std::io::BufReader::new(std::fs::File::open(&c)?)

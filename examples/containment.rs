@@ -28,11 +28,8 @@ use fpdb::{ContainmentConfig, CreateOptions, Db, Dedup, IngestOptions, NewDoc, O
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-type Res<T> = Result<T, Box<dyn std::error::Error>>;
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
+mod common;
+use common::{arg, dir_bytes, load, pct, Res};
 
 fn list(args: &[String], name: &str, default: &str) -> Vec<u32> {
     arg(args, name)
@@ -40,39 +37,6 @@ fn list(args: &[String], name: &str, default: &str) -> Vec<u32> {
         .split(',')
         .filter_map(|s| s.trim().parse().ok())
         .collect()
-}
-
-fn load(path: &str, limit: usize) -> Res<Vec<(String, String)>> {
-    let mut docs = Vec::new();
-    for line in std::io::BufReader::new(std::fs::File::open(path)?).lines() {
-        if docs.len() >= limit {
-            break;
-        }
-        let v: serde_json::Value = serde_json::from_str(&line?)?;
-        if let (Some(k), Some(t)) = (v["key"].as_str(), v["text"].as_str()) {
-            docs.push((k.to_string(), t.to_string()));
-        }
-    }
-    Ok(docs)
-}
-
-fn dir_bytes(p: &std::path::Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)
 }
 
 fn fast() -> Options {

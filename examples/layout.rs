@@ -12,30 +12,8 @@ use std::time::Instant;
 
 use fpdb::{CreateOptions, Db, Dedup, Fingerprint, Options, PreparedDoc, QueryOptions, Tables};
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
-
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)
-}
-
-fn dir_bytes(p: &std::path::Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| {
-                    if e.path().is_dir() {
-                        dir_bytes(&e.path())
-                    } else {
-                        e.metadata().map_or(0, |m| m.len())
-                    }
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
+mod common;
+use common::{arg, dir_bytes, pct};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();

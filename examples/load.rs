@@ -32,6 +32,9 @@ use fpdb::{Biblio, CreateOptions, Db, Dedup, NewDoc, Options};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+mod common;
+use common::arg;
+
 const WORDS: usize = 150;
 
 fn vocab() -> Vec<String> {
@@ -61,10 +64,6 @@ fn edited(v: &[String], i: u64, seed: u64) -> String {
         w[p] = v[rng.gen_range(0..v.len())].as_str();
     }
     w.join(" ")
-}
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
 }
 
 fn json_str(s: &str) -> String {

@@ -28,25 +28,8 @@ use fpdb::FingerprintSpec;
 use fpdb::{CreateOptions, Db, IngestOptions, NewDoc};
 use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
 
-type Res<T> = Result<T, Box<dyn std::error::Error>>;
-
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
-
-fn load(path: &str, limit: usize) -> Res<Vec<(String, String)>> {
-    let mut docs = Vec::new();
-    for line in std::io::BufReader::new(std::fs::File::open(path)?).lines() {
-        if docs.len() >= limit {
-            break;
-        }
-        let v: serde_json::Value = serde_json::from_str(&line?)?;
-        if let (Some(k), Some(t)) = (v["key"].as_str(), v["text"].as_str()) {
-            docs.push((k.to_string(), t.to_string()));
-        }
-    }
-    Ok(docs)
-}
+mod common;
+use common::{arg, load, Res};
 
 /// fpdb's durable crawler loop; returns docs/s and, per doc index, the doc indices it was linked to.
 fn fpdb_loop(docs: &[(String, String)], workers: Option<usize>) -> Res<(f64, Vec<Vec<usize>>)> {

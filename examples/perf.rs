@@ -14,31 +14,8 @@ use std::time::Instant;
 use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, Dedup, NewDoc, QueryOptions};
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
-
-fn dir_bytes(p: &std::path::Path) -> u64 {
-    std::fs::read_dir(p)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| {
-                    let m = e.metadata().map(|m| (m.is_dir(), m.len())).unwrap_or((false, 0));
-                    if m.0 {
-                        dir_bytes(&e.path())
-                    } else {
-                        m.1
-                    }
-                })
-                .sum()
-        })
-        .unwrap_or(0)
-}
-
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)
-}
+mod common;
+use common::{arg, dir_bytes, pct};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -47,16 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .ok_or("usage: perf CORPUS.jsonl [--docs N] [--truth FILE] [--queries Q]")?;
     let limit: usize = arg(&args, "--docs").map_or(Ok(usize::MAX), |s| s.parse())?;
     let queries: usize = arg(&args, "--queries").map_or(Ok(2000), |s| s.parse())?;
-    let mut docs: Vec<(String, String)> = Vec::new();
-    for line in std::io::BufReader::new(std::fs::File::open(corpus)?).lines() {
-        if docs.len() >= limit {
-            break;
-        }
-        let v: serde_json::Value = serde_json::from_str(&line?)?;
-        if let (Some(k), Some(t)) = (v["key"].as_str(), v["text"].as_str()) {
-            docs.push((k.to_string(), t.to_string()));
-        }
-    }
+    let docs: Vec<(String, String)> = common::load(corpus, limit)?;
     let n = docs.len();
     let bytes: usize = docs.iter().map(|d| d.1.len()).sum();
     let cores = std::thread::available_parallelism().map_or(1, |c| c.get());

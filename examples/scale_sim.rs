@@ -23,30 +23,17 @@
 //! every query has a hit, and queries land where the documents are (size-biased, the crawler's
 //! case). Latency is the mirror probe alone (fingerprint + SimHash filter, no Jaccard).
 
-use std::io::{BufRead, Read, Write};
+use std::io::Write;
 use std::time::Instant;
 
 use fpdb::internals::{layout, Layout, MemTables};
 use fpdb::{FingerprintSpec, Fingerprinter};
 
-fn arg(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
-}
+mod common;
+use common::{arg, mix, pct};
 
 fn list(s: &str) -> Result<Vec<u64>, std::num::ParseIntError> {
     s.split(',').map(|x| x.trim().replace('_', "").parse()).collect()
-}
-
-fn splitmix64(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-fn pct(v: &mut [f64], p: f64) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v.get(((v.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(f64::NAN)
 }
 
 fn rss_bytes() -> u64 {
@@ -54,6 +41,11 @@ fn rss_bytes() -> u64 {
         .ok()
         .and_then(|s| s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()))
         .map_or(0, |pages| pages * 4096)
+}
+
+/// The texts of a corpus (its keys are not used: `--emit` writes its own).
+fn texts_of(corpus: &str) -> common::Res<Vec<String>> {
+    Ok(common::load(corpus, usize::MAX)?.into_iter().map(|(_, t)| t).collect())
 }
 
 /// Index of a space near the middle of `t` (or the middle when there is none).
@@ -67,7 +59,7 @@ fn doc_text<'a>(texts: &'a [String], i: usize, buf: &'a mut String) -> &'a str {
     if i < texts.len() {
         return &texts[i];
     }
-    let h = splitmix64(0x5ca1e ^ i as u64);
+    let h = mix(0x5ca1e ^ i as u64);
     let (a, b) = (&texts[(h as u32) as usize % texts.len()], &texts[(h >> 32) as usize % texts.len()]);
     buf.clear();
     buf.push_str(&a[..mid(a)]);
@@ -100,17 +92,6 @@ fn generate(texts: &[String], n: usize, threads: usize) -> Vec<u64> {
     fps
 }
 
-fn read_texts(corpus: &str) -> Result<Vec<String>, Box<dyn std::error::Error>> {
-    let mut texts = Vec::new();
-    for line in std::io::BufReader::new(std::fs::File::open(corpus)?).lines() {
-        let v: serde_json::Value = serde_json::from_str(&line?)?;
-        if let Some(t) = v.get("text").and_then(|t| t.as_str()) {
-            texts.push(t.to_string());
-        }
-    }
-    Ok(texts)
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = arg(&args, "--docs").map_or(Ok(1_000_000), |s| s.replace('_', "").parse())?;
@@ -124,7 +105,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(e) = arg(&args, "--emit") {
         // The same documents as JSONL on stdout (the 10M durable run: `| fpdb ingest DB -`).
         let e: usize = e.replace('_', "").parse()?;
-        let texts = read_texts(&arg(&args, "--corpus").ok_or("--emit needs --corpus")?)?;
+        let texts = texts_of(&arg(&args, "--corpus").ok_or("--emit needs --corpus")?)?;
         let mut out = std::io::BufWriter::new(std::io::stdout().lock());
         let mut buf = String::new();
         for i in 0..e {
@@ -136,29 +117,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
 
-    let fps: Vec<u64> = match cache.as_deref().and_then(|p| std::fs::File::open(p).ok()) {
-        Some(mut f) if f.metadata()?.len() >= 8 * n as u64 => {
-            let mut bytes = vec![0u8; 8 * n];
-            f.read_exact(&mut bytes)?;
-            eprintln!("read {n} fingerprints from the cache");
-            bytes
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-                .collect()
+    let cached = cache
+        .as_deref()
+        .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() >= 8 * n as u64));
+    let fps: Vec<u64> = match cached {
+        Some(p) => {
+            eprintln!("reading {n} fingerprints from the cache");
+            common::read_fps(p, n)?
         }
-        _ => {
+        None => {
             let corpus = arg(&args, "--corpus").ok_or("--corpus CORPUS.jsonl is required (or a --fps cache)")?;
-            let texts = read_texts(&corpus)?;
+            let texts = texts_of(&corpus)?;
             eprintln!("{} passages read; fingerprinting {n} documents on {threads} threads", texts.len());
             let t0 = Instant::now();
             let fps = generate(&texts, n, threads);
             eprintln!("generated in {:.1} s", t0.elapsed().as_secs_f64());
             if let Some(p) = &cache {
-                let mut w = std::io::BufWriter::new(std::fs::File::create(p)?);
-                for fp in &fps {
-                    w.write_all(&fp.to_le_bytes())?;
-                }
-                w.flush()?;
+                common::write_fps(p, &fps)?;
             }
             fps
         }
@@ -182,10 +157,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Queries: stored fingerprints with 0..=k/2 bits flipped.
         let queries: Vec<u64> = (0..nq as u64)
             .map(|i| {
-                let h = splitmix64(0xfeed ^ i);
+                let h = mix(0xfeed ^ i);
                 let mut q = part[(h % size as u64) as usize];
-                for f in 0..(splitmix64(h) % u64::from(k / 2 + 1)) {
-                    q ^= 1 << (splitmix64(h ^ f) % 64);
+                for f in 0..(mix(h) % u64::from(k / 2 + 1)) {
+                    q ^= 1 << (mix(h ^ f) % 64);
                 }
                 q
             })
