@@ -3,9 +3,9 @@
 
 mod common;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
-use common::{edit, fingerprint_set, fp_doc, passage, text, vocab};
+use common::{assert_simhash_queries_exact, edit, fingerprint_set, fp_doc, passage, text, vocab};
 use fpdb::fingerprint::fingerprint;
 use fpdb::fingerprint::similarity::hamming;
 use fpdb::fingerprint::similarity::jaccard;
@@ -68,19 +68,7 @@ fn table_query_returns_exactly_the_brute_force_set_for_every_k_and_layout() {
                 },
             )
             .unwrap();
-            for k in 0..=12u32 {
-                for &q in &queries {
-                    let opts = QueryOptions::default().with_max_distance(k);
-                    let got: BTreeSet<(u64, u32)> = db.query_simhash(q, &opts).unwrap().iter().map(|h| (h.id, h.hamming)).collect();
-                    let want: BTreeSet<(u64, u32)> = fps
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, &f)| hamming(f, q) <= k)
-                        .map(|(i, &f)| (i as u64, hamming(f, q)))
-                        .collect();
-                    assert_eq!(got, want, "m = {m}, k = {k}, mirror = {mirror}, q = {q:#x}");
-                }
-            }
+            assert_simhash_queries_exact(&db, &fps, &queries, 12, &format!("m = {m}, mirror = {mirror}"));
         }
     }
 }

@@ -4,10 +4,7 @@
 
 mod common;
 
-use std::collections::BTreeSet;
-
-use common::{edit, fingerprint_set, fp_doc, passage, text, vocab};
-use fpdb::fingerprint::similarity::hamming;
+use common::{assert_simhash_queries_exact, edit, fingerprint_set, fp_doc, passage, text, vocab};
 use fpdb::{CreateOptions, Db, Dedup, Error, Options, QueryOptions, Tables};
 
 /// Failpoints are process-wide: the tests of this file run one at a time so that one armed by the
@@ -30,21 +27,10 @@ fn open(path: &std::path::Path, mirror: bool, read_only: bool) -> Db {
     .unwrap()
 }
 
-/// Every query of `queries` at every k in 0..=16 returns exactly the fingerprints of `fps` within k.
+/// The table search against brute force at every k in 0..=16 (`common`).
 fn assert_exact(db: &Db, fps: &[u64], queries: &[u64], what: &str) {
-    for k in 0..=16u32 {
-        for &q in queries {
-            let opts = QueryOptions::default().with_max_distance(k);
-            let got: BTreeSet<(u64, u32)> = db.query_simhash(q, &opts).unwrap().iter().map(|h| (h.id, h.hamming)).collect();
-            let want: BTreeSet<(u64, u32)> = fps
-                .iter()
-                .enumerate()
-                .filter(|(_, &f)| hamming(f, q) <= k)
-                .map(|(i, &f)| (i as u64, hamming(f, q)))
-                .collect();
-            assert_eq!(got, want, "{what}: tables = {}, k = {k}, q = {q:#x}", db.config().tables);
-        }
-    }
+    let what = format!("{what}: tables = {}", db.config().tables);
+    assert_simhash_queries_exact(db, fps, queries, 16, &what);
 }
 
 fn filled(path: &std::path::Path, tables: u32, fps: &[u64]) {
@@ -213,7 +199,10 @@ fn a_reindex_stopped_at_any_step_leaves_one_complete_generation() {
             assert_eq!(c.table_entries, fps.len() as u64 * u64::from(in_force));
         }
         let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), path.join("rocksdb")).unwrap();
-        let tables: Vec<&String> = names.iter().filter(|n| n.starts_with('t')).collect();
+        let tables: Vec<&String> = names
+            .iter()
+            .filter(|n| fpdb::internals::keys::parse_table_cf(n).is_some())
+            .collect();
         assert_eq!(tables.len(), in_force as usize, "{point}: stale tables left: {tables:?}");
         // And a second attempt completes.
         assert_eq!(Db::reindex(&path, Tables::Blocks(6), |_, _| {}).unwrap().tables_after, 6);

@@ -1,7 +1,10 @@
 //! Helpers shared by the integration tests: deterministic text generation and edits.
 #![allow(dead_code)]
 
-use fpdb::{Fingerprint, PreparedDoc};
+use std::collections::BTreeSet;
+
+use fpdb::fingerprint::similarity::hamming;
+use fpdb::{Db, Fingerprint, PreparedDoc, QueryOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -66,4 +69,22 @@ pub fn fingerprint_set(seed: u64, n: usize) -> Vec<u64> {
         fps.push(f);
     }
     fps
+}
+
+/// Every query of `queries` at every k in `0..=max_k` returns exactly the documents of `fps` (doc id
+/// = position) within k, with their distances: the table search against brute force.
+pub fn assert_simhash_queries_exact(db: &Db, fps: &[u64], queries: &[u64], max_k: u32, what: &str) {
+    for k in 0..=max_k {
+        for &q in queries {
+            let opts = QueryOptions::default().with_max_distance(k);
+            let got: BTreeSet<(u64, u32)> = db.query_simhash(q, &opts).unwrap().iter().map(|h| (h.id, h.hamming)).collect();
+            let want: BTreeSet<(u64, u32)> = fps
+                .iter()
+                .enumerate()
+                .filter(|(_, &f)| hamming(f, q) <= k)
+                .map(|(i, &f)| (i as u64, hamming(f, q)))
+                .collect();
+            assert_eq!(got, want, "{what}, k = {k}, q = {q:#x}");
+        }
+    }
 }
