@@ -200,10 +200,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map(|&(t, r)| layout::ball_size(l.blocks()[t].width, r) as f64 * size as f64 / (1u64 << l.blocks()[t].width) as f64)
                 .sum();
             let t0 = Instant::now();
-            let mut tables = MemTables::new(l.clone());
-            for (id, &fp) in part.iter().enumerate() {
-                tables.insert(fp, id as u64);
-            }
+            let tables = MemTables::from_entries(l.clone(), part.iter().enumerate().map(|(id, &fp)| (fp, id as u64)));
             let build = t0.elapsed().as_secs_f64();
             let rss = rss_bytes();
             let heap = tables.heap_bytes();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use common::{assert_simhash_queries_exact, edit, fingerprint_set, fp_doc, passage, text, vocab};
 use fpdb::fingerprint::fingerprint;
@@ -69,6 +69,46 @@ fn table_query_returns_exactly_the_brute_force_set_for_every_k_and_layout() {
             )
             .unwrap();
             assert_simhash_queries_exact(&db, &fps, &queries, 12, &format!("m = {m}, mirror = {mirror}"));
+        }
+    }
+}
+
+#[test]
+fn a_live_handle_stays_exact_while_its_mirror_merges_runs() {
+    // Enough documents, committed in batches and partly deleted, that the mirror's delta is merged
+    // into new base runs several times in the live handle (and deletes hit both runs); every query
+    // must still return exactly the brute-force set of the live documents.
+    let fps = fingerprint_set(11, 7_000);
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::create(dir.path().join("db"), &CreateOptions::default().with_tables(Tables::Blocks(6))).unwrap();
+    for (b, chunk) in fps.chunks(1_000).enumerate() {
+        let batch = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, &f)| fp_doc(format!("d{}", b * 1_000 + i), f))
+            .collect();
+        for r in db.commit_batch(batch, Dedup::Off).unwrap() {
+            r.unwrap();
+        }
+        // Delete every 5th document of the previous batch (in the base run after a merge).
+        if b > 0 {
+            for i in ((b - 1) * 1_000..b * 1_000).step_by(5) {
+                assert!(db.delete(&format!("d{i}")).unwrap());
+            }
+        }
+    }
+    let deleted: BTreeSet<usize> = (0..(fps.len() / 1_000 - 1) * 1_000).step_by(5).collect();
+    for k in [0, 3, 8, 12] {
+        for &q in fps.iter().step_by(97) {
+            let opts = QueryOptions::default().with_max_distance(k);
+            let got: BTreeSet<String> = db.query_simhash(q, &opts).unwrap().into_iter().map(|h| h.key).collect();
+            let want: BTreeSet<String> = fps
+                .iter()
+                .enumerate()
+                .filter(|(i, &f)| !deleted.contains(i) && hamming(f, q) <= k)
+                .map(|(i, _)| format!("d{i}"))
+                .collect();
+            assert_eq!(got, want, "k = {k}, q = {q:#x}");
         }
     }
 }

@@ -336,6 +336,24 @@ impl Db {
                 None => st.members.remove(&g),
             };
         }
+        drop(st);
+        self.merge_mirror();
         Ok(())
+    }
+
+    /// Merges the mirror's delta into a new base run when due: built under the read lock (readers
+    /// keep querying), swapped in under the write lock. Only the writer (whose lock the caller
+    /// holds) changes the mirror, so nothing changes in between; `install` checks that anyway.
+    fn merge_mirror(&self) {
+        let run = {
+            let st = self.inner.state.read();
+            match st.tables.as_ref() {
+                Some(t) if t.merge_due() => t.merged(),
+                _ => return,
+            }
+        };
+        if let Some(t) = self.inner.state.write().tables.as_mut() {
+            t.install(run);
+        }
     }
 }

@@ -247,10 +247,7 @@ fn rule_pairs(method: &Method, fps: &[Fingerprint], rule: Rule) -> (Vec<(u32, u3
     match MethodIndex::new(method, tables) {
         None => {
             let layout = Layout::new(tables).unwrap_or_else(|| unreachable!("auto_tables gives 1..=32"));
-            let mut t = MemTables::new(layout);
-            for (i, f) in fps.iter().enumerate() {
-                t.insert(f.simhash, i as u64);
-            }
+            let t = MemTables::from_entries(layout, fps.iter().enumerate().map(|(i, f)| (f.simhash, i as u64)));
             for (i, f) in fps.iter().enumerate() {
                 let t0 = Instant::now();
                 let mut row = Vec::new();

@@ -1,41 +1,65 @@
-//! Static tables over a fixed fingerprint list, for batch all-pairs: per block a counting-sorted
-//! array of entry indices with a direct offset index (CSR), and beside it the entries' fingerprints
-//! in the same order, so a bucket is scanned as one contiguous array. Entry ids are positions in the
-//! list. Built once, never updated; 12 bytes per entry per table plus `4·2^w` per table for the
-//! offsets.
+//! Static tables over a fixed fingerprint list (CSR): per table, the entries counting-sorted by the
+//! top `b` bits of their block (`b` = the block's width when it fits, [`MAX_CSR_BITS`] at most)
+//! with a direct offset array of `2^b + 1` entries, and beside the entry indices their fingerprints
+//! in the same order, so a bucket is one contiguous array. Entry ids are positions in the list.
+//! Built once, never updated: the all-pairs tables and the in-memory mirror's base run
+//! ([`super::mem`]). 12 bytes per entry per table plus `4·2^b` per table for the offsets.
+//!
+//! When `b` is narrower than the block, one offset range holds several block values: a probe scans
+//! each range once and keeps a hit only when its own block value is one of the probed values, so
+//! the search stays exact.
 
 use super::{Layout, TableIndex};
 use crate::error::Result;
 use crate::fingerprint::similarity::for_each_within;
 
-/// Largest block width indexed with a direct offset array.
+/// Largest number of block bits indexed by the offset array (64 MiB of offsets per table).
 pub(crate) const MAX_CSR_BITS: u32 = 24;
 
+/// How far ahead of a probe's scan its bucket ranges are touched (bytes): well inside a core's L2.
+const LOOKAHEAD: usize = 64 << 10;
+/// Fingerprints touched at the start of each range: past them the hardware prefetcher follows the
+/// scan of a long range by itself.
+const TOUCH_MAX: usize = 64;
+
 /// Static multi-index over a fixed fingerprint list (id = position).
+#[derive(Clone, Debug)]
 pub(crate) struct CsrTables {
     layout: Layout,
     fps: Vec<u64>,
-    /// Per table: offsets by block value (len 2^w + 1), entry indices sorted by block value and
-    /// their fingerprints in the same order.
+    /// Per table: offsets by indexed block prefix (len 2^b + 1), entry indices sorted by that
+    /// prefix and their fingerprints in the same order.
     tables: Vec<CsrTable>,
 }
 
+#[derive(Clone, Debug)]
 struct CsrTable {
+    /// Block width minus indexed bits: a block value `v` lives in range `v >> shift`.
+    shift: u32,
     offsets: Vec<u32>,
     entries: Vec<u32>,
     fps: Vec<u64>,
 }
 
 impl CsrTables {
-    /// Builds the tables over `fps` (index = position). Every block of `layout` must be at most
-    /// [`MAX_CSR_BITS`] wide.
+    /// Builds the tables over `fps` (index = position), each block indexed by all its bits. Every
+    /// block of `layout` must be at most [`MAX_CSR_BITS`] wide; `fps` shorter than `u32::MAX`.
     pub(crate) fn new(fps: Vec<u64>, layout: Layout) -> Self {
+        Self::with_index_bits(fps, layout, MAX_CSR_BITS)
+    }
+
+    /// Builds the tables over `fps`, indexing at most `bits` (≤ [`MAX_CSR_BITS`]) leading bits of
+    /// each block. `fps` must be shorter than `u32::MAX` (positions are `u32`).
+    pub(crate) fn with_index_bits(fps: Vec<u64>, layout: Layout, bits: u32) -> Self {
+        debug_assert!(fps.len() < u32::MAX as usize);
+        let bits = bits.min(MAX_CSR_BITS);
         let tables = (0..layout.tables() as usize)
             .map(|i| {
                 let w = layout.blocks()[i].width;
-                let mut offsets = vec![0u32; (1usize << w) + 1];
+                let shift = w.saturating_sub(bits);
+                let mut offsets = vec![0u32; (1usize << (w - shift)) + 1];
                 for &fp in &fps {
-                    offsets[layout.block(i, fp) as usize + 1] += 1;
+                    offsets[(layout.block(i, fp) >> shift) as usize + 1] += 1;
                 }
                 for j in 1..offsets.len() {
                     offsets[j] += offsets[j - 1];
@@ -44,12 +68,13 @@ impl CsrTables {
                 let mut entries = vec![0u32; fps.len()];
                 let mut sorted = vec![0u64; fps.len()];
                 for (idx, &fp) in fps.iter().enumerate() {
-                    let b = layout.block(i, fp) as usize;
+                    let b = (layout.block(i, fp) >> shift) as usize;
                     entries[fill[b] as usize] = idx as u32;
                     sorted[fill[b] as usize] = fp;
                     fill[b] += 1;
                 }
                 CsrTable {
+                    shift,
                     offsets,
                     entries,
                     fps: sorted,
@@ -59,12 +84,29 @@ impl CsrTables {
         CsrTables { layout, fps, tables }
     }
 
+    /// The fingerprint list (index = entry id).
+    pub(crate) fn fps(&self) -> &[u64] {
+        &self.fps
+    }
+
     /// Bucket `v` of table `t`: the fingerprints and the ids of the entries whose block `t` is `v`.
+    /// Only for tables built by [`CsrTables::new`] (every block indexed by all its bits).
     #[inline]
     pub(crate) fn bucket(&self, t: usize, v: u64) -> (&[u64], &[u32]) {
         let table = &self.tables[t];
+        debug_assert_eq!(table.shift, 0);
         let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
         (&table.fps[s..e], &table.entries[s..e])
+    }
+
+    /// Heap bytes: the list, and per table the offsets, entry indices and fingerprints.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        let tables: usize = self
+            .tables
+            .iter()
+            .map(|t| 4 * t.offsets.len() + 4 * t.entries.len() + 8 * t.fps.len())
+            .sum();
+        (8 * self.fps.len() + tables) as u64
     }
 }
 
@@ -80,10 +122,55 @@ impl TableIndex for CsrTables {
     #[inline]
     fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
         let table = &self.tables[t];
+        if table.shift == 0 {
+            // The probe is bound by memory latency, not by the distance filter: a bucket scan alone
+            // keeps only a few cache lines in flight. So the offsets are read first (independent
+            // loads the CPU overlaps), and then, ahead of the scan by up to `LOOKAHEAD` bytes, every
+            // cache line of the next ranges is touched (8 fingerprints a line; two instructions
+            // each, so many misses overlap), and the scan reads from cache.
+            let mut ranges: Vec<(usize, usize)> = Vec::with_capacity(values.len());
+            for &v in values.iter() {
+                let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
+                if s < e {
+                    ranges.push((s, e));
+                }
+            }
+            let mut touched = 0u64;
+            let (mut ahead, mut ahead_bytes) = (0usize, 0usize);
+            for (i, &(s, e)) in ranges.iter().enumerate() {
+                while ahead < ranges.len() && (ahead <= i || ahead_bytes < LOOKAHEAD) {
+                    let (ts, te) = ranges[ahead];
+                    let te = te.min(ts + TOUCH_MAX);
+                    for fp in table.fps[ts..te].iter().step_by(8) {
+                        touched ^= fp;
+                    }
+                    ahead_bytes += 8 * (te - ts);
+                    ahead += 1;
+                }
+                let (fps, ids) = (&table.fps[s..e], &table.entries[s..e]);
+                for_each_within(fps, q, k, |i, d| f(fps[i], u64::from(ids[i]), d));
+                ahead_bytes -= 8 * (e - s).min(TOUCH_MAX);
+            }
+            std::hint::black_box(touched);
+            return Ok(());
+        }
+        // Several block values share a range: scan each range once (values sorted, so equal
+        // prefixes are adjacent) and keep a hit only when its block value was probed.
+        values.sort_unstable();
+        let mut last = None;
         for &v in values.iter() {
-            let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
+            let p = (v >> table.shift) as usize;
+            if last == Some(p) {
+                continue;
+            }
+            last = Some(p);
+            let (s, e) = (table.offsets[p] as usize, table.offsets[p + 1] as usize);
             let (fps, ids) = (&table.fps[s..e], &table.entries[s..e]);
-            for_each_within(fps, q, k, |i, d| f(fps[i], u64::from(ids[i]), d));
+            for_each_within(fps, q, k, |i, d| {
+                if values.binary_search(&self.layout.block(t, fps[i])).is_ok() {
+                    f(fps[i], u64::from(ids[i]), d);
+                }
+            });
         }
         Ok(())
     }

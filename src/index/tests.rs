@@ -52,12 +52,20 @@ fn assert_exact<T: TableIndex>(index: &T, fps: &[u64], max_k: u32, what: &str) {
     }
 }
 
-fn mem(layout: &Layout, fps: &[u64]) -> MemTables {
-    let mut t = MemTables::new(layout.clone());
+/// The mirror holding `fps[i]` with id `i`, in each of its shapes: every entry in the delta, every
+/// entry in one base run, and a base run of the first half with the rest in the delta.
+fn mems(layout: &Layout, fps: &[u64]) -> [(MemTables, &'static str); 3] {
+    let mut delta = MemTables::new(layout.clone());
     for (i, &fp) in fps.iter().enumerate() {
-        t.insert(fp, i as u64);
+        delta.insert(fp, i as u64);
     }
-    t
+    let base = MemTables::from_entries(layout.clone(), fps.iter().enumerate().map(|(i, &fp)| (fp, i as u64)));
+    let half = fps.len() / 2;
+    let mut mixed = MemTables::from_entries(layout.clone(), fps[..half].iter().enumerate().map(|(i, &fp)| (fp, i as u64)));
+    for (i, &fp) in fps.iter().enumerate().skip(half) {
+        mixed.insert(fp, i as u64);
+    }
+    [(delta, "mirror delta"), (base, "mirror base"), (mixed, "mirror base + delta")]
 }
 
 fn rocks(dir: &std::path::Path, layout: &Layout, fps: &[u64]) -> DB {
@@ -80,7 +88,10 @@ fn the_mirror_is_exact_for_every_layout_and_k() {
     let fps = data(1, 300);
     for m in 1..=16 {
         let layout = Layout::new(m).unwrap();
-        assert_exact(&mem(&layout, &fps), &fps, 12, "mirror");
+        for (t, what) in mems(&layout, &fps) {
+            assert_eq!(t.len(), fps.len(), "{what}");
+            assert_exact(&t, &fps, 12, what);
+        }
     }
 }
 
@@ -107,24 +118,80 @@ fn the_csr_tables_are_exact_for_every_layout_and_k() {
     let fps = data(3, 300);
     for m in 3..=16 {
         let layout = Layout::new(m).unwrap();
-        assert_exact(&CsrTables::new(fps.clone(), layout), &fps, 12, "csr");
+        assert_exact(&CsrTables::new(fps.clone(), layout.clone()), &fps, 12, "csr");
+        assert_exact(&CsrTables::with_index_bits(fps.clone(), layout, 4), &fps, 12, "csr, 4 indexed bits");
     }
 }
 
 #[test]
 fn removing_from_the_mirror_keeps_it_exact() {
-    let mut fps = data(4, 200);
+    let fps0 = data(4, 200);
     let layout = Layout::new(5).unwrap();
-    let mut t = mem(&layout, &fps);
-    // Remove every third entry; mark it unreachable by moving it far away in the reference.
-    let mut rng = rand::rngs::StdRng::seed_from_u64(9);
-    for i in (0..fps.len()).step_by(3) {
-        t.remove(fps[i], i as u64);
-        fps[i] = rng.gen();
-        t.insert(fps[i], i as u64);
+    for (mut t, what) in mems(&layout, &fps0) {
+        let mut fps = fps0.clone();
+        // Replace every third entry by a random one (removed from the base or the delta, re-added
+        // to the delta); removing an absent entry changes nothing.
+        let mut rng = rand::rngs::StdRng::seed_from_u64(9);
+        for i in (0..fps.len()).step_by(3) {
+            t.remove(fps[i], i as u64);
+            t.remove(fps[i], i as u64);
+            t.remove(fps[i] ^ 1, i as u64);
+            fps[i] = rng.gen();
+            t.insert(fps[i], i as u64);
+        }
+        assert_eq!(t.len(), fps.len(), "{what}");
+        assert_exact(&t, &fps, 12, what);
+        // Merged into one run: the same entries, dead ones gone.
+        let run = t.merged();
+        assert!(t.install(run), "{what}: nothing changed, so the run is installed");
+        assert_eq!(t.len(), fps.len(), "{what} merged");
+        assert_exact(&t, &fps, 12, "merged");
     }
+}
+
+#[test]
+fn a_merge_built_before_a_change_is_not_installed() {
+    let fps = data(5, 100);
+    let layout = Layout::new(6).unwrap();
+    let mut t = MemTables::new(layout);
+    for (i, &fp) in fps.iter().enumerate() {
+        t.insert(fp, i as u64);
+    }
+    let run = t.merged();
+    t.remove(fps[0], 0);
+    assert!(!t.install(run), "the run lacks the removal");
+    assert_eq!(t.len(), fps.len() - 1);
+    let run = t.merged();
+    assert!(t.install(run));
+    let mut got = 0;
+    t.probe(fps[0], 0, |id, _, _| got += u64::from(id == 0));
+    assert_eq!(got, 0, "the removed entry stays removed after the merge");
+}
+
+#[test]
+fn the_mirror_merges_its_delta_when_due_and_stays_exact() {
+    let fps = data(6, 12_000);
+    let layout = Layout::new(7).unwrap();
+    let mut t = MemTables::new(layout);
+    let mut merges = 0;
+    for (i, &fp) in fps.iter().enumerate() {
+        t.insert(fp, i as u64);
+        if t.merge_due() {
+            merges += 1;
+            let run = t.merged();
+            assert!(t.install(run));
+            assert!(!t.merge_due());
+        }
+    }
+    assert!(merges >= 2, "{merges} merges over {} inserts", fps.len());
     assert_eq!(t.len(), fps.len());
-    assert_exact(&t, &fps, 12, "mirror after removals");
+    for &q in fps.iter().step_by(97) {
+        let mut got = Vec::new();
+        t.probe(q, 10, |id, _, _| got.push(id));
+        got.sort_unstable();
+        let want: Vec<u64> = (0..fps.len() as u64).filter(|&i| hamming(fps[i as usize], q) <= 10).collect();
+        assert_eq!(got, want);
+    }
 }
 
 proptest! {
@@ -133,17 +200,22 @@ proptest! {
         let fps = data(seed, 60);
         let layout = Layout::new(m).unwrap();
         let brute = |q: u64| -> Vec<u64> { (0..fps.len() as u64).filter(|&i| hamming(fps[i as usize], q) <= k).collect() };
-        let m_t = mem(&layout, &fps);
+        let [(d_t, _), (b_t, _), (x_t, _)] = mems(&layout, &fps);
         let c_t = CsrTables::new(fps.clone(), layout.clone());
-        for &q in &fps[..10] {
+        // Few indexed bits: several block values per offset range.
+        let p_t = CsrTables::with_index_bits(fps.clone(), layout.clone(), 3);
+        fn ids<T: TableIndex>(index: &T, q: u64, k: u32) -> Vec<u64> {
             let mut a = Vec::new();
-            probe(&m_t, q, k, &mut |id, _, _| a.push(id)).unwrap();
-            let mut b = Vec::new();
-            probe(&c_t, q, k, &mut |id, _, _| b.push(id)).unwrap();
+            probe(index, q, k, &mut |id, _, _| a.push(id)).unwrap();
             a.sort_unstable();
-            b.sort_unstable();
-            prop_assert_eq!(&a, &brute(q));
-            prop_assert_eq!(&b, &brute(q));
+            a
+        }
+        for &q in &fps[..10] {
+            prop_assert_eq!(ids(&d_t, q, k), brute(q));
+            prop_assert_eq!(ids(&b_t, q, k), brute(q));
+            prop_assert_eq!(ids(&x_t, q, k), brute(q));
+            prop_assert_eq!(ids(&c_t, q, k), brute(q));
+            prop_assert_eq!(ids(&p_t, q, k), brute(q));
         }
     }
 }
