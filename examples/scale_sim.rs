@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run --release --example scale_sim -- --corpus data/scale/scale-1m.jsonl \
 //!     --docs 100000000 --at 1000000,10000000,100000000 --m 3,4,5,6 --k 12 --queries 1000 \
-//!     [--fps data/scale/sim-fps.bin] [--threads 2]
+//!     [--fps data/scale/sim-fps.bin] [--threads 2] [--delta 0.11]
 //! cargo run --release --example scale_sim -- --corpus data/scale/scale-1m.jsonl --emit 10000000 \
 //!     | fpdb ingest DB -        # the same documents as JSONL: the 10M durable run
 //! ```
@@ -18,6 +18,11 @@
 //! the default spec. The result is real text whose SimHash follows the corpus's distribution
 //! (shared halves keep its clusters) while being a new point (a splice is ~20 bits from either
 //! parent). `--fps FILE` caches the generated fingerprints (little-endian u64) for reruns.
+//!
+//! **The mirror's shape.** The mirror is built as one sealed base run (what a database holds after
+//! it is opened, or right after a merge); `--delta 0.11` inserts that share of the documents into
+//! its mutable delta instead (about the most a live handle holds between two merges, 1/9), to
+//! measure what the delta costs a probe.
 //!
 //! **Queries** are stored fingerprints with 0..=k/2 random bits flipped (as `examples/layout.rs`):
 //! every query has a hit, and queries land where the documents are (size-biased, the crawler's
@@ -98,6 +103,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let at: Vec<u64> = list(&arg(&args, "--at").unwrap_or_else(|| n.to_string()))?;
     let ms: Vec<u64> = list(&arg(&args, "--m").unwrap_or("3,4,5,6".into()))?;
     let k: u32 = arg(&args, "--k").map_or(Ok(12), |s| s.parse())?;
+    // Share of the documents (0..=1) inserted into the mirror's mutable delta after its base run
+    // is built from the rest: what a live handle between two merges probes.
+    let delta: f64 = arg(&args, "--delta").map_or(Ok(0.0), |s| s.parse())?;
     let nq: usize = arg(&args, "--queries").map_or(Ok(1000), |s| s.parse())?;
     let threads: usize =
         arg(&args, "--threads").map_or_else(|| Ok(std::thread::available_parallelism().map_or(2, |p| p.get())), |s| s.parse())?;
@@ -200,7 +208,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map(|&(t, r)| layout::ball_size(l.blocks()[t].width, r) as f64 * size as f64 / (1u64 << l.blocks()[t].width) as f64)
                 .sum();
             let t0 = Instant::now();
-            let tables = MemTables::from_entries(l.clone(), part.iter().enumerate().map(|(id, &fp)| (fp, id as u64)));
+            let cut = part.len() - (part.len() as f64 * delta.clamp(0.0, 1.0)) as usize;
+            let mut tables = MemTables::from_entries(l.clone(), part[..cut].iter().enumerate().map(|(id, &fp)| (fp, id as u64)));
+            for (id, &fp) in part.iter().enumerate().skip(cut) {
+                tables.insert(fp, id as u64);
+            }
             let build = t0.elapsed().as_secs_f64();
             let rss = rss_bytes();
             let heap = tables.heap_bytes();
