@@ -330,10 +330,12 @@ impl MemTables {
         self.len() == 0
     }
 
-    /// True when the delta has outgrown its share and a merge is due.
+    /// True when a merge is due: the delta has outgrown its share of the base, or removals have
+    /// left that share of the base dead (its entries still cost scans and memory).
     pub fn merge_due(&self) -> bool {
-        let base = self.base.as_ref().map_or(0, |b| b.ids.len());
-        self.delta.len > MERGE_MIN && self.delta.len * MERGE_RATIO > base
+        let (base, dead) = self.base.as_ref().map_or((0, 0), |b| (b.ids.len(), b.dead.len()));
+        let outgrown = |n: usize| n > MERGE_MIN && n * MERGE_RATIO > base;
+        outgrown(self.delta.len) || outgrown(dead)
     }
 
     /// A new base run over every live entry (read-only; the caller swaps it in with

@@ -169,6 +169,38 @@ fn a_merge_built_before_a_change_is_not_installed() {
 }
 
 #[test]
+fn removals_alone_make_a_merge_due() {
+    let fps = data(7, 20_000);
+    let layout = Layout::new(5).unwrap();
+    let mut t = MemTables::from_entries(layout, fps.iter().enumerate().map(|(i, &fp)| (fp, i as u64)));
+    let mut removed = 0;
+    while !t.merge_due() {
+        t.remove(fps[removed], removed as u64);
+        removed += 1;
+        assert!(removed < fps.len() / 4, "{removed} removals and no merge due");
+    }
+    assert!(removed > fps.len() / 10, "due after only {removed} removals");
+    let run = t.merged();
+    assert!(t.install(run));
+    assert_eq!(t.len(), fps.len() - removed);
+    assert!(!t.merge_due());
+    assert_exact_live(&t, &fps, removed);
+}
+
+/// `t` holds `fps[i]` with id `i` for every `i >= removed`: brute force at k = 6.
+fn assert_exact_live(t: &MemTables, fps: &[u64], removed: usize) {
+    for &q in fps.iter().step_by(101) {
+        let mut got = Vec::new();
+        t.probe(q, 6, |id, _, _| got.push(id));
+        got.sort_unstable();
+        let want: Vec<u64> = (removed as u64..fps.len() as u64)
+            .filter(|&i| hamming(fps[i as usize], q) <= 6)
+            .collect();
+        assert_eq!(got, want);
+    }
+}
+
+#[test]
 fn the_mirror_merges_its_delta_when_due_and_stays_exact() {
     let fps = data(6, 12_000);
     let layout = Layout::new(7).unwrap();
