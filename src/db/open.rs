@@ -237,8 +237,8 @@ impl Db {
             .cf_handle(CF_DOCS)
             .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing docs column family"))?;
         let mut docs: IntMap<u64, DocMeta> = IntMap::default();
-        // The mirror's entries, built into one base run after the scan.
-        let mut entries: Option<Vec<(u64, u64)>> = opts.mirror.then(Vec::new);
+        // The mirror's fingerprints and doc ids, built into one base run after the scan.
+        let mut entries: Option<(Vec<u64>, Vec<u64>)> = opts.mirror.then(Default::default);
         let mut seg_usage: IntMap<u32, (u64, u64)> = committed.iter().map(|(&id, &len)| (id, (len, 0))).collect();
         let mut groups: IntMap<u64, Vec<u64>> = IntMap::default();
         for item in rocks.iterator_cf(docs_cf, IteratorMode::Start) {
@@ -254,8 +254,9 @@ impl Db {
                 recovery.damaged_ids.push(id);
                 continue;
             };
-            if let Some(e) = entries.as_mut() {
-                e.push((r.simhash, id));
+            if let Some((fps, ids)) = entries.as_mut() {
+                fps.push(r.simhash);
+                ids.push(id);
             }
             if let Some(u) = seg_usage.get_mut(&r.segment) {
                 u.1 += r.loc().record_len();
@@ -272,7 +273,7 @@ impl Db {
                 },
             );
         }
-        let tables = entries.map(|e| MemTables::from_entries(layout.clone(), e));
+        let tables = entries.map(|(fps, ids)| MemTables::from_parts(layout.clone(), fps, ids));
         // method: the method index and its state (sketches, bucket mirror).
         let mindex = MethodIndex::new(&spec.method, config.tables);
         if mindex.is_none() && !spec.method.uses_simhash_tables() {

@@ -294,6 +294,13 @@ impl MemTables {
     /// Tables holding `entries` (`(fp, doc_id)`), built as one base run.
     pub fn from_entries(layout: Layout, entries: impl IntoIterator<Item = (u64, u64)>) -> Self {
         let (fps, ids): (Vec<u64>, Vec<u64>) = entries.into_iter().unzip();
+        Self::from_parts(layout, fps, ids)
+    }
+
+    /// Tables holding `(fps[i], ids[i])` for every `i` (equal lengths), built as one base run that
+    /// keeps `fps` and `ids` as its lists.
+    pub fn from_parts(layout: Layout, fps: Vec<u64>, ids: Vec<u64>) -> Self {
+        debug_assert_eq!(fps.len(), ids.len());
         let (base, delta) = build(&layout, fps, ids);
         MemTables { layout, base, delta }
     }
