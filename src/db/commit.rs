@@ -11,6 +11,7 @@ use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::biblio::Biblio;
 use crate::fingerprint::Fingerprint;
+use crate::index::mem::{MemTables, MergeJob};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{decode_meta_idx_key, CF_META_IDX};
@@ -337,23 +338,51 @@ impl Db {
             };
         }
         drop(st);
-        self.merge_mirror();
+        self.merge_mirror(w);
         Ok(())
     }
 
-    /// Merges the mirror's delta into a new base run when due: built under the read lock (readers
-    /// keep querying), swapped in under the write lock. Only the writer (whose lock the caller
-    /// holds) changes the mirror, so nothing changes in between; `install` checks that anyway.
-    fn merge_mirror(&self) {
-        let run = {
-            let st = self.inner.state.read();
-            match st.tables.as_ref() {
-                Some(t) if t.merge_due() => t.merged(),
-                _ => return,
+    /// The mirror's merges (`MemTables::start_merge`): one at a time, built on a thread of its own
+    /// so that neither the writer nor the readers wait for it. Installs a finished one (under the
+    /// write lock: a pointer swap and the dead set), then starts the next when due. A merge thread
+    /// that failed gives its entries back to the delta; one that cannot be started runs here.
+    fn merge_mirror(&self, w: &mut Writer) {
+        if w.merge.as_ref().is_some_and(|h| h.is_finished()) {
+            if let Some(h) = w.merge.take() {
+                let done = h.join();
+                let mut st = self.inner.state.write();
+                if let Some(t) = st.tables.as_mut() {
+                    match done {
+                        Ok(Some(run)) => {
+                            t.finish_merge(run);
+                        }
+                        Ok(None) | Err(_) => t.abandon_merge(),
+                    }
+                }
             }
+        }
+        if w.merge.is_some() || !self.inner.state.read().tables.as_ref().is_some_and(MemTables::merge_due) {
+            return;
+        }
+        let Some(job) = self.inner.state.write().tables.as_mut().and_then(MemTables::start_merge) else {
+            return;
         };
-        if let Some(t) = self.inner.state.write().tables.as_mut() {
-            t.install(run);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let spawned = std::thread::Builder::new().name("fpdb-mirror-merge".into()).spawn(move || {
+            let job = rx.recv().ok()?;
+            Some(MergeJob::run(job))
+        });
+        match spawned {
+            Ok(h) => {
+                let _ = tx.send(job);
+                w.merge = Some(h);
+            }
+            Err(_) => {
+                let run = job.run();
+                if let Some(t) = self.inner.state.write().tables.as_mut() {
+                    t.finish_merge(run);
+                }
+            }
         }
     }
 }

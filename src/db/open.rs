@@ -338,6 +338,7 @@ impl Db {
             members: groups,
             poisoned: None,
             in_progress: None,
+            merge: None,
         };
         Ok(Db {
             inner: Arc::new(Inner {

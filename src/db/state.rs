@@ -64,6 +64,8 @@ pub(super) struct Writer {
     /// next taken means the mutation stopped part-way (a panic unwound through it): the handle is
     /// poisoned. parking_lot mutexes do not poison, so this flag does.
     pub(super) in_progress: Option<&'static str>,
+    /// The mirror's merge running on its own thread, if any ([`Db::merge_mirror`]).
+    pub(super) merge: Option<std::thread::JoinHandle<Option<crate::index::mem::MergedRun>>>,
 }
 
 impl Db {

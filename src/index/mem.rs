@@ -8,6 +8,7 @@ use super::{Layout, TableIndex};
 use crate::error::Result;
 use crate::fingerprint::similarity::for_each_within;
 use crate::intmap::IntMap;
+use std::sync::Arc;
 
 /// One bucket of the mirror: the entries whose block value is the bucket's, fingerprints and ids in
 /// separate arrays so that a scan reads 8 bytes per entry.
@@ -83,6 +84,14 @@ impl Buckets {
             b.fps.push(fp);
             b.ids.push(id);
         }
+    }
+
+    /// True when the entry `(fp, id)` is here.
+    fn contains(&self, fp: u64, id: u64) -> bool {
+        let v = self.layout.block(0, fp);
+        self.tables[0]
+            .get(v)
+            .is_some_and(|b| b.ids.iter().zip(&b.fps).any(|(&d, &f)| d == id && f == fp))
     }
 
     /// Removes an entry; false when absent.
@@ -167,25 +176,17 @@ impl TableIndex for Buckets {
     }
 }
 
-/// The sealed run of the mirror: CSR tables over a fixed entry list, the entries' doc ids by
-/// position, and the ids removed since it was built.
-#[derive(Clone, Debug)]
+/// The sealed run of the mirror: CSR tables over a fixed entry list and the entries' doc ids by
+/// position. Immutable: shared with a merge that reads it.
+#[derive(Debug)]
 struct Base {
     csr: CsrTables,
     ids: Vec<u64>,
-    dead: IntMap<u64, ()>,
 }
 
 impl Base {
-    fn len(&self) -> usize {
-        self.ids.len() - self.dead.len()
-    }
-
-    /// True when the live entry `(fp, id)` is in the run.
+    /// True when the entry `(fp, id)` is in the run.
     fn contains(&self, fp: u64, id: u64) -> bool {
-        if self.dead.contains_key(&id) {
-            return false;
-        }
         let layout = self.csr.layout();
         let mut values = [layout.block(0, fp)];
         let mut found = false;
@@ -194,35 +195,6 @@ impl Base {
             .csr
             .buckets_within(0, &mut values, fp, 0, &mut |_, pos, _| found |= self.ids[pos as usize] == id);
         found
-    }
-}
-
-impl TableIndex for Base {
-    fn layout(&self) -> &Layout {
-        self.csr.layout()
-    }
-
-    fn len(&self) -> u64 {
-        self.len() as u64
-    }
-
-    #[inline]
-    fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
-        self.csr.buckets_within(t, values, q, k, &mut |fp, pos, d| {
-            let id = self.ids[pos as usize];
-            if self.dead.is_empty() || !self.dead.contains_key(&id) {
-                f(fp, id, d);
-            }
-        })
-    }
-
-    fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()> {
-        for (&fp, &id) in self.csr.fps().iter().zip(&self.ids) {
-            if self.dead.is_empty() || !self.dead.contains_key(&id) {
-                f(fp, id);
-            }
-        }
-        Ok(())
     }
 }
 
@@ -238,8 +210,8 @@ fn index_bits(n: usize) -> u32 {
     (usize::BITS - n.leading_zeros() + 1).clamp(10, MAX_CSR_BITS)
 }
 
-/// A base run over the entries and an empty delta; no base when there are no entries, and
-/// everything in the delta (which has no such limit) when there are too many for `u32` positions.
+/// A base run over the entries, and the entries left for a delta: none, unless there are too many
+/// for `u32` positions (the delta has no such limit).
 fn build(layout: &Layout, fps: Vec<u64>, ids: Vec<u64>) -> (Option<Base>, Buckets) {
     let mut delta = Buckets::new(layout.clone());
     if fps.is_empty() {
@@ -255,30 +227,80 @@ fn build(layout: &Layout, fps: Vec<u64>, ids: Vec<u64>) -> (Option<Base>, Bucket
     let base = Base {
         csr: CsrTables::with_index_bits(fps, layout.clone(), bits),
         ids,
-        dead: IntMap::default(),
     };
     (Some(base), delta)
 }
 
-/// The in-memory mirror of the tables: a sealed base run (CSR: a bucket is one offset lookup and
-/// one contiguous array) and a small mutable delta that inserts go to. Removals delete from the
-/// delta or mark the base entry dead. When the delta outgrows `1/MERGE_RATIO` of the base, the
-/// owner builds a new base off to the side ([`MemTables::merged`], a read-only pass) and swaps it in
-/// ([`MemTables::install`]), so readers are not held while it is built.
-#[derive(Clone, Debug)]
+/// The in-memory mirror of the tables: a sealed base run (CSR: a bucket is one offset lookup and one
+/// contiguous array) and a small mutable delta that inserts go to; while a merge runs, also the
+/// frozen delta it is merging. Removals delete from the mutable delta, or mark an entry of the base
+/// or the frozen delta dead (a set consulted only for hits).
+///
+/// **Merging without stopping anyone.** When the delta (or the dead share) outgrows
+/// `1/MERGE_RATIO` of the base, [`MemTables::start_merge`] freezes the delta (O(1)) and hands a
+/// [`MergeJob`] — shared references to the base and the frozen delta, and the dead ids so far — to
+/// whoever runs it, off every lock ([`MergeJob::run`]). Inserts and removals go on meanwhile;
+/// [`MemTables::finish_merge`] installs the new base, drops the frozen delta and keeps dead exactly
+/// the ids removed after the job started. A job for tables that have since been replaced is refused.
+#[derive(Debug)]
 pub struct MemTables {
     layout: Layout,
-    base: Option<Base>,
+    base: Option<Arc<Base>>,
+    frozen: Option<Arc<Buckets>>,
     delta: Buckets,
+    /// Entries `(id, fp)` removed from the base or the frozen delta and still physically there.
+    dead: IntMap<(u64, u64), ()>,
+    /// The same entries in removal order: a merge job excludes a prefix of it.
+    dead_log: Vec<(u64, u64)>,
 }
 
-/// A base run built by [`MemTables::merged`], for [`MemTables::install`].
+/// A merge to run off every lock: build with [`MergeJob::run`], install with
+/// [`MemTables::finish_merge`].
+#[derive(Debug)]
+pub struct MergeJob {
+    layout: Layout,
+    base: Option<Arc<Base>>,
+    frozen: Arc<Buckets>,
+    dead: IntMap<(u64, u64), ()>,
+    cut: usize,
+}
+
+/// A base run built by [`MergeJob::run`].
 #[derive(Debug)]
 pub struct MergedRun {
     base: Option<Base>,
-    delta: Buckets,
-    /// The delta length and dead count it was built from: install checks they did not change.
-    from: (usize, usize),
+    rest: Buckets,
+    frozen: Arc<Buckets>,
+    cut: usize,
+}
+
+impl MergeJob {
+    /// Builds the next base run: every entry of the base and the frozen delta not dead when the job
+    /// started. Reads only what the job holds; runs on any thread.
+    pub fn run(self) -> MergedRun {
+        let n = self.base.as_ref().map_or(0, |b| b.ids.len()) + self.frozen.len;
+        let (mut fps, mut ids) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut push = |fp, id| {
+            if !self.dead.contains_key(&(id, fp)) {
+                fps.push(fp);
+                ids.push(id);
+            }
+        };
+        if let Some(b) = &self.base {
+            for (&fp, &id) in b.csr.fps().iter().zip(&b.ids) {
+                push(fp, id);
+            }
+        }
+        // In-memory runs cannot fail.
+        let _ = self.frozen.scan(&mut push);
+        let (base, rest) = build(&self.layout, fps, ids);
+        MergedRun {
+            base,
+            rest,
+            frozen: self.frozen,
+            cut: self.cut,
+        }
+    }
 }
 
 impl MemTables {
@@ -288,6 +310,9 @@ impl MemTables {
             delta: Buckets::new(layout.clone()),
             layout,
             base: None,
+            frozen: None,
+            dead: IntMap::default(),
+            dead_log: Vec::new(),
         }
     }
 
@@ -302,7 +327,11 @@ impl MemTables {
     pub fn from_parts(layout: Layout, fps: Vec<u64>, ids: Vec<u64>) -> Self {
         debug_assert_eq!(fps.len(), ids.len());
         let (base, delta) = build(&layout, fps, ids);
-        MemTables { layout, base, delta }
+        MemTables {
+            base: base.map(Arc::new),
+            delta,
+            ..Self::new(layout)
+        }
     }
 
     /// The layout.
@@ -317,19 +346,20 @@ impl MemTables {
 
     /// Removes a document (no-op when absent).
     pub fn remove(&mut self, fp: u64, id: u64) {
-        if self.delta.remove(fp, id) {
+        if self.delta.remove(fp, id) || !self.live(fp, id) {
             return;
         }
-        if let Some(b) = self.base.as_mut() {
-            if b.contains(fp, id) {
-                b.dead.insert(id, ());
-            }
+        let in_frozen = self.frozen.as_ref().is_some_and(|f| f.contains(fp, id));
+        if in_frozen || self.base.as_ref().is_some_and(|b| b.contains(fp, id)) {
+            self.dead.insert((id, fp), ());
+            self.dead_log.push((id, fp));
         }
     }
 
     /// Number of entries (documents).
     pub fn len(&self) -> usize {
-        self.delta.len + self.base.as_ref().map_or(0, Base::len)
+        let sealed = self.base.as_ref().map_or(0, |b| b.ids.len()) + self.frozen.as_ref().map_or(0, |f| f.len);
+        sealed + self.delta.len - self.dead.len()
     }
 
     /// True when empty.
@@ -337,69 +367,84 @@ impl MemTables {
         self.len() == 0
     }
 
-    /// True when a merge is due: the delta has outgrown its share of the base, or removals have
-    /// left that share of the base dead (its entries still cost scans and memory).
+    /// True when a merge is due and none is running: the delta has outgrown its share of the base,
+    /// or removals have left that share of the base dead (its entries still cost scans and memory).
     pub fn merge_due(&self) -> bool {
-        let (base, dead) = self.base.as_ref().map_or((0, 0), |b| (b.ids.len(), b.dead.len()));
+        let base = self.base.as_ref().map_or(0, |b| b.ids.len());
         let outgrown = |n: usize| n > MERGE_MIN && n * MERGE_RATIO > base;
-        outgrown(self.delta.len) || outgrown(dead)
+        self.frozen.is_none() && (outgrown(self.delta.len) || outgrown(self.dead.len()))
     }
 
-    /// A new base run over every live entry (read-only; the caller swaps it in with
-    /// [`MemTables::install`]).
-    pub fn merged(&self) -> MergedRun {
-        let n = self.len();
-        let (mut fps, mut ids) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let mut push = |fp, id| {
-            fps.push(fp);
-            ids.push(id);
-        };
-        // In-memory runs cannot fail.
-        if let Some(b) = &self.base {
-            let _ = b.scan(&mut push);
+    /// Starts a merge when one is due: freezes the delta and returns the job to run.
+    pub fn start_merge(&mut self) -> Option<MergeJob> {
+        if !self.merge_due() {
+            return None;
         }
-        let _ = self.delta.scan(&mut push);
-        let (base, delta) = build(&self.layout, fps, ids);
-        MergedRun {
-            base,
-            delta,
-            from: self.version(),
+        self.start_merge_now()
+    }
+
+    /// Starts a merge whether due or not; `None` while one is running.
+    pub fn start_merge_now(&mut self) -> Option<MergeJob> {
+        if self.frozen.is_some() {
+            return None;
         }
+        let frozen = Arc::new(std::mem::replace(&mut self.delta, Buckets::new(self.layout.clone())));
+        self.frozen = Some(frozen.clone());
+        Some(MergeJob {
+            layout: self.layout.clone(),
+            base: self.base.clone(),
+            frozen,
+            dead: self.dead.clone(),
+            cut: self.dead_log.len(),
+        })
     }
 
-    /// What a merge is built from: the delta's length and the base's dead count (only the writer
-    /// changes either, and every change changes one of them).
-    fn version(&self) -> (usize, usize) {
-        (self.delta.len, self.base.as_ref().map_or(0, |b| b.dead.len()))
-    }
-
-    /// Replaces the base and the delta with a run from [`MemTables::merged`]; ignored (false) when
-    /// the tables changed since it was built.
-    pub fn install(&mut self, run: MergedRun) -> bool {
-        if run.from != self.version() {
+    /// Installs a run built by [`MergeJob::run`]: the new base replaces the base and the frozen
+    /// delta; the ids removed since the job started stay dead. False (and nothing changes) when the
+    /// run is not for the merge these tables are running.
+    pub fn finish_merge(&mut self, run: MergedRun) -> bool {
+        if !self.frozen.as_ref().is_some_and(|f| Arc::ptr_eq(f, &run.frozen)) {
             return false;
         }
-        self.base = run.base;
-        self.delta = run.delta;
+        self.base = run.base.map(Arc::new);
+        self.frozen = None;
+        self.dead_log.drain(..run.cut);
+        self.dead = self.dead_log.iter().map(|&e| (e, ())).collect();
+        // Entries that did not fit the run (more than u32 positions) go back to the delta.
+        let _ = run.rest.scan(&mut |fp, id| self.delta.insert(fp, id));
         true
     }
 
-    /// Merges now when due (for owners that hold the tables alone).
-    pub fn merge_if_due(&mut self) {
-        if self.merge_due() {
-            let run = self.merged();
-            self.install(run);
+    /// Gives up a running merge (its job failed): the frozen delta's live entries return to the
+    /// delta.
+    pub fn abandon_merge(&mut self) {
+        if let Some(f) = self.frozen.take() {
+            let mut back = Vec::new();
+            let _ = f.scan(&mut |fp, id| back.push((fp, id)));
+            for (fp, id) in back {
+                if self.dead.remove(&(id, fp)).is_none() {
+                    self.delta.insert(fp, id);
+                }
+            }
+            self.dead_log.retain(|e| self.dead.contains_key(e));
         }
     }
 
-    /// Heap bytes the mirror holds: the base's arrays and dead set, the delta's bucket headers and
-    /// arrays, plus the hash maps' slots for wide blocks (an estimate for those: one bucket and one
-    /// key per slot).
+    /// Merges now when due, on this thread (for owners that hold the tables alone).
+    pub fn merge_if_due(&mut self) {
+        if let Some(job) = self.start_merge() {
+            let run = job.run();
+            self.finish_merge(run);
+        }
+    }
+
+    /// Heap bytes the mirror holds: the base's arrays, the deltas' bucket headers and arrays, plus
+    /// the hash maps' slots for wide blocks (an estimate for those: one bucket and one key per slot)
+    /// and the dead set.
     pub fn heap_bytes(&self) -> u64 {
-        let base = self.base.as_ref().map_or(0, |b| {
-            b.csr.heap_bytes() + 8 * b.ids.capacity() as u64 + 16 * b.dead.capacity() as u64
-        });
-        base + self.delta.heap_bytes()
+        let base = self.base.as_ref().map_or(0, |b| b.csr.heap_bytes() + 8 * b.ids.capacity() as u64);
+        let frozen = self.frozen.as_ref().map_or(0, |f| f.heap_bytes());
+        base + frozen + self.delta.heap_bytes() + 24 * self.dead.capacity() as u64 + 16 * self.dead_log.capacity() as u64
     }
 
     /// Calls `f(doc_id, fp, distance)` once for every entry within distance `k` of `q` (the index's
@@ -408,10 +453,16 @@ impl MemTables {
         // In-memory runs cannot fail.
         let _ = super::probe(self, q, k, &mut f);
     }
+
+    /// False for an entry removed from the base or the frozen delta.
+    #[inline]
+    fn live(&self, fp: u64, id: u64) -> bool {
+        self.dead.is_empty() || !self.dead.contains_key(&(id, fp))
+    }
 }
 
-/// The mirror as one index: every bucket is the base run's bucket followed by the delta's (an
-/// entry lives in exactly one of them).
+/// The mirror as one index: every bucket is the base run's bucket, then the frozen delta's, then the
+/// delta's (an entry lives in exactly one of them), without the dead entries.
 impl TableIndex for MemTables {
     fn layout(&self) -> &Layout {
         &self.layout
@@ -424,7 +475,19 @@ impl TableIndex for MemTables {
     #[inline]
     fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
         if let Some(b) = &self.base {
-            b.buckets_within(t, values, q, k, f)?;
+            b.csr.buckets_within(t, values, q, k, &mut |fp, pos, d| {
+                let id = b.ids[pos as usize];
+                if self.live(fp, id) {
+                    f(fp, id, d);
+                }
+            })?;
+        }
+        if let Some(fr) = &self.frozen {
+            fr.buckets_within(t, values, q, k, &mut |fp, id, d| {
+                if self.live(fp, id) {
+                    f(fp, id, d);
+                }
+            })?;
         }
         if self.delta.len > 0 {
             self.delta.buckets_within(t, values, q, k, f)?;
@@ -434,7 +497,18 @@ impl TableIndex for MemTables {
 
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()> {
         if let Some(b) = &self.base {
-            b.scan(f)?;
+            for (&fp, &id) in b.csr.fps().iter().zip(&b.ids) {
+                if self.live(fp, id) {
+                    f(fp, id);
+                }
+            }
+        }
+        if let Some(fr) = &self.frozen {
+            fr.scan(&mut |fp, id| {
+                if self.live(fp, id) {
+                    f(fp, id);
+                }
+            })?;
         }
         self.delta.scan(f)
     }

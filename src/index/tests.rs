@@ -142,30 +142,93 @@ fn removing_from_the_mirror_keeps_it_exact() {
         assert_eq!(t.len(), fps.len(), "{what}");
         assert_exact(&t, &fps, 12, what);
         // Merged into one run: the same entries, dead ones gone.
-        let run = t.merged();
-        assert!(t.install(run), "{what}: nothing changed, so the run is installed");
+        let run = t.start_merge_now().unwrap().run();
+        assert!(t.finish_merge(run), "{what}: the run of this merge is installed");
         assert_eq!(t.len(), fps.len(), "{what} merged");
         assert_exact(&t, &fps, 12, "merged");
     }
 }
 
 #[test]
-fn a_merge_built_before_a_change_is_not_installed() {
-    let fps = data(5, 100);
+fn changes_made_while_a_merge_runs_are_kept() {
+    // A base of the first half, the rest in the delta; a merge starts (the delta freezes); then
+    // inserts, removals from the base, from the frozen delta and from the new delta, and
+    // re-inserts of removed ids with new fingerprints, all while the job "runs"; every state must
+    // answer exactly, and so must the installed result.
+    let mut fps = data(5, 400);
     let layout = Layout::new(6).unwrap();
+    let half = fps.len() / 2;
+    let mut t = MemTables::from_entries(layout.clone(), fps[..half].iter().enumerate().map(|(i, &fp)| (fp, i as u64)));
+    for (i, &fp) in fps.iter().enumerate().skip(half) {
+        t.insert(fp, i as u64);
+    }
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    // Document J (in the base, untouched below) gets a second fingerprint before the freeze.
+    const J: usize = 2;
+    let fp2: u64 = rng.gen();
+    t.remove(fps[J], J as u64);
+    t.insert(fp2, J as u64);
+    let job = t.start_merge_now().unwrap();
+    assert!(t.start_merge_now().is_none(), "one merge at a time");
+    // Removals from the base (ids < half) and from the frozen delta (ids >= half), then new
+    // fingerprints for them in the new delta.
+    for i in (0..fps.len()).step_by(4) {
+        t.remove(fps[i], i as u64);
+        fps[i] = rng.gen();
+        t.insert(fps[i], i as u64);
+    }
+    // Removed again from the new delta, and re-inserted once more.
+    for i in (0..fps.len()).step_by(8) {
+        t.remove(fps[i], i as u64);
+        fps[i] = rng.gen();
+        t.insert(fps[i], i as u64);
+    }
+    // The same id twice across the freeze: (fp1, j) dead in the base, then (fp2, j) removed from
+    // the frozen delta; neither may come back.
+    t.remove(fp2, J as u64);
+    fps[J] = rng.gen();
+    t.insert(fps[J], J as u64);
+    let extra: Vec<u64> = (0..50).map(|_| rng.gen()).collect();
+    for (j, &fp) in extra.iter().enumerate() {
+        t.insert(fp, (fps.len() + j) as u64);
+    }
+    fps.extend(&extra);
+    assert_eq!(t.len(), fps.len());
+    assert_exact(&t, &fps, 12, "during the merge");
+    // A run from other tables is refused.
+    let mut other = MemTables::new(layout);
+    other.insert(1, 1);
+    let foreign = other.start_merge_now().unwrap().run();
+    assert!(!t.finish_merge(foreign));
+    assert!(t.finish_merge(job.run()));
+    assert_eq!(t.len(), fps.len());
+    assert_exact(&t, &fps, 12, "after the merge");
+    // The removals made during the merge stay removed through the next one.
+    let run = t.start_merge_now().unwrap().run();
+    assert!(t.finish_merge(run));
+    assert_exact(&t, &fps, 12, "after a second merge");
+}
+
+#[test]
+fn an_abandoned_merge_gives_its_entries_back() {
+    let mut fps = data(8, 300);
+    let layout = Layout::new(5).unwrap();
     let mut t = MemTables::new(layout);
     for (i, &fp) in fps.iter().enumerate() {
         t.insert(fp, i as u64);
     }
-    let run = t.merged();
-    t.remove(fps[0], 0);
-    assert!(!t.install(run), "the run lacks the removal");
-    assert_eq!(t.len(), fps.len() - 1);
-    let run = t.merged();
-    assert!(t.install(run));
-    let mut got = 0;
-    t.probe(fps[0], 0, |id, _, _| got += u64::from(id == 0));
-    assert_eq!(got, 0, "the removed entry stays removed after the merge");
+    let job = t.start_merge_now().unwrap();
+    let mut rng = rand::rngs::StdRng::seed_from_u64(8);
+    for i in (0..fps.len()).step_by(3) {
+        t.remove(fps[i], i as u64);
+        fps[i] = rng.gen();
+        t.insert(fps[i], i as u64);
+    }
+    drop(job);
+    t.abandon_merge();
+    assert_eq!(t.len(), fps.len());
+    assert_exact(&t, &fps, 12, "after an abandoned merge");
+    assert!(t.start_merge_now().is_some(), "a new merge can start");
 }
 
 #[test]
@@ -180,8 +243,8 @@ fn removals_alone_make_a_merge_due() {
         assert!(removed < fps.len() / 4, "{removed} removals and no merge due");
     }
     assert!(removed > fps.len() / 10, "due after only {removed} removals");
-    let run = t.merged();
-    assert!(t.install(run));
+    let run = t.start_merge().unwrap().run();
+    assert!(t.finish_merge(run));
     assert_eq!(t.len(), fps.len() - removed);
     assert!(!t.merge_due());
     assert_exact_live(&t, &fps, removed);
@@ -208,10 +271,9 @@ fn the_mirror_merges_its_delta_when_due_and_stays_exact() {
     let mut merges = 0;
     for (i, &fp) in fps.iter().enumerate() {
         t.insert(fp, i as u64);
-        if t.merge_due() {
+        if let Some(job) = t.start_merge() {
             merges += 1;
-            let run = t.merged();
-            assert!(t.install(run));
+            assert!(t.finish_merge(job.run()));
             assert!(!t.merge_due());
         }
     }
