@@ -121,7 +121,7 @@ pub struct Options {
     /// a power loss may lose the last batches.
     pub sync: bool,
     /// Probe an in-memory mirror of the tables (default) instead of RocksDB. It costs about
-    /// `12·m + 8` bytes per document (a sealed CSR run; the mutable delta of recent inserts a
+    /// `12·m + 16` bytes per document (a sealed CSR run; the mutable delta of recent inserts a
     /// little more), and twice that while a merge builds the next run.
     pub mirror: bool,
     /// Open without writing anything (no recovery, no lock); writes fail with [`Error::ReadOnly`].

@@ -1,7 +1,9 @@
-//! The in-memory mirror of the tables ([`MemTables`]): per table, the buckets of `(fp, doc_id)`
-//! entries by block value — a direct array for blocks of up to 20 bits, a hash map for wider ones.
-//! It holds exactly the entries of the RocksDB tables of the published state, and queries probe it
-//! instead of RocksDB (Manku's tables were in memory too).
+//! The in-memory mirror of the tables ([`MemTables`]): a sealed base run of static CSR tables
+//! ([`super::csr`]) plus a small mutable delta of per-bucket arrays — a direct array of buckets
+//! for blocks of up to 20 bits, a hash map for wider ones — that inserts go to, merged into the next
+//! base off every lock. It holds exactly the entries of the RocksDB tables of the published state,
+//! and queries probe it instead of RocksDB (Manku's tables were in memory too). Memory: about
+//! `12·m + 16` bytes per document in the base.
 
 use super::csr::{CsrTables, MAX_CSR_BITS};
 use super::{Layout, TableIndex};
@@ -10,7 +12,7 @@ use crate::fingerprint::similarity::for_each_within;
 use crate::intmap::IntMap;
 use std::sync::Arc;
 
-/// One bucket of the mirror: the entries whose block value is the bucket's, fingerprints and ids in
+/// One bucket of the mirror's delta: the entries whose block value is the bucket's, fingerprints and ids in
 /// separate arrays so that a scan reads 8 bytes per entry.
 #[derive(Clone, Debug, Default)]
 struct Bucket {
