@@ -437,3 +437,25 @@ fn check_finds_missing_and_stray_index_entries() {
     let q = QueryOptions::default().with_min_containment(0.9);
     assert_eq!(db.query("just two", &q).unwrap()[0].key, "tiny");
 }
+
+#[test]
+fn stats_count_the_live_sampled_and_short_documents() {
+    let v = vocab();
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path(), Some(ContainmentConfig::new(4)));
+    for i in 0..5u64 {
+        db.insert(&format!("d{i}"), &text(&passage(&v, 120, 300 + i))).unwrap();
+    }
+    db.insert("tiny", "just two").unwrap();
+    db.insert("tiny2", "only three words").unwrap();
+    let s = db.containment_stats().unwrap().unwrap();
+    assert_eq!((s.sampled_docs, s.short_docs), (5, 2), "{s:?}");
+    assert!(db.delete("d1").unwrap());
+    assert!(db.delete("tiny").unwrap());
+    let after = db.containment_stats().unwrap().unwrap();
+    assert_eq!((after.sampled_docs, after.short_docs), (4, 1), "{after:?}");
+    assert!(
+        after.entries < s.entries && after.short_entries < s.short_entries,
+        "{s:?} -> {after:?}"
+    );
+}

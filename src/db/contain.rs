@@ -369,8 +369,13 @@ impl Db {
             };
             let mut cur: Option<(KeyKind, u32)> = None;
             let mut len = 0u64;
-            let mut sampled: IntMap<u64, ()> = IntMap::default();
-            let mut short: IntMap<u64, ()> = IntMap::default();
+            // Doc ids are below `next_id`: bit sets (1 bit per id ever allocated) instead of hash
+            // lookups for every entry of a full scan (135M entries at 10M documents).
+            let mut live = IdBits::new(st.next_id);
+            for &id in st.docs.keys() {
+                live.set(id);
+            }
+            let (mut sampled, mut short) = (IdBits::new(st.next_id), IdBits::new(st.next_id));
             let close = |s: &mut ContainmentStats, len: u64| {
                 if len > 0 {
                     s.keys += 1;
@@ -390,7 +395,7 @@ impl Db {
                         format!("containment key {k:?} does not decode"),
                     ));
                 };
-                if !st.docs.contains_key(&id) {
+                if !live.get(id) {
                     continue;
                 }
                 if cur != Some((kind, sh)) {
@@ -402,14 +407,14 @@ impl Db {
                 s.entries += 1;
                 if kind == KeyKind::Short {
                     s.short_entries += 1;
-                    short.insert(id, ());
+                    short.set(id);
                 } else {
-                    sampled.insert(id, ());
+                    sampled.set(id);
                 }
             }
             close(&mut s, len);
-            s.sampled_docs = sampled.len() as u64;
-            s.short_docs = short.len() as u64;
+            s.sampled_docs = sampled.count();
+            s.short_docs = short.count();
             Ok(s)
         })
         .map(Some)
@@ -543,5 +548,33 @@ impl Candidates {
         }
         out.sort_unstable();
         out
+    }
+}
+
+/// A set of doc ids below a bound, one bit each (ids at or above the bound are never members).
+struct IdBits(Vec<u64>);
+
+impl IdBits {
+    fn new(bound: u64) -> Self {
+        IdBits(vec![0; usize::try_from(bound.div_ceil(64)).unwrap_or(0)])
+    }
+
+    #[inline]
+    fn set(&mut self, id: u64) {
+        if let Some(w) = usize::try_from(id / 64).ok().and_then(|i| self.0.get_mut(i)) {
+            *w |= 1 << (id % 64);
+        }
+    }
+
+    #[inline]
+    fn get(&self, id: u64) -> bool {
+        usize::try_from(id / 64)
+            .ok()
+            .and_then(|i| self.0.get(i))
+            .is_some_and(|w| w >> (id % 64) & 1 == 1)
+    }
+
+    fn count(&self) -> u64 {
+        self.0.iter().map(|w| u64::from(w.count_ones())).sum()
     }
 }
