@@ -5,13 +5,23 @@
 # and exits 1. Run it directly or source it (scripts/demo.sh and scripts/test.sh source it).
 # Idempotent and quick when everything is there (no apt call).
 
+# True when one of the directories holds libclang.so* or libclang-N*.so* (not libclang-cpp).
+fpdb_has_libclang() {
+  local d
+  for d in "$@"; do
+    compgen -G "$d/libclang.so*" >/dev/null && return 0
+    compgen -G "$d/libclang-[0-9]*.so*" >/dev/null && return 0
+  done
+  return 1
+}
+
 fpdb_deps() {
   local missing=()
-  # clang-sys looks for libclang.so in LIBCLANG_PATH, then in the usual library directories.
-  if ! { [ -n "${LIBCLANG_PATH:-}" ] && compgen -G "$LIBCLANG_PATH/libclang*.so*" >/dev/null; } \
-    && ! ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so' \
-    && ! compgen -G '/usr/lib/llvm-*/lib/libclang*.so*' >/dev/null \
-    && ! compgen -G '/usr/lib/*/libclang*.so*' >/dev/null; then
+  # clang-sys looks for libclang.so / libclang-N.so in LIBCLANG_PATH, then in the usual library
+  # directories. libclang-cpp.so (the C++ library some images ship without libclang) does not count.
+  if ! { [ -n "${LIBCLANG_PATH:-}" ] && fpdb_has_libclang "$LIBCLANG_PATH"; } \
+    && ! ldconfig -p 2>/dev/null | grep -Eq '(^|[[:space:]/])libclang(-[0-9][0-9.]*)?\.so' \
+    && ! fpdb_has_libclang /usr/lib/llvm-*/lib /usr/lib/*; then
     missing+=(libclang-dev)
   fi
   if ! command -v c++ >/dev/null 2>&1 && ! command -v g++ >/dev/null 2>&1; then
