@@ -101,6 +101,46 @@ impl Db {
         })
     }
 
+    /// [`Db::precheck`] for many documents at once, with one state snapshot: on the in-memory
+    /// mirror the table search runs for all of them together (`MemTables::probe_many`: each bucket
+    /// is read from memory once for every document that probes it, instead of once per document),
+    /// then each document's candidates are verified by exact Jaccard. The same results as calling
+    /// [`Db::precheck`] for each; the outer `Err` is for the whole call, an inner one for that
+    /// document's verification.
+    pub fn precheck_many(&self, docs: &[&PreparedDoc]) -> Result<Vec<Result<Precheck>>> {
+        let rule = self.rule(None, None)?;
+        let t = self.inner.config.min_jaccard;
+        self.with_state(|st| {
+            let tables = match &st.tables {
+                Some(tables) if self.mindex().is_none() && docs.len() > 1 => tables,
+                // method: the other methods' index (and RocksDB without the mirror) one by one.
+                _ => {
+                    return Ok(docs
+                        .iter()
+                        .map(|d| {
+                            let dups = self.find_dups(st, &Pending::default(), &d.fp, rule, t, None)?;
+                            Ok(Precheck { upto: st.next_id, dups })
+                        })
+                        .collect());
+                }
+            };
+            let qs: Vec<u64> = docs.iter().map(|d| d.fp.simhash).collect();
+            let mut cands: Vec<Vec<(u64, MethodScore)>> = vec![Vec::new(); docs.len()];
+            // The mirror holds exactly the published documents.
+            tables.probe_many(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
+            Ok(docs
+                .iter()
+                .zip(cands)
+                .map(|(d, c)| {
+                    let mut dups = Vec::new();
+                    self.verify(st, &d.fp, t, c, &mut dups)?;
+                    sort_hits(&mut dups);
+                    Ok(Precheck { upto: st.next_id, dups })
+                })
+                .collect())
+        })
+    }
+
     /// [`Db::commit_batch`] for documents that may carry a [`Precheck`].
     pub fn commit_prechecked(
         &self,

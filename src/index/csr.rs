@@ -175,10 +175,76 @@ impl TableIndex for CsrTables {
         Ok(())
     }
 
+    /// Visits the probed buckets in block-value order, each once for all the queries that probe it:
+    /// the bucket is read from memory once and scanned from cache by the rest, and the walk over
+    /// the table is ascending, which the hardware prefetcher follows.
+    fn buckets_within_many(
+        &self,
+        t: usize,
+        probes: &mut [(u64, u32)],
+        qs: &[u64],
+        k: u32,
+        f: &mut impl FnMut(usize, u64, u64, u32),
+    ) -> Result<()> {
+        let table = &self.tables[t];
+        if table.shift != 0 {
+            // Shared ranges: the per-query path keeps the block-value check in one place.
+            let mut values = Vec::new();
+            let mut rest = &probes[..];
+            while let Some(&(_, qi)) = rest.first() {
+                let n = rest.iter().take_while(|p| p.1 == qi).count();
+                values.clear();
+                values.extend(rest[..n].iter().map(|p| p.0));
+                let i = qi as usize;
+                self.buckets_within(t, &mut values, qs[i], k, &mut |fp, id, d| f(i, fp, id, d))?;
+                rest = &rest[n..];
+            }
+            return Ok(());
+        }
+        sort_by_value(probes, self.layout.blocks()[t].width);
+        let mut rest = &probes[..];
+        while let Some(&(v, _)) = rest.first() {
+            let n = rest.iter().take_while(|p| p.0 == v).count();
+            let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
+            if s < e {
+                let (fps, ids) = (&table.fps[s..e], &table.entries[s..e]);
+                for &(_, qi) in &rest[..n] {
+                    let i = qi as usize;
+                    for_each_within(fps, qs[i], k, |j, d| f(i, fps[j], u64::from(ids[j]), d));
+                }
+            }
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()> {
         for (j, &fp) in self.fps.iter().enumerate() {
             f(fp, j as u64);
         }
         Ok(())
     }
+}
+
+/// Sorts `(value, query)` probes by value, values below `2^width`: a counting sort for blocks of up
+/// to 16 bits (linear, a 256 KB count array at most), a comparison sort above.
+fn sort_by_value(probes: &mut [(u64, u32)], width: u32) {
+    if width > 16 || probes.len() < 64 {
+        probes.sort_unstable_by_key(|p| p.0);
+        return;
+    }
+    let mut counts = vec![0u32; (1usize << width) + 1];
+    for p in probes.iter() {
+        counts[p.0 as usize + 1] += 1;
+    }
+    for j in 1..counts.len() {
+        counts[j] += counts[j - 1];
+    }
+    let mut sorted = vec![(0u64, 0u32); probes.len()];
+    for &p in probes.iter() {
+        let c = &mut counts[p.0 as usize];
+        sorted[*c as usize] = p;
+        *c += 1;
+    }
+    probes.copy_from_slice(&sorted);
 }

@@ -456,6 +456,14 @@ impl MemTables {
         let _ = super::probe(self, q, k, &mut f);
     }
 
+    /// [`MemTables::probe`] for many queries at once: `f(query index, doc_id, fp, distance)` once
+    /// for every query `qs[i]` and entry within distance `k` of it ([`super::probe_many`]: each
+    /// bucket of the base run is read once for all the queries that probe it).
+    pub fn probe_many(&self, qs: &[u64], k: u32, mut f: impl FnMut(usize, u64, u64, u32)) {
+        // In-memory runs cannot fail.
+        let _ = super::probe_many(self, qs, k, &mut f);
+    }
+
     /// False for an entry removed from the base or the frozen delta.
     #[inline]
     fn live(&self, fp: u64, id: u64) -> bool {
@@ -493,6 +501,37 @@ impl TableIndex for MemTables {
         }
         if self.delta.len > 0 {
             self.delta.buckets_within(t, values, q, k, f)?;
+        }
+        Ok(())
+    }
+
+    /// The deltas query by query (they are small and their probes still grouped by query), then the
+    /// base run with each bucket visited once for all its queries (which reorders `probes`).
+    fn buckets_within_many(
+        &self,
+        t: usize,
+        probes: &mut [(u64, u32)],
+        qs: &[u64],
+        k: u32,
+        f: &mut impl FnMut(usize, u64, u64, u32),
+    ) -> Result<()> {
+        if let Some(fr) = &self.frozen {
+            fr.buckets_within_many(t, probes, qs, k, &mut |i, fp, id, d| {
+                if self.live(fp, id) {
+                    f(i, fp, id, d);
+                }
+            })?;
+        }
+        if self.delta.len > 0 {
+            self.delta.buckets_within_many(t, probes, qs, k, f)?;
+        }
+        if let Some(b) = &self.base {
+            b.csr.buckets_within_many(t, probes, qs, k, &mut |i, fp, pos, d| {
+                let id = b.ids[pos as usize];
+                if self.live(fp, id) {
+                    f(i, fp, id, d);
+                }
+            })?;
         }
         Ok(())
     }

@@ -45,6 +45,32 @@ pub(crate) trait TableIndex {
     /// `values`, e.g. sort them for sequential seeks). The distance filter belongs to the storage so
     /// that in-memory ones can run it over contiguous fingerprints (`for_each_within`).
     fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()>;
+    /// [`TableIndex::buckets_within`] for many queries at once: `probes` holds `(block value,
+    /// query index)` pairs, grouped by query (the implementation may reorder them); calls
+    /// `f(query index, fp, id, distance)` for every entry of table `t` whose block is the probed
+    /// value and whose fingerprint is within `k` of `qs[query index]`. The default runs the
+    /// queries one after another; storages that can visit each bucket once for all the queries
+    /// that probe it override it.
+    fn buckets_within_many(
+        &self,
+        t: usize,
+        probes: &mut [(u64, u32)],
+        qs: &[u64],
+        k: u32,
+        f: &mut impl FnMut(usize, u64, u64, u32),
+    ) -> Result<()> {
+        let mut values = Vec::new();
+        let mut rest = &probes[..];
+        while let Some(&(_, qi)) = rest.first() {
+            let n = rest.iter().take_while(|p| p.1 == qi).count();
+            values.clear();
+            values.extend(rest[..n].iter().map(|p| p.0));
+            let i = qi as usize;
+            self.buckets_within(t, &mut values, qs[i], k, &mut |fp, id, d| f(i, fp, id, d))?;
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
     /// Calls `f(fp, id)` once for every entry.
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()>;
 }
@@ -70,6 +96,51 @@ pub(crate) fn probe_table<T: TableIndex>(
             f(id, fp, d);
         }
     })
+}
+
+/// Most queries [`probe_many`] sends to a storage together (their indices are `u32`; larger lists go
+/// in parts).
+const MAX_QUERIES_AT_ONCE: usize = 1 << 20;
+
+/// [`probe`] for many queries at once: calls `f(query index, id, fp, distance)` exactly once for
+/// every query `qs[i]` and every entry within distance `k` of it. Table by table, the probes of all
+/// the queries go to the storage together ([`TableIndex::buckets_within_many`]), so a storage can
+/// visit each bucket once for every query that probes it — the crawler loop's workers check a chunk
+/// of documents this way. Same plan and first-qualifying-table rule as [`probe`], so the result is
+/// the same, query by query.
+pub(crate) fn probe_many<T: TableIndex>(index: &T, qs: &[u64], k: u32, f: &mut impl FnMut(usize, u64, u64, u32)) -> Result<()> {
+    for (c, part) in qs.chunks(MAX_QUERIES_AT_ONCE).enumerate() {
+        let base = c * MAX_QUERIES_AT_ONCE;
+        probe_part(index, part, k, &mut |i, id, fp, d| f(base + i, id, fp, d))?;
+    }
+    Ok(())
+}
+
+/// [`probe_many`] for at most [`MAX_QUERIES_AT_ONCE`] queries.
+fn probe_part<T: TableIndex>(index: &T, qs: &[u64], k: u32, f: &mut impl FnMut(usize, u64, u64, u32)) -> Result<()> {
+    let layout = index.layout();
+    if qs.len() < 2 || layout.probes(k) > index.len() {
+        for (i, &q) in qs.iter().enumerate() {
+            probe(index, q, k, &mut |id, fp, d| f(i, id, fp, d))?;
+        }
+        return Ok(());
+    }
+    let plan = layout.plan(k);
+    let mut probes: Vec<(u64, u32)> = Vec::new();
+    for (pos, &(t, r)) in plan.iter().enumerate() {
+        probes.clear();
+        let width = layout.blocks()[t].width;
+        for (i, &q) in qs.iter().enumerate() {
+            let i = i as u32;
+            for_each_neighbor(layout.block(t, q), width, r, &mut |v| probes.push((v, i)));
+        }
+        index.buckets_within_many(t, &mut probes, qs, k, &mut |i, fp, id, d| {
+            if !layout.seen_earlier(&plan, pos, fp, qs[i]) {
+                f(i, id, fp, d);
+            }
+        })?;
+    }
+    Ok(())
 }
 
 /// Calls `f(id, fp, distance)` exactly once for every entry within distance `k` of `q`.

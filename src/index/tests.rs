@@ -49,6 +49,61 @@ fn assert_exact<T: TableIndex>(index: &T, fps: &[u64], max_k: u32, what: &str) {
             let want: Vec<u64> = (0..fps.len() as u64).filter(|&i| hamming(fps[i as usize], q) <= k).collect();
             assert_eq!(got, want, "{what}: m = {}, k = {k}, q = {q:#x}", index.layout().tables());
         }
+        assert_many_exact(index, fps, k, what);
+    }
+}
+
+/// Checks [`probe_many`] over a list of queries (repeats and far-off values included) against brute
+/// force, query by query: every entry within `k` once, with its own fingerprint and distance.
+fn assert_many_exact<T: TableIndex>(index: &T, fps: &[u64], k: u32, what: &str) {
+    let qs: Vec<u64> = fps
+        .iter()
+        .step_by(5)
+        .chain([0u64, u64::MAX, fps[0], fps[0]].iter())
+        .copied()
+        .collect();
+    let mut got: Vec<Vec<u64>> = vec![Vec::new(); qs.len()];
+    probe_many(index, &qs, k, &mut |i, id, fp, d| {
+        assert_eq!(fp, fps[id as usize], "{what}: id and fingerprint disagree (batched)");
+        assert_eq!(d, hamming(fp, qs[i]), "{what}: distance (batched)");
+        got[i].push(id);
+    })
+    .unwrap();
+    for (i, &q) in qs.iter().enumerate() {
+        let mut g = got[i].clone();
+        let n = g.len();
+        g.sort_unstable();
+        g.dedup();
+        assert_eq!(
+            n,
+            g.len(),
+            "{what}: m = {}, k = {k}: an entry was reported twice (batched)",
+            index.layout().tables()
+        );
+        let want: Vec<u64> = (0..fps.len() as u64).filter(|&j| hamming(fps[j as usize], q) <= k).collect();
+        assert_eq!(g, want, "{what}: m = {}, k = {k}, q = {q:#x} (batched)", index.layout().tables());
+    }
+}
+
+#[test]
+fn the_batched_search_is_exact_where_it_visits_buckets() {
+    // Large enough that the probes do not exceed the entries (no scan fallback) for these layouts
+    // at k <= 12, so every bucket-ordered path runs: the base run (whole-block and shared offset
+    // ranges), the delta and a base with a delta and removals.
+    let fps = data(7, 6000);
+    for m in [4, 5, 6, 9, 13] {
+        let layout = Layout::new(m).unwrap();
+        for (t, what) in mems(&layout, &fps) {
+            for k in [0, 3, 8, 12] {
+                assert_many_exact(&t, &fps, k, what);
+            }
+        }
+        let csr = CsrTables::new(fps.clone(), layout.clone());
+        let narrow = CsrTables::with_index_bits(fps.clone(), layout.clone(), 6);
+        for k in [0, 5, 12] {
+            assert_many_exact(&csr, &fps, k, "csr");
+            assert_many_exact(&narrow, &fps, k, "csr, shared offset ranges");
+        }
     }
 }
 

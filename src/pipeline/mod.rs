@@ -14,6 +14,7 @@ use crossbeam_channel::{bounded, RecvTimeoutError};
 
 use crate::db::{Db, Dedup, InsertOutcome, NewDoc, Precheck, PreparedDoc};
 use crate::error::{Error, Result};
+use crate::fingerprint::Fingerprinter;
 
 /// A worker's output: the prepared document and its precheck, or why the item was rejected.
 type Checked = Result<(PreparedDoc, Option<Precheck>)>;
@@ -21,6 +22,9 @@ type Checked = Result<(PreparedDoc, Option<Precheck>)>;
 /// Default documents per group commit (measured: 32.6K → 50.5K docs/s durable ingest going from 1024
 /// to 4096, docs/performance.md).
 pub const DEFAULT_BATCH_SIZE: usize = 4096;
+/// Most input items a worker takes at once (what the input has ready, up to this): their duplicate
+/// searches run together, each mirror bucket read once for all of them (`Db::precheck_many`).
+const WORKER_CHUNK: usize = 1024;
 /// Largest accepted [`IngestOptions::batch_size`].
 pub const MAX_BATCH_SIZE: usize = 1_000_000;
 /// Largest accepted [`IngestOptions::workers`].
@@ -209,23 +213,35 @@ impl Db {
                 let tx = done_tx.clone();
                 s.spawn(move || {
                     let mut fpr = self.fingerprinter();
-                    for (seq, item) in rx {
-                        let bytes = item.as_ref().map_or(0, |d| d.text.len() as u64);
-                        // Workers also verify duplicates against the committed documents, so the
-                        // single writer only checks what was committed since and its own batch.
-                        let prepared = catch_unwind(AssertUnwindSafe(|| {
-                            crate::failpoint::panic_point("ingest.worker");
-                            item.and_then(|d| self.prepare(&mut fpr, d)).and_then(|d| {
-                                let pre = if dedup == Dedup::Off { None } else { Some(self.precheck(&d)?) };
-                                Ok((d, pre))
-                            })
-                        }));
-                        let (prepared, panicked) = match prepared {
-                            Ok(p) => (p, false),
-                            Err(p) => (Err(Error::panicked("ingest worker", p.as_ref())), true),
-                        };
-                        if tx.send((seq, prepared, bytes)).is_err() || panicked {
-                            break;
+                    let mut chunk: Vec<(u64, Result<NewDoc>)> = Vec::with_capacity(WORKER_CHUNK);
+                    // A chunk is what the input has ready, up to WORKER_CHUNK items: the first is
+                    // waited for, the rest only taken if already there, so a slow stream is never
+                    // held back to fill a chunk.
+                    while let Ok(first) = rx.recv() {
+                        chunk.push(first);
+                        while chunk.len() < WORKER_CHUNK {
+                            match rx.try_recv() {
+                                Ok(item) => chunk.push(item),
+                                Err(_) => break,
+                            }
+                        }
+                        let first_seq = chunk[0].0;
+                        let checked = catch_unwind(AssertUnwindSafe(|| self.check_chunk(&mut fpr, &mut chunk, dedup)));
+                        match checked {
+                            Ok(items) => {
+                                for item in items {
+                                    let fatal = item.1.as_ref().is_err_and(|e| !rejects_only_the_item(e));
+                                    if tx.send(item).is_err() || fatal {
+                                        return;
+                                    }
+                                }
+                            }
+                            Err(p) => {
+                                // The chunk's first item carries the panic: the writer commits
+                                // everything before it and ends the ingest there.
+                                let _ = tx.send((first_seq, Err(Error::panicked("ingest worker", p.as_ref())), 0));
+                                return;
+                            }
                         }
                     }
                 });
@@ -240,6 +256,58 @@ impl Db {
         });
         stats.seconds = started.elapsed().as_secs_f64();
         outcome.map(|()| stats)
+    }
+
+    /// A worker's step for one chunk of input items, in input order: fingerprints each document
+    /// and — unless dedup is off — verifies the chunk's duplicates against the committed documents
+    /// in one batched search ([`Db::precheck_many`]), so the single writer only checks what was
+    /// committed since and its own batch. Returns `(seq, checked, text bytes)` per item; a failure
+    /// of the whole search is reported at the chunk's first document and nothing after it.
+    fn check_chunk(&self, fpr: &mut Fingerprinter, chunk: &mut Vec<(u64, Result<NewDoc>)>, dedup: Dedup) -> Vec<(u64, Checked, u64)> {
+        let mut items: Vec<(u64, Result<PreparedDoc>, u64)> = chunk
+            .drain(..)
+            .map(|(seq, item)| {
+                crate::failpoint::panic_point("ingest.worker");
+                let bytes = item.as_ref().map_or(0, |d| d.text.len() as u64);
+                (seq, item.and_then(|d| self.prepare(fpr, d)), bytes)
+            })
+            .collect();
+        if dedup == Dedup::Off {
+            return items
+                .into_iter()
+                .map(|(seq, d, bytes)| (seq, d.map(|d| (d, None)), bytes))
+                .collect();
+        }
+        let docs: Vec<&PreparedDoc> = items.iter().filter_map(|(_, d, _)| d.as_ref().ok()).collect();
+        match self.precheck_many(&docs) {
+            Ok(pres) => {
+                let mut pres = pres.into_iter();
+                items
+                    .into_iter()
+                    .map(|(seq, d, bytes)| {
+                        let checked = d.and_then(|d| match pres.next() {
+                            Some(pre) => pre.map(|p| (d, Some(p))),
+                            None => Err(Error::Panicked {
+                                stage: "ingest worker",
+                                message: "the batched precheck returned fewer results than documents".into(),
+                            }),
+                        });
+                        (seq, checked, bytes)
+                    })
+                    .collect()
+            }
+            Err(e) => {
+                let cut = items.iter().position(|(_, d, _)| d.is_ok()).unwrap_or(items.len());
+                let mut out: Vec<(u64, Checked, u64)> = items
+                    .drain(..cut)
+                    .map(|(seq, d, bytes)| (seq, d.map(|d| (d, None)), bytes))
+                    .collect();
+                if let Some((seq, _, bytes)) = items.into_iter().next() {
+                    out.push((seq, Err(e), bytes));
+                }
+                out
+            }
+        }
     }
 
     /// The writer stage: restores input order, group-commits batches, reports each item once its
