@@ -59,11 +59,18 @@ pub(super) struct Pending {
 }
 
 impl Pending {
+    /// The batch's document with this id. `new_docs` is in id order (ids are allocated as documents
+    /// are pushed), so this is a binary search: the writer asks it for every member of every group a
+    /// new document joins.
+    fn new_doc(&self, id: u64) -> Option<&PendingDoc> {
+        self.new_docs.binary_search_by_key(&id, |p| p.id).ok().map(|i| &self.new_docs[i])
+    }
+
     pub(super) fn group_of(&self, st: &State, id: u64) -> u64 {
         if let Some(&g) = self.regroup.get(&id) {
             return g;
         }
-        if let Some(p) = self.new_docs.iter().find(|p| p.id == id) {
+        if let Some(p) = self.new_doc(id) {
             return p.group;
         }
         st.docs.get(&id).map_or(id, |m| m.group)
@@ -75,7 +82,7 @@ impl Pending {
 
     /// The key of a live document, committed or earlier in this batch (`None`: not live).
     pub(super) fn key_of(&self, st: &State, id: u64) -> Option<String> {
-        match self.new_docs.iter().find(|p| p.id == id) {
+        match self.new_doc(id) {
             Some(p) => Some(p.key.clone()),
             None => st.docs.get(&id).map(|m| m.key.to_string()),
         }

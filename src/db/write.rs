@@ -309,6 +309,10 @@ impl Db {
                     pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample); // containment:
                 }
                 pend.simhashes.push(doc.fp.simhash);
+                debug_assert!(
+                    pend.new_docs.last().is_none_or(|p| p.id < id),
+                    "new_docs in id order (Pending::new_doc)"
+                );
                 pend.new_docs.push(PendingDoc {
                     id,
                     key: doc.key.clone(),
