@@ -439,3 +439,60 @@ fn get_never_sees_a_batch_that_is_written_but_not_yet_published() {
     assert_eq!(reader.join().unwrap().unwrap(), Some(("k3".to_string(), 2)));
     failpoint::clear();
 }
+
+#[test]
+fn a_batched_precheck_searches_without_the_lock_and_drops_a_candidate_deleted_meanwhile() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, texts) = setup(dir.path(), 64 << 20);
+    // Reopened, the stored documents are in the mirror's sealed base run: the part of the search
+    // that runs with no lock held.
+    let path = db.path().to_path_buf();
+    drop(db);
+    let db = Db::open(&path).unwrap();
+    let mut fpr = db.fingerprinter();
+    let prep = |key: &str, text: String, fpr: &mut fpdb::Fingerprinter| {
+        let doc = fpdb::NewDoc {
+            key: key.into(),
+            text,
+            meta: None,
+            biblio: Default::default(),
+        };
+        db.prepare(fpr, doc).unwrap()
+    };
+    let a = prep("a", format!("{} extra", texts[3]), &mut fpr);
+    let b = prep("b", format!("{} more", texts[5]), &mut fpr);
+    let c = prep("c", texts[20].clone(), &mut fpr);
+    let found = |pres: &[fpdb::Result<fpdb::Precheck>]| -> Vec<Vec<String>> {
+        pres.iter()
+            .map(|p| p.as_ref().unwrap().duplicates().iter().map(|h| h.key.clone()).collect())
+            .collect()
+    };
+    // Unpaused: each document's duplicates, the same as one precheck per document.
+    let pres = db.precheck_many(&[&a, &b, &c]).unwrap();
+    assert_eq!(found(&pres), vec![vec!["k3".to_string()], vec!["k5".to_string()], vec![]]);
+    for (doc, pre) in [&a, &b, &c].into_iter().zip(&pres) {
+        let one = db.precheck(doc).unwrap();
+        let keys = |p: &fpdb::Precheck| p.duplicates().iter().map(|h| (h.key.clone(), h.id)).collect::<Vec<_>>();
+        assert_eq!(keys(&one), keys(pre.as_ref().unwrap()));
+    }
+    // Paused after the unlocked search: a delete must go through (no lock is held), and the
+    // deleted candidate must not be reported.
+    failpoint::set("precheck.unlocked", 1);
+    let checker = {
+        let (db, a, b) = (db.clone(), a.clone(), b.clone());
+        std::thread::spawn(move || db.precheck_many(&[&a, &b]).map(|p| found(&p)))
+    };
+    failpoint::wait_paused();
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let db = db.clone();
+        std::thread::spawn(move || tx.send(db.delete("k3").unwrap()));
+    }
+    let deleted = rx.recv_timeout(Duration::from_secs(60));
+    failpoint::resume();
+    assert_eq!(deleted, Ok(true), "the delete waited on the paused precheck: a lock is held");
+    assert_eq!(checker.join().unwrap().unwrap(), vec![vec![], vec!["k5".to_string()]]);
+    failpoint::clear();
+}

@@ -236,6 +236,13 @@ pub struct Precheck {
     pub(super) dups: Vec<Hit>,
 }
 
+impl Precheck {
+    /// The verified near-duplicates found among the documents committed before the snapshot.
+    pub fn duplicates(&self) -> &[Hit] {
+        &self.dups
+    }
+}
+
 // containment:
 /// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan
 /// of the index).

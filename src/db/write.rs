@@ -101,44 +101,65 @@ impl Db {
         })
     }
 
-    /// [`Db::precheck`] for many documents at once, with one state snapshot: on the in-memory
-    /// mirror the table search runs for all of them together (`MemTables::probe_many`: each bucket
-    /// is read from memory once for every document that probes it, instead of once per document),
-    /// then each document's candidates are verified by exact Jaccard. The same results as calling
+    /// [`Db::precheck`] for many documents at once, against one snapshot: on the in-memory mirror
+    /// the table search runs for all of them together (`probe_many`: each bucket is read from
+    /// memory once for every document that probes it, instead of once per document), then each
+    /// document's candidates are verified by exact Jaccard. The same results as calling
     /// [`Db::precheck`] for each; the outer `Err` is for the whole call, an inner one for that
     /// document's verification.
+    ///
+    /// The state lock is held only for the short steps: the snapshot (the next id, the mirror's
+    /// mutable delta searched, its sealed runs taken) and the verification. The long search of
+    /// the sealed runs runs with no lock held, so neither the writer's publish nor queries wait on
+    /// it. That is exact because ids are never reused: a candidate removed in between is no longer
+    /// a published document and is dropped by the verification, and everything committed after the
+    /// snapshot has an id ≥ `upto`, which the writer checks itself.
     pub fn precheck_many(&self, docs: &[&PreparedDoc]) -> Result<Vec<Result<Precheck>>> {
         let rule = self.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
-        self.with_state(|st| {
+        let qs: Vec<u64> = docs.iter().map(|d| d.fp.simhash).collect();
+        let batched = self.mindex().is_none() && docs.len() > 1;
+        let snapshot = self.with_state(|st| {
             let tables = match &st.tables {
-                Some(tables) if self.mindex().is_none() && docs.len() > 1 => tables,
+                Some(tables) if batched => tables,
                 // method: the other methods' index (and RocksDB without the mirror) one by one.
                 _ => {
-                    return Ok(docs
+                    let each = docs
                         .iter()
                         .map(|d| {
                             let dups = self.find_dups(st, &Pending::default(), &d.fp, rule, t, None)?;
                             Ok(Precheck { upto: st.next_id, dups })
                         })
-                        .collect());
+                        .collect();
+                    return Ok(Err(each));
                 }
             };
-            let qs: Vec<u64> = docs.iter().map(|d| d.fp.simhash).collect();
             let mut cands: Vec<Vec<(u64, MethodScore)>> = vec![Vec::new(); docs.len()];
-            // The mirror holds exactly the published documents.
-            tables.probe_many(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
-            Ok(docs
-                .iter()
-                .zip(cands)
-                .map(|(d, c)| {
-                    let mut dups = Vec::new();
-                    self.verify(st, &d.fp, t, c, &mut dups)?;
-                    sort_hits(&mut dups);
-                    Ok(Precheck { upto: st.next_id, dups })
-                })
-                .collect())
-        })
+            tables.probe_many_delta(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
+            Ok(Ok((st.next_id, tables.sealed(), cands)))
+        })?;
+        let (upto, sealed, mut cands) = match snapshot {
+            Ok(s) => s,
+            Err(each) => return Ok(each),
+        };
+        sealed.probe_many(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
+        drop(sealed);
+        failpoint::pause_point("precheck.unlocked");
+        // The batched path exists only with the mirror, where the published state is read under
+        // its lock alone (no RocksDB reads to keep consistent, `with_state`).
+        let st = self.inner.state.read();
+        Ok(docs
+            .iter()
+            .zip(cands)
+            .map(|(d, c)| {
+                // Verification keeps only documents published now: a candidate removed since the
+                // snapshot is dropped here (its id is never reused).
+                let mut dups = Vec::new();
+                self.verify(&st, &d.fp, t, c, &mut dups)?;
+                sort_hits(&mut dups);
+                Ok(Precheck { upto, dups })
+            })
+            .collect())
     }
 
     /// [`Db::commit_batch`] for documents that may carry a [`Precheck`].

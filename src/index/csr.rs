@@ -189,17 +189,7 @@ impl TableIndex for CsrTables {
         let table = &self.tables[t];
         if table.shift != 0 {
             // Shared ranges: the per-query path keeps the block-value check in one place.
-            let mut values = Vec::new();
-            let mut rest = &probes[..];
-            while let Some(&(_, qi)) = rest.first() {
-                let n = rest.iter().take_while(|p| p.1 == qi).count();
-                values.clear();
-                values.extend(rest[..n].iter().map(|p| p.0));
-                let i = qi as usize;
-                self.buckets_within(t, &mut values, qs[i], k, &mut |fp, id, d| f(i, fp, id, d))?;
-                rest = &rest[n..];
-            }
-            return Ok(());
+            return super::one_query_at_a_time(self, t, probes, qs, k, f);
         }
         sort_by_value(probes, self.layout.blocks()[t].width);
         let mut rest = &probes[..];

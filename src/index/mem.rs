@@ -464,6 +464,33 @@ impl MemTables {
         let _ = super::probe_many(self, qs, k, &mut f);
     }
 
+    /// The sealed runs as they are now, to search with no lock held ([`SealedRuns`]).
+    pub fn sealed(&self) -> SealedRuns {
+        SealedRuns {
+            layout: self.layout.clone(),
+            base: self.base.clone(),
+            frozen: self.frozen.clone(),
+        }
+    }
+
+    /// [`MemTables::probe_many`] over the mutable delta alone: with [`MemTables::sealed`] taken at
+    /// the same moment, a search split in two — the delta under the lock that guards the tables,
+    /// the sealed runs after it is released.
+    pub fn probe_many_delta(&self, qs: &[u64], k: u32, mut f: impl FnMut(usize, u64, u64, u32)) {
+        if self.delta.len > 0 {
+            // In-memory runs cannot fail.
+            let _ = super::probe_many(&self.delta, qs, k, &mut f);
+        }
+    }
+
+    fn sealed_view(&self) -> SealedView<'_> {
+        SealedView {
+            layout: &self.layout,
+            base: self.base.as_deref(),
+            frozen: self.frozen.as_deref(),
+        }
+    }
+
     /// False for an entry removed from the base or the frozen delta.
     #[inline]
     fn live(&self, fp: u64, id: u64) -> bool {
@@ -471,8 +498,99 @@ impl MemTables {
     }
 }
 
-/// The mirror as one index: every bucket is the base run's bucket, then the frozen delta's, then the
-/// delta's (an entry lives in exactly one of them), without the dead entries.
+/// The mirror's sealed runs — the base and, while a merge runs, the frozen delta — as one index over
+/// every entry they physically hold (dead ones included: the caller filters).
+struct SealedView<'a> {
+    layout: &'a Layout,
+    base: Option<&'a Base>,
+    frozen: Option<&'a Buckets>,
+}
+
+impl TableIndex for SealedView<'_> {
+    fn layout(&self) -> &Layout {
+        self.layout
+    }
+
+    fn len(&self) -> u64 {
+        (self.base.map_or(0, |b| b.ids.len()) + self.frozen.map_or(0, |f| f.len)) as u64
+    }
+
+    #[inline]
+    fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
+        if let Some(b) = self.base {
+            b.csr
+                .buckets_within(t, values, q, k, &mut |fp, pos, d| f(fp, b.ids[pos as usize], d))?;
+        }
+        if let Some(fr) = self.frozen {
+            fr.buckets_within(t, values, q, k, f)?;
+        }
+        Ok(())
+    }
+
+    /// The frozen delta query by query (it is small and its probes still grouped by query), then
+    /// the base run with each bucket visited once for all its queries (which reorders `probes`).
+    fn buckets_within_many(
+        &self,
+        t: usize,
+        probes: &mut [(u64, u32)],
+        qs: &[u64],
+        k: u32,
+        f: &mut impl FnMut(usize, u64, u64, u32),
+    ) -> Result<()> {
+        if let Some(fr) = self.frozen {
+            fr.buckets_within_many(t, probes, qs, k, f)?;
+        }
+        if let Some(b) = self.base {
+            b.csr
+                .buckets_within_many(t, probes, qs, k, &mut |i, fp, pos, d| f(i, fp, b.ids[pos as usize], d))?;
+        }
+        Ok(())
+    }
+
+    fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()> {
+        if let Some(b) = self.base {
+            for (&fp, &id) in b.csr.fps().iter().zip(&b.ids) {
+                f(fp, id);
+            }
+        }
+        if let Some(fr) = self.frozen {
+            fr.scan(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// The mirror's sealed runs as they were at one moment ([`MemTables::sealed`]): immutable and
+/// shared, so they can be searched with no lock held on the tables, while the writer goes on.
+/// Entries removed since are still in them (the tables' dead set is not consulted): the caller
+/// filters by its own view of the live documents. With [`MemTables::probe_many_delta`] (under the
+/// lock) it covers every entry of the tables at that moment.
+#[derive(Clone, Debug)]
+pub struct SealedRuns {
+    layout: Layout,
+    base: Option<Arc<Base>>,
+    frozen: Option<Arc<Buckets>>,
+}
+
+impl SealedRuns {
+    fn view(&self) -> SealedView<'_> {
+        SealedView {
+            layout: &self.layout,
+            base: self.base.as_deref(),
+            frozen: self.frozen.as_deref(),
+        }
+    }
+
+    /// `f(query index, doc_id, fp, distance)` once for every query `qs[i]` and entry of the runs
+    /// within distance `k` of it, dead entries included ([`super::probe_many`]).
+    pub fn probe_many(&self, qs: &[u64], k: u32, mut f: impl FnMut(usize, u64, u64, u32)) {
+        // In-memory runs cannot fail.
+        let _ = super::probe_many(&self.view(), qs, k, &mut f);
+    }
+}
+
+/// The mirror as one index: every bucket is the sealed runs' bucket, then the delta's (an entry
+/// lives in exactly one of them), without the dead entries.
 impl TableIndex for MemTables {
     fn layout(&self) -> &Layout {
         &self.layout
@@ -484,29 +602,18 @@ impl TableIndex for MemTables {
 
     #[inline]
     fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
-        if let Some(b) = &self.base {
-            b.csr.buckets_within(t, values, q, k, &mut |fp, pos, d| {
-                let id = b.ids[pos as usize];
-                if self.live(fp, id) {
-                    f(fp, id, d);
-                }
-            })?;
-        }
-        if let Some(fr) = &self.frozen {
-            fr.buckets_within(t, values, q, k, &mut |fp, id, d| {
-                if self.live(fp, id) {
-                    f(fp, id, d);
-                }
-            })?;
-        }
+        self.sealed_view().buckets_within(t, values, q, k, &mut |fp, id, d| {
+            if self.live(fp, id) {
+                f(fp, id, d);
+            }
+        })?;
         if self.delta.len > 0 {
             self.delta.buckets_within(t, values, q, k, f)?;
         }
         Ok(())
     }
 
-    /// The deltas query by query (they are small and their probes still grouped by query), then the
-    /// base run with each bucket visited once for all its queries (which reorders `probes`).
+    /// The delta first, while the probes are still grouped by query, then the sealed runs.
     fn buckets_within_many(
         &self,
         t: usize,
@@ -515,42 +622,22 @@ impl TableIndex for MemTables {
         k: u32,
         f: &mut impl FnMut(usize, u64, u64, u32),
     ) -> Result<()> {
-        if let Some(fr) = &self.frozen {
-            fr.buckets_within_many(t, probes, qs, k, &mut |i, fp, id, d| {
-                if self.live(fp, id) {
-                    f(i, fp, id, d);
-                }
-            })?;
-        }
         if self.delta.len > 0 {
             self.delta.buckets_within_many(t, probes, qs, k, f)?;
         }
-        if let Some(b) = &self.base {
-            b.csr.buckets_within_many(t, probes, qs, k, &mut |i, fp, pos, d| {
-                let id = b.ids[pos as usize];
-                if self.live(fp, id) {
-                    f(i, fp, id, d);
-                }
-            })?;
-        }
-        Ok(())
+        self.sealed_view().buckets_within_many(t, probes, qs, k, &mut |i, fp, id, d| {
+            if self.live(fp, id) {
+                f(i, fp, id, d);
+            }
+        })
     }
 
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()> {
-        if let Some(b) = &self.base {
-            for (&fp, &id) in b.csr.fps().iter().zip(&b.ids) {
-                if self.live(fp, id) {
-                    f(fp, id);
-                }
+        self.sealed_view().scan(&mut |fp, id| {
+            if self.live(fp, id) {
+                f(fp, id);
             }
-        }
-        if let Some(fr) = &self.frozen {
-            fr.scan(&mut |fp, id| {
-                if self.live(fp, id) {
-                    f(fp, id);
-                }
-            })?;
-        }
+        })?;
         self.delta.scan(f)
     }
 }

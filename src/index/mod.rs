@@ -59,17 +59,7 @@ pub(crate) trait TableIndex {
         k: u32,
         f: &mut impl FnMut(usize, u64, u64, u32),
     ) -> Result<()> {
-        let mut values = Vec::new();
-        let mut rest = &probes[..];
-        while let Some(&(_, qi)) = rest.first() {
-            let n = rest.iter().take_while(|p| p.1 == qi).count();
-            values.clear();
-            values.extend(rest[..n].iter().map(|p| p.0));
-            let i = qi as usize;
-            self.buckets_within(t, &mut values, qs[i], k, &mut |fp, id, d| f(i, fp, id, d))?;
-            rest = &rest[n..];
-        }
-        Ok(())
+        one_query_at_a_time(self, t, probes, qs, k, f)
     }
     /// Calls `f(fp, id)` once for every entry.
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()>;
@@ -96,6 +86,29 @@ pub(crate) fn probe_table<T: TableIndex>(
             f(id, fp, d);
         }
     })
+}
+
+/// [`TableIndex::buckets_within_many`] as one [`TableIndex::buckets_within`] per run of probes of
+/// the same query (any order of `probes` is correct; grouped by query is fastest).
+pub(crate) fn one_query_at_a_time<T: TableIndex + ?Sized>(
+    index: &T,
+    t: usize,
+    probes: &[(u64, u32)],
+    qs: &[u64],
+    k: u32,
+    f: &mut impl FnMut(usize, u64, u64, u32),
+) -> Result<()> {
+    let mut values = Vec::new();
+    let mut rest = probes;
+    while let Some(&(_, qi)) = rest.first() {
+        let n = rest.iter().take_while(|p| p.1 == qi).count();
+        values.clear();
+        values.extend(rest[..n].iter().map(|p| p.0));
+        let i = qi as usize;
+        index.buckets_within(t, &mut values, qs[i], k, &mut |fp, id, d| f(i, fp, id, d))?;
+        rest = &rest[n..];
+    }
+    Ok(())
 }
 
 /// Most queries [`probe_many`] sends to a storage together (their indices are `u32`; larger lists go
