@@ -85,6 +85,29 @@ fn assert_many_exact<T: TableIndex>(index: &T, fps: &[u64], k: u32, what: &str) 
     }
 }
 
+/// Checks the mirror's search split in two — the mutable delta (`probe_many_delta`) and the sealed
+/// runs taken at the same moment (`sealed().probe_many`, dead entries included) — against brute
+/// force once the caller's liveness filter is applied: an entry is live when `fps[id]` is its
+/// fingerprint (removed ids and replaced fingerprints are not).
+fn assert_split_exact(t: &MemTables, fps: &[u64], k: u32, what: &str) {
+    let qs: Vec<u64> = fps.iter().step_by(5).chain([0u64, fps[0]].iter()).copied().collect();
+    let mut got: Vec<Vec<u64>> = vec![Vec::new(); qs.len()];
+    let mut keep = |i: usize, id: u64, fp: u64, d: u32| {
+        assert_eq!(d, hamming(fp, qs[i]), "{what}: distance (split)");
+        if fps.get(id as usize) == Some(&fp) {
+            got[i].push(id);
+        }
+    };
+    t.probe_many_delta(&qs, k, &mut keep);
+    t.sealed().probe_many(&qs, k, &mut keep);
+    for (i, &q) in qs.iter().enumerate() {
+        let mut g = got[i].clone();
+        g.sort_unstable();
+        let want: Vec<u64> = (0..fps.len() as u64).filter(|&j| hamming(fps[j as usize], q) <= k).collect();
+        assert_eq!(g, want, "{what}: k = {k}, q = {q:#x} (delta + sealed runs)");
+    }
+}
+
 #[test]
 fn the_batched_search_is_exact_where_it_visits_buckets() {
     // Large enough that the probes do not exceed the entries (no scan fallback) for these layouts
@@ -96,6 +119,7 @@ fn the_batched_search_is_exact_where_it_visits_buckets() {
         for (t, what) in mems(&layout, &fps) {
             for k in [0, 3, 8, 12] {
                 assert_many_exact(&t, &fps, k, what);
+                assert_split_exact(&t, &fps, k, what);
             }
         }
         let csr = CsrTables::new(fps.clone(), layout.clone());
@@ -250,6 +274,9 @@ fn changes_made_while_a_merge_runs_are_kept() {
     fps.extend(&extra);
     assert_eq!(t.len(), fps.len());
     assert_exact(&t, &fps, 12, "during the merge");
+    for k in [4, 8, 12] {
+        assert_split_exact(&t, &fps, k, "during the merge");
+    }
     // A run from other tables is refused.
     let mut other = MemTables::new(layout);
     other.insert(1, 1);
