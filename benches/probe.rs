@@ -1,4 +1,5 @@
-//! Table probes at k = 3 and 8 for each layout (in-memory mirror and RocksDB), 100K fingerprints.
+//! Table probes at k = 3 and 8 for each layout (in-memory mirror and RocksDB), 100K fingerprints;
+//! the batched search of a 1,024-query chunk against one query at a time, 1M fingerprints, k = 12.
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use fpdb::internals::{Layout, MemTables};
 use fpdb::{CreateOptions, Db, Dedup, Fingerprint, Options, PreparedDoc, QueryOptions, Tables};
@@ -34,6 +35,34 @@ fn bench(c: &mut Criterion) {
                 })
             });
         }
+    }
+    g.finish();
+
+    // The crawler loop's workers search for a chunk of documents at once (`probe_many`): 1,024
+    // queries per iteration, one at a time vs batched, over a sealed base run of 1M entries at
+    // k = 12 (the default) — criterion's time per iteration / 1,024 is the time per query.
+    let mut g = c.benchmark_group("probe_many_1m_k12");
+    g.sample_size(10);
+    let big = fps(1_000_000);
+    let chunk: Vec<u64> = big.iter().step_by(977).take(1024).map(|f| f ^ 0b1011_0110).collect();
+    for m in [4u32, 5] {
+        let t = MemTables::from_entries(Layout::new(m).unwrap(), big.iter().enumerate().map(|(i, &f)| (f, i as u64)));
+        g.bench_function(BenchmarkId::new(format!("m{m}"), "one_at_a_time"), |b| {
+            b.iter(|| {
+                let mut n = 0;
+                for &q in &chunk {
+                    t.probe(q, 12, |_, _, _| n += 1);
+                }
+                n
+            })
+        });
+        g.bench_function(BenchmarkId::new(format!("m{m}"), "batched"), |b| {
+            b.iter(|| {
+                let mut n = 0;
+                t.probe_many(&chunk, 12, |_, _, _, _| n += 1);
+                n
+            })
+        });
     }
     g.finish();
 
