@@ -115,38 +115,31 @@ impl Db {
     /// a published document and is dropped by the verification, and everything committed after the
     /// snapshot has an id ≥ `upto`, which the writer checks itself.
     pub fn precheck_many(&self, docs: &[&PreparedDoc]) -> Result<Vec<Result<Precheck>>> {
+        let one_by_one = || Ok(docs.iter().map(|d| self.precheck(d)).collect());
+        // method: the other methods' index is searched one document at a time.
+        if self.mindex().is_some() || docs.len() < 2 {
+            return one_by_one();
+        }
         let rule = self.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
         let qs: Vec<u64> = docs.iter().map(|d| d.fp.simhash).collect();
-        let batched = self.mindex().is_none() && docs.len() > 1;
-        let snapshot = self.with_state(|st| {
-            let tables = match &st.tables {
-                Some(tables) if batched => tables,
-                // method: the other methods' index (and RocksDB without the mirror) one by one.
-                _ => {
-                    let each = docs
-                        .iter()
-                        .map(|d| {
-                            let dups = self.find_dups(st, &Pending::default(), &d.fp, rule, t, None)?;
-                            Ok(Precheck { upto: st.next_id, dups })
-                        })
-                        .collect();
-                    return Ok(Err(each));
-                }
-            };
-            let mut cands: Vec<Vec<(u64, MethodScore)>> = vec![Vec::new(); docs.len()];
-            tables.probe_many_delta(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
-            Ok(Ok((st.next_id, tables.sealed(), cands)))
-        })?;
-        let (upto, sealed, mut cands) = match snapshot {
-            Ok(s) => s,
-            Err(each) => return Ok(each),
+        // The snapshot. With the mirror the published state is read under its lock alone (no
+        // RocksDB reads to keep consistent, `with_state`); without it, RocksDB is searched one
+        // document at a time.
+        let snapshot = {
+            let st = self.inner.state.read();
+            st.tables.as_ref().map(|tables| {
+                let mut cands: Vec<Vec<(u64, MethodScore)>> = vec![Vec::new(); docs.len()];
+                tables.probe_many_delta(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
+                (st.next_id, tables.sealed(), cands)
+            })
+        };
+        let Some((upto, sealed, mut cands)) = snapshot else {
+            return one_by_one();
         };
         sealed.probe_many(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
         drop(sealed);
         failpoint::pause_point("precheck.unlocked");
-        // The batched path exists only with the mirror, where the published state is read under
-        // its lock alone (no RocksDB reads to keep consistent, `with_state`).
         let st = self.inner.state.read();
         Ok(docs
             .iter()

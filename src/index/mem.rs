@@ -484,11 +484,7 @@ impl MemTables {
     }
 
     fn sealed_view(&self) -> SealedView<'_> {
-        SealedView {
-            layout: &self.layout,
-            base: self.base.as_deref(),
-            frozen: self.frozen.as_deref(),
-        }
+        SealedView::of(&self.layout, &self.base, &self.frozen)
     }
 
     /// False for an entry removed from the base or the frozen delta.
@@ -504,6 +500,17 @@ struct SealedView<'a> {
     layout: &'a Layout,
     base: Option<&'a Base>,
     frozen: Option<&'a Buckets>,
+}
+
+impl<'a> SealedView<'a> {
+    /// The view of the runs as the mirror and a [`SealedRuns`] snapshot both hold them.
+    fn of(layout: &'a Layout, base: &'a Option<Arc<Base>>, frozen: &'a Option<Arc<Buckets>>) -> Self {
+        SealedView {
+            layout,
+            base: base.as_deref(),
+            frozen: frozen.as_deref(),
+        }
+    }
 }
 
 impl TableIndex for SealedView<'_> {
@@ -574,11 +581,7 @@ pub struct SealedRuns {
 
 impl SealedRuns {
     fn view(&self) -> SealedView<'_> {
-        SealedView {
-            layout: &self.layout,
-            base: self.base.as_deref(),
-            frozen: self.frozen.as_deref(),
-        }
+        SealedView::of(&self.layout, &self.base, &self.frozen)
     }
 
     /// `f(query index, doc_id, fp, distance)` once for every query `qs[i]` and entry of the runs
