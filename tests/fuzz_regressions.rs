@@ -119,4 +119,15 @@ fn a_count_larger_than_the_file_is_corruption_before_any_allocation() {
             other => panic!("count {count}: {other:?}"),
         }
     }
+    // A small damaged count is read without the size check first (the buffer is bounded by
+    // `payload_end` ≤ 1 MiB): the short read is the same corruption, never a panic or a short set.
+    for count in [5, 100, 200_000] {
+        let bad = fpdb::internals::segment::ShingleLoc { count, ..loc };
+        match set.read(bad, 1) {
+            Err(fpdb::Error::Corruption { doc: Some(1), what, .. }) => {
+                assert!(what.contains("runs past the end of the file"), "{what}")
+            }
+            other => panic!("count {count}: {other:?}"),
+        }
+    }
 }

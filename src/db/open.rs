@@ -29,7 +29,8 @@ use super::state::{DocMeta, State, Writer};
 use super::{Db, Inner};
 
 /// Options of a table column family created after open (`reindex`), as [`rocks_options`] gives at
-/// open (with a cache of its own until the next open shares one).
+/// open without the mirror, which `reindex` uses (with a cache of its own until the next open
+/// shares one).
 pub(super) fn table_cf_options() -> rocksdb::Options {
     rocks_options(&Cache::new_lru_cache(1 << 20), false)
 }
@@ -44,6 +45,26 @@ fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
     bb.set_cache_index_and_filter_blocks(true);
     o.set_block_based_table_factory(&bb);
     o.set_max_background_jobs(2);
+    // One writer thread makes every write (the writer lock), so RocksDB never groups concurrent
+    // memtable inserts; off, the append-only memtable of the table column families is allowed.
+    o.set_allow_concurrent_memtable_write(false);
+    o
+}
+
+/// The options of column family `name`. With the in-memory mirror the SimHash table column families
+/// are written for durability (the next open without a mirror, `check`, `reindex`) but never read
+/// on the ingest or query path, so their memtable is RocksDB's append-only vector, sorted once
+/// when it is flushed, instead of a skiplist whose every random insert searches it (the largest
+/// cost of the writer: measured on the 1M crawler loop, 20,958 -> 24,981 docs/s, docs/performance.md
+/// "Issue 14, sixth sitting"). A read of such a memtable (`check`, the damaged-record scan) sorts a
+/// copy of it, which those whole-table scans can afford. Every other column family is read by the
+/// writer or by queries and keeps the skiplist. The memtable kind is not stored: the WAL replays
+/// into whichever the next open chooses.
+fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
+    let mut o = rocks_options(cache, false);
+    if mirror && parse_table_cf(name).is_some() {
+        o.set_memtable_factory(rocksdb::MemtableFactory::Vector);
+    }
     o
 }
 
@@ -149,7 +170,7 @@ impl Db {
         let names = DB::list_cf(&o, &rocks_path).map_err(|e| Error::rocks("list column families", &rocks_path, e))?;
         let descs: Vec<ColumnFamilyDescriptor> = names
             .iter()
-            .map(|n| ColumnFamilyDescriptor::new(n, rocks_options(&cache, false)))
+            .map(|n| ColumnFamilyDescriptor::new(n, cf_options(&cache, n, opts.mirror && !opts.read_only)))
             .collect();
         let mut rocks = if opts.read_only {
             DB::open_cf_descriptors_read_only(&o, &rocks_path, descs, false)
