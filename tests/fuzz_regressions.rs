@@ -125,7 +125,7 @@ fn a_count_larger_than_the_file_is_corruption_before_any_allocation() {
         let bad = fpdb::internals::segment::ShingleLoc { count, ..loc };
         match set.read(bad, 1) {
             Err(fpdb::Error::Corruption { doc: Some(1), what, .. }) => {
-                assert!(what.contains("runs past the end of the file"), "{what}")
+                assert!(what.contains("does not fit in the file (the read ran past its end)"), "{what}")
             }
             other => panic!("count {count}: {other:?}"),
         }

@@ -199,15 +199,17 @@ impl SegmentReader {
                 decode_shingle_record(&map[start..], doc_id, loc.count).map_err(fault)
             }
             None => {
-                // The count comes from the doc record (RocksDB) and may be damaged: a record
-                // larger than `STAT_ABOVE` is bounded by what the file holds before its buffer is
-                // allocated. A smaller one is read directly (a short read is the same fault below):
-                // the stat on every read cost the writer's verification ~5% of its time.
+                // The count and offset come from the doc record (RocksDB) and may be damaged. A
+                // record of up to `STAT_ABOVE` bytes at an offset a positioned read can address is
+                // read directly (a short read is the same fault below); anything else is bounded by
+                // what the file holds before its buffer is allocated. The stat on every read cost
+                // the writer's verification ~5% of its time.
                 let len = payload_end(loc.count);
-                let size = if len > STAT_ABOVE {
-                    self.file.metadata().map_err(|e| Error::io("stat segment", &self.path, e))?.len()
-                } else {
+                let direct = len <= STAT_ABOVE && loc.offset <= (i64::MAX as u64).saturating_sub(len);
+                let size = if direct {
                     u64::MAX
+                } else {
+                    self.file.metadata().map_err(|e| Error::io("stat segment", &self.path, e))?.len()
                 };
                 if loc.offset > size || len > size - loc.offset {
                     return Err(fault(ShingleRecordFault(format!(
@@ -222,7 +224,10 @@ impl SegmentReader {
                 let mut buf = vec![0u8; len];
                 self.file.read_exact_at(&mut buf, loc.offset).map_err(|e| {
                     if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                        fault(ShingleRecordFault(format!("record of {len} bytes runs past the end of the file")))
+                        fault(ShingleRecordFault(format!(
+                            "a record of {} shingles ({len} bytes) does not fit in the file (the read ran past its end)",
+                            loc.count
+                        )))
                     } else {
                         Error::io("read segment", &self.path, e)
                     }
