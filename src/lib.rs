@@ -46,6 +46,7 @@ pub mod eval;
 #[doc(hidden)]
 pub mod failpoint;
 pub mod fingerprint;
+mod hugebuf;
 mod index;
 mod intmap;
 mod pipeline;

@@ -3,7 +3,9 @@
 //! with a direct offset array of `2^b + 1` entries, and beside the entry indices their fingerprints
 //! in the same order, so a bucket is one contiguous array. Entry ids are positions in the list.
 //! Built once, never updated: the all-pairs tables and the in-memory mirror's base run
-//! ([`super::mem`]). 12 bytes per entry per table plus `4·2^b` per table for the offsets.
+//! ([`super::mem`]). 12 bytes per entry per table plus `4·2^b` per table for the offsets. The
+//! per-table arrays are [`HugeBuf`]s: large ones in memory asking for transparent huge pages, which
+//! took ~10% off a k = 12 query at 10M documents (docs/performance.md, "Issue 14, sixth sitting").
 //!
 //! When `b` is narrower than the block, one offset range holds several block values: a probe scans
 //! each range once and keeps a hit only when its own block value is one of the probed values, so
@@ -12,6 +14,7 @@
 use super::{Layout, TableIndex};
 use crate::error::Result;
 use crate::fingerprint::similarity::for_each_within;
+use crate::hugebuf::HugeBuf;
 
 /// Largest number of block bits indexed by the offset array (64 MiB of offsets per table).
 pub(crate) const MAX_CSR_BITS: u32 = 24;
@@ -36,9 +39,9 @@ pub(crate) struct CsrTables {
 struct CsrTable {
     /// Block width minus indexed bits: a block value `v` lives in range `v >> shift`.
     shift: u32,
-    offsets: Vec<u32>,
-    entries: Vec<u32>,
-    fps: Vec<u64>,
+    offsets: HugeBuf<u32>,
+    entries: HugeBuf<u32>,
+    fps: HugeBuf<u64>,
 }
 
 impl CsrTables {
@@ -57,16 +60,16 @@ impl CsrTables {
             .map(|i| {
                 let w = layout.blocks()[i].width;
                 let shift = w.saturating_sub(bits);
-                let mut offsets = vec![0u32; (1usize << (w - shift)) + 1];
+                let mut offsets = HugeBuf::<u32>::zeroed((1usize << (w - shift)) + 1);
                 for &fp in &fps {
                     offsets[(layout.block(i, fp) >> shift) as usize + 1] += 1;
                 }
                 for j in 1..offsets.len() {
                     offsets[j] += offsets[j - 1];
                 }
-                let mut fill = offsets.clone();
-                let mut entries = vec![0u32; fps.len()];
-                let mut sorted = vec![0u64; fps.len()];
+                let mut fill = offsets.to_vec();
+                let mut entries = HugeBuf::<u32>::zeroed(fps.len());
+                let mut sorted = HugeBuf::<u64>::zeroed(fps.len());
                 for (idx, &fp) in fps.iter().enumerate() {
                     let b = (layout.block(i, fp) >> shift) as usize;
                     entries[fill[b] as usize] = idx as u32;
@@ -97,6 +100,15 @@ impl CsrTables {
         debug_assert_eq!(table.shift, 0);
         let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
         (&table.fps[s..e], &table.entries[s..e])
+    }
+
+    /// How many of the tables' arrays live in maps advised for huge pages (tests).
+    #[cfg(test)]
+    pub(crate) fn mapped_arrays(&self) -> usize {
+        self.tables
+            .iter()
+            .map(|t| usize::from(t.offsets.is_mapped()) + usize::from(t.entries.is_mapped()) + usize::from(t.fps.is_mapped()))
+            .sum()
     }
 
     /// Heap bytes: the list, and per table the offsets, entry indices and fingerprints.

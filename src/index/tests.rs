@@ -193,6 +193,40 @@ fn the_rocksdb_tables_are_exact_for_every_layout_and_k() {
 }
 
 #[test]
+fn csr_tables_in_huge_page_maps_are_exact() {
+    // 525,000 fingerprints: each table's fingerprint array (4.2 MB) and, at m = 3, its offsets
+    // (2^22 + 1 entries) are large enough for `HugeBuf` to map them; the search over them must be
+    // the brute-force set, one query at a time and batched.
+    let fps = data(11, 350_000);
+    let qs: Vec<u64> = fps.iter().step_by(8_203).chain([0u64, u64::MAX].iter()).copied().collect();
+    for m in [3, 5] {
+        let csr = CsrTables::new(fps.clone(), Layout::new(m).unwrap());
+        assert!(csr.mapped_arrays() >= m as usize, "m = {m}: {} mapped arrays", csr.mapped_arrays());
+        for k in [0, 4, 12] {
+            let mut many: Vec<Vec<u64>> = vec![Vec::new(); qs.len()];
+            probe_many(&csr, &qs, k, &mut |i, id, fp, d| {
+                assert_eq!((fp, d), (fps[id as usize], hamming(fp, qs[i])));
+                many[i].push(id);
+            })
+            .unwrap();
+            for (i, &q) in qs.iter().enumerate() {
+                let mut one = Vec::new();
+                probe(&csr, q, k, &mut |id, fp, _| {
+                    assert_eq!(fp, fps[id as usize]);
+                    one.push(id);
+                })
+                .unwrap();
+                one.sort_unstable();
+                many[i].sort_unstable();
+                let want: Vec<u64> = (0..fps.len() as u64).filter(|&j| hamming(fps[j as usize], q) <= k).collect();
+                assert_eq!(one, want, "m = {m}, k = {k}, q = {q:#x}");
+                assert_eq!(many[i], want, "m = {m}, k = {k}, q = {q:#x} (batched)");
+            }
+        }
+    }
+}
+
+#[test]
 fn the_csr_tables_are_exact_for_every_layout_and_k() {
     let fps = data(3, 300);
     for m in 3..=16 {
