@@ -230,7 +230,12 @@ impl TableIndex for CsrTables {
 
 /// Sorts `(value, query)` probes by value, values below `2^width`: a counting sort for blocks of up
 /// to 16 bits (linear, a 256 KB count array at most), a comparison sort above.
-fn sort_by_value(probes: &mut [(u64, u32)], width: u32) {
+/// Already sorted probes (the mirror's delta and frozen run sort them before the base run does)
+/// are left as they are.
+pub(super) fn sort_by_value(probes: &mut [(u64, u32)], width: u32) {
+    if probes.is_sorted_by_key(|p| p.0) {
+        return;
+    }
     if width > 16 || probes.len() < 64 {
         probes.sort_unstable_by_key(|p| p.0);
         return;

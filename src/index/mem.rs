@@ -168,6 +168,33 @@ impl TableIndex for Buckets {
         Ok(())
     }
 
+    /// Each probed bucket once for all the queries that probe it, in block-value order (as the
+    /// base run does): a chunk's queries probe the same small buckets many times over, and one
+    /// query at a time each probe was a cache miss on the bucket header and another on its entries.
+    fn buckets_within_many(
+        &self,
+        t: usize,
+        probes: &mut [(u64, u32)],
+        qs: &[u64],
+        k: u32,
+        f: &mut impl FnMut(usize, u64, u64, u32),
+    ) -> Result<()> {
+        let table = &self.tables[t];
+        super::csr::sort_by_value(probes, self.layout.blocks()[t].width);
+        let mut rest = &probes[..];
+        while let Some(&(v, _)) = rest.first() {
+            let n = rest.iter().take_while(|p| p.0 == v).count();
+            if let Some(b) = table.get(v).filter(|b| !b.fps.is_empty()) {
+                for &(_, qi) in &rest[..n] {
+                    let i = qi as usize;
+                    for_each_within(&b.fps, qs[i], k, |j, d| f(i, b.fps[j], b.ids[j], d));
+                }
+            }
+            rest = &rest[n..];
+        }
+        Ok(())
+    }
+
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()> {
         for b in self.tables[0].buckets() {
             for (&fp, &id) in b.fps.iter().zip(&b.ids) {
@@ -534,8 +561,8 @@ impl TableIndex for SealedView<'_> {
         Ok(())
     }
 
-    /// The frozen delta query by query (it is small and its probes still grouped by query), then
-    /// the base run with each bucket visited once for all its queries (which reorders `probes`).
+    /// The frozen delta, then the base run, each visiting a probed bucket once for all its queries
+    /// (the first sorts `probes` by block value; the second finds them sorted).
     fn buckets_within_many(
         &self,
         t: usize,
@@ -616,7 +643,7 @@ impl TableIndex for MemTables {
         Ok(())
     }
 
-    /// The delta first, while the probes are still grouped by query, then the sealed runs.
+    /// The delta, then the sealed runs, each visiting a probed bucket once for all its queries.
     fn buckets_within_many(
         &self,
         t: usize,

@@ -114,7 +114,8 @@ fn the_batched_search_is_exact_where_it_visits_buckets() {
     // at k <= 12, so every bucket-ordered path runs: the base run (whole-block and shared offset
     // ranges), the delta and a base with a delta and removals.
     let fps = data(7, 6000);
-    for m in [4, 5, 6, 9, 13] {
+    // m = 3: blocks of 21-22 bits, the delta's hashed buckets; the others are direct arrays.
+    for m in [3, 4, 5, 6, 9, 13] {
         let layout = Layout::new(m).unwrap();
         for (t, what) in mems(&layout, &fps) {
             for k in [0, 3, 8, 12] {
