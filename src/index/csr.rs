@@ -203,20 +203,14 @@ impl TableIndex for CsrTables {
             // Shared ranges: the per-query path keeps the block-value check in one place.
             return super::one_query_at_a_time(self, t, probes, qs, k, f);
         }
-        sort_by_value(probes, self.layout.blocks()[t].width);
-        let mut rest = &probes[..];
-        while let Some(&(v, _)) = rest.first() {
-            let n = rest.iter().take_while(|p| p.0 == v).count();
+        super::for_each_probed_bucket(probes, self.layout.blocks()[t].width, |v, run| {
             let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
-            if s < e {
-                let (fps, ids) = (&table.fps[s..e], &table.entries[s..e]);
-                for &(_, qi) in &rest[..n] {
-                    let i = qi as usize;
-                    for_each_within(fps, qs[i], k, |j, d| f(i, fps[j], u64::from(ids[j]), d));
-                }
+            let (fps, ids) = (&table.fps[s..e], &table.entries[s..e]);
+            for &(_, qi) in run {
+                let i = qi as usize;
+                for_each_within(fps, qs[i], k, |j, d| f(i, fps[j], u64::from(ids[j]), d));
             }
-            rest = &rest[n..];
-        }
+        });
         Ok(())
     }
 
@@ -226,32 +220,4 @@ impl TableIndex for CsrTables {
         }
         Ok(())
     }
-}
-
-/// Sorts `(value, query)` probes by value, values below `2^width`: a counting sort for blocks of up
-/// to 16 bits (linear, a 256 KB count array at most), a comparison sort above.
-/// Already sorted probes (the mirror's delta and frozen run sort them before the base run does)
-/// are left as they are.
-pub(super) fn sort_by_value(probes: &mut [(u64, u32)], width: u32) {
-    if probes.is_sorted_by_key(|p| p.0) {
-        return;
-    }
-    if width > 16 || probes.len() < 64 {
-        probes.sort_unstable_by_key(|p| p.0);
-        return;
-    }
-    let mut counts = vec![0u32; (1usize << width) + 1];
-    for p in probes.iter() {
-        counts[p.0 as usize + 1] += 1;
-    }
-    for j in 1..counts.len() {
-        counts[j] += counts[j - 1];
-    }
-    let mut sorted = vec![(0u64, 0u32); probes.len()];
-    for &p in probes.iter() {
-        let c = &mut counts[p.0 as usize];
-        sorted[*c as usize] = p;
-        *c += 1;
-    }
-    probes.copy_from_slice(&sorted);
 }

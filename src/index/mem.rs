@@ -180,18 +180,14 @@ impl TableIndex for Buckets {
         f: &mut impl FnMut(usize, u64, u64, u32),
     ) -> Result<()> {
         let table = &self.tables[t];
-        super::csr::sort_by_value(probes, self.layout.blocks()[t].width);
-        let mut rest = &probes[..];
-        while let Some(&(v, _)) = rest.first() {
-            let n = rest.iter().take_while(|p| p.0 == v).count();
-            if let Some(b) = table.get(v).filter(|b| !b.fps.is_empty()) {
-                for &(_, qi) in &rest[..n] {
+        super::for_each_probed_bucket(probes, self.layout.blocks()[t].width, |v, run| {
+            if let Some(b) = table.get(v) {
+                for &(_, qi) in run {
                     let i = qi as usize;
                     for_each_within(&b.fps, qs[i], k, |j, d| f(i, b.fps[j], b.ids[j], d));
                 }
             }
-            rest = &rest[n..];
-        }
+        });
         Ok(())
     }
 

@@ -111,6 +111,49 @@ pub(crate) fn one_query_at_a_time<T: TableIndex + ?Sized>(
     Ok(())
 }
 
+/// The bucket walk of a batched search ([`TableIndex::buckets_within_many`] of the CSR run and of
+/// the mirror's delta): sorts `probes` by block value and calls `visit(value, run)` once per
+/// distinct value, `run` being that value's `(value, query index)` probes. The storage then reads
+/// each probed bucket once for all the queries that probe it, in ascending order, which the
+/// hardware prefetcher follows.
+pub(crate) fn for_each_probed_bucket(probes: &mut [(u64, u32)], width: u32, mut visit: impl FnMut(u64, &[(u64, u32)])) {
+    sort_by_value(probes, width);
+    let mut rest = &probes[..];
+    while let Some(&(v, _)) = rest.first() {
+        let n = rest.iter().take_while(|p| p.0 == v).count();
+        visit(v, &rest[..n]);
+        rest = &rest[n..];
+    }
+}
+
+/// Sorts `(value, query)` probes by value, values below `2^width`: a counting sort for blocks of up
+/// to 16 bits (linear, a 256 KB count array at most), a comparison sort above.
+/// Already sorted probes (the mirror's delta and frozen run sort them before the base run does)
+/// are left as they are.
+fn sort_by_value(probes: &mut [(u64, u32)], width: u32) {
+    if probes.is_sorted_by_key(|p| p.0) {
+        return;
+    }
+    if width > 16 || probes.len() < 64 {
+        probes.sort_unstable_by_key(|p| p.0);
+        return;
+    }
+    let mut counts = vec![0u32; (1usize << width) + 1];
+    for p in probes.iter() {
+        counts[p.0 as usize + 1] += 1;
+    }
+    for j in 1..counts.len() {
+        counts[j] += counts[j - 1];
+    }
+    let mut sorted = vec![(0u64, 0u32); probes.len()];
+    for &p in probes.iter() {
+        let c = &mut counts[p.0 as usize];
+        sorted[*c as usize] = p;
+        *c += 1;
+    }
+    probes.copy_from_slice(&sorted);
+}
+
 /// Most queries [`probe_many`] sends to a storage together (their indices are `u32`; larger lists go
 /// in parts).
 const MAX_QUERIES_AT_ONCE: usize = 1 << 20;
