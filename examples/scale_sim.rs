@@ -104,7 +104,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let n: usize = arg(&args, "--docs").map_or(Ok(1_000_000), |s| s.replace('_', "").parse())?;
     let at: Vec<u64> = list(&arg(&args, "--at").unwrap_or_else(|| n.to_string()))?;
-    let ms: Vec<u64> = list(&arg(&args, "--m").unwrap_or("3,4,5,6".into()))?;
+    // Layouts: `--m 3,4,5` equal splits, and/or `--widths 14-14-14-14-8,17-16-16-15` unequal ones.
+    let mut layouts: Vec<Layout> = Vec::new();
+    if arg(&args, "--widths").is_none() || arg(&args, "--m").is_some() {
+        for m in list(&arg(&args, "--m").unwrap_or("3,4,5,6".into()))? {
+            layouts.push(Layout::new(m as u32).ok_or("--m must be 1..=32")?);
+        }
+    }
+    for spec in arg(&args, "--widths").iter().flat_map(|s| s.split(',')) {
+        let widths: Vec<u32> = spec.split('-').map(|w| w.trim().parse()).collect::<Result<_, _>>()?;
+        layouts.push(Layout::with_widths(&widths).ok_or("--widths: 1 to 32 widths of at least 1 bit summing to 64, e.g. 14-14-14-14-8")?);
+    }
     let k: u32 = arg(&args, "--k").map_or(Ok(12), |s| s.parse())?;
     // Share of the documents (0..=1) inserted into the mirror's mutable delta after its base run
     // is built from the rest: what a live handle between two merges probes.
@@ -112,6 +122,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let nq: usize = arg(&args, "--queries").map_or(Ok(1000), |s| s.parse())?;
     let batch: usize = arg(&args, "--batch").map_or(Ok(0), |s| s.parse())?;
     let mut batched: Vec<String> = Vec::new();
+    let split: usize = arg(&args, "--split").map_or(Ok(0), |s| s.parse())?;
+    let mut splits: Vec<String> = Vec::new();
     let threads: usize =
         arg(&args, "--threads").map_or_else(|| Ok(std::thread::available_parallelism().map_or(2, |p| p.get())), |s| s.parse())?;
     let cache = arg(&args, "--fps");
@@ -178,12 +190,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 q
             })
             .collect();
-        for &m in &ms {
-            let l = Layout::new(m as u32).ok_or("--m must be 1..=32")?;
+        for l in &layouts {
+            let m = l.tables() as usize;
+            let name = if l.is_equal_split() {
+                m.to_string()
+            } else {
+                l.blocks().iter().map(|b| b.width.to_string()).collect::<Vec<_>>().join("-")
+            };
             let plan = l.plan(k);
             // Entries scanned per query, from per-table histograms of block values.
             let scanned = if l.blocks().iter().all(|b| b.width <= 24) {
-                let hist: Vec<Vec<u32>> = (0..m as usize)
+                let hist: Vec<Vec<u32>> = (0..m)
                     .map(|t| {
                         let mut h = vec![0u32; 1 << l.blocks()[t].width];
                         for &fp in part {
@@ -228,6 +245,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 tables.probe(q, k, |_, _, _| hits += 1);
                 lat.push(t.elapsed().as_secs_f64() * 1e6);
             }
+            // `--split T`: the same queries, each with its buckets split across T threads.
+            if split > 1 {
+                let mut lat = Vec::with_capacity(nq);
+                let mut split_hits = 0u64;
+                for &q in &queries {
+                    let t = Instant::now();
+                    tables.probe_split(q, k, split, |_, _, _| split_hits += 1);
+                    lat.push(t.elapsed().as_secs_f64() * 1e6);
+                }
+                splits.push(format!(
+                    "| {size} | {name} | {split} | {:.1} | {:.1} | {:.1} |",
+                    pct(&mut lat, 0.5),
+                    pct(&mut lat, 0.99),
+                    split_hits as f64 / nq as f64
+                ));
+            }
             // `--batch B`: the same queries in chunks of B through `probe_many` (each bucket read
             // once per chunk, as the crawler loop's workers check documents): mean µs per query.
             if batch > 1 {
@@ -238,13 +271,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 }
                 let per_query = t.elapsed().as_secs_f64() * 1e6 / nq as f64;
                 batched.push(format!(
-                    "| {size} | {m} | {batch} | {per_query:.1} | {:.1} |",
+                    "| {size} | {name} | {batch} | {per_query:.1} | {:.1} |",
                     batched_hits as f64 / nq as f64
                 ));
             }
             let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
             println!(
-                "| {size} | {m} | {} | {scanned} | {uniform:.0} | {:.1} | {:.1} | {mean:.1} | {:.1} | {:.1} | {:.0} | {build:.1} |",
+                "| {size} | {name} | {} | {scanned} | {uniform:.0} | {:.1} | {:.1} | {mean:.1} | {:.1} | {:.1} | {:.0} | {build:.1} |",
                 l.probes(k),
                 pct(&mut lat, 0.5),
                 pct(&mut lat, 0.99),
@@ -254,6 +287,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
             std::io::stdout().flush()?;
             drop(tables);
+        }
+    }
+    if !splits.is_empty() {
+        println!();
+        println!("Split (`probe_split`: each query's buckets across threads):");
+        println!();
+        println!("| docs | m | threads | p50 µs | p99 µs | hits/query |");
+        println!("|---:|---:|---:|---:|---:|---:|");
+        for row in &splits {
+            println!("{row}");
         }
     }
     if !batched.is_empty() {

@@ -132,6 +132,13 @@ pub struct Options {
     pub cache_bytes: usize,
     /// The spec the caller expects; a different stored spec is refused.
     pub expect_spec: Option<FingerprintSpec>,
+    /// Threads one query's probe of the mirror may use, the calling thread included: 0 (default)
+    /// one per core, 1 the calling thread alone. Only a probe expected to scan many entries is
+    /// split (`internals::layout::SPLIT_MIN_ENTRIES`: at k = 12 and the default layout, from about
+    /// 2.6M documents): at 10M documents a k = 12 probe streams ~3 MB of bucket fingerprints, and
+    /// one core's share of the memory bandwidth bounds it. The crawler loop's workers never split
+    /// (they already run one per core). Results are the same with any value.
+    pub query_threads: usize,
 }
 
 impl Default for Options {
@@ -143,6 +150,7 @@ impl Default for Options {
             segment_size: 64 << 20,
             cache_bytes: 64 << 20,
             expect_spec: None,
+            query_threads: 0,
         }
     }
 }

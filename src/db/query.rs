@@ -49,7 +49,17 @@ impl Db {
     pub(super) fn probe(&self, st: &State, q: u64, k: u32, mut f: impl FnMut(u64, u32)) -> Result<()> {
         match &st.tables {
             // The mirror holds exactly the published documents.
-            Some(t) => index::probe(t, q, k, &mut |id, _, d| f(id, d)),
+            Some(t) => {
+                let threads = match self.inner.opts.query_threads {
+                    0 => index::cores(),
+                    n => n,
+                };
+                if threads > 1 && index::split_pays(t.layout(), k, t.len() as u64) {
+                    index::probe_split(t, q, k, threads, &mut |id, _, d| f(id, d))
+                } else {
+                    index::probe(t, q, k, &mut |id, _, d| f(id, d))
+                }
+            }
             None => {
                 let tables = RocksTables {
                     db: &self.inner.rocks,

@@ -55,6 +55,36 @@ impl Layout {
         Some(Layout { blocks })
     }
 
+    /// Blocks of the given widths, in order from the most significant bit: `1 ≤ widths.len() ≤ 32`,
+    /// every width at least 1, the widths summing to 64. Unequal widths let wider blocks take the
+    /// larger probe radii ([`Layout::plan`]), which at 10M–100M documents scans fewer entries than
+    /// equal widths ([`best_layout`]).
+    pub fn with_widths(widths: &[u32]) -> Option<Layout> {
+        if widths.is_empty() || widths.len() > MAX_TABLES as usize || widths.contains(&0) || widths.iter().sum::<u32>() != 64 {
+            return None;
+        }
+        let mut start = 0;
+        let blocks = widths
+            .iter()
+            .map(|&width| {
+                let b = Block { start, width };
+                start += width;
+                b
+            })
+            .collect();
+        Some(Layout { blocks })
+    }
+
+    /// Whether the blocks are the equal split of [`Layout::new`] for their number.
+    pub fn is_equal_split(&self) -> bool {
+        let m = self.tables();
+        let (base, extra) = (64 / m, 64 % m);
+        self.blocks
+            .iter()
+            .enumerate()
+            .all(|(i, b)| b.width == base + u32::from((i as u32) < extra))
+    }
+
     /// Number of blocks (= tables).
     pub fn tables(&self) -> u32 {
         self.blocks.len() as u32
@@ -102,19 +132,56 @@ impl Layout {
         out | lo
     }
 
-    /// Probe radius per table for distance `k`: `(table, radius)`, tables with no probe left out.
+    /// Probe radius per table for distance `k`: `(table, radius)` in table order, tables with no
+    /// probe left out. Exact for any radii `r_i` (−1: not probed) with `Σ (r_i + 1) = k + 1` (the
+    /// pigeonhole argument in the `index` module). The radii are handed out one at a time, each to
+    /// the table where it adds the fewest entries to scan (`C(w, r+1) / 2^w` of the documents, the
+    /// lower index on ties): optimal for that cost while it is convex (radii below half a block).
+    /// Equal blocks ([`Layout::new`]) get the classic split — `⌊k/m⌋` for the first `k mod m + 1`
+    /// tables, one less after — which is what the greedy gives them there.
     pub fn plan(&self, k: u32) -> Vec<(usize, u32)> {
-        let m = self.tables();
-        let (r, a) = (k / m, k % m);
-        (0..m as usize)
-            .filter_map(|i| {
-                if i as u32 <= a {
-                    Some((i, r))
-                } else {
-                    r.checked_sub(1).map(|r1| (i, r1))
+        let m = self.blocks.len();
+        if self.is_equal_split() {
+            // The classic split (what the greedy gives while the radii stay below half a block;
+            // past that the ball's growth slows and the greedy would favour one table).
+            let (r, a) = (k / m as u32, k % m as u32);
+            return (0..m)
+                .filter_map(|i| {
+                    if i as u32 <= a {
+                        Some((i, r))
+                    } else {
+                        r.checked_sub(1).map(|r1| (i, r1))
+                    }
+                })
+                .collect();
+        }
+        self.greedy_plan(k)
+    }
+
+    /// [`Layout::plan`] by handing out the `k + 1` radius steps one at a time.
+    fn greedy_plan(&self, k: u32) -> Vec<(usize, u32)> {
+        let m = self.blocks.len();
+        // radius + 1 per table (0: not probed), and the ball size at that radius.
+        let mut rp = vec![0u32; m];
+        let mut ball = vec![0u64; m];
+        for _ in 0..=k {
+            // Added entries per document: (ball(w, r+1) − ball(w, r)) / 2^w, compared exactly as
+            // added · 2^(64−w) in u128.
+            let mut best: Option<(u128, usize)> = None;
+            for (i, b) in self.blocks.iter().enumerate() {
+                if rp[i] > b.width {
+                    continue; // the whole block space is probed already
                 }
-            })
-            .collect()
+                let added = u128::from(ball_size(b.width, rp[i]) - ball[i]) << (64 - b.width);
+                if best.is_none_or(|(c, _)| added < c) {
+                    best = Some((added, i));
+                }
+            }
+            let Some((_, i)) = best else { break };
+            ball[i] = ball_size(self.blocks[i].width, rp[i]);
+            rp[i] += 1;
+        }
+        (0..m).filter(|&i| rp[i] > 0).map(|i| (i, rp[i] - 1)).collect()
     }
 
     /// Whether `fp` is found in table `i` of `plan` when probing for `q` (its block within radius).
@@ -183,6 +250,22 @@ pub fn best_tables(k: u32, n: u64) -> u32 {
     best.1
 }
 
+/// Fewest entries a probe is expected to scan (`Σ ball(w, r) · n / 2^w` over its plan) for
+/// [`split_pays`]: waking the query threads costs ~10–20 µs, a scan of this many entries ~100 µs
+/// on one core (docs/performance.md, "Issue 14, seventh sitting").
+pub const SPLIT_MIN_ENTRIES: f64 = 100_000.0;
+
+/// Whether a probe at distance `k` over `n` entries laid out as `layout` is worth splitting
+/// across threads (`index::probe_split`).
+pub fn split_pays(layout: &Layout, k: u32, n: u64) -> bool {
+    let entries: f64 = layout
+        .plan(k)
+        .iter()
+        .map(|&(t, r)| ball_size(layout.blocks()[t].width, r) as f64 * n as f64 / 2f64.powi(layout.blocks()[t].width as i32))
+        .sum();
+    entries >= SPLIT_MIN_ENTRIES
+}
+
 /// Number of `width`-bit values within Hamming distance `r` of a value.
 pub fn ball_size(width: u32, r: u32) -> u64 {
     let mut total = 0u128;
@@ -234,6 +317,61 @@ mod tests {
         assert_eq!(k1.plan(8).len(), 9);
         assert!(k1.plan(8).iter().all(|&(_, r)| r == 0));
         assert_eq!(ball_size(22, 2), 1 + 22 + 231);
+    }
+
+    #[test]
+    fn the_plan_of_an_equal_split_is_the_classic_pigeonhole_split() {
+        // ⌊k/m⌋ for the first k mod m + 1 tables, one less after (negative: not probed); the
+        // greedy of unequal blocks agrees while the radii stay below half a block.
+        for m in 1..=MAX_TABLES {
+            let l = Layout::new(m).unwrap();
+            for k in 0..=40 {
+                if k / m < l.blocks()[m as usize - 1].width / 2 {
+                    assert_eq!(l.plan(k), l.greedy_plan(k), "m = {m}, k = {k}");
+                }
+                let (r, a) = (k / m, k % m);
+                let want: Vec<(usize, u32)> = (0..m)
+                    .filter_map(|i| {
+                        if i <= a {
+                            Some((i as usize, r))
+                        } else {
+                            r.checked_sub(1).map(|r1| (i as usize, r1))
+                        }
+                    })
+                    .collect();
+                assert_eq!(l.plan(k), want, "m = {m}, k = {k}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_plan_of_unequal_blocks_gives_the_wider_blocks_the_larger_radii() {
+        let l = Layout::with_widths(&[17, 16, 16, 15]).unwrap();
+        assert_eq!(l.plan(12), vec![(0, 3), (1, 2), (2, 2), (3, 2)]);
+        let l = Layout::with_widths(&[14, 14, 14, 14, 8]).unwrap();
+        assert_eq!(l.plan(12), vec![(0, 2), (1, 2), (2, 2), (3, 2), (4, 0)]);
+        // Fewer entries to scan than the equal split of the same m around the default k.
+        let per_doc = |l: &Layout, k| -> f64 {
+            l.plan(k)
+                .iter()
+                .map(|&(i, r)| ball_size(l.blocks()[i].width, r) as f64 / 2f64.powi(l.blocks()[i].width as i32))
+                .sum()
+        };
+        let (eq, uneq) = (Layout::new(5).unwrap(), Layout::with_widths(&[14, 14, 14, 11, 11]).unwrap());
+        for k in [11, 12] {
+            assert!(per_doc(&uneq, k) < per_doc(&eq, k), "k = {k}");
+        }
+    }
+
+    #[test]
+    fn widths_must_cover_the_64_bits() {
+        assert!(Layout::with_widths(&[32, 31]).is_none());
+        assert!(Layout::with_widths(&[32, 32, 0]).is_none());
+        assert!(Layout::with_widths(&[]).is_none());
+        assert!(Layout::with_widths(&[2; 33]).is_none());
+        let l = Layout::with_widths(&[40, 24]).unwrap();
+        assert_eq!(l.blocks(), &[Block { start: 0, width: 40 }, Block { start: 40, width: 24 }]);
+        assert!(!l.is_equal_split() && Layout::with_widths(&[32, 32]).unwrap().is_equal_split());
     }
 
     #[test]

@@ -479,6 +479,15 @@ impl MemTables {
         let _ = super::probe(self, q, k, &mut f);
     }
 
+    /// [`MemTables::probe`] with the probed buckets split across `threads` threads
+    /// ([`super::probe_split`]); the entries come in no particular order.
+    pub fn probe_split(&self, q: u64, k: u32, threads: usize, mut f: impl FnMut(u64, u64, u32)) {
+        // In-memory runs cannot fail (a panicking thread re-raises here).
+        if let Err(e) = super::probe_split(self, q, k, threads, &mut f) {
+            panic!("{e}");
+        }
+    }
+
     /// [`MemTables::probe`] for many queries at once: `f(query index, doc_id, fp, distance)` once
     /// for every query `qs[i]` and entry within distance `k` of it ([`super::probe_many`]: each
     /// bucket of the base run is read once for all the queries that probe it).

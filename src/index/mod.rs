@@ -31,7 +31,7 @@ pub(crate) mod wide;
 
 use crate::error::Result;
 use crate::fingerprint::similarity::hamming;
-pub use layout::{ball_size, for_each_neighbor, Block, Layout, MAX_TABLES};
+pub use layout::{ball_size, for_each_neighbor, split_pays, Block, Layout, MAX_TABLES};
 
 /// A set of `m` permuted tables over `(fingerprint, id)` entries: what the search needs from a
 /// storage. Implementations differ only in where the entries live.
@@ -197,6 +197,102 @@ fn probe_part<T: TableIndex>(index: &T, qs: &[u64], k: u32, f: &mut impl FnMut(u
         })?;
     }
     Ok(())
+}
+
+/// [`probe`] with the probed buckets split across `threads` threads (the calling thread and
+/// `threads − 1` scoped ones): a k = 12 query at 10M documents and more streams megabytes of bucket
+/// fingerprints, and one core's share of the memory bandwidth is what bounds it. The buckets of
+/// every table of the plan are cut into `threads` parts of about equal expected entries; each part
+/// runs the same filter as [`probe`] (a candidate is kept only in the first table of the plan
+/// where it qualifies, a rule of the fingerprint alone), so every entry within `k` is reported
+/// exactly once, in no particular order. `threads ≤ 1`, or a plan that [`probe`] answers by a scan,
+/// is [`probe`] itself.
+pub(crate) fn probe_split<T: TableIndex + Sync>(
+    index: &T,
+    q: u64,
+    k: u32,
+    threads: usize,
+    f: &mut impl FnMut(u64, u64, u32),
+) -> Result<()> {
+    let layout = index.layout();
+    if threads <= 1 || layout.probes(k) > index.len() {
+        return probe(index, q, k, f);
+    }
+    let plan = layout.plan(k);
+    // Every probe as (plan position, block value), with its table's expected bucket size as weight.
+    let mut probes: Vec<(usize, u64)> = Vec::new();
+    let mut weights: Vec<f64> = Vec::new();
+    for (pos, &(t, r)) in plan.iter().enumerate() {
+        let width = layout.blocks()[t].width;
+        let w = 1.0 / 2f64.powi(width as i32);
+        for_each_neighbor(layout.block(t, q), width, r, &mut |v| {
+            probes.push((pos, v));
+            weights.push(w);
+        });
+    }
+    let total: f64 = weights.iter().sum();
+    let mut cuts = vec![0usize];
+    let mut acc = 0.0;
+    for (i, w) in weights.iter().enumerate() {
+        acc += w;
+        if acc >= total * cuts.len() as f64 / threads as f64 && cuts.len() < threads {
+            cuts.push(i + 1);
+        }
+    }
+    cuts.push(probes.len());
+    let part = |probes: &[(usize, u64)]| -> Result<Vec<(u64, u64, u32)>> {
+        let mut hits = Vec::new();
+        let mut values = Vec::new();
+        let mut rest = probes;
+        while let Some(&(pos, _)) = rest.first() {
+            let n = rest.iter().take_while(|p| p.0 == pos).count();
+            values.clear();
+            values.extend(rest[..n].iter().map(|p| p.1));
+            index.buckets_within(plan[pos].0, &mut values, q, k, &mut |fp, id, d| {
+                if !layout.seen_earlier(&plan, pos, fp, q) {
+                    hits.push((id, fp, d));
+                }
+            })?;
+            rest = &rest[n..];
+        }
+        Ok(hits)
+    };
+    let parts: Vec<&[(usize, u64)]> = cuts.windows(2).map(|c| &probes[c[0]..c[1]]).collect();
+    let mut results: Vec<Result<Vec<(u64, u64, u32)>>> = parts.iter().map(|_| Ok(Vec::new())).collect();
+    let (first, others) = results.split_first_mut().unwrap_or_else(|| unreachable!("threads ≥ 2 parts"));
+    query_pool().in_place_scope(|s| {
+        for (slot, p) in others.iter_mut().zip(&parts[1..]) {
+            let part = &part;
+            s.spawn(move |_| *slot = part(p));
+        }
+        *first = part(parts[0]);
+    });
+    for r in results {
+        for (id, fp, d) in r? {
+            f(id, fp, d);
+        }
+    }
+    Ok(())
+}
+
+/// The machine's cores (what `std::thread::available_parallelism` says, read once).
+pub fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// The threads that help a split query ([`probe_split`]): one process-wide pool, one thread per
+/// core beyond the caller's, started on first use and idle (asleep) between queries.
+fn query_pool() -> &'static rayon_core::ThreadPool {
+    static POOL: std::sync::OnceLock<rayon_core::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let n = cores().saturating_sub(1).max(1);
+        rayon_core::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|i| format!("fpdb-query-{i}"))
+            .build()
+            .unwrap_or_else(|e| panic!("cannot start the query threads: {e}"))
+    })
 }
 
 /// Calls `f(id, fp, distance)` exactly once for every entry within distance `k` of `q`.

@@ -430,3 +430,87 @@ proptest! {
         }
     }
 }
+
+/// Checks [`probe_split`] against brute force: every entry within `k`, each exactly once, with the
+/// probed buckets cut into `threads` parts.
+fn assert_threads_exact<T: TableIndex + Sync>(index: &T, fps: &[u64], k: u32, threads: usize, what: &str) {
+    for &q in fps.iter().step_by(37).chain([0u64, u64::MAX].iter()) {
+        let mut got = Vec::new();
+        probe_split(index, q, k, threads, &mut |id, fp, d| {
+            assert_eq!(fp, fps[id as usize], "{what}: id and fingerprint disagree (threads)");
+            assert_eq!(d, hamming(fp, q), "{what}: distance (threads)");
+            got.push(id);
+        })
+        .unwrap();
+        let n = got.len();
+        got.sort_unstable();
+        got.dedup();
+        assert_eq!(n, got.len(), "{what}: k = {k}, {threads} threads: an entry was reported twice");
+        let want: Vec<u64> = (0..fps.len() as u64).filter(|&j| hamming(fps[j as usize], q) <= k).collect();
+        assert_eq!(got, want, "{what}: k = {k}, {threads} threads, q = {q:#x}");
+    }
+}
+
+/// Layouts with unequal blocks: the wider blocks take the larger radii (`Layout::plan`).
+fn unequal_layouts() -> Vec<Layout> {
+    [
+        &[17, 16, 16, 15][..],
+        &[14, 14, 14, 11, 11],
+        &[14, 14, 14, 14, 8],
+        &[19, 18, 18, 9],
+        &[40, 24],
+        &[3, 61],
+    ]
+    .iter()
+    .map(|w| Layout::with_widths(w).unwrap())
+    .collect()
+}
+
+#[test]
+fn a_query_split_across_threads_is_exact_for_every_layout() {
+    // 6,000 fingerprints: enough that the probes at k <= 12 do not exceed the entries for most of
+    // these layouts (the bucket path runs); the others take the scan, which must agree too.
+    let fps = data(13, 6000);
+    let mut layouts: Vec<Layout> = [3, 4, 5, 6, 9].iter().map(|&m| Layout::new(m).unwrap()).collect();
+    layouts.extend(unequal_layouts());
+    for layout in &layouts {
+        let widths: Vec<u32> = layout.blocks().iter().map(|b| b.width).collect();
+        for (t, what) in mems(layout, &fps) {
+            for k in [4, 12] {
+                for threads in [2, 5] {
+                    assert_threads_exact(&t, &fps, k, threads, &format!("{what}, widths {widths:?}"));
+                }
+            }
+        }
+        let csr = CsrTables::new(fps.clone(), layout.clone());
+        assert_threads_exact(&csr, &fps, 12, 2, &format!("csr, widths {widths:?}"));
+    }
+}
+
+#[test]
+fn layouts_with_unequal_blocks_are_exact_in_every_storage() {
+    let fps = data(17, 1500);
+    for layout in unequal_layouts() {
+        let widths: Vec<u32> = layout.blocks().iter().map(|b| b.width).collect();
+        for (t, what) in mems(&layout, &fps) {
+            assert_exact(&t, &fps, 12, &format!("{what}, widths {widths:?}"));
+            assert_many_exact(&t, &fps, 12, &format!("{what}, widths {widths:?}"));
+        }
+        assert_exact(&CsrTables::new(fps.clone(), layout.clone()), &fps, 12, "csr");
+    }
+    // RocksDB seeks once per probed bucket: one layout, fewer documents.
+    let fps = data(19, 600);
+    let layout = Layout::with_widths(&[14, 14, 14, 11, 11]).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = rocks(dir.path(), &layout, &fps);
+    let tables = RocksTables {
+        db: &db,
+        path: dir.path(),
+        layout: &layout,
+        cfs: (0..layout.tables() as usize)
+            .map(|i| db.cf_handle(&table_cf(0, i)).unwrap())
+            .collect(),
+        len: fps.len() as u64,
+    };
+    assert_exact(&tables, &fps, 12, "rocksdb, widths [14, 14, 14, 11, 11]");
+}

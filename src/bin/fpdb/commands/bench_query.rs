@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::Result;
-use fpdb::{Error, QueryOptions};
+use anyhow::{Context, Result};
+use fpdb::{Db, Error, Options, QueryOptions};
 use serde_json::json;
 
 use crate::cli::BenchQueryArgs;
@@ -18,6 +18,7 @@ pub struct Config {
     pub db: PathBuf,
     pub queries: PathBuf,
     pub opts: QueryOptions,
+    pub query_threads: usize,
 }
 
 impl From<BenchQueryArgs> for Config {
@@ -25,6 +26,7 @@ impl From<BenchQueryArgs> for Config {
         Config {
             db: a.db,
             queries: a.queries,
+            query_threads: a.query_threads,
             opts: {
                 let mut o = QueryOptions::default();
                 o.max_distance = a.k;
@@ -36,7 +38,12 @@ impl From<BenchQueryArgs> for Config {
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
-    let d = super::open_ro(&cfg.db)?;
+    let opts = Options {
+        read_only: true,
+        query_threads: cfg.query_threads,
+        ..Options::default()
+    };
+    let d = Db::open_with(&cfg.db, opts).with_context(|| format!("cannot open database {}", cfg.db.display()))?;
     let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
     let f = std::fs::File::open(&cfg.queries).map_err(|e| Error::Io {
         op: "open queries",
