@@ -114,6 +114,11 @@ pub struct ServeArgs {
     /// Fingerprinting threads per bulk request (default: one per core).
     #[arg(long, default_value_t = 0)]
     pub workers: usize,
+    /// Threads one query's probe may use (0: one per core; 1: the request's thread alone, for a
+    /// server saturated by concurrent queries). Only probes that scan many entries are split
+    /// (from about 2.6M documents at k = 12).
+    #[arg(long, default_value_t = 0)]
+    pub query_threads: usize,
     /// Print one line per request on stderr (method, route, status, latency; never text or keys).
     #[arg(long)]
     pub log_requests: bool,

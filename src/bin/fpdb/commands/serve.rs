@@ -21,6 +21,7 @@ impl From<ServeArgs> for Config {
             batch_size: a.batch_size,
             bulk_slots: a.bulk_slots,
             workers: a.workers,
+            query_threads: a.query_threads,
             sync: !a.write.no_sync,
             log_requests: a.log_requests,
             shutdown_timeout: Duration::from_secs(a.shutdown_timeout_s),

@@ -53,6 +53,8 @@ pub struct ServeConfig {
     pub bulk_slots: usize,
     /// Fingerprinting threads of each bulk ingest (0 = one per core).
     pub workers: usize,
+    /// Threads one query's probe may use (`Options::query_threads`; 0 = one per core).
+    pub query_threads: usize,
     /// fsync every commit (default true).
     pub sync: bool,
     /// One stderr line per request (method, route template, status, latency; never text or keys).
@@ -116,6 +118,7 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
     }
     let opts = Options {
         sync: cfg.sync,
+        query_threads: cfg.query_threads,
         ..Options::default()
     };
     let db = if cfg.db.join("rocksdb").exists() {
