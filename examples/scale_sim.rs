@@ -5,7 +5,8 @@
 //! ```text
 //! cargo run --release --example scale_sim -- --corpus data/scale/scale-1m.jsonl \
 //!     --docs 100000000 --at 1000000,10000000,100000000 --m 3,4,5,6 --k 12 --queries 1000 \
-//!     [--fps data/scale/sim-fps.bin] [--threads 2] [--delta 0.11] [--batch 1024]
+//!     [--fps data/scale/sim-fps.bin] [--threads 2] [--delta 0.11] [--batch 1024] \
+//!     [--widths 17-16-16-15,14-14-14-11-11] [--split 2]
 //! cargo run --release --example scale_sim -- --corpus data/scale/scale-1m.jsonl --emit 10000000 \
 //!     | fpdb ingest DB -        # the same documents as JSONL: the 10M durable run
 //! ```
@@ -29,7 +30,10 @@
 //! case). Latency is the mirror probe alone (fingerprint + SimHash filter, no Jaccard). `--batch B`
 //! also runs the same queries in chunks of B through `MemTables::probe_many` (what the crawler
 //! loop's workers do) and reports the mean time per query and the hits, which must equal the
-//! one-at-a-time hits.
+//! one-at-a-time hits. `--split T` runs them again one at a time, each with its buckets split
+//! across T threads (`MemTables::probe_split`, what a database's single queries do from ~2.6M
+//! documents on). `--widths` adds layouts with unequal blocks (`Layout::with_widths`, dash-separated
+//! widths summing to 64) to the `--m` ones (only those when `--m` is not given).
 
 use std::io::Write;
 use std::time::Instant;
