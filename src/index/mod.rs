@@ -200,18 +200,32 @@ fn probe_part<T: TableIndex>(index: &T, qs: &[u64], k: u32, f: &mut impl FnMut(u
 }
 
 /// [`probe`] with the probed buckets split across `threads` threads (the calling thread and
-/// `threads − 1` scoped ones): a k = 12 query at 10M documents and more streams megabytes of bucket
+/// `threads − 1` pool threads): a k = 12 query at 10M documents and more streams megabytes of bucket
 /// fingerprints, and one core's share of the memory bandwidth is what bounds it. The buckets of
 /// every table of the plan are cut into `threads` parts of about equal expected entries; each part
 /// runs the same filter as [`probe`] (a candidate is kept only in the first table of the plan
 /// where it qualifies, a rule of the fingerprint alone), so every entry within `k` is reported
 /// exactly once, in no particular order. `threads ≤ 1`, or a plan that [`probe`] answers by a scan,
-/// is [`probe`] itself.
+/// is [`probe`] itself. The threads beyond the caller's come from a persistent pool
+/// ([`query_pool`]); without one the parts run on the caller, one after another.
 pub(crate) fn probe_split<T: TableIndex + Sync>(
     index: &T,
     q: u64,
     k: u32,
     threads: usize,
+    f: &mut impl FnMut(u64, u64, u32),
+) -> Result<()> {
+    probe_split_on(index, q, k, threads, query_pool(), f)
+}
+
+/// [`probe_split`] with the parts beyond the caller's on `pool`, or all on the calling thread one
+/// after another without one.
+fn probe_split_on<T: TableIndex + Sync>(
+    index: &T,
+    q: u64,
+    k: u32,
+    threads: usize,
+    pool: Option<&rayon_core::ThreadPool>,
     f: &mut impl FnMut(u64, u64, u32),
 ) -> Result<()> {
     let layout = index.layout();
@@ -260,13 +274,20 @@ pub(crate) fn probe_split<T: TableIndex + Sync>(
     let parts: Vec<&[(usize, u64)]> = cuts.windows(2).map(|c| &probes[c[0]..c[1]]).collect();
     let mut results: Vec<Result<Vec<(u64, u64, u32)>>> = parts.iter().map(|_| Ok(Vec::new())).collect();
     let (first, others) = results.split_first_mut().unwrap_or_else(|| unreachable!("threads ≥ 2 parts"));
-    query_pool().in_place_scope(|s| {
-        for (slot, p) in others.iter_mut().zip(&parts[1..]) {
-            let part = &part;
-            s.spawn(move |_| *slot = part(p));
+    match pool {
+        Some(pool) => pool.in_place_scope(|s| {
+            for (slot, p) in others.iter_mut().zip(&parts[1..]) {
+                let part = &part;
+                s.spawn(move |_| *slot = part(p));
+            }
+            *first = part(parts[0]);
+        }),
+        None => {
+            for (slot, p) in std::iter::once(first).chain(others.iter_mut()).zip(&parts) {
+                *slot = part(p);
+            }
         }
-        *first = part(parts[0]);
-    });
+    }
     for r in results {
         for (id, fp, d) in r? {
             f(id, fp, d);
@@ -282,17 +303,23 @@ pub fn cores() -> usize {
 }
 
 /// The threads that help a split query ([`probe_split`]): one process-wide pool, one thread per
-/// core beyond the caller's, started on first use and idle (asleep) between queries.
-fn query_pool() -> &'static rayon_core::ThreadPool {
-    static POOL: std::sync::OnceLock<rayon_core::ThreadPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        let n = cores().saturating_sub(1).max(1);
-        rayon_core::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .thread_name(|i| format!("fpdb-query-{i}"))
-            .build()
-            .unwrap_or_else(|e| panic!("cannot start the query threads: {e}"))
-    })
+/// core beyond the caller's, started on first use and idle (asleep) between queries. `None` where
+/// the threads cannot be started, and in a child forked after they were (a fork copies the pool
+/// but not its threads: work sent there would wait forever); the parts then run on the caller.
+fn query_pool() -> Option<&'static rayon_core::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<(u32, rayon_core::ThreadPool)>> = std::sync::OnceLock::new();
+    let (pid, pool) = POOL
+        .get_or_init(|| {
+            let n = cores().saturating_sub(1).max(1);
+            rayon_core::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .thread_name(|i| format!("fpdb-query-{i}"))
+                .build()
+                .ok()
+                .map(|pool| (std::process::id(), pool))
+        })
+        .as_ref()?;
+    (*pid == std::process::id()).then_some(pool)
 }
 
 /// Calls `f(id, fp, distance)` exactly once for every entry within distance `k` of `q`.

@@ -484,6 +484,15 @@ fn a_query_split_across_threads_is_exact_for_every_layout() {
         }
         let csr = CsrTables::new(fps.clone(), layout.clone());
         assert_threads_exact(&csr, &fps, 12, 2, &format!("csr, widths {widths:?}"));
+        // Without the pool (a forked child, or no threads to be had): the parts one after another.
+        let mut got = Vec::new();
+        for &q in fps.iter().step_by(97) {
+            got.clear();
+            probe_split_on(&csr, q, 12, 3, None, &mut |id, _, _| got.push(id)).unwrap();
+            got.sort_unstable();
+            let want: Vec<u64> = (0..fps.len() as u64).filter(|&j| hamming(fps[j as usize], q) <= 12).collect();
+            assert_eq!(got, want, "csr without the pool, widths {widths:?}, q = {q:#x}");
+        }
     }
 }
 
