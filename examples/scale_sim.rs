@@ -229,10 +229,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             } else {
                 "–".into()
             };
-            let uniform: f64 = plan
-                .iter()
-                .map(|&(t, r)| layout::ball_size(l.blocks()[t].width, r) as f64 * size as f64 / (1u64 << l.blocks()[t].width) as f64)
-                .sum();
+            let uniform = l.expected_entries(k, size as u64);
             let t0 = Instant::now();
             let cut = part.len() - (part.len() as f64 * delta.clamp(0.0, 1.0)) as usize;
             let mut tables = MemTables::from_entries(l.clone(), part[..cut].iter().enumerate().map(|(id, &fp)| (fp, id as u64)));

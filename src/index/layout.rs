@@ -58,7 +58,7 @@ impl Layout {
     /// Blocks of the given widths, in order from the most significant bit: `1 ≤ widths.len() ≤ 32`,
     /// every width at least 1, the widths summing to 64. Unequal widths let wider blocks take the
     /// larger probe radii ([`Layout::plan`]), which at 10M–100M documents scans fewer entries than
-    /// equal widths ([`best_layout`]).
+    /// equal widths (docs/performance.md, "Issue 14, seventh sitting").
     pub fn with_widths(widths: &[u32]) -> Option<Layout> {
         if widths.is_empty() || widths.len() > MAX_TABLES as usize || widths.contains(&0) || widths.iter().sum::<u32>() != 64 {
             return None;
@@ -201,6 +201,16 @@ impl Layout {
     pub fn probes(&self, k: u32) -> u64 {
         self.plan(k).iter().map(|&(i, r)| ball_size(self.blocks[i].width, r)).sum()
     }
+
+    /// Entries a query for distance `k` is expected to scan over `n` documents spread evenly over
+    /// the block values: `Σ ball(w, r) · n / 2^w` over the plan (on real SimHashes the entries
+    /// scanned stayed within 3% of it, `examples/scale_sim.rs`).
+    pub fn expected_entries(&self, k: u32, n: u64) -> f64 {
+        self.plan(k)
+            .iter()
+            .map(|&(i, r)| ball_size(self.blocks[i].width, r) as f64 * n as f64 / 2f64.powi(self.blocks[i].width as i32))
+            .sum()
+    }
 }
 
 /// Cost model of a query at distance `k` over `n` documents in the in-memory mirror, in
@@ -212,14 +222,7 @@ impl Layout {
 /// the measured best at 1M (6, tied with 5), 10M (5) and 100M (4), with absolute errors up to 2× at
 /// 1M where much of the mirror is cached (docs/performance.md, "Issue 14, second sitting").
 pub fn query_cost_ns(layout: &Layout, k: u32, n: u64) -> f64 {
-    layout
-        .plan(k)
-        .iter()
-        .map(|&(i, r)| {
-            let w = layout.blocks()[i].width;
-            ball_size(w, r) as f64 * (COST_PROBE_NS + COST_ENTRY_NS * n as f64 / 2f64.powi(w as i32))
-        })
-        .sum()
+    COST_PROBE_NS * layout.probes(k) as f64 + COST_ENTRY_NS * layout.expected_entries(k, n)
 }
 
 /// Per probed bucket, in ns ([`query_cost_ns`]).
@@ -250,7 +253,7 @@ pub fn best_tables(k: u32, n: u64) -> u32 {
     best.1
 }
 
-/// Fewest entries a probe is expected to scan (`Σ ball(w, r) · n / 2^w` over its plan) for
+/// Fewest entries a probe is expected to scan ([`Layout::expected_entries`]) for
 /// [`split_pays`]: waking the query threads costs ~10–20 µs, a scan of this many entries ~100 µs
 /// on one core (docs/performance.md, "Issue 14, seventh sitting").
 pub const SPLIT_MIN_ENTRIES: f64 = 100_000.0;
@@ -258,12 +261,7 @@ pub const SPLIT_MIN_ENTRIES: f64 = 100_000.0;
 /// Whether a probe at distance `k` over `n` entries laid out as `layout` is worth splitting
 /// across threads (`index::probe_split`).
 pub fn split_pays(layout: &Layout, k: u32, n: u64) -> bool {
-    let entries: f64 = layout
-        .plan(k)
-        .iter()
-        .map(|&(t, r)| ball_size(layout.blocks()[t].width, r) as f64 * n as f64 / 2f64.powi(layout.blocks()[t].width as i32))
-        .sum();
-    entries >= SPLIT_MIN_ENTRIES
+    layout.expected_entries(k, n) >= SPLIT_MIN_ENTRIES
 }
 
 /// Number of `width`-bit values within Hamming distance `r` of a value.
@@ -351,16 +349,14 @@ mod tests {
         let l = Layout::with_widths(&[14, 14, 14, 14, 8]).unwrap();
         assert_eq!(l.plan(12), vec![(0, 2), (1, 2), (2, 2), (3, 2), (4, 0)]);
         // Fewer entries to scan than the equal split of the same m around the default k.
-        let per_doc = |l: &Layout, k| -> f64 {
-            l.plan(k)
-                .iter()
-                .map(|&(i, r)| ball_size(l.blocks()[i].width, r) as f64 / 2f64.powi(l.blocks()[i].width as i32))
-                .sum()
-        };
         let (eq, uneq) = (Layout::new(5).unwrap(), Layout::with_widths(&[14, 14, 14, 11, 11]).unwrap());
         for k in [11, 12] {
-            assert!(per_doc(&uneq, k) < per_doc(&eq, k), "k = {k}");
+            assert!(uneq.expected_entries(k, 1 << 20) < eq.expected_entries(k, 1 << 20), "k = {k}");
         }
+        // 10M documents at k = 12: 385,742 entries for the equal split, 311,279 for these widths
+        // (the `uniform expectation` column of docs/performance.md, seventh sitting).
+        assert_eq!(eq.expected_entries(12, 10_000_000).round(), 385_742.0);
+        assert_eq!(uneq.expected_entries(12, 10_000_000).round(), 311_279.0);
     }
 
     #[test]

@@ -99,14 +99,11 @@ pub(crate) fn one_query_at_a_time<T: TableIndex + ?Sized>(
     f: &mut impl FnMut(usize, u64, u64, u32),
 ) -> Result<()> {
     let mut values = Vec::new();
-    let mut rest = probes;
-    while let Some(&(_, qi)) = rest.first() {
-        let n = rest.iter().take_while(|p| p.1 == qi).count();
+    for run in probes.chunk_by(|a, b| a.1 == b.1) {
         values.clear();
-        values.extend(rest[..n].iter().map(|p| p.0));
-        let i = qi as usize;
+        values.extend(run.iter().map(|p| p.0));
+        let i = run[0].1 as usize;
         index.buckets_within(t, &mut values, qs[i], k, &mut |fp, id, d| f(i, fp, id, d))?;
-        rest = &rest[n..];
     }
     Ok(())
 }
@@ -118,11 +115,8 @@ pub(crate) fn one_query_at_a_time<T: TableIndex + ?Sized>(
 /// hardware prefetcher follows.
 pub(crate) fn for_each_probed_bucket(probes: &mut [(u64, u32)], width: u32, mut visit: impl FnMut(u64, &[(u64, u32)])) {
     sort_by_value(probes, width);
-    let mut rest = &probes[..];
-    while let Some(&(v, _)) = rest.first() {
-        let n = rest.iter().take_while(|p| p.0 == v).count();
-        visit(v, &rest[..n]);
-        rest = &rest[n..];
+    for run in probes.chunk_by(|a, b| a.0 == b.0) {
+        visit(run[0].0, run);
     }
 }
 
@@ -257,17 +251,15 @@ fn probe_split_on<T: TableIndex + Sync>(
     let part = |probes: &[(usize, u64)]| -> Result<Vec<(u64, u64, u32)>> {
         let mut hits = Vec::new();
         let mut values = Vec::new();
-        let mut rest = probes;
-        while let Some(&(pos, _)) = rest.first() {
-            let n = rest.iter().take_while(|p| p.0 == pos).count();
+        for run in probes.chunk_by(|a, b| a.0 == b.0) {
+            let pos = run[0].0;
             values.clear();
-            values.extend(rest[..n].iter().map(|p| p.1));
+            values.extend(run.iter().map(|p| p.1));
             index.buckets_within(plan[pos].0, &mut values, q, k, &mut |fp, id, d| {
                 if !layout.seen_earlier(&plan, pos, fp, q) {
                     hits.push((id, fp, d));
                 }
             })?;
-            rest = &rest[n..];
         }
         Ok(hits)
     };
