@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use fpdb::{Db, Error, Options, QueryOptions};
+use anyhow::Result;
+use fpdb::{Error, Options, QueryOptions};
 use serde_json::json;
 
 use crate::cli::BenchQueryArgs;
@@ -38,12 +38,13 @@ impl From<BenchQueryArgs> for Config {
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
-    let opts = Options {
-        read_only: true,
-        query_threads: cfg.query_threads,
-        ..Options::default()
-    };
-    let d = Db::open_with(&cfg.db, opts).with_context(|| format!("cannot open database {}", cfg.db.display()))?;
+    let d = super::open_ro_with(
+        &cfg.db,
+        Options {
+            query_threads: cfg.query_threads,
+            ..Options::default()
+        },
+    )?;
     let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
     let f = std::fs::File::open(&cfg.queries).map_err(|e| Error::Io {
         op: "open queries",

@@ -95,10 +95,12 @@ pub fn open(db: &Path, sync: bool) -> Result<Db> {
 /// Commands that only read open read-only: they work beside a writing process and see the database
 /// as of their start.
 pub fn open_ro(db: &Path) -> Result<Db> {
-    let opts = Options {
-        read_only: true,
-        ..Options::default()
-    };
+    open_ro_with(db, Options::default())
+}
+
+/// [`open_ro`] with other handle options (`read_only` is set here).
+pub fn open_ro_with(db: &Path, opts: Options) -> Result<Db> {
+    let opts = Options { read_only: true, ..opts };
     Db::open_with(db, opts).with_context(|| format!("cannot open database {}", db.display()))
 }
 
