@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use common::{assert_simhash_queries_exact, edit, fingerprint_set, fp_doc, passage, text, vocab};
+use common::{assert_live_keys_exact, assert_simhash_queries_exact, commit_all, edit, fingerprint_set, fp_doc, passage, text, vocab};
 use fpdb::fingerprint::fingerprint;
 use fpdb::fingerprint::similarity::hamming;
 use fpdb::fingerprint::similarity::jaccard;
@@ -54,10 +54,7 @@ fn table_query_returns_exactly_the_brute_force_set_for_every_k_and_layout() {
         let dir = tempfile::tempdir().unwrap();
         let create = CreateOptions::default().with_tables(Tables::Blocks(m));
         let db = Db::create(dir.path().join("db"), &create).unwrap();
-        let batch = fps.iter().enumerate().map(|(i, &f)| fp_doc(format!("d{i}"), f)).collect();
-        for r in db.commit_batch(batch, Dedup::Off).unwrap() {
-            r.unwrap();
-        }
+        commit_all(&db, fps.iter().enumerate().map(|(i, &f)| fp_doc(format!("d{i}"), f)).collect());
         drop(db);
         for mirror in [true, false] {
             let db = Db::open_with(
@@ -82,14 +79,14 @@ fn a_live_handle_stays_exact_while_its_mirror_merges_runs() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::create(dir.path().join("db"), &CreateOptions::default().with_tables(Tables::Blocks(6))).unwrap();
     for (b, chunk) in fps.chunks(1_000).enumerate() {
-        let batch = chunk
-            .iter()
-            .enumerate()
-            .map(|(i, &f)| fp_doc(format!("d{}", b * 1_000 + i), f))
-            .collect();
-        for r in db.commit_batch(batch, Dedup::Off).unwrap() {
-            r.unwrap();
-        }
+        commit_all(
+            &db,
+            chunk
+                .iter()
+                .enumerate()
+                .map(|(i, &f)| fp_doc(format!("d{}", b * 1_000 + i), f))
+                .collect(),
+        );
         // Delete every 5th document of the previous batch (in the base run after a merge).
         if b > 0 {
             for i in ((b - 1) * 1_000..b * 1_000).step_by(5) {
@@ -98,19 +95,14 @@ fn a_live_handle_stays_exact_while_its_mirror_merges_runs() {
         }
     }
     let deleted: BTreeSet<usize> = (0..(fps.len() / 1_000 - 1) * 1_000).step_by(5).collect();
-    for k in [0, 3, 8, 12] {
-        for &q in fps.iter().step_by(97) {
-            let opts = QueryOptions::default().with_max_distance(k);
-            let got: BTreeSet<String> = db.query_simhash(q, &opts).unwrap().into_iter().map(|h| h.key).collect();
-            let want: BTreeSet<String> = fps
-                .iter()
-                .enumerate()
-                .filter(|(i, &f)| !deleted.contains(i) && hamming(f, q) <= k)
-                .map(|(i, _)| format!("d{i}"))
-                .collect();
-            assert_eq!(got, want, "k = {k}, q = {q:#x}");
-        }
-    }
+    let live: BTreeMap<String, u64> = fps
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !deleted.contains(i))
+        .map(|(i, &f)| (format!("d{i}"), f))
+        .collect();
+    let queries: Vec<u64> = fps.iter().step_by(97).copied().collect();
+    assert_live_keys_exact(&db, &live, &queries, &[0, 3, 8, 12], "live handle after merges");
 }
 
 #[test]
@@ -127,14 +119,14 @@ fn the_table_column_families_written_beside_the_mirror_hold_exactly_the_live_doc
     {
         let db = Db::create(&path, &CreateOptions::default().with_tables(Tables::Blocks(5))).unwrap();
         for (b, chunk) in fps.chunks(500).enumerate() {
-            let batch = chunk
-                .iter()
-                .enumerate()
-                .map(|(i, &f)| fp_doc(format!("d{}", b * 500 + i), f))
-                .collect();
-            for r in db.commit_batch(batch, Dedup::Off).unwrap() {
-                r.unwrap();
-            }
+            commit_all(
+                &db,
+                chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &f)| fp_doc(format!("d{}", b * 500 + i), f))
+                    .collect(),
+            );
             current.extend(chunk.iter().enumerate().map(|(i, &f)| (format!("d{}", b * 500 + i), f)));
             // Delete every 7th document so far and give every 11th a new fingerprint under its key.
             for i in (0..(b + 1) * 500).step_by(7) {
@@ -147,10 +139,7 @@ fn the_table_column_families_written_beside_the_mirror_hold_exactly_the_live_doc
                 .map(|i| (format!("d{i}"), fps[i].rotate_left(17)))
                 .filter(|(k, _)| current.contains_key(k))
                 .collect();
-            let batch = replaced.iter().map(|(k, f)| fp_doc(k.clone(), *f)).collect();
-            for r in db.commit_batch(batch, Dedup::Off).unwrap() {
-                r.unwrap();
-            }
+            commit_all(&db, replaced.iter().map(|(k, f)| fp_doc(k.clone(), *f)).collect());
             current.extend(replaced);
         }
         let rep = db.check().unwrap();
@@ -166,18 +155,8 @@ fn the_table_column_families_written_beside_the_mirror_hold_exactly_the_live_doc
         },
     )
     .unwrap();
-    for k in [0, 5, 12] {
-        for &q in fps.iter().step_by(61) {
-            let opts = QueryOptions::default().with_max_distance(k);
-            let got: BTreeSet<String> = db.query_simhash(q, &opts).unwrap().into_iter().map(|h| h.key).collect();
-            let want: BTreeSet<String> = current
-                .iter()
-                .filter(|(_, &f)| hamming(f, q) <= k)
-                .map(|(key, _)| key.clone())
-                .collect();
-            assert_eq!(got, want, "k = {k}, q = {q:#x}");
-        }
-    }
+    let queries: Vec<u64> = fps.iter().step_by(61).copied().collect();
+    assert_live_keys_exact(&db, &current, &queries, &[0, 5, 12], "reopened without the mirror");
     assert!(db.check().unwrap().faults.is_empty());
 }
 

@@ -4,8 +4,8 @@
 
 mod common;
 
-use common::{assert_simhash_queries_exact, edit, fingerprint_set, fp_doc, passage, text, vocab};
-use fpdb::{CreateOptions, Db, Dedup, Error, Options, QueryOptions, Tables};
+use common::{assert_simhash_queries_exact, commit_all, edit, fingerprint_set, fp_doc, passage, text, vocab};
+use fpdb::{CreateOptions, Db, Error, Options, QueryOptions, Tables};
 
 /// Failpoints are process-wide: the tests of this file run one at a time so that one armed by the
 /// failure test never fires in another.
@@ -35,10 +35,7 @@ fn assert_exact(db: &Db, fps: &[u64], queries: &[u64], what: &str) {
 
 fn filled(path: &std::path::Path, tables: u32, fps: &[u64]) {
     let db = Db::create(path, &CreateOptions::default().with_tables(Tables::Blocks(tables))).unwrap();
-    let batch = fps.iter().enumerate().map(|(i, &f)| fp_doc(format!("d{i}"), f)).collect();
-    for r in db.commit_batch(batch, Dedup::Off).unwrap() {
-        r.unwrap();
-    }
+    commit_all(&db, fps.iter().enumerate().map(|(i, &f)| fp_doc(format!("d{i}"), f)).collect());
 }
 
 #[test]

@@ -1,10 +1,10 @@
 //! Helpers shared by the integration tests: deterministic text generation and edits.
 #![allow(dead_code)]
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use fpdb::fingerprint::similarity::hamming;
-use fpdb::{Db, Fingerprint, PreparedDoc, QueryOptions};
+use fpdb::{Db, Dedup, Fingerprint, PreparedDoc, QueryOptions};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
@@ -85,6 +85,30 @@ pub fn assert_simhash_queries_exact(db: &Db, fps: &[u64], queries: &[u64], max_k
                 .map(|(i, &f)| (i as u64, hamming(f, q)))
                 .collect();
             assert_eq!(got, want, "{what}, k = {k}, q = {q:#x}");
+        }
+    }
+}
+
+/// Commits `batch` without looking for duplicates; every document must be stored.
+pub fn commit_all(db: &Db, batch: Vec<fpdb::Result<PreparedDoc>>) {
+    for r in db.commit_batch(batch, Dedup::Off).unwrap() {
+        r.unwrap();
+    }
+}
+
+/// Every query of `queries` at every k of `ks` returns exactly the keys of `live` (key → SimHash)
+/// within k: the table search against brute force, by key.
+pub fn assert_live_keys_exact(db: &Db, live: &BTreeMap<String, u64>, queries: &[u64], ks: &[u32], what: &str) {
+    for &k in ks {
+        for &q in queries {
+            let opts = QueryOptions::default().with_max_distance(k);
+            let got: BTreeSet<String> = db.query_simhash(q, &opts).unwrap().into_iter().map(|h| h.key).collect();
+            let want: BTreeSet<String> = live
+                .iter()
+                .filter(|(_, &f)| hamming(f, q) <= k)
+                .map(|(key, _)| key.clone())
+                .collect();
+            assert_eq!(got, want, "{what}: k = {k}, q = {q:#x}");
         }
     }
 }
