@@ -4,6 +4,7 @@
 //! its line number or path, and the rest of the input is still ingested. Invalid UTF-8 is rejected
 //! (not repaired lossily): a mangled text would get a fingerprint that matches nothing.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -11,8 +12,63 @@ use std::sync::{Arc, Mutex};
 
 use fpdb::{Error, NewDoc};
 
-/// Where each item came from (`line 12`, or a path), by input position.
-pub type Origins = Arc<Mutex<Vec<String>>>;
+/// Where each item came from (`line 12`, or a path), by input position, shared between the input
+/// reader (which adds each item's origin) and the ingest's report (which takes it back, in input
+/// order, as each item is reported). Only the items between the two are held: memory stays flat
+/// however long the input is (a continuous ingest of millions of lines kept every origin before).
+pub type Origins = Arc<Mutex<OriginLog>>;
+
+/// One item's origin: a line of a named JSONL input, or a file.
+#[derive(Debug)]
+enum Origin {
+    Line(u64),
+    File(PathBuf),
+}
+
+/// The origins of the items read and not yet reported ([`Origins`]).
+#[derive(Debug, Default)]
+pub struct OriginLog {
+    /// The name of the JSONL input (`stdin` or its path) that `Origin::Line` refers to.
+    name: String,
+    /// The input position of the first entry of `held`.
+    first: u64,
+    held: VecDeque<Origin>,
+}
+
+impl OriginLog {
+    fn push(&mut self, name: &str, o: Origin) {
+        if self.name != name {
+            self.name = name.to_string();
+        }
+        self.held.push_back(o);
+    }
+
+    /// The origin of item `seq` (`None` if it was not logged); earlier ones are dropped, so each
+    /// item is taken once, in input order.
+    pub fn take(&mut self, seq: u64) -> Option<String> {
+        if seq < self.first {
+            return None;
+        }
+        while self.first < seq {
+            self.held.pop_front()?;
+            self.first += 1;
+        }
+        let o = self.held.pop_front()?;
+        self.first += 1;
+        Some(match o {
+            Origin::Line(n) => line_origin(&self.name, n),
+            Origin::File(p) => p.display().to_string(),
+        })
+    }
+}
+
+fn line_origin(name: &str, line: u64) -> String {
+    format!("{name} line {line}")
+}
+
+pub fn lock(origins: &Origins) -> std::sync::MutexGuard<'_, OriginLog> {
+    origins.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn bad(origin: &str, key: Option<&str>, msg: impl std::fmt::Display) -> Error {
     let key = key.map(|k| format!(" (key {k:?})")).unwrap_or_default();
@@ -24,11 +80,12 @@ fn bad(origin: &str, key: Option<&str>, msg: impl std::fmt::Display) -> Error {
 
 /// Parses one JSONL line into a document. Fields other than `key` and `text` are kept as metadata;
 /// `title`, `year` and `doi` (optional) also become the document's [`fpdb::Biblio`] (indexed for
-/// exact metadata matches).
-pub fn parse_line(line: &[u8], origin: &str, key_field: &str, text_field: &str) -> Result<NewDoc, Error> {
+/// exact metadata matches). `origin` names the line in error messages (formatted only for a
+/// rejected line).
+pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, text_field: &str) -> Result<NewDoc, Error> {
+    let bad = |key: Option<&str>, msg: String| bad(&origin(), key, msg);
     let s = std::str::from_utf8(line).map_err(|e| {
         bad(
-            origin,
             None,
             format!(
                 "invalid UTF-8 at byte {} (fpdb rejects invalid UTF-8; re-encode the input)",
@@ -36,40 +93,90 @@ pub fn parse_line(line: &[u8], origin: &str, key_field: &str, text_field: &str) 
             ),
         )
     })?;
-    let v: serde_json::Value = serde_json::from_str(s).map_err(|e| bad(origin, None, format!("malformed JSON: {e}")))?;
-    let serde_json::Value::Object(mut obj) = v else {
+    // An object is read field by field (`Fields`): the key and text straight into their values, the
+    // other fields into the metadata map. Anything else is parsed whole only to say what it is.
+    let fields = if s.trim_start().starts_with('{') {
+        let mut de = serde_json::Deserializer::from_str(s);
+        serde::de::DeserializeSeed::deserialize(FieldsSeed { key_field, text_field }, &mut de)
+            .and_then(|f| de.end().map(|()| f))
+            .map_err(|e| bad(None, format!("malformed JSON: {e}")))?
+    } else {
+        serde_json::from_str::<serde_json::Value>(s).map_err(|e| bad(None, format!("malformed JSON: {e}")))?;
         return Err(bad(
-            origin,
             None,
-            "expected a JSON object like {\"key\": \"...\", \"text\": \"...\"}",
+            "expected a JSON object like {\"key\": \"...\", \"text\": \"...\"}".into(),
         ));
     };
-    let key = match obj.remove(key_field) {
+    let Fields { key, text, mut rest } = fields;
+    let key = match key {
         Some(serde_json::Value::String(k)) => k,
         Some(serde_json::Value::Number(n)) => n.to_string(),
-        Some(other) => {
-            return Err(bad(
-                origin,
-                None,
-                format!("field {key_field:?} must be a string, found {}", kind(&other)),
-            ))
-        }
-        None => return Err(bad(origin, None, format!("missing field {key_field:?}"))),
+        Some(other) => return Err(bad(None, format!("field {key_field:?} must be a string, found {}", kind(&other)))),
+        None => return Err(bad(None, format!("missing field {key_field:?}"))),
     };
-    let text = match obj.remove(text_field) {
+    let text = match text {
         Some(serde_json::Value::String(t)) => t,
         Some(other) => {
             return Err(bad(
-                origin,
                 Some(&key),
                 format!("field {text_field:?} must be a string, found {}", kind(&other)),
             ))
         }
-        None => return Err(bad(origin, Some(&key), format!("missing field {text_field:?}"))),
+        None => return Err(bad(Some(&key), format!("missing field {text_field:?}"))),
     };
-    let biblio = biblio_fields(&obj).map_err(|m| bad(origin, Some(&key), m))?;
-    let meta = (!obj.is_empty()).then(|| serde_json::Value::Object(obj).to_string());
+    let biblio = biblio_fields(&rest).map_err(|m| bad(Some(&key), m))?;
+    let meta = (!rest.is_empty()).then(|| serde_json::Value::Object(std::mem::take(&mut rest)).to_string());
     Ok(NewDoc { key, text, meta, biblio })
+}
+
+/// One JSONL object: its key and text fields (the last of each, like a parsed object's map) and the
+/// other fields.
+struct Fields {
+    key: Option<serde_json::Value>,
+    text: Option<serde_json::Value>,
+    rest: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Reads a [`Fields`] from a JSON object, the field names decided at run time.
+struct FieldsSeed<'a> {
+    key_field: &'a str,
+    text_field: &'a str,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for FieldsSeed<'_> {
+    type Value = Fields;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> std::result::Result<Fields, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for FieldsSeed<'_> {
+    type Value = Fields;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> std::result::Result<Fields, A::Error> {
+        let mut out = Fields {
+            key: None,
+            text: None,
+            rest: serde_json::Map::new(),
+        };
+        // Field names without escapes are borrowed from the line: no allocation for `key`/`text`.
+        while let Some(name) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            let value: serde_json::Value = map.next_value()?;
+            if name == self.key_field {
+                out.key = Some(value);
+            } else if name == self.text_field {
+                out.text = Some(value);
+            } else {
+                out.rest.insert(name.into_owned(), value);
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Reads the optional `title` (string), `year` (integer, or a string of digits) and `doi` (string)
@@ -111,13 +218,14 @@ fn kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
-/// JSONL documents from a reader; blank lines are skipped.
+/// JSONL documents from a reader; blank lines are skipped. Each item's origin (its line) goes to
+/// `origins` when given.
 pub fn jsonl<R: Read + Send + 'static>(
     reader: R,
     name: String,
     key_field: String,
     text_field: String,
-    origins: Origins,
+    origins: Option<Origins>,
 ) -> impl Iterator<Item = Result<NewDoc, Error>> + Send {
     let mut r = BufReader::with_capacity(1 << 20, reader);
     let mut lineno = 0u64;
@@ -129,7 +237,7 @@ pub fn jsonl<R: Read + Send + 'static>(
         }
         buf.clear();
         lineno += 1;
-        let origin = || format!("{name} line {lineno}");
+        let origin = || line_origin(&name, lineno);
         match r.read_until(b'\n', &mut buf) {
             Ok(0) => return None,
             Ok(_) => {
@@ -138,15 +246,19 @@ pub fn jsonl<R: Read + Send + 'static>(
                 if line.iter().all(|b| b.is_ascii_whitespace()) {
                     continue;
                 }
-                let item = parse_line(line, &origin(), &key_field, &text_field);
-                origins.lock().unwrap_or_else(|p| p.into_inner()).push(origin());
+                let item = parse_line(line, origin, &key_field, &text_field);
+                if let Some(o) = &origins {
+                    lock(o).push(&name, Origin::Line(lineno));
+                }
                 return Some(item);
             }
             Err(e) => {
                 // A read error ends the ingest (exit 3) after what came before is committed: the
                 // rest of the input cannot be trusted. Report it once: it would repeat.
                 done = true;
-                origins.lock().unwrap_or_else(|p| p.into_inner()).push(origin());
+                if let Some(o) = &origins {
+                    lock(o).push(&name, Origin::Line(lineno));
+                }
                 return Some(Err(Error::Io {
                     op: "read ingest input",
                     path: PathBuf::from(format!("{name} line {lineno}")),
@@ -190,7 +302,7 @@ pub fn directory(dir: &Path, origins: Origins) -> Result<impl Iterator<Item = Re
     let root = dir.to_path_buf();
     Ok(files.into_iter().map(move |p| {
         let key = relative_key(&root, &p);
-        origins.lock().unwrap_or_else(|e| e.into_inner()).push(p.display().to_string());
+        lock(&origins).push("", Origin::File(p.clone()));
         // One unreadable file is that item's problem (reported, exit 6), not the whole run's.
         read_text_file(&p)
             .map_err(|e| match e {
@@ -233,4 +345,126 @@ pub fn utf8(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
             ),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parse before the field-by-field reader: the whole line as a `serde_json::Value`.
+    fn parse_as_value(line: &[u8], key_field: &str, text_field: &str) -> Result<NewDoc, String> {
+        let s = std::str::from_utf8(line).map_err(|_| "utf8".to_string())?;
+        let v: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("malformed JSON: {e}"))?;
+        let serde_json::Value::Object(mut obj) = v else {
+            return Err("expected a JSON object".into());
+        };
+        let key = match obj.remove(key_field) {
+            Some(serde_json::Value::String(k)) => k,
+            Some(serde_json::Value::Number(n)) => n.to_string(),
+            Some(other) => return Err(format!("field {key_field:?} must be a string, found {}", kind(&other))),
+            None => return Err(format!("missing field {key_field:?}")),
+        };
+        let text = match obj.remove(text_field) {
+            Some(serde_json::Value::String(t)) => t,
+            Some(other) => return Err(format!("field {text_field:?} must be a string, found {}", kind(&other))),
+            None => return Err(format!("missing field {text_field:?}")),
+        };
+        let biblio = biblio_fields(&obj)?;
+        let meta = (!obj.is_empty()).then(|| serde_json::Value::Object(obj).to_string());
+        Ok(NewDoc { key, text, meta, biblio })
+    }
+
+    #[test]
+    fn the_field_by_field_parse_equals_the_whole_value_parse() {
+        let lines: &[&str] = &[
+            r#"{"key": "a", "text": "one two three"}"#,
+            r#"  {"text": "t", "key": 17}"#,
+            r#"{"key": "a", "text": "first", "text": "last wins", "key": "b"}"#,
+            r#"{"k\u0065y": "escaped name", "te\u0078t": "x y z", "n\u00e4me": 1}"#,
+            r#"{"key": "m", "text": "t", "source": {"url": "http://x", "tags": [1, "two", null]}, "a": true}"#,
+            r#"{"key": "b", "text": "t", "title": "A Title", "year": "2019", "doi": "10.1/x"}"#,
+            r#"{"key": "b", "text": "t", "title": null, "year": 2020}"#,
+            r#"{"key": "b", "text": "t", "year": 20.5}"#,
+            r#"{"key": "b", "text": "t", "title": 5}"#,
+            r#"{"key": [1], "text": "t"}"#,
+            r#"{"key": "a", "text": {"x": 1}}"#,
+            r#"{"key": "a"}"#,
+            r#"{"text": "a"}"#,
+            r#"{"key": "a", "text": "t"} trailing"#,
+            r#"{"key": "a", "text": "t""#,
+            r#"{"key": "a", "text": "bad \q escape"}"#,
+            r#"{}"#,
+            r#"[1, 2]"#,
+            r#""just a string""#,
+            r#"not json"#,
+            r#"{"key": "a", "text": "t", "body": "b"}"#,
+        ];
+        for (key_field, text_field) in [("key", "text"), ("id", "body")] {
+            for line in lines {
+                let want = parse_as_value(line.as_bytes(), key_field, text_field);
+                let got = parse_line(line.as_bytes(), || "in line 1".to_string(), key_field, text_field);
+                match (&want, &got) {
+                    (Ok(w), Ok(g)) => {
+                        assert_eq!((&w.key, &w.text, &w.meta), (&g.key, &g.text, &g.meta), "{line}");
+                        assert_eq!(format!("{:?}", w.biblio), format!("{:?}", g.biblio), "{line}");
+                    }
+                    (Err(w), Err(g)) => {
+                        let g = g.to_string();
+                        assert!(g.contains("in line 1"), "{line}: {g}");
+                        assert!(g.contains(w.as_str()), "{line}: expected {w:?} in {g:?}");
+                    }
+                    _ => panic!("{line} ({key_field}, {text_field}): value parse {want:?}, field parse {got:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_origin_log_holds_only_the_items_not_yet_reported() {
+        let origins = Origins::default();
+        let mut log = lock(&origins);
+        for line in 1..=10 {
+            log.push("in.jsonl", Origin::Line(line));
+        }
+        assert_eq!(log.take(0).as_deref(), Some("in.jsonl line 1"));
+        // Items 1 and 2 never asked for (e.g. reported without an origin): dropped on the way.
+        assert_eq!(log.take(3).as_deref(), Some("in.jsonl line 4"));
+        assert_eq!(log.held.len(), 6);
+        assert_eq!(log.take(3), None, "each item is taken once");
+        assert_eq!(log.take(9).as_deref(), Some("in.jsonl line 10"));
+        assert!(log.held.is_empty());
+        assert_eq!(log.take(10), None);
+        log.push("", Origin::File(PathBuf::from("dir/a.txt")));
+        assert_eq!(log.take(10).as_deref(), Some("dir/a.txt"));
+    }
+
+    #[test]
+    fn a_long_jsonl_stream_keeps_the_origin_log_flat() {
+        let mut input = String::new();
+        for i in 0..5_000 {
+            if i % 1_000 == 999 {
+                input.push_str("{bad\n\n");
+            } else {
+                input.push_str(&format!("{{\"key\": \"k{i}\", \"text\": \"some words {i}\"}}\n"));
+            }
+        }
+        let origins = Origins::default();
+        let items = jsonl(
+            std::io::Cursor::new(input.into_bytes()),
+            "s".into(),
+            "key".into(),
+            "text".into(),
+            Some(origins.clone()),
+        );
+        let mut most = 0;
+        for (seq, item) in items.enumerate() {
+            let o = lock(&origins).take(seq as u64);
+            most = most.max(lock(&origins).held.len());
+            // Blank lines are skipped but counted: item seq is on line seq + 1 + (bad lines before it).
+            let line = seq + 1 + seq / 1_000;
+            assert_eq!(o, Some(format!("s line {line}")));
+            assert_eq!(item.is_err(), seq % 1_000 == 999, "item {seq}");
+        }
+        assert_eq!(most, 0, "each origin is taken as its item is reported");
+    }
 }

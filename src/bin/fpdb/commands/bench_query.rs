@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+
 use std::time::Instant;
 
 use anyhow::Result;
@@ -45,7 +45,6 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             ..Options::default()
         },
     )?;
-    let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
     let f = std::fs::File::open(&cfg.queries).map_err(|e| Error::Io {
         op: "open queries",
         path: cfg.queries.clone(),
@@ -53,7 +52,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     })?;
     let mut lat = Vec::new();
     let mut hits = 0usize;
-    for item in input::jsonl(f, cfg.queries.display().to_string(), "key".into(), "text".into(), origins) {
+    for item in input::jsonl(f, cfg.queries.display().to_string(), "key".into(), "text".into(), None) {
         let Ok(doc) = item else { continue };
         let t = Instant::now();
         hits += d.query(&doc.text, &cfg.opts)?.len();

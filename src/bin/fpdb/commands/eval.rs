@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -80,7 +80,6 @@ impl Config {
 }
 
 fn load(cfg: &Config) -> Result<(Vec<fpdb::eval::EvalDoc>, usize), Error> {
-    let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
     let f = std::fs::File::open(&cfg.corpus).map_err(|e| Error::Io {
         op: "open corpus",
         path: cfg.corpus.clone(),
@@ -89,7 +88,7 @@ fn load(cfg: &Config) -> Result<(Vec<fpdb::eval::EvalDoc>, usize), Error> {
     let mut fpr = fpdb::Fingerprinter::new(cfg.spec.clone());
     let mut docs = Vec::new();
     let mut skipped = 0usize;
-    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), origins) {
+    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), None) {
         if cfg.limit.is_some_and(|l| docs.len() >= l) {
             break;
         }
@@ -166,7 +165,6 @@ pub fn run(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
 
 /// method: the corpus with texts and labels, filtered as [`load`] filters.
 fn load_texts(cfg: &Config) -> Result<(Vec<CorpusDoc>, usize), Error> {
-    let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
     let f = std::fs::File::open(&cfg.corpus).map_err(|e| Error::Io {
         op: "open corpus",
         path: cfg.corpus.clone(),
@@ -174,7 +172,7 @@ fn load_texts(cfg: &Config) -> Result<(Vec<CorpusDoc>, usize), Error> {
     })?;
     let mut fpr = fpdb::Fingerprinter::new(cfg.spec.clone());
     let (mut docs, mut skipped) = (Vec::new(), 0usize);
-    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), origins) {
+    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), None) {
         if cfg.limit.is_some_and(|l| docs.len() >= l) {
             break;
         }

@@ -4,7 +4,7 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex};
+
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -57,7 +57,7 @@ fn items(cfg: &Config, origins: &input::Origins) -> Result<Items, Error> {
             "stdin".into(),
             cfg.key_field.clone(),
             cfg.text_field.clone(),
-            origins.clone(),
+            Some(origins.clone()),
         )));
     }
     let p = PathBuf::from(&cfg.input);
@@ -79,13 +79,13 @@ fn items(cfg: &Config, origins: &input::Origins) -> Result<Items, Error> {
         p.display().to_string(),
         cfg.key_field.clone(),
         cfg.text_field.clone(),
-        origins.clone(),
+        Some(origins.clone()),
     )))
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open(&cfg.db, cfg.sync)?;
-    let origins: input::Origins = Arc::new(Mutex::new(Vec::new()));
+    let origins = input::Origins::default();
     let items = items(&cfg, &origins)?;
     let bar = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new_spinner();
@@ -102,6 +102,8 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         if let Some(b) = &bar {
             b.inc(1);
         }
+        // Taken for every item, in order, so the log holds only what is in flight.
+        let origin = input::lock(&origins).take(r.seq);
         let res = match &r.result {
             Ok(o) => if json {
                 writeln!(out, "{}", outcome_json(o))
@@ -128,12 +130,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             }
             .and_then(|()| if json { Ok(()) } else { print_relations(out, o) }),
             Err(e) => {
-                let origin = origins
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .get(r.seq as usize)
-                    .cloned()
-                    .unwrap_or_else(|| format!("item {}", r.seq + 1));
+                let origin = origin.unwrap_or_else(|| format!("item {}", r.seq + 1));
                 let msg = e.to_string();
                 let line = if msg.contains(&origin) { msg } else { format!("{origin}: {msg}") };
                 if let Some(b) = &bar {
