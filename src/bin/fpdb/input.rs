@@ -36,10 +36,7 @@ pub struct OriginLog {
 }
 
 impl OriginLog {
-    fn push(&mut self, name: &str, o: Origin) {
-        if self.name != name {
-            self.name = name.to_string();
-        }
+    fn push(&mut self, o: Origin) {
         self.held.push_back(o);
     }
 
@@ -107,7 +104,7 @@ pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, tex
             "expected a JSON object like {\"key\": \"...\", \"text\": \"...\"}".into(),
         ));
     };
-    let Fields { key, text, mut rest } = fields;
+    let Fields { key, text, rest } = fields;
     let key = match key {
         Some(serde_json::Value::String(k)) => k,
         Some(serde_json::Value::Number(n)) => n.to_string(),
@@ -125,7 +122,7 @@ pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, tex
         None => return Err(bad(Some(&key), format!("missing field {text_field:?}"))),
     };
     let biblio = biblio_fields(&rest).map_err(|m| bad(Some(&key), m))?;
-    let meta = (!rest.is_empty()).then(|| serde_json::Value::Object(std::mem::take(&mut rest)).to_string());
+    let meta = (!rest.is_empty()).then(|| serde_json::Value::Object(rest).to_string());
     Ok(NewDoc { key, text, meta, biblio })
 }
 
@@ -227,6 +224,9 @@ pub fn jsonl<R: Read + Send + 'static>(
     text_field: String,
     origins: Option<Origins>,
 ) -> impl Iterator<Item = Result<NewDoc, Error>> + Send {
+    if let Some(o) = &origins {
+        lock(o).name.clone_from(&name);
+    }
     let mut r = BufReader::with_capacity(1 << 20, reader);
     let mut lineno = 0u64;
     let mut buf = Vec::new();
@@ -248,7 +248,7 @@ pub fn jsonl<R: Read + Send + 'static>(
                 }
                 let item = parse_line(line, origin, &key_field, &text_field);
                 if let Some(o) = &origins {
-                    lock(o).push(&name, Origin::Line(lineno));
+                    lock(o).push(Origin::Line(lineno));
                 }
                 return Some(item);
             }
@@ -257,11 +257,11 @@ pub fn jsonl<R: Read + Send + 'static>(
                 // rest of the input cannot be trusted. Report it once: it would repeat.
                 done = true;
                 if let Some(o) = &origins {
-                    lock(o).push(&name, Origin::Line(lineno));
+                    lock(o).push(Origin::Line(lineno));
                 }
                 return Some(Err(Error::Io {
                     op: "read ingest input",
-                    path: PathBuf::from(format!("{name} line {lineno}")),
+                    path: PathBuf::from(origin()),
                     source: e,
                 }));
             }
@@ -302,7 +302,7 @@ pub fn directory(dir: &Path, origins: Origins) -> Result<impl Iterator<Item = Re
     let root = dir.to_path_buf();
     Ok(files.into_iter().map(move |p| {
         let key = relative_key(&root, &p);
-        lock(&origins).push("", Origin::File(p.clone()));
+        lock(&origins).push(Origin::File(p.clone()));
         // One unreadable file is that item's problem (reported, exit 6), not the whole run's.
         read_text_file(&p)
             .map_err(|e| match e {
@@ -423,8 +423,9 @@ mod tests {
     fn the_origin_log_holds_only_the_items_not_yet_reported() {
         let origins = Origins::default();
         let mut log = lock(&origins);
+        log.name = "in.jsonl".into();
         for line in 1..=10 {
-            log.push("in.jsonl", Origin::Line(line));
+            log.push(Origin::Line(line));
         }
         assert_eq!(log.take(0).as_deref(), Some("in.jsonl line 1"));
         // Items 1 and 2 never asked for (e.g. reported without an origin): dropped on the way.
@@ -434,7 +435,7 @@ mod tests {
         assert_eq!(log.take(9).as_deref(), Some("in.jsonl line 10"));
         assert!(log.held.is_empty());
         assert_eq!(log.take(10), None);
-        log.push("", Origin::File(PathBuf::from("dir/a.txt")));
+        log.push(Origin::File(PathBuf::from("dir/a.txt")));
         assert_eq!(log.take(10).as_deref(), Some("dir/a.txt"));
     }
 

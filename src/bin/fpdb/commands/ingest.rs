@@ -4,7 +4,6 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
