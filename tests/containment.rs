@@ -459,3 +459,97 @@ fn stats_count_the_live_sampled_and_short_documents() {
         "{s:?} -> {after:?}"
     );
 }
+
+/// What a database says about its containment index: every query's hits, all pairs, the counters.
+type Observed = (
+    Vec<Vec<(String, Option<f64>, Option<f64>)>>,
+    Vec<fpdb::ContainPair>,
+    fpdb::ContainmentStats,
+);
+
+fn observe(db: &Db, queries: &[String]) -> Observed {
+    let q = QueryOptions::default().with_min_containment(C);
+    let hits = queries
+        .iter()
+        .map(|t| {
+            let mut h: Vec<_> = db
+                .query(t, &q)
+                .unwrap()
+                .into_iter()
+                .map(|h| (h.key, h.containment, h.reverse_containment))
+                .collect();
+            h.sort_by(|a, b| a.0.cmp(&b.0));
+            h
+        })
+        .collect();
+    let rep = db.check().unwrap();
+    assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+    (hits, db.containment_pairs(C, 1).unwrap(), db.containment_stats().unwrap().unwrap())
+}
+
+/// The tail (the postings held in memory until they are written to RocksDB as one sorted file)
+/// answers exactly as RocksDB does: the same inserts, replacements and deletes (of documents in the
+/// tail and in RocksDB, short and sampled) on databases that write the tail after every batch,
+/// every few batches, and only at the close give the same hits, pairs and counters, and check
+/// clean, before and after a reopen.
+#[test]
+fn the_in_memory_tail_answers_like_rocksdb_at_every_flush_size() {
+    let v = vocab();
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = CreateOptions::default().with_containment(Some(ContainmentConfig::new(4)));
+    let sizes = [0usize, 40, usize::MAX];
+    let open = |i: usize, create: bool| {
+        let opts = fpdb::Options {
+            contain_tail_postings: sizes[i],
+            ..fpdb::Options::default()
+        };
+        let path = dir.path().join(format!("db{i}"));
+        if create {
+            Db::create_with(path, &cfg, opts).unwrap()
+        } else {
+            Db::open_with(path, opts).unwrap()
+        }
+    };
+    let dbs: Vec<Db> = (0..sizes.len()).map(|i| open(i, true)).collect();
+    let mut queries = Vec::new();
+    let mut rng = StdRng::seed_from_u64(7);
+    for i in 0..70u64 {
+        let t = match i % 5 {
+            // Short documents (no samples at n = 4): indexed under all their shingles.
+            0 => text(&passage(&v, 3 + (i as usize % 3), i)),
+            // A host holding an earlier passage.
+            1 if !queries.is_empty() => {
+                let inner: &String = &queries[rng.gen_range(0..queries.len())];
+                format!("{} {inner} {}", text(&passage(&v, 40, i + 500)), text(&passage(&v, 40, i + 900)))
+            }
+            _ => text(&passage(&v, 20 + (i as usize % 4) * 30, i)),
+        };
+        let key = format!("k{}", rng.gen_range(0..50u32));
+        for db in &dbs {
+            db.insert(&key, &t).unwrap();
+        }
+        if i % 6 == 5 {
+            let gone = format!("k{}", rng.gen_range(0..50u32));
+            for db in &dbs {
+                db.delete(&gone).unwrap();
+            }
+        }
+        queries.push(t);
+    }
+    let before: Vec<Observed> = dbs.iter().map(|db| observe(db, &queries)).collect();
+    assert!(before[0].2.short_docs > 0 && before[0].2.sampled_docs > 0, "{:?}", before[0].2);
+    assert!(!before[0].1.is_empty(), "the hosts hold earlier passages");
+    for (i, b) in before.iter().enumerate().skip(1) {
+        assert_eq!(b, &before[0], "flush size {} differs from flush size {}", sizes[i], sizes[0]);
+    }
+    drop(dbs);
+    for (i, b) in before.iter().enumerate() {
+        let db = open(i, false);
+        assert_eq!(&observe(&db, &queries), b, "flush size {}: after the reopen", sizes[i]);
+        assert!(std::fs::read_dir(dir.path().join(format!("db{i}/rocksdb"))).unwrap().all(|e| !e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .starts_with("contain-tail-")));
+    }
+}

@@ -53,7 +53,18 @@ fn crash_child() {
     let create = CreateOptions::default()
         .with_spec(fpdb::FingerprintSpec::default().with_method(method.clone()))
         .with_max_distance(method.default_max_distance());
-    let db = Db::open_or_create(&dir, &create).unwrap();
+    // containment: a small tail (written to RocksDB every few batches), so kills also land in its
+    // flush and the reopen re-derives it.
+    let opts = fpdb::Options {
+        contain_tail_postings: [0, 300, 3000][seed as usize % 3],
+        ..fpdb::Options::default()
+    };
+    let db = if std::path::Path::new(&dir).join("rocksdb").exists() {
+        Db::open_with(&dir, opts)
+    } else {
+        Db::create_with(&dir, &create, opts)
+    }
+    .unwrap();
     println!("open");
     let mut rng = StdRng::seed_from_u64(seed);
     let mut i = 0u64;

@@ -496,3 +496,68 @@ fn a_batched_precheck_searches_without_the_lock_and_drops_a_candidate_deleted_me
     assert_eq!(checker.join().unwrap().unwrap(), vec![vec![], vec!["k5".to_string()]]);
     failpoint::clear();
 }
+
+/// A containment-tail flush that stops before its file is ingested (a stray file) or after it but
+/// before the floor moves (entries RocksDB holds twice over with the tail the next open re-derives):
+/// the batch is durable, the handle is poisoned, and the reopened database checks clean, answers
+/// containment queries, takes deletes of the documents concerned and flushes again.
+#[test]
+fn a_stopped_containment_tail_flush_leaves_the_database_consistent() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for point in ["contain.flush.file", "contain.flush.ingested"] {
+        failpoint::clear();
+        let dir = tempfile::tempdir().unwrap();
+        let v = vocab();
+        let texts: Vec<String> = (0..12).map(|i| text(&passage(&v, 200, i))).collect();
+        // 0: the tail is written after every batch.
+        let opts = || Options {
+            contain_tail_postings: 0,
+            ..Options::default()
+        };
+        let path = dir.path().join("db");
+        let db = Db::create_with(&path, &CreateOptions::default(), opts()).unwrap();
+        for (i, t) in texts.iter().take(5).enumerate() {
+            db.insert(&format!("k{i}"), t).unwrap();
+        }
+        failpoint::set(point, 1);
+        match db.insert("k5", &texts[5]) {
+            Err(Error::Injected(p)) => assert_eq!(p, point),
+            other => panic!("{point}: expected the injected error, got {other:?}"),
+        }
+        failpoint::clear();
+        assert!(matches!(db.insert("k6", &texts[6]), Err(Error::Poisoned { .. })), "{point}");
+        drop(db);
+        let stray = |p: &std::path::Path| {
+            std::fs::read_dir(p.join("rocksdb"))
+                .unwrap()
+                .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with("contain-tail-"))
+                .count()
+        };
+        if point == "contain.flush.file" {
+            assert_eq!(stray(&path), 1, "the file written before the stop is still there");
+        }
+        let db = Db::open_with(&path, opts()).unwrap();
+        assert_eq!(stray(&path), 0, "{point}: the open removes a stray tail file");
+        let q = QueryOptions::default().with_min_containment(0.9);
+        let check = |db: &Db, live: &[usize]| {
+            let rep = db.check().unwrap();
+            assert!(rep.faults.is_empty(), "{point}: {:?}", rep.faults);
+            for &i in live {
+                let hits = db.query(&texts[i], &q).unwrap();
+                let keys: Vec<&str> = hits.iter().map(|h| h.key.as_str()).collect();
+                assert_eq!(keys, vec![format!("k{i}")], "{point}: doc {i}");
+            }
+        };
+        check(&db, &[0, 1, 2, 3, 4, 5]);
+        // k5 went into RocksDB by the stopped flush (for the second point) and is in the tail.
+        db.delete("k5").unwrap();
+        db.insert("k7", &texts[7]).unwrap();
+        check(&db, &[0, 1, 2, 3, 4, 7]);
+        assert!(db.query(&texts[5], &q).unwrap().is_empty(), "{point}: deleted k5 is gone");
+        assert_eq!(db.containment_stats().unwrap().unwrap().sampled_docs, 6, "{point}");
+        drop(db);
+        let db = Db::open_with(&path, opts()).unwrap();
+        check(&db, &[0, 1, 2, 3, 4, 7]);
+        assert!(db.query(&texts[5], &q).unwrap().is_empty(), "{point}: deleted k5 is gone");
+    }
+}

@@ -269,7 +269,7 @@ impl Db {
         let mut st = self.inner.state.write();
         st.published_seq = self.inner.rocks.latest_sequence_number();
         if let Some(c) = contain {
-            c.publish(&mut st.contain_short); // containment:
+            c.publish(&mut st)?; // containment:
         }
         for r in new_readers.into_iter().chain(resealed) {
             st.segs.insert(r);
@@ -344,8 +344,12 @@ impl Db {
                 None => st.members.remove(&g),
             };
         }
+        let flush_tail = st.contain_tail.len() >= self.inner.opts.contain_tail_postings;
         drop(st);
         self.merge_mirror(w);
+        if flush_tail {
+            super::contain::flush_tail(&self.inner)?; // containment:
+        }
         Ok(())
     }
 

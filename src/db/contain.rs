@@ -4,8 +4,14 @@
 //!
 //! * queries with `min_containment` ([`Db::query_containment`]);
 //! * containment relations at ingest, against the committed documents and the batch so far;
-//! * the keys of each batch, put and deleted in the batch's one `WriteBatch` ([`ContainDelta`]), and
-//!   the in-memory short-key set updated at publish;
+//! * the keys of each batch ([`ContainDelta`]): a removed document's deleted in the batch's one
+//!   `WriteBatch`; a new document's added to the in-memory **tail** at publish, with the short-key
+//!   set;
+//! * the tail written to RocksDB as one sorted SST file when it holds `Options::contain_tail_postings`
+//!   postings, and at a clean close ([`flush_tail`]); the **floor** in `meta` says which documents'
+//!   postings RocksDB holds (ids below it), and the open re-derives the tail of the documents at or
+//!   above it from their stored shingle sets — so the postings never pass through the WAL or a
+//!   memtable, and a crash loses nothing (measured: docs/performance.md, "Issue 14, ninth sitting");
 //! * `check` of every index entry, the counters of `fpdb stats`, and all containment pairs.
 //!
 //! The engine files call in here at marked hook points (`// containment:`), so the feature can be
@@ -13,23 +19,26 @@
 
 use std::collections::HashMap;
 
-use rocksdb::{IteratorMode, WriteBatch, DB};
+use rocksdb::{IngestExternalFileOptions, IteratorMode, SstFileWriter, WriteBatch, WriteOptions, DB};
 
 use crate::error::{Error, Result};
+use crate::failpoint;
 use crate::fingerprint::containment::{min_shared_keys, sample_threshold, samples};
 use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::fingerprint::similarity::{containment_at_least, hamming, Containment};
 use crate::fingerprint::Fingerprint;
-use crate::index::contain::{MemContain, RocksContain, ShortKeys};
+use crate::index::contain::{MemContain, Postings, RocksContain, ShortKeys};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DocRecord};
-use crate::store::keys::{contain_key, contain_value, decode_contain_key, decode_contain_value, CF_CONTAIN};
+use crate::store::keys::{contain_key, contain_value, decode_contain_key, decode_contain_value, CF_CONTAIN, CF_META};
+use crate::store::segment::SegmentSet;
 
 use super::commit::Pending;
 use super::options::check_c;
+use super::state::DocMeta;
 use super::state::State;
 use super::types::{CheckReport, ContainPair, ContainmentStats, Fault, Hit};
-use super::Db;
+use super::{Db, Inner};
 
 /// The hit of a verified containment: `r` is the query (A) against the stored document (B).
 fn contain_hit(key: &str, id: u64, q_simhash: u64, d_simhash: u64, r: &Containment) -> Hit {
@@ -58,8 +67,50 @@ pub(super) fn sort_contain_hits(hits: &mut [Hit]) {
     });
 }
 
-/// Loads the short-key set from the index's short key range (at open).
-pub(super) fn load_short_keys(rocks: &DB, path: &std::path::Path) -> Result<ShortKeys> {
+/// The `meta` key of the floor: documents with ids below it have their postings in RocksDB, the
+/// others in the tail (u64 LE). Absent in a database written before the tail existed: every posting
+/// is then in RocksDB, and the open writes the floor (the next doc id) before anything else.
+pub(super) const META_CONTAIN_FLOOR: &[u8] = b"contain_floor";
+
+/// The floor's value: the doc id, u64 LE (8 bytes).
+pub(super) fn encode_floor(floor: u64) -> [u8; 8] {
+    floor.to_le_bytes()
+}
+
+/// Decodes [`encode_floor`]; `None` unless exactly 8 bytes.
+pub(super) fn decode_floor(v: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(v.try_into().ok()?))
+}
+
+/// Name prefix of the tail's SST file while it is written (in the RocksDB directory); one left by
+/// a crash before its ingest is removed at the next writable open.
+const TAIL_FILE_PREFIX: &str = "contain-tail-";
+
+/// Removes tail files a crash left before their ingest (RocksDB ignores them).
+pub(super) fn remove_stale_tail_files(rocks_path: &std::path::Path) -> Result<()> {
+    let Ok(dir) = std::fs::read_dir(rocks_path) else { return Ok(()) };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(TAIL_FILE_PREFIX) && name.ends_with(".sst") {
+            std::fs::remove_file(e.path()).map_err(|err| Error::io("remove a stale containment tail file", e.path(), err))?;
+        }
+    }
+    Ok(())
+}
+
+/// At open: the short-key set and the tail. The short keys of RocksDB's short key range below the
+/// floor (entries at or above it are left by a flush that stopped before moving the floor, and are
+/// re-derived like the rest of the tail), then the keys of every live document at or above the
+/// floor, recomputed from its stored set (a set that cannot be read is left to `check`).
+pub(super) fn load_contain(
+    rocks: &DB,
+    path: &std::path::Path,
+    cfg: ContainmentConfig,
+    floor: u64,
+    docs: &IntMap<u64, DocMeta>,
+    segs: &SegmentSet,
+) -> Result<(ShortKeys, Postings)> {
     let cf = rocks.cf_handle(CF_CONTAIN).ok_or_else(|| {
         Error::corrupt(
             path,
@@ -72,59 +123,146 @@ pub(super) fn load_short_keys(rocks: &DB, path: &std::path::Path) -> Result<Shor
     for item in rocks.iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
         let (k, _) = item.map_err(|e| Error::rocks("load containment index", path, e))?;
         match decode_contain_key(&k) {
-            Some((KeyKind::Short, s, _)) => short.add(&[s]),
+            Some((KeyKind::Short, s, id)) if id < floor => short.add(&[s]),
+            Some((KeyKind::Short, _, _)) => {}
             Some(_) => break,
             None => return Err(Error::corrupt(path, None, format!("containment key {k:?} does not decode"))),
         }
     }
-    Ok(short)
+    let mut tail = Postings::default();
+    let mut ids: Vec<u64> = docs.keys().copied().filter(|&id| id >= floor).collect();
+    ids.sort_unstable();
+    for id in ids {
+        let Some(set) = docs.get(&id).and_then(|m| segs.read(m.loc, id).ok()) else {
+            continue;
+        };
+        let (kind, keys) = stored_keys(&set, cfg.sample);
+        if kind == KeyKind::Short {
+            short.add(&keys);
+        }
+        tail.add(id, kind, &keys)?;
+    }
+    Ok((short, tail))
 }
 
-/// The containment-index changes of one batch: keys to delete (documents removed, their keys
-/// recomputed from their stored shingle sets) and to put (new documents), and the short keys that
-/// leave and join the in-memory set at publish.
+/// Writes the tail to RocksDB as one sorted SST file, ingested whole, then moves the floor to the
+/// next doc id and empties the tail (under the state's write lock, so readers see the postings in
+/// exactly one of the two places). Runs under the writer lock (the commit) or in the close. A stop
+/// anywhere leaves a database the next open reads right: before the ingest, a stray file (removed);
+/// after it, entries at or above the old floor that the searches skip and the tail re-derives.
+pub(super) fn flush_tail(inner: &Inner) -> Result<()> {
+    if inner.config.containment.is_none() {
+        return Ok(());
+    }
+    let rp = &inner.rocks_path;
+    let (entries, floor) = {
+        let st = inner.state.read();
+        if st.contain_tail.is_empty() && st.contain_floor == st.next_id {
+            return Ok(());
+        }
+        (st.contain_tail.sorted_entries(), st.next_id)
+    };
+    let cf = inner
+        .rocks
+        .cf_handle(CF_CONTAIN)
+        .ok_or_else(|| Error::corrupt(rp, None, "missing contain column family"))?;
+    let meta = inner
+        .rocks
+        .cf_handle(CF_META)
+        .ok_or_else(|| Error::corrupt(rp, None, "missing meta column family"))?;
+    let sst = rp.join(format!("{TAIL_FILE_PREFIX}{floor}.sst"));
+    if !entries.is_empty() {
+        let sst_opts = super::open::table_cf_options();
+        let mut w = SstFileWriter::create(&sst_opts);
+        w.open(&sst).map_err(|e| Error::rocks("create the containment tail file", rp, e))?;
+        for (k, n) in &entries {
+            let (v, len) = contain_value(*n);
+            w.put(k, &v[..len])
+                .map_err(|e| Error::rocks("write the containment tail file", rp, e))?;
+        }
+        w.finish().map_err(|e| Error::rocks("finish the containment tail file", rp, e))?;
+    }
+    failpoint!("contain.flush.file");
+    let mut st = inner.state.write();
+    if !entries.is_empty() {
+        let mut io = IngestExternalFileOptions::default();
+        io.set_move_files(true);
+        inner
+            .rocks
+            .ingest_external_file_cf_opts(cf, &io, vec![&sst])
+            .map_err(|e| Error::rocks("ingest the containment tail file", rp, e))?;
+        // move_files links the file into RocksDB; the name it was written under may remain.
+        let _ = std::fs::remove_file(&sst);
+    }
+    failpoint!("contain.flush.ingested");
+    let mut wo = WriteOptions::default();
+    wo.set_sync(inner.opts.sync);
+    inner
+        .rocks
+        .put_cf_opt(meta, META_CONTAIN_FLOOR, encode_floor(floor), &wo)
+        .map_err(|e| Error::rocks("move the containment floor", rp, e))?;
+    st.contain_tail.clear();
+    st.contain_floor = floor;
+    st.published_seq = inner.rocks.latest_sequence_number();
+    Ok(())
+}
+
+/// The containment-index changes of one batch: keys to delete in RocksDB (documents removed, their
+/// keys recomputed from their stored sets; written even for a document in the tail, whose entries a
+/// stopped flush may have left in RocksDB), and what the publish applies to the tail and the
+/// short-key set.
 #[derive(Default)]
 pub(super) struct ContainDelta {
     dels: Vec<[u8; 13]>,
-    /// Key and the document's number of keys (the value).
-    puts: Vec<([u8; 13], u32)>,
-    short_removed: Vec<u32>,
-    short_added: Vec<u32>,
+    publish: TailDelta,
 }
 
 impl ContainDelta {
-    /// Adds the deletes and puts to the batch, each sorted (RocksDB's memtable insert is cheapest in
-    /// key order).
-    pub(super) fn write(mut self, db: &Db, b: &mut WriteBatch) -> Result<ShortDelta> {
+    /// Adds the deletes to the batch, sorted (RocksDB's memtable insert is cheapest in key order).
+    pub(super) fn write(mut self, db: &Db, b: &mut WriteBatch) -> Result<TailDelta> {
         let cf = db.cf(CF_CONTAIN)?;
         self.dels.sort_unstable();
         for k in &self.dels {
             b.delete_cf(cf, k);
         }
-        self.puts.sort_unstable();
-        for (k, n) in &self.puts {
-            let (v, len) = contain_value(*n);
-            b.put_cf(cf, k, &v[..len]);
-        }
-        Ok(ShortDelta {
-            removed: self.short_removed,
-            added: self.short_added,
-        })
+        Ok(self.publish)
     }
 }
 
-/// The short keys a committed batch removed and added; applied at publish.
+/// A removed document's keys, when its stored set could be read (otherwise it is removed from every
+/// list).
+type RemovedKeys = Option<(KeyKind, Vec<u32>)>;
+
+/// What a committed batch changes in the tail and the short-key set; applied at publish.
 #[derive(Default)]
-pub(super) struct ShortDelta {
-    removed: Vec<u32>,
-    added: Vec<u32>,
+pub(super) struct TailDelta {
+    removed: Vec<(u64, RemovedKeys)>,
+    added: Vec<(u64, KeyKind, Vec<u32>)>,
 }
 
-impl ShortDelta {
-    /// Applies the batch to the published short-key set (under the state's write lock).
-    pub(super) fn publish(self, short: &mut ShortKeys) {
-        short.remove(&self.removed);
-        short.add(&self.added);
+impl TailDelta {
+    /// Applies the batch to the published tail and short-key set (under the state's write lock).
+    pub(super) fn publish(self, st: &mut State) -> Result<()> {
+        for (id, keys) in self.removed {
+            match keys {
+                Some((kind, keys)) => {
+                    if kind == KeyKind::Short {
+                        st.contain_short.remove(&keys);
+                    }
+                    if id >= st.contain_floor {
+                        st.contain_tail.remove(id, kind, &keys);
+                    }
+                }
+                None => st.contain_tail.remove_everywhere(id),
+            }
+        }
+        for (id, kind, keys) in self.added {
+            if kind == KeyKind::Short {
+                st.contain_short.add(&keys);
+            }
+            st.contain_tail.add(id, kind, &keys)?;
+        }
+        Ok(())
     }
 }
 
@@ -140,13 +278,15 @@ impl Db {
         })
     }
 
-    fn contain_index(&self, cfg: ContainmentConfig) -> Result<RocksContain<'_>> {
+    fn contain_index<'a>(&'a self, st: &'a State, cfg: ContainmentConfig) -> Result<RocksContain<'a>> {
         Ok(RocksContain {
             db: &self.inner.rocks,
             cf: self.cf(CF_CONTAIN)?,
             path: &self.inner.rocks_path,
             sample: cfg.sample,
             max_postings: cfg.max_postings,
+            floor: st.contain_floor,
+            tail: &st.contain_tail,
         })
     }
 
@@ -157,7 +297,7 @@ impl Db {
         let cfg = self.contain_cfg()?;
         let mut cands = Candidates::new(&fp.shingles, cfg, c);
         let found = self
-            .contain_index(cfg)?
+            .contain_index(st, cfg)?
             .candidates(&fp.shingles, &st.contain_short, |id, kind, keys| cands.add(id, kind, keys))?;
         for (id, _) in cands.passing(found.frequent, |id| st.docs.get(&id).map(|m| m.loc.count as usize)) {
             if !keep(id) {
@@ -245,42 +385,49 @@ impl Db {
                 Some(set) => {
                     let (kind, keys) = stored_keys(&set, n);
                     d.dels.extend(keys.iter().map(|&k| contain_key(kind, k, id)));
-                    if kind == KeyKind::Short {
-                        d.short_removed.extend(keys);
-                    }
+                    d.publish.removed.push((id, Some((kind, keys))));
                 }
                 None => {
+                    let mut short = Vec::new();
                     for item in self.inner.rocks.iterator_cf(self.cf(CF_CONTAIN)?, IteratorMode::Start) {
                         let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
                         if let Some((kind, s, doc)) = decode_contain_key(&k) {
                             if doc == id {
                                 d.dels.push(contain_key(kind, s, id));
-                                if kind == KeyKind::Short {
-                                    d.short_removed.push(s);
+                                if kind == KeyKind::Short && id < st.contain_floor {
+                                    short.push(s);
                                 }
                             }
                         }
                     }
+                    // Its tail postings (and their short keys) go by a scan of the tail too.
+                    for (kind, s, _) in st.contain_tail.keys() {
+                        if kind == KeyKind::Short && st.contain_tail.list(kind, s).any(|(doc, _)| doc == id) {
+                            short.push(s);
+                        }
+                    }
+                    d.publish.removed.push((id, Some((KeyKind::Short, short))));
+                    d.publish.removed.push((id, None));
                 }
             }
         }
         for p in pend.new_docs.iter().filter(|p| p.alive) {
             let (kind, keys) = stored_keys(&p.fp.shingles, n);
-            let n = keys.len() as u32;
-            d.puts.extend(keys.iter().map(|&k| (contain_key(kind, k, p.id), n)));
-            if kind == KeyKind::Short {
-                d.short_added.extend(keys);
-            }
+            d.publish.added.push((p.id, kind, keys));
         }
         Ok(Some(d))
     }
 
-    /// `check` of the index: every entry decodes and names a live document whose keys contain it;
-    /// every live document's keys are present; the in-memory short-key set equals the index's.
+    /// `check` of the index: every RocksDB entry decodes and names a live document (whose keys
+    /// contain it, below the floor); every live document's keys are present, in RocksDB below the
+    /// floor and in the tail at or above it; the tail names only live documents at or above the
+    /// floor; the in-memory short-key set equals the index's.
     pub(super) fn check_containment(&self, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
         let Some(cfg) = self.inner.config.containment else { return Ok(()) };
         let rp = self.inner.rocks_path.display().to_string();
         let cf = self.cf(CF_CONTAIN)?;
+        let floor = st.contain_floor;
+        let tail = &st.contain_tail;
         let mut fault = |doc: Option<u64>, what: String| {
             rep.faults.push(Fault {
                 doc,
@@ -300,20 +447,29 @@ impl Db {
             let Ok(set) = st.segs.read(r.loc(), id) else { continue }; // reported by the main check
             let (kind, keys) = stored_keys(&set, cfg.sample);
             expected.insert(id, keys.len() as u64);
-            let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
-            let found = self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true);
             let (mut missing, mut wrong) = (0usize, 0usize);
-            for v in &found {
-                match v {
-                    Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
-                    Ok(Some(_)) => wrong += 1,
-                    _ => missing += 1,
+            if id >= floor {
+                for &k in &keys {
+                    match tail.list(kind, k).find(|&(d, _)| d == id) {
+                        Some((_, n)) if n as usize == keys.len() => {}
+                        Some(_) => wrong += 1,
+                        None => missing += 1,
+                    }
+                }
+            } else {
+                let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
+                for v in &self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true) {
+                    match v {
+                        Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
+                        Ok(Some(_)) => wrong += 1,
+                        _ => missing += 1,
+                    }
                 }
             }
             if missing > 0 {
                 fault(
                     Some(id),
-                    format!("{missing} of its {} containment-index keys are missing", wanted.len()),
+                    format!("{missing} of its {} containment-index keys are missing", keys.len()),
                 );
             }
             if wrong > 0 {
@@ -326,14 +482,35 @@ impl Db {
         let mut per_doc: IntMap<u64, u64> = IntMap::default();
         for item in self.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
             let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
-            rep.contain_entries += 1;
-            if let Some((KeyKind::Short, s, _)) = decode_contain_key(&k) {
-                *short_in_index.entry(s).or_insert(0) += 1;
-            }
             match decode_contain_key(&k) {
-                Some((_, _, id)) if records.contains_key(&id) => *per_doc.entry(id).or_insert(0) += 1,
+                // At or above the floor: left by a flush that stopped before moving the floor; the
+                // searches skip it and the next flush writes it again.
+                Some((_, _, id)) if id >= floor && records.contains_key(&id) => {}
+                Some((kind, s, id)) if records.contains_key(&id) => {
+                    rep.contain_entries += 1;
+                    *per_doc.entry(id).or_insert(0) += 1;
+                    if kind == KeyKind::Short {
+                        *short_in_index.entry(s).or_insert(0) += 1;
+                    }
+                }
                 Some((_, _, id)) => fault(Some(id), "containment-index entry without a live doc".into()),
                 None => fault(None, format!("containment key {k:?} does not decode")),
+            }
+        }
+        for (kind, s, _) in tail.keys() {
+            for (id, _) in tail.list(kind, s) {
+                rep.contain_entries += 1;
+                if id < floor || !records.contains_key(&id) {
+                    fault(
+                        Some(id),
+                        format!("in-memory containment entry of a document below the floor {floor} or not live"),
+                    );
+                    continue;
+                }
+                *per_doc.entry(id).or_insert(0) += 1;
+                if kind == KeyKind::Short {
+                    *short_in_index.entry(s).or_insert(0) += 1;
+                }
             }
         }
         for (id, n) in per_doc {
@@ -356,7 +533,7 @@ impl Db {
         Ok(())
     }
 
-    /// The containment index's counters (a scan of the index; `None` without one).
+    /// The containment index's counters (a scan of the index and the tail; `None` without one).
     pub fn containment_stats(&self) -> Result<Option<ContainmentStats>> {
         let Some(cfg) = self.inner.config.containment else {
             return Ok(None);
@@ -367,15 +544,26 @@ impl Db {
                 max_postings: cfg.max_postings,
                 ..ContainmentStats::default()
             };
-            let mut cur: Option<(KeyKind, u32)> = None;
-            let mut len = 0u64;
+            let (floor, tail) = (st.contain_floor, &st.contain_tail);
             // Doc ids are below `next_id`: bit sets (1 bit per id ever allocated) instead of hash
             // lookups for every entry of a full scan (135M entries at 10M documents).
             let mut live = IdBits::new(st.next_id);
             for &id in st.docs.keys() {
-                live.set(id);
+                if id < floor {
+                    live.set(id);
+                }
             }
             let (mut sampled, mut short) = (IdBits::new(st.next_id), IdBits::new(st.next_id));
+            let mut count = |s: &mut ContainmentStats, kind: KeyKind, id: u64| {
+                s.entries += 1;
+                if kind == KeyKind::Short {
+                    s.short_entries += 1;
+                    short.set(id);
+                } else {
+                    sampled.set(id);
+                }
+            };
+            // A list's length: RocksDB's live entries below the floor, then the tail's.
             let close = |s: &mut ContainmentStats, len: u64| {
                 if len > 0 {
                     s.keys += 1;
@@ -385,6 +573,16 @@ impl Db {
                         s.frequent_entries += len;
                     }
                 }
+            };
+            let mut in_both: std::collections::HashSet<(KeyKind, u32)> = std::collections::HashSet::new();
+            let mut cur: Option<(KeyKind, u32)> = None;
+            let mut len = 0u64;
+            let mut end_list = |s: &mut ContainmentStats, cur: Option<(KeyKind, u32)>, len: u64| {
+                let from_tail = cur.map_or(0, |(kind, sh)| tail.list_len(kind, sh)) as u64;
+                if from_tail > 0 {
+                    in_both.extend(cur);
+                }
+                close(s, len + from_tail);
             };
             for item in self.inner.rocks.iterator_cf(self.cf(CF_CONTAIN)?, IteratorMode::Start) {
                 let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
@@ -399,20 +597,22 @@ impl Db {
                     continue;
                 }
                 if cur != Some((kind, sh)) {
-                    close(&mut s, len);
+                    end_list(&mut s, cur, len);
                     cur = Some((kind, sh));
                     len = 0;
                 }
                 len += 1;
-                s.entries += 1;
-                if kind == KeyKind::Short {
-                    s.short_entries += 1;
-                    short.set(id);
-                } else {
-                    sampled.set(id);
+                count(&mut s, kind, id);
+            }
+            end_list(&mut s, cur, len);
+            for (kind, sh, n) in tail.keys() {
+                for (id, _) in tail.list(kind, sh) {
+                    count(&mut s, kind, id);
+                }
+                if !in_both.contains(&(kind, sh)) {
+                    close(&mut s, n as u64);
                 }
             }
-            close(&mut s, len);
             s.sampled_docs = sampled.count();
             s.short_docs = short.count();
             Ok(s)
@@ -436,7 +636,7 @@ impl Db {
         self.read_rocks(|st| {
             let mut ids: Vec<u64> = st.docs.keys().copied().collect();
             ids.sort_unstable();
-            let index = self.contain_index(cfg)?;
+            let index = self.contain_index(st, cfg)?;
             let chunk = ids.len().div_ceil(threads.max(1)).max(1);
             let parts: Result<Vec<Vec<ContainPair>>> = std::thread::scope(|s| {
                 let handles: Vec<_> = ids

@@ -86,6 +86,9 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let w = self.writer.get_mut();
         if !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none() {
+            // containment: the tail, so that the next open need not recompute it (on failure it
+            // does; nothing is lost).
+            let _ = contain::flush_tail(self);
             // containment: the index's column family, when there is one; method: its own.
             for name in cf_names(self.config.tables, self.table_gen)
                 .into_iter()

@@ -115,6 +115,10 @@ impl Db {
             b.put_cf(meta, b"spec", create.spec.encode()?);
             b.put_cf(meta, b"config", doc_record::encode_config(&config)?);
             b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
+            // containment: every posting starts in the tail.
+            if create.containment.is_some() {
+                b.put_cf(meta, super::contain::META_CONTAIN_FLOOR, super::contain::encode_floor(0));
+            }
             method::create_meta(&create.spec, &mut b, meta);
             let mut wo = WriteOptions::default();
             wo.set_sync(true);
@@ -237,6 +241,36 @@ impl Db {
             .cloned()
             .collect();
         let next_id = le_u64(&get_meta(b"next_doc")?).ok_or_else(|| Error::corrupt(&rocks_path, None, "meta next_doc is not 8 bytes"))?;
+        // containment: the floor (absent before the tail existed: every posting is in RocksDB, and
+        // a writer records that before anything lands in the tail).
+        let contain_floor = match config.containment {
+            None => next_id,
+            Some(_) => match rocks
+                .get_cf(meta, super::contain::META_CONTAIN_FLOOR)
+                .map_err(|e| Error::rocks("read meta contain_floor", &rocks_path, e))?
+            {
+                Some(v) => super::contain::decode_floor(&v).filter(|&f| f <= next_id).ok_or_else(|| {
+                    Error::corrupt(
+                        &rocks_path,
+                        None,
+                        format!("meta contain_floor {v:?} is not 8 bytes at most next_doc {next_id}"),
+                    )
+                })?,
+                None => {
+                    if !opts.read_only {
+                        let mut wo = WriteOptions::default();
+                        wo.set_sync(true);
+                        rocks
+                            .put_cf_opt(meta, super::contain::META_CONTAIN_FLOOR, super::contain::encode_floor(next_id), &wo)
+                            .map_err(|e| Error::rocks("write meta contain_floor", &rocks_path, e))?;
+                    }
+                    next_id
+                }
+            },
+        };
+        if config.containment.is_some() && !opts.read_only {
+            super::contain::remove_stale_tail_files(&rocks_path)?;
+        }
         let mut committed: HashMap<u32, u64> = HashMap::new();
         for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
             let (k, v) = item.map_err(|e| Error::rocks("read segment lengths", &rocks_path, e))?;
@@ -334,6 +368,11 @@ impl Db {
                     .map_err(|e| Error::rocks("drop a stale table column family", &rocks_path, e))?;
             }
         }
+        // containment: the short keys and the tail.
+        let (contain_short, contain_tail) = match config.containment {
+            Some(c) => super::contain::load_contain(&rocks, &rocks_path, c, contain_floor, &docs, &segs)?,
+            None => Default::default(),
+        };
         let state = State {
             docs,
             tables,
@@ -346,10 +385,9 @@ impl Db {
             recent_floor: next_id,
             published_seq: rocks.latest_sequence_number(),
             // containment:
-            contain_short: match config.containment {
-                Some(_) => super::contain::load_short_keys(&rocks, &rocks_path)?,
-                None => Default::default(),
-            },
+            contain_short,
+            contain_tail,
+            contain_floor,
             method: method_state,
         };
         let writer = Writer {

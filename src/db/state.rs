@@ -46,6 +46,11 @@ pub(super) struct State {
     // containment:
     /// Keys of the short documents in the containment index (empty without the index).
     pub(super) contain_short: crate::index::contain::ShortKeys,
+    /// The containment index's postings of the documents with ids at or above `contain_floor`,
+    /// not yet written to RocksDB (`db::contain::flush_tail`).
+    pub(super) contain_tail: crate::index::contain::Postings,
+    /// Documents below this id have their containment postings in RocksDB.
+    pub(super) contain_floor: u64,
     /// method: sketches and the bucket mirror of the other methods.
     pub(super) method: MethodState,
 }

@@ -320,7 +320,7 @@ impl Db {
                 };
                 pend.keys.insert(doc.key.clone(), id);
                 if let (Some(_), Some(cfg)) = (containment, self.inner.config.containment) {
-                    pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample); // containment:
+                    pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample)?; // containment:
                 }
                 pend.simhashes.push(doc.fp.simhash);
                 debug_assert!(

@@ -2,12 +2,16 @@
 //! bytes: `contain_key` in [`crate::store::keys`]).
 //!
 //! * [`RocksContain`] — the durable index, column family `contain`: one posting list per
-//!   `kind ‖ shingle` prefix, read with one raw iterator seeking the sorted probes.
+//!   `kind ‖ shingle` prefix, read with one raw iterator seeking the sorted probes; plus the
+//!   **tail**, the postings of the documents with ids at or above the *floor*, held in memory
+//!   ([`Postings`]) until they are written to RocksDB as one sorted SST file (`db::contain`). The
+//!   search reads RocksDB's entries below the floor and the tail's above it, so an entry left in
+//!   RocksDB above the floor (a flush that stopped before it moved the floor) is never counted twice.
 //! * [`ShortKeys`] — in memory: which shingles are keys of short documents (with a count per
 //!   shingle so deletes can be applied). Loaded at open from the short key range; it lets a query
 //!   probe *every* one of its shingles against the short documents without a seek per shingle.
 //! * [`MemContain`] — an in-memory index of the same rule, for the documents of a batch not yet
-//!   committed.
+//!   committed (its lists are [`Postings`] too).
 //!
 //! **Frequent keys.** A posting list longer than the cap (`max_postings`) is boilerplate (a licence
 //! header in every file): reading and verifying it would make one query cost as much as the whole
@@ -15,7 +19,8 @@
 //! a document whose only shared keys are all frequent is not.
 //!
 //! Invariant: the candidates are exactly the documents holding a probed key whose list is within
-//! the cap (tested against brute force below).
+//! the cap, a list being RocksDB's entries below the floor and the tail's (tested against brute
+//! force below, with the documents split between RocksDB and the tail at every floor).
 
 use std::path::Path;
 
@@ -24,7 +29,7 @@ use rocksdb::{ColumnFamily, DB};
 use crate::error::{Error, Result};
 use crate::fingerprint::containment::{probes, stored_keys, KeyKind};
 use crate::intmap::IntMap;
-use crate::store::keys::{be_u64, contain_prefix, decode_contain_value};
+use crate::store::keys::{be_u64, contain_key, contain_prefix, decode_contain_value};
 
 /// Which shingles are keys of short documents, with the number of short documents holding each.
 #[derive(Clone, Debug, Default)]
@@ -64,6 +69,150 @@ impl ShortKeys {
     }
 }
 
+/// Posting lists in memory: per `kind ‖ shingle` key, the documents holding it with their number of
+/// keys. The postings live in one arena, linked per key (newest first), so adding a document
+/// allocates nothing per key; ~34 bytes per posting (16 in the arena, the key's map slot).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Postings {
+    /// `kind << 32 | shingle` → (first posting in `arena`, list length).
+    heads: IntMap<u64, (u32, u32)>,
+    arena: Vec<Posting>,
+    /// Postings in the lists (the arena also holds removed ones until [`Postings::clear`]).
+    live: usize,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Posting {
+    id: u64,
+    keys: u32,
+    /// The next posting of the same key, or [`END`].
+    next: u32,
+}
+
+const END: u32 = u32::MAX;
+
+#[inline]
+fn map_key(kind: KeyKind, s: u32) -> u64 {
+    (kind as u64) << 32 | u64::from(s)
+}
+
+impl Postings {
+    /// Adds document `id` under each of its `keys` (all of one kind); its value is the number of keys.
+    pub(crate) fn add(&mut self, id: u64, kind: KeyKind, keys: &[u32]) -> Result<()> {
+        if self.arena.len() + keys.len() >= END as usize {
+            return Err(Error::InvalidInput {
+                key: None,
+                message: format!(
+                    "more than {END} containment postings in memory at once ({} held, {} more): commit smaller batches",
+                    self.arena.len(),
+                    keys.len()
+                ),
+            });
+        }
+        let count = keys.len() as u32;
+        for &k in keys {
+            let i = self.arena.len() as u32;
+            let head = self.heads.entry(map_key(kind, k)).or_insert((END, 0));
+            self.arena.push(Posting {
+                id,
+                keys: count,
+                next: head.0,
+            });
+            *head = (i, head.1 + 1);
+        }
+        self.live += keys.len();
+        Ok(())
+    }
+
+    /// Removes document `id` from the lists of `keys` (those it is not in are left alone).
+    pub(crate) fn remove(&mut self, id: u64, kind: KeyKind, keys: &[u32]) {
+        for &k in keys {
+            self.unlink(map_key(kind, k), id);
+        }
+    }
+
+    /// Removes document `id` from every list (a scan: for a document whose keys are unknown).
+    pub(crate) fn remove_everywhere(&mut self, id: u64) {
+        let keys: Vec<u64> = self.heads.keys().copied().collect();
+        for k in keys {
+            self.unlink(k, id);
+        }
+    }
+
+    fn unlink(&mut self, key: u64, id: u64) {
+        let Some(&(head, len)) = self.heads.get(&key) else { return };
+        let (mut prev, mut i) = (END, head);
+        while i != END {
+            let p = self.arena[i as usize];
+            if p.id == id {
+                if prev == END {
+                    if len == 1 {
+                        self.heads.remove(&key);
+                    } else {
+                        self.heads.insert(key, (p.next, len - 1));
+                    }
+                } else {
+                    self.arena[prev as usize].next = p.next;
+                    self.heads.insert(key, (head, len - 1));
+                }
+                self.live -= 1;
+                return;
+            }
+            (prev, i) = (i, p.next);
+        }
+    }
+
+    /// The number of documents under a key.
+    #[inline]
+    pub(crate) fn list_len(&self, kind: KeyKind, s: u32) -> usize {
+        self.heads.get(&map_key(kind, s)).map_or(0, |h| h.1 as usize)
+    }
+
+    /// The documents under a key with their numbers of keys (newest first).
+    pub(crate) fn list(&self, kind: KeyKind, s: u32) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let mut i = self.heads.get(&map_key(kind, s)).map_or(END, |h| h.0);
+        std::iter::from_fn(move || {
+            let p = self.arena.get(i as usize)?;
+            i = p.next;
+            Some((p.id, p.keys))
+        })
+    }
+
+    /// Every key with its list length, unordered.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = (KeyKind, u32, usize)> + '_ {
+        self.heads
+            .iter()
+            .filter_map(|(&k, &(_, len))| Some((KeyKind::from_byte((k >> 32) as u8)?, k as u32, len as usize)))
+    }
+
+    /// Postings held.
+    pub(crate) fn len(&self) -> usize {
+        self.live
+    }
+
+    /// True when no posting is held.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.live == 0
+    }
+
+    /// Every posting as its RocksDB entry (`contain_key`, the number of keys), in key order.
+    pub(crate) fn sorted_entries(&self) -> Vec<([u8; 13], u32)> {
+        let mut out = Vec::with_capacity(self.live);
+        for (kind, s, _) in self.keys() {
+            out.extend(self.list(kind, s).map(|(id, keys)| (contain_key(kind, s, id), keys)));
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Drops every posting (and the arena's memory beyond a small reserve).
+    pub(crate) fn clear(&mut self) {
+        self.heads = IntMap::default();
+        self.arena = Vec::new();
+        self.live = 0;
+    }
+}
+
 /// What one candidate search found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SearchStats {
@@ -73,7 +222,33 @@ pub(crate) struct SearchStats {
     pub frequent: u32,
 }
 
-/// The durable containment index.
+/// Runs the probes over the lists `fill` gives (it returns true, or a list longer than `cap`, for a
+/// list over the cap), calling `f(id, kind, keys)` for each document of each list within the cap.
+fn search_lists(
+    probes: Vec<(KeyKind, u32)>,
+    cap: usize,
+    mut fill: impl FnMut(KeyKind, u32, &mut Vec<(u64, u32)>) -> Result<bool>,
+    mut f: impl FnMut(u64, KeyKind, u32),
+) -> Result<SearchStats> {
+    let mut stats = SearchStats {
+        probes: probes.len() as u32,
+        frequent: 0,
+    };
+    let mut ids: Vec<(u64, u32)> = Vec::new();
+    for (kind, s) in probes {
+        ids.clear();
+        if fill(kind, s, &mut ids)? || ids.len() > cap {
+            stats.frequent += 1;
+            continue;
+        }
+        for &(id, keys) in &ids {
+            f(id, kind, keys);
+        }
+    }
+    Ok(stats)
+}
+
+/// The durable containment index: RocksDB's entries of the documents below `floor`, and the tail.
 pub(crate) struct RocksContain<'a> {
     pub db: &'a DB,
     pub cf: &'a ColumnFamily,
@@ -82,52 +257,54 @@ pub(crate) struct RocksContain<'a> {
     pub sample: u32,
     /// Posting lists longer than this are skipped.
     pub max_postings: u32,
+    /// Documents with ids at or above this are read from `tail`, not from RocksDB.
+    pub floor: u64,
+    /// The postings of the documents at or above `floor`.
+    pub tail: &'a Postings,
 }
 
 impl RocksContain<'_> {
     /// Every document sharing a probed key with `set` (its samples; its shingles that are short
     /// keys), as `f(doc id, kind of the key, the doc's number of keys)` once per shared key.
     /// Returns the probe counts.
-    pub(crate) fn candidates(&self, set: &[u32], short: &ShortKeys, mut f: impl FnMut(u64, KeyKind, u32)) -> Result<SearchStats> {
-        let probes = probes(set, self.sample, |s| short.contains(s));
-        let mut stats = SearchStats {
-            probes: probes.len() as u32,
-            frequent: 0,
-        };
+    pub(crate) fn candidates(&self, set: &[u32], short: &ShortKeys, f: impl FnMut(u64, KeyKind, u32)) -> Result<SearchStats> {
         let cap = self.max_postings as usize;
-        let mut ids: Vec<(u64, u32)> = Vec::new();
         let mut it = self.db.raw_iterator_cf(self.cf);
         // Probes come sorted by (kind, shingle): the seeks move forward through the key space.
-        for (kind, s) in probes {
-            let prefix = contain_prefix(kind, s);
-            ids.clear();
-            it.seek(prefix);
-            while let Some(key) = it.key() {
-                if !key.starts_with(&prefix) {
-                    break;
+        let stats = search_lists(
+            probes(set, self.sample, |s| short.contains(s)),
+            cap,
+            |kind, s, ids| {
+                let prefix = contain_prefix(kind, s);
+                it.seek(prefix);
+                while let Some(key) = it.key() {
+                    if !key.starts_with(&prefix) {
+                        break;
+                    }
+                    let id = key
+                        .get(5..)
+                        .and_then(be_u64)
+                        .ok_or_else(|| Error::corrupt(self.path, None, format!("containment key {key:?} is not 13 bytes")))?;
+                    if id < self.floor {
+                        let keys = it
+                            .value()
+                            .and_then(decode_contain_value)
+                            .ok_or_else(|| Error::corrupt(self.path, Some(id), format!("containment entry {key:?} has no key count")))?;
+                        ids.push((id, keys));
+                        if ids.len() > cap {
+                            return Ok(true);
+                        }
+                    }
+                    it.next();
                 }
-                let id = key
-                    .get(5..)
-                    .and_then(be_u64)
-                    .ok_or_else(|| Error::corrupt(self.path, None, format!("containment key {key:?} is not 13 bytes")))?;
-                let keys = it
-                    .value()
-                    .and_then(decode_contain_value)
-                    .ok_or_else(|| Error::corrupt(self.path, Some(id), format!("containment entry {key:?} has no key count")))?;
-                ids.push((id, keys));
-                if ids.len() > cap {
-                    break;
+                if ids.len() + self.tail.list_len(kind, s) > cap {
+                    return Ok(true);
                 }
-                it.next();
-            }
-            if ids.len() > cap {
-                stats.frequent += 1;
-                continue;
-            }
-            for &(id, keys) in &ids {
-                f(id, kind, keys);
-            }
-        }
+                ids.extend(self.tail.list(kind, s));
+                Ok(false)
+            },
+            f,
+        )?;
         it.status().map_err(|e| Error::rocks("read containment index", self.path, e))?;
         Ok(stats)
     }
@@ -137,21 +314,18 @@ impl RocksContain<'_> {
 /// documents of the batch being decided.
 #[derive(Debug, Default)]
 pub(crate) struct MemContain {
-    lists: std::collections::HashMap<(KeyKind, u32), Vec<(u64, u32)>>,
+    lists: Postings,
     short: ShortKeys,
 }
 
 impl MemContain {
     /// Indexes document `id` with shingle set `set` at sampling rate `n`.
-    pub(crate) fn add(&mut self, id: u64, set: &[u32], n: u32) {
+    pub(crate) fn add(&mut self, id: u64, set: &[u32], n: u32) -> Result<()> {
         let (kind, keys) = stored_keys(set, n);
         if kind == KeyKind::Short {
             self.short.add(&keys);
         }
-        let count = keys.len() as u32;
-        for k in keys {
-            self.lists.entry((kind, k)).or_default().push((id, count));
-        }
+        self.lists.add(id, kind, &keys)
     }
 
     /// True when nothing is indexed.
@@ -161,31 +335,29 @@ impl MemContain {
 
     /// Candidates of `set`: `f(id, kind, keys)` once per shared key; lists longer than `cap`
     /// skipped (and counted in the result).
-    pub(crate) fn candidates(&self, set: &[u32], n: u32, cap: u32, mut f: impl FnMut(u64, KeyKind, u32)) -> SearchStats {
-        let probes = probes(set, n, |s| self.short.contains(s));
-        let mut stats = SearchStats {
-            probes: probes.len() as u32,
-            frequent: 0,
-        };
-        for p in probes {
-            if let Some(ids) = self.lists.get(&p) {
-                if ids.len() <= cap as usize {
-                    for &(id, keys) in ids {
-                        f(id, p.0, keys);
-                    }
-                } else {
-                    stats.frequent += 1;
+    pub(crate) fn candidates(&self, set: &[u32], n: u32, cap: u32, f: impl FnMut(u64, KeyKind, u32)) -> SearchStats {
+        let cap = cap as usize;
+        let lists = &self.lists;
+        let search = search_lists(
+            probes(set, n, |s| self.short.contains(s)),
+            cap,
+            |kind, s, ids| {
+                if lists.list_len(kind, s) > cap {
+                    return Ok(true);
                 }
-            }
-        }
-        stats
+                ids.extend(lists.list(kind, s));
+                Ok(false)
+            },
+            f,
+        );
+        // The in-memory fill cannot fail.
+        search.unwrap_or_default()
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::keys::contain_key;
     use proptest::prelude::*;
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -218,9 +390,10 @@ mod tests {
         #![proptest_config(ProptestConfig::with_cases(24))]
         /// RocksDB and in-memory searches equal the definition; with no cap in the way, every
         /// stored set inside the query, and every stored set the query (with a sample) is inside
-        /// of, is a candidate.
+        /// of, is a candidate. The documents at or above `floor` are in the tail (and, with
+        /// `leftover`, also in RocksDB, as a flush that stopped before moving the floor leaves them).
         #[test]
-        fn searches_equal_brute_force(docs in proptest::collection::vec(set(60), 1..30), q in set(120), n in 1u32..12, cap in 1u32..40) {
+        fn searches_equal_brute_force(docs in proptest::collection::vec(set(60), 1..30), q in set(120), n in 1u32..12, cap in 1u32..40, floor in 0u64..32, leftover in any::<bool>()) {
             let dir = tempfile::tempdir().unwrap();
             let mut o = rocksdb::Options::default();
             o.create_if_missing(true);
@@ -229,18 +402,25 @@ mod tests {
             let cf = db.cf_handle("contain").unwrap();
             let mut short = ShortKeys::default();
             let mut mem = MemContain::default();
+            let mut tail = Postings::default();
             for (id, d) in docs.iter().enumerate() {
+                let id = id as u64;
                 let (kind, keys) = stored_keys(d, n);
                 if kind == KeyKind::Short {
                     short.add(&keys);
                 }
-                let (v, len) = crate::store::keys::contain_value(keys.len() as u32);
-                for &k in &keys {
-                    db.put_cf(cf, contain_key(kind, k, id as u64), &v[..len]).unwrap();
+                if id < floor || leftover {
+                    let (v, len) = crate::store::keys::contain_value(keys.len() as u32);
+                    for &k in &keys {
+                        db.put_cf(cf, contain_key(kind, k, id), &v[..len]).unwrap();
+                    }
                 }
-                mem.add(id as u64, d, n);
+                if id >= floor {
+                    tail.add(id, kind, &keys).unwrap();
+                }
+                mem.add(id, d, n).unwrap();
             }
-            let idx = RocksContain { db: &db, cf, path: dir.path(), sample: n, max_postings: cap };
+            let idx = RocksContain { db: &db, cf, path: dir.path(), sample: n, max_postings: cap, floor, tail: &tail };
             let mut got: BTreeMap<u64, usize> = BTreeMap::new();
             idx.candidates(&q, &short, |id, _, k| {
                 assert_eq!(k as usize, stored_keys(&docs[id as usize], n).1.len());
@@ -263,6 +443,59 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Adds and removes in any order leave exactly the lists of a plain map: lengths, members,
+        /// the count, and the sorted RocksDB entries.
+        #[test]
+        fn postings_equal_a_map(ops in proptest::collection::vec((0u64..20, any::<bool>(), proptest::collection::vec(0u32..30, 0..8), 0u8..4), 0..120)) {
+            let mut p = Postings::default();
+            let mut model: BTreeMap<(KeyKind, u32), BTreeMap<u64, u32>> = BTreeMap::new();
+            let mut held: BTreeMap<u64, (KeyKind, Vec<u32>)> = BTreeMap::new();
+            for (id, short, mut keys, op) in ops {
+                keys.sort_unstable();
+                keys.dedup();
+                let kind = if short { KeyKind::Short } else { KeyKind::Sample };
+                match (op, held.remove(&id)) {
+                    (0, Some((k, ks))) => {
+                        p.remove(id, k, &ks);
+                        for s in ks {
+                            model.entry((k, s)).or_default().remove(&id);
+                        }
+                    }
+                    (1, Some(_)) => {
+                        p.remove_everywhere(id);
+                        for l in model.values_mut() {
+                            l.remove(&id);
+                        }
+                    }
+                    (_, Some(h)) => {
+                        held.insert(id, h);
+                    }
+                    (_, None) => {
+                        p.add(id, kind, &keys).unwrap();
+                        for &s in &keys {
+                            model.entry((kind, s)).or_default().insert(id, keys.len() as u32);
+                        }
+                        held.insert(id, (kind, keys));
+                    }
+                }
+            }
+            model.retain(|_, l| !l.is_empty());
+            let mut want_entries = Vec::new();
+            for (&(kind, s), l) in &model {
+                prop_assert_eq!(p.list_len(kind, s), l.len());
+                let got: BTreeMap<u64, u32> = p.list(kind, s).collect();
+                prop_assert_eq!(&got, l);
+                want_entries.extend(l.iter().map(|(&id, &c)| (contain_key(kind, s, id), c)));
+            }
+            prop_assert_eq!(p.keys().count(), model.len());
+            prop_assert_eq!(p.len(), want_entries.len());
+            want_entries.sort_unstable();
+            prop_assert_eq!(p.sorted_entries(), want_entries);
         }
     }
 }
