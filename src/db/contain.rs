@@ -155,13 +155,6 @@ pub(super) fn flush_tail(inner: &Inner) -> Result<()> {
         return Ok(());
     }
     let rp = &inner.rocks_path;
-    let (entries, floor) = {
-        let st = inner.state.read();
-        if st.contain_tail.is_empty() && st.contain_floor == st.next_id {
-            return Ok(());
-        }
-        (st.contain_tail.sorted_entries(), st.next_id)
-    };
     let cf = inner
         .rocks
         .cf_handle(CF_CONTAIN)
@@ -170,21 +163,30 @@ pub(super) fn flush_tail(inner: &Inner) -> Result<()> {
         .rocks
         .cf_handle(CF_META)
         .ok_or_else(|| Error::corrupt(rp, None, "missing meta column family"))?;
+    // The file is written under the state's read lock: readers go on; only the writer changes the
+    // tail, and it is here.
+    let (floor, empty) = {
+        let st = inner.state.read();
+        if st.contain_tail.is_empty() && st.contain_floor == st.next_id {
+            return Ok(());
+        }
+        (st.next_id, st.contain_tail.is_empty())
+    };
     let sst = rp.join(format!("{TAIL_FILE_PREFIX}{floor}.sst"));
-    if !entries.is_empty() {
+    if !empty {
         let sst_opts = super::open::table_cf_options();
         let mut w = SstFileWriter::create(&sst_opts);
         w.open(&sst).map_err(|e| Error::rocks("create the containment tail file", rp, e))?;
-        for (k, n) in &entries {
-            let (v, len) = contain_value(*n);
+        inner.state.read().contain_tail.for_each_sorted(|k, n| {
+            let (v, len) = contain_value(n);
             w.put(k, &v[..len])
-                .map_err(|e| Error::rocks("write the containment tail file", rp, e))?;
-        }
+                .map_err(|e| Error::rocks("write the containment tail file", rp, e))
+        })?;
         w.finish().map_err(|e| Error::rocks("finish the containment tail file", rp, e))?;
     }
     failpoint!("contain.flush.file");
     let mut st = inner.state.write();
-    if !entries.is_empty() {
+    if !empty {
         let mut io = IngestExternalFileOptions::default();
         io.set_move_files(true);
         inner

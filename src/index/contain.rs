@@ -195,20 +195,50 @@ impl Postings {
         self.live == 0
     }
 
-    /// Every posting as its RocksDB entry (`contain_key`, the number of keys), in key order.
+    /// Every posting as its RocksDB entry (`contain_key`, the number of keys), in key order:
+    /// `f(key, keys)`, stopping at the first error. The order of `contain_key`'s bytes is the
+    /// numeric order of (kind ‖ shingle, id), so this sorts the distinct keys as integers and walks
+    /// each list; a list is in descending id order when ids were added ascending (always, in the
+    /// engine: batches publish in id order, the open re-derives in id order), so it is reversed,
+    /// and sorted only otherwise.
+    pub(crate) fn for_each_sorted(&self, mut f: impl FnMut(&[u8; 13], u32) -> Result<()>) -> Result<()> {
+        let mut keys: Vec<u64> = self.heads.keys().copied().collect();
+        keys.sort_unstable();
+        let mut list: Vec<(u64, u32)> = Vec::new();
+        for k in keys {
+            let Some(kind) = KeyKind::from_byte((k >> 32) as u8) else {
+                continue;
+            };
+            let s = k as u32;
+            list.clear();
+            list.extend(self.list(kind, s));
+            if list.windows(2).all(|w| w[0].0 > w[1].0) {
+                list.reverse();
+            } else {
+                list.sort_unstable();
+            }
+            for &(id, n) in &list {
+                f(&contain_key(kind, s, id), n)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`Postings::for_each_sorted`] collected.
+    #[cfg(test)]
     pub(crate) fn sorted_entries(&self) -> Vec<([u8; 13], u32)> {
         let mut out = Vec::with_capacity(self.live);
-        for (kind, s, _) in self.keys() {
-            out.extend(self.list(kind, s).map(|(id, keys)| (contain_key(kind, s, id), keys)));
-        }
-        out.sort_unstable();
+        let _ = self.for_each_sorted(|k, n| {
+            out.push((*k, n));
+            Ok(())
+        });
         out
     }
 
-    /// Drops every posting (and the arena's memory beyond a small reserve).
+    /// Drops every posting; the memory is kept for the next fill (the tail refills to the same size).
     pub(crate) fn clear(&mut self) {
-        self.heads = IntMap::default();
-        self.arena = Vec::new();
+        self.heads.clear();
+        self.arena.clear();
         self.live = 0;
     }
 }
