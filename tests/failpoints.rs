@@ -561,3 +561,68 @@ fn a_stopped_containment_tail_flush_leaves_the_database_consistent() {
         assert!(db.query(&texts[5], &q).unwrap().is_empty(), "{point}: deleted k5 is gone");
     }
 }
+
+/// A database written before the containment tail existed has no `contain_floor` in `meta` and
+/// every posting in RocksDB: a read-only open answers from RocksDB and writes nothing; a writable
+/// open records the floor before anything lands in the tail, so the documents inserted after it
+/// are found even when the handle then stops without its close (poisoned by a failed commit).
+#[test]
+fn a_database_without_a_floor_opens_with_every_posting_in_rocksdb() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let v = vocab();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let texts: Vec<String> = (0..9u64).map(|i| text(&passage(&v, 120, 40 + i))).collect();
+    {
+        let db = Db::create(&path, &CreateOptions::default()).unwrap();
+        for (i, t) in texts.iter().take(5).enumerate() {
+            db.insert(&format!("k{i}"), t).unwrap();
+        }
+    }
+    // Reads the floor and removes it (as in a database from before the tail).
+    let take_floor = || {
+        let rp = path.join("rocksdb");
+        let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), &rp).unwrap();
+        let raw = rocksdb::DB::open_cf(&rocksdb::Options::default(), &rp, &names).unwrap();
+        let meta = raw.cf_handle("meta").unwrap();
+        let v = raw.get_cf(meta, b"contain_floor").unwrap();
+        raw.delete_cf(meta, b"contain_floor").unwrap();
+        v.map(|v| u64::from_le_bytes(v.try_into().unwrap()))
+    };
+    // The clean close wrote the tail: the floor is the next doc id.
+    assert_eq!(take_floor(), Some(5));
+    let q = QueryOptions::default().with_min_containment(0.9);
+    let found = |db: &Db, i: usize| db.query(&texts[i], &q).unwrap().iter().any(|h| h.key == format!("k{i}"));
+    let clean = |db: &Db| {
+        let rep = db.check().unwrap();
+        assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+    };
+    {
+        let ro = Db::open_with(
+            &path,
+            Options {
+                read_only: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert!((0..5).all(|i| found(&ro, i)));
+        clean(&ro);
+    }
+    assert_eq!(take_floor(), None, "a read-only open writes nothing");
+    {
+        let db = Db::open(&path).unwrap();
+        for (i, t) in texts.iter().enumerate().take(8).skip(5) {
+            db.insert(&format!("k{i}"), t).unwrap();
+        }
+        // A failed commit poisons the handle: its close writes nothing, the tail stays in memory.
+        failpoint::set("wal.write", 1);
+        assert!(matches!(db.insert("k8", &texts[8]), Err(Error::Injected(_))));
+        failpoint::clear();
+    }
+    let db = Db::open(&path).unwrap();
+    clean(&db);
+    assert!((0..8).all(|i| found(&db, i)), "the documents after the open's floor are re-derived");
+    assert!(!found(&db, 8));
+}
