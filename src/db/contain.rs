@@ -541,12 +541,14 @@ impl Db {
             return Ok(None);
         };
         self.read_rocks(|st| {
+            let (floor, tail) = (st.contain_floor, &st.contain_tail);
             let mut s = ContainmentStats {
                 sample: cfg.sample,
                 max_postings: cfg.max_postings,
+                tail_entries: tail.len() as u64,
+                floor,
                 ..ContainmentStats::default()
             };
-            let (floor, tail) = (st.contain_floor, &st.contain_tail);
             // Doc ids are below `next_id`: bit sets (1 bit per id ever allocated) instead of hash
             // lookups for every entry of a full scan (135M entries at 10M documents).
             let mut live = IdBits::new(st.next_id);
