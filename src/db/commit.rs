@@ -344,13 +344,9 @@ impl Db {
                 None => st.members.remove(&g),
             };
         }
-        let flush_tail = st.contain_tail.len() >= self.inner.opts.contain_tail_postings;
         drop(st);
         self.merge_mirror(w);
-        if flush_tail {
-            super::contain::flush_tail(&self.inner)?; // containment:
-        }
-        Ok(())
+        super::contain::tail_after_commit(&self.inner, w) // containment:
     }
 
     /// The mirror's merges (`MemTables::start_merge`): one at a time, built on a thread of its own

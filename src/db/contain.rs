@@ -30,13 +30,15 @@ use crate::fingerprint::Fingerprint;
 use crate::index::contain::{MemContain, Postings, RocksContain, ShortKeys};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DocRecord};
-use crate::store::keys::{contain_key, contain_value, decode_contain_key, decode_contain_value, CF_CONTAIN, CF_META};
+use crate::store::keys::{be_u64, contain_key, contain_value, decode_contain_key, decode_contain_value, CF_CONTAIN, CF_META};
 use crate::store::segment::SegmentSet;
+use std::path::{Path, PathBuf};
 
 use super::commit::Pending;
 use super::options::check_c;
 use super::state::DocMeta;
 use super::state::State;
+use super::state::Writer;
 use super::types::{CheckReport, ContainPair, ContainmentStats, Fault, Hit};
 use super::{Db, Inner};
 
@@ -145,15 +147,132 @@ pub(super) fn load_contain(
     Ok((short, tail))
 }
 
-/// Writes the tail to RocksDB as one sorted SST file, ingested whole, then moves the floor to the
-/// next doc id and empties the tail (under the state's write lock, so readers see the postings in
-/// exactly one of the two places). Runs under the writer lock (the commit) or in the close. A stop
-/// anywhere leaves a database the next open reads right: before the ingest, a stray file (removed);
-/// after it, entries at or above the old floor that the searches skip and the tail re-derives.
-pub(super) fn flush_tail(inner: &Inner) -> Result<()> {
+/// The background write of the frozen tail: running on its own thread, or done inline (when no
+/// thread could be started). Its result is the file written (`None`: nothing to write).
+pub(super) enum TailJob {
+    Running(std::thread::JoinHandle<Result<Option<PathBuf>>>),
+    Done(Result<Option<PathBuf>>),
+}
+
+/// Writes `postings` (those `keep` accepts) as one sorted SST file at `path`; `None` when there is
+/// no posting to write (RocksDB refuses an empty file).
+fn write_tail_file(rp: &Path, path: &Path, postings: &Postings, keep: impl Fn(u64) -> bool) -> Result<Option<PathBuf>> {
+    let sst_opts = super::open::table_cf_options();
+    let mut w = SstFileWriter::create(&sst_opts);
+    w.open(path).map_err(|e| Error::rocks("create the containment tail file", rp, e))?;
+    let mut any = false;
+    postings.for_each_sorted(|k, n| {
+        if !keep(be_u64(&k[5..]).unwrap_or(u64::MAX)) {
+            return Ok(());
+        }
+        any = true;
+        let (v, len) = contain_value(n);
+        w.put(k, &v[..len])
+            .map_err(|e| Error::rocks("write the containment tail file", rp, e))
+    })?;
+    if !any {
+        drop(w);
+        let _ = std::fs::remove_file(path);
+        return Ok(None);
+    }
+    w.finish().map_err(|e| Error::rocks("finish the containment tail file", rp, e))?;
+    failpoint!("contain.flush.file");
+    Ok(Some(path.to_path_buf()))
+}
+
+/// After each commit (under the writer lock): installs a finished background write; when the
+/// active tail holds `Options::contain_tail_postings`, freezes it and starts writing it (waiting
+/// first for a write still running: the back-pressure that bounds the tail's memory). With 0 the
+/// write is finished at once, so every batch's postings reach RocksDB before the commit returns.
+pub(super) fn tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
     if inner.config.containment.is_none() {
         return Ok(());
     }
+    if matches!(&w.contain_job, Some(TailJob::Running(h)) if h.is_finished()) {
+        finish_tail_write(inner, w)?;
+    }
+    let limit = inner.opts.contain_tail_postings;
+    if inner.state.read().contain.active.len() < limit.max(1) {
+        if limit == 0 {
+            // Nothing new, but a deletion may have left a frozen part to finish.
+            finish_tail_write(inner, w)?;
+        }
+        return Ok(());
+    }
+    finish_tail_write(inner, w)?;
+    start_tail_write(inner, w)?;
+    if limit == 0 {
+        finish_tail_write(inner, w)?;
+    }
+    Ok(())
+}
+
+/// Writes the whole tail to RocksDB now (the close): finishes a running write, then writes the rest.
+pub(super) fn flush_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
+    if inner.config.containment.is_none() {
+        return Ok(());
+    }
+    finish_tail_write(inner, w)?;
+    start_tail_write(inner, w)?;
+    finish_tail_write(inner, w)
+}
+
+/// Freezes the active tail (documents up to the next doc id) and starts writing it to an SST file
+/// on a thread of its own; readers keep seeing it, frozen, until [`finish_tail_write`] installs it.
+fn start_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
+    let (frozen, split) = {
+        let mut st = inner.state.write();
+        let split = st.next_id;
+        let t = &mut st.contain;
+        if t.frozen.is_some() || (t.active.is_empty() && t.split == split) {
+            return Ok(());
+        }
+        let next = std::mem::take(&mut t.spare);
+        let frozen = std::sync::Arc::new(std::mem::replace(&mut t.active, next));
+        t.frozen = Some(frozen.clone());
+        t.split = split;
+        (frozen, split)
+    };
+    let rp = inner.rocks_path.clone();
+    let path = rp.join(format!("{TAIL_FILE_PREFIX}{split}.sst"));
+    let job = move || write_tail_file(&rp, &path, &frozen, |_| true);
+    let (tx, rx) = std::sync::mpsc::channel::<Box<dyn FnOnce() -> Result<Option<PathBuf>> + Send>>();
+    let spawned = std::thread::Builder::new()
+        .name("fpdb-contain-tail".into())
+        .spawn(move || match rx.recv() {
+            Ok(job) => job(),
+            Err(_) => Err(Error::panicked("containment tail writer", &"no job was sent")),
+        });
+    w.contain_job = Some(match spawned {
+        Ok(h) => match tx.send(Box::new(job)) {
+            Ok(()) => TailJob::Running(h),
+            Err(e) => TailJob::Done((e.0)()),
+        },
+        // No thread: the job comes back through the failed send (the receiver went with it).
+        Err(spawn) => match tx.send(Box::new(job)) {
+            Err(e) => TailJob::Done((e.0)()),
+            Ok(()) => TailJob::Done(Err(Error::io("start the containment tail writer", &inner.rocks_path, spawn))),
+        },
+    });
+    Ok(())
+}
+
+/// Installs the frozen tail's file: ingested whole (rewritten without them first if frozen documents
+/// died meanwhile, so RocksDB never receives a dead document's entries), then the floor moves to the
+/// frozen part's end and the frozen part is dropped — under the state's write lock, so readers see
+/// each posting in exactly one place. A stop anywhere leaves a database the next open reads right:
+/// before the ingest, a stray file (removed at open); after it, entries at or above the old floor,
+/// which the searches skip and the tail re-derives.
+fn finish_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
+    let Some(job) = w.contain_job.take() else {
+        return Ok(());
+    };
+    let written = match job {
+        TailJob::Running(h) => h
+            .join()
+            .unwrap_or_else(|p| Err(Error::panicked("containment tail writer", p.as_ref()))),
+        TailJob::Done(r) => r,
+    }?;
     let rp = &inner.rocks_path;
     let cf = inner
         .rocks
@@ -163,48 +282,45 @@ pub(super) fn flush_tail(inner: &Inner) -> Result<()> {
         .rocks
         .cf_handle(CF_META)
         .ok_or_else(|| Error::corrupt(rp, None, "missing meta column family"))?;
-    // The file is written under the state's read lock: readers go on; only the writer changes the
-    // tail, and it is here.
-    let (floor, empty) = {
-        let st = inner.state.read();
-        if st.contain_tail.is_empty() && st.contain_floor == st.next_id {
-            return Ok(());
-        }
-        (st.next_id, st.contain_tail.is_empty())
-    };
-    let sst = rp.join(format!("{TAIL_FILE_PREFIX}{floor}.sst"));
-    if !empty {
-        let sst_opts = super::open::table_cf_options();
-        let mut w = SstFileWriter::create(&sst_opts);
-        w.open(&sst).map_err(|e| Error::rocks("create the containment tail file", rp, e))?;
-        inner.state.read().contain_tail.for_each_sorted(|k, n| {
-            let (v, len) = contain_value(n);
-            w.put(k, &v[..len])
-                .map_err(|e| Error::rocks("write the containment tail file", rp, e))
-        })?;
-        w.finish().map_err(|e| Error::rocks("finish the containment tail file", rp, e))?;
-    }
-    failpoint!("contain.flush.file");
     let mut st = inner.state.write();
-    if !empty {
+    let t = &mut st.contain;
+    let Some(frozen) = t.frozen.clone() else {
+        return Ok(());
+    };
+    let mut file = written;
+    if !t.frozen_dead.is_empty() {
+        // Rare (a document replaced or deleted while its postings were written): write them again
+        // without the dead, here, under the lock.
+        if let Some(f) = file.take() {
+            let _ = std::fs::remove_file(&f);
+            let dead = &t.frozen_dead;
+            file = write_tail_file(rp, &f, &frozen, |id| !dead.contains(&id))?;
+        }
+    }
+    if let Some(f) = &file {
         let mut io = IngestExternalFileOptions::default();
         io.set_move_files(true);
         inner
             .rocks
-            .ingest_external_file_cf_opts(cf, &io, vec![&sst])
+            .ingest_external_file_cf_opts(cf, &io, vec![f])
             .map_err(|e| Error::rocks("ingest the containment tail file", rp, e))?;
         // move_files links the file into RocksDB; the name it was written under may remain.
-        let _ = std::fs::remove_file(&sst);
+        let _ = std::fs::remove_file(f);
     }
     failpoint!("contain.flush.ingested");
     let mut wo = WriteOptions::default();
     wo.set_sync(inner.opts.sync);
     inner
         .rocks
-        .put_cf_opt(meta, META_CONTAIN_FLOOR, encode_floor(floor), &wo)
+        .put_cf_opt(meta, META_CONTAIN_FLOOR, encode_floor(t.split), &wo)
         .map_err(|e| Error::rocks("move the containment floor", rp, e))?;
-    st.contain_tail.clear();
-    st.contain_floor = floor;
+    t.floor = t.split;
+    drop(frozen);
+    if let Some(Ok(mut spare)) = t.frozen.take().map(std::sync::Arc::try_unwrap) {
+        spare.clear();
+        t.spare = spare;
+    }
+    t.frozen_dead.clear();
     st.published_seq = inner.rocks.latest_sequence_number();
     Ok(())
 }
@@ -251,18 +367,16 @@ impl TailDelta {
                     if kind == KeyKind::Short {
                         st.contain_short.remove(&keys);
                     }
-                    if id >= st.contain_floor {
-                        st.contain_tail.remove(id, kind, &keys);
-                    }
+                    st.contain.remove(id, Some((kind, &keys)));
                 }
-                None => st.contain_tail.remove_everywhere(id),
+                None => st.contain.remove(id, None),
             }
         }
         for (id, kind, keys) in self.added {
             if kind == KeyKind::Short {
                 st.contain_short.add(&keys);
             }
-            st.contain_tail.add(id, kind, &keys)?;
+            st.contain.active.add(id, kind, &keys)?;
         }
         Ok(())
     }
@@ -287,8 +401,7 @@ impl Db {
             path: &self.inner.rocks_path,
             sample: cfg.sample,
             max_postings: cfg.max_postings,
-            floor: st.contain_floor,
-            tail: &st.contain_tail,
+            tail: &st.contain,
         })
     }
 
@@ -396,15 +509,15 @@ impl Db {
                         if let Some((kind, s, doc)) = decode_contain_key(&k) {
                             if doc == id {
                                 d.dels.push(contain_key(kind, s, id));
-                                if kind == KeyKind::Short && id < st.contain_floor {
+                                if kind == KeyKind::Short && id < st.contain.floor {
                                     short.push(s);
                                 }
                             }
                         }
                     }
                     // Its tail postings (and their short keys) go by a scan of the tail too.
-                    for (kind, s, _) in st.contain_tail.keys() {
-                        if kind == KeyKind::Short && st.contain_tail.list(kind, s).any(|(doc, _)| doc == id) {
+                    for (kind, s) in st.contain.keys() {
+                        if kind == KeyKind::Short && st.contain.list(kind, s).any(|(doc, _)| doc == id) {
                             short.push(s);
                         }
                     }
@@ -428,8 +541,8 @@ impl Db {
         let Some(cfg) = self.inner.config.containment else { return Ok(()) };
         let rp = self.inner.rocks_path.display().to_string();
         let cf = self.cf(CF_CONTAIN)?;
-        let floor = st.contain_floor;
-        let tail = &st.contain_tail;
+        let floor = st.contain.floor;
+        let tail = &st.contain;
         let mut fault = |doc: Option<u64>, what: String| {
             rep.faults.push(Fault {
                 doc,
@@ -499,7 +612,7 @@ impl Db {
                 None => fault(None, format!("containment key {k:?} does not decode")),
             }
         }
-        for (kind, s, _) in tail.keys() {
+        for (kind, s) in tail.keys() {
             for (id, _) in tail.list(kind, s) {
                 rep.contain_entries += 1;
                 if id < floor || !records.contains_key(&id) {
@@ -541,11 +654,11 @@ impl Db {
             return Ok(None);
         };
         self.read_rocks(|st| {
-            let (floor, tail) = (st.contain_floor, &st.contain_tail);
+            let (floor, tail) = (st.contain.floor, &st.contain);
             let mut s = ContainmentStats {
                 sample: cfg.sample,
                 max_postings: cfg.max_postings,
-                tail_entries: tail.len() as u64,
+                tail_entries: tail.list_total() as u64,
                 floor,
                 ..ContainmentStats::default()
             };
@@ -582,7 +695,7 @@ impl Db {
             let mut cur: Option<(KeyKind, u32)> = None;
             let mut len = 0u64;
             let mut end_list = |s: &mut ContainmentStats, cur: Option<(KeyKind, u32)>, len: u64| {
-                let from_tail = cur.map_or(0, |(kind, sh)| tail.list_len(kind, sh)) as u64;
+                let from_tail = cur.map_or(0, |(kind, sh)| tail.list(kind, sh).count()) as u64;
                 if from_tail > 0 {
                     in_both.extend(cur);
                 }
@@ -609,12 +722,14 @@ impl Db {
                 count(&mut s, kind, id);
             }
             end_list(&mut s, cur, len);
-            for (kind, sh, n) in tail.keys() {
+            for (kind, sh) in tail.keys() {
+                let mut n = 0u64;
                 for (id, _) in tail.list(kind, sh) {
                     count(&mut s, kind, id);
+                    n += 1;
                 }
                 if !in_both.contains(&(kind, sh)) {
-                    close(&mut s, n as u64);
+                    close(&mut s, n);
                 }
             }
             s.sampled_docs = sampled.count();

@@ -386,8 +386,7 @@ impl Db {
             published_seq: rocks.latest_sequence_number(),
             // containment:
             contain_short,
-            contain_tail,
-            contain_floor,
+            contain: crate::index::contain::Tail::new(contain_floor, contain_tail),
             method: method_state,
         };
         let writer = Writer {
@@ -398,6 +397,7 @@ impl Db {
             poisoned: None,
             in_progress: None,
             merge: None,
+            contain_job: None,
         };
         Ok(Db {
             inner: Arc::new(Inner {

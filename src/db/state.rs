@@ -46,11 +46,9 @@ pub(super) struct State {
     // containment:
     /// Keys of the short documents in the containment index (empty without the index).
     pub(super) contain_short: crate::index::contain::ShortKeys,
-    /// The containment index's postings of the documents with ids at or above `contain_floor`,
-    /// not yet written to RocksDB (`db::contain::flush_tail`).
-    pub(super) contain_tail: crate::index::contain::Postings,
-    /// Documents below this id have their containment postings in RocksDB.
-    pub(super) contain_floor: u64,
+    /// The containment index's postings held in memory: those of the documents at or above its
+    /// floor, not yet written to RocksDB (`db::contain::tail_after_commit`).
+    pub(super) contain: crate::index::contain::Tail,
     /// method: sketches and the bucket mirror of the other methods.
     pub(super) method: MethodState,
 }
@@ -71,6 +69,9 @@ pub(super) struct Writer {
     pub(super) in_progress: Option<&'static str>,
     /// The mirror's merge running on its own thread, if any ([`Db::merge_mirror`]).
     pub(super) merge: Option<std::thread::JoinHandle<Option<crate::index::mem::MergedRun>>>,
+    // containment:
+    /// The containment tail's write running in the background, if any.
+    pub(super) contain_job: Option<super::contain::TailJob>,
 }
 
 impl Db {

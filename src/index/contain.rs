@@ -243,6 +243,88 @@ impl Postings {
     }
 }
 
+/// The containment postings held in memory by a database handle: those of the documents with ids
+/// at or above `floor` (below it, RocksDB holds them). `active` takes new documents (ids at or
+/// above `split`); `frozen` (ids in `floor..split`) is being written to an SST file by a background
+/// job and no longer changes, so a document of it deleted meanwhile is listed in `frozen_dead`
+/// and skipped.
+#[derive(Debug, Default)]
+pub(crate) struct Tail {
+    /// Documents below this id have their postings in RocksDB.
+    pub floor: u64,
+    /// First id of `active` (equal to `floor` when nothing is frozen).
+    pub split: u64,
+    /// The postings being written, if any.
+    pub frozen: Option<std::sync::Arc<Postings>>,
+    /// Documents of `frozen` deleted since it froze.
+    pub frozen_dead: std::collections::HashSet<u64>,
+    /// The postings of the documents from `split` on.
+    pub active: Postings,
+    /// An emptied frozen part, kept to be the next active one (its memory already mapped).
+    pub spare: Postings,
+}
+
+impl Tail {
+    /// An empty tail at `floor`.
+    pub(crate) fn new(floor: u64, active: Postings) -> Tail {
+        Tail {
+            floor,
+            split: floor,
+            active,
+            ..Tail::default()
+        }
+    }
+
+    /// Removes document `id`'s postings under `keys` (or under every key, for `None`).
+    pub(crate) fn remove(&mut self, id: u64, keys: Option<(KeyKind, &[u32])>) {
+        if id >= self.split {
+            match keys {
+                Some((kind, keys)) => self.active.remove(id, kind, keys),
+                None => self.active.remove_everywhere(id),
+            }
+        } else if id >= self.floor && self.frozen.is_some() {
+            self.frozen_dead.insert(id);
+        }
+    }
+
+    /// The live documents under a key, frozen then active.
+    pub(crate) fn list(&self, kind: KeyKind, s: u32) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let frozen = self.frozen.as_deref().into_iter().flat_map(move |f| f.list(kind, s));
+        frozen
+            .filter(|(id, _)| !self.frozen_dead.contains(id))
+            .chain(self.active.list(kind, s))
+    }
+
+    /// An upper bound of the list's length (exact when no frozen document died).
+    fn list_len_bound(&self, kind: KeyKind, s: u32) -> usize {
+        self.active.list_len(kind, s) + self.frozen.as_deref().map_or(0, |f| f.list_len(kind, s))
+    }
+
+    /// Every key with postings, each once, unordered.
+    pub(crate) fn keys(&self) -> Vec<(KeyKind, u32)> {
+        let mut keys: Vec<(KeyKind, u32)> = self.active.keys().map(|(k, s, _)| (k, s)).collect();
+        if let Some(f) = self.frozen.as_deref() {
+            keys.extend(f.keys().map(|(k, s, _)| (k, s)));
+            keys.sort_unstable();
+            keys.dedup();
+        }
+        keys
+    }
+
+    /// Live postings held (a scan of the frozen part when some of its documents died).
+    pub(crate) fn list_total(&self) -> usize {
+        let frozen = match self.frozen.as_deref() {
+            Some(f) if !self.frozen_dead.is_empty() => f
+                .keys()
+                .map(|(k, s, _)| f.list(k, s).filter(|(id, _)| !self.frozen_dead.contains(id)).count())
+                .sum(),
+            Some(f) => f.len(),
+            None => 0,
+        };
+        self.active.len() + frozen
+    }
+}
+
 /// What one candidate search found.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SearchStats {
@@ -287,10 +369,8 @@ pub(crate) struct RocksContain<'a> {
     pub sample: u32,
     /// Posting lists longer than this are skipped.
     pub max_postings: u32,
-    /// Documents with ids at or above this are read from `tail`, not from RocksDB.
-    pub floor: u64,
-    /// The postings of the documents at or above `floor`.
-    pub tail: &'a Postings,
+    /// The postings of the documents at or above `tail.floor`, read instead of RocksDB's.
+    pub tail: &'a Tail,
 }
 
 impl RocksContain<'_> {
@@ -315,7 +395,7 @@ impl RocksContain<'_> {
                         .get(5..)
                         .and_then(be_u64)
                         .ok_or_else(|| Error::corrupt(self.path, None, format!("containment key {key:?} is not 13 bytes")))?;
-                    if id < self.floor {
+                    if id < self.tail.floor {
                         let keys = it
                             .value()
                             .and_then(decode_contain_value)
@@ -327,7 +407,8 @@ impl RocksContain<'_> {
                     }
                     it.next();
                 }
-                if ids.len() + self.tail.list_len(kind, s) > cap {
+                // The bound is exact unless a frozen document died: then count the list itself.
+                if ids.len() + self.tail.list_len_bound(kind, s) > cap && self.tail.frozen_dead.is_empty() {
                     return Ok(true);
                 }
                 ids.extend(self.tail.list(kind, s));
@@ -396,12 +477,12 @@ mod tests {
     }
 
     /// The definition: documents holding a probed key whose list has at most `cap` documents.
-    fn brute(docs: &[Vec<u32>], q: &[u32], n: u32, cap: u32) -> BTreeMap<u64, usize> {
+    fn brute<'a>(docs: impl Iterator<Item = (u64, &'a Vec<u32>)>, q: &[u32], n: u32, cap: u32) -> BTreeMap<u64, usize> {
         let mut lists: BTreeMap<(KeyKind, u32), BTreeSet<u64>> = BTreeMap::new();
-        for (id, d) in docs.iter().enumerate() {
+        for (id, d) in docs {
             let (kind, keys) = stored_keys(d, n);
             for k in keys {
-                lists.entry((kind, k)).or_default().insert(id as u64);
+                lists.entry((kind, k)).or_default().insert(id);
             }
         }
         let mut out = BTreeMap::new();
@@ -421,9 +502,12 @@ mod tests {
         /// RocksDB and in-memory searches equal the definition; with no cap in the way, every
         /// stored set inside the query, and every stored set the query (with a sample) is inside
         /// of, is a candidate. The documents at or above `floor` are in the tail (and, with
-        /// `leftover`, also in RocksDB, as a flush that stopped before moving the floor leaves them).
+        /// `leftover`, also in RocksDB, as a flush that stopped before moving the floor leaves them):
+        /// frozen below `split`, where every `dead`-th one was deleted since it froze, active above.
         #[test]
-        fn searches_equal_brute_force(docs in proptest::collection::vec(set(60), 1..30), q in set(120), n in 1u32..12, cap in 1u32..40, floor in 0u64..32, leftover in any::<bool>()) {
+        fn searches_equal_brute_force(docs in proptest::collection::vec(set(60), 1..30), q in set(120), n in 1u32..12, cap in 1u32..40, floor in 0u64..32, split in 0u64..32, leftover in any::<bool>(), dead in 0u64..4) {
+            let split = split.max(floor);
+            let is_dead = |id: u64| dead > 0 && id >= floor && id < split && id.is_multiple_of(dead);
             let dir = tempfile::tempdir().unwrap();
             let mut o = rocksdb::Options::default();
             o.create_if_missing(true);
@@ -432,11 +516,12 @@ mod tests {
             let cf = db.cf_handle("contain").unwrap();
             let mut short = ShortKeys::default();
             let mut mem = MemContain::default();
-            let mut tail = Postings::default();
+            let (mut frozen, mut active) = (Postings::default(), Postings::default());
             for (id, d) in docs.iter().enumerate() {
                 let id = id as u64;
                 let (kind, keys) = stored_keys(d, n);
-                if kind == KeyKind::Short {
+                mem.add(id, d, n).unwrap();
+                if kind == KeyKind::Short && !is_dead(id) {
                     short.add(&keys);
                 }
                 if id < floor || leftover {
@@ -445,31 +530,42 @@ mod tests {
                         db.put_cf(cf, contain_key(kind, k, id), &v[..len]).unwrap();
                     }
                 }
-                if id >= floor {
-                    tail.add(id, kind, &keys).unwrap();
+                // The frozen part also holds the dead (it no longer changes); the search skips them.
+                if id >= split {
+                    active.add(id, kind, &keys).unwrap();
+                } else if id >= floor {
+                    frozen.add(id, kind, &keys).unwrap();
                 }
-                mem.add(id, d, n).unwrap();
             }
-            let idx = RocksContain { db: &db, cf, path: dir.path(), sample: n, max_postings: cap, floor, tail: &tail };
+            let tail = Tail {
+                floor,
+                split,
+                frozen: (split > floor).then(|| std::sync::Arc::new(frozen)),
+                frozen_dead: (floor..split).filter(|&id| is_dead(id)).collect(),
+                active,
+                ..Tail::default()
+            };
+            let idx = RocksContain { db: &db, cf, path: dir.path(), sample: n, max_postings: cap, tail: &tail };
             let mut got: BTreeMap<u64, usize> = BTreeMap::new();
             idx.candidates(&q, &short, |id, _, k| {
                 assert_eq!(k as usize, stored_keys(&docs[id as usize], n).1.len());
                 *got.entry(id).or_insert(0) += 1;
             }).unwrap();
-            let want = brute(&docs, &q, n, cap);
+            let live = || docs.iter().enumerate().map(|(id, d)| (id as u64, d)).filter(|&(id, _)| !is_dead(id));
+            let want = brute(live(), &q, n, cap);
             prop_assert_eq!(&got, &want);
             let mut got_mem: BTreeMap<u64, usize> = BTreeMap::new();
             mem.candidates(&q, n, cap, |id, _, _| *got_mem.entry(id).or_insert(0) += 1);
-            prop_assert_eq!(&got_mem, &want);
+            prop_assert_eq!(&got_mem, &brute(docs.iter().enumerate().map(|(id, d)| (id as u64, d)), &q, n, cap));
             if cap as usize >= docs.len() {
                 let qs: BTreeSet<u32> = q.iter().copied().collect();
                 let q_has_sample = crate::fingerprint::containment::samples(&q, n).next().is_some();
-                for (id, d) in docs.iter().enumerate() {
+                for (id, d) in live() {
                     let d_in_q = !d.is_empty() && d.iter().all(|s| qs.contains(s));
                     let ds: BTreeSet<u32> = d.iter().copied().collect();
                     let q_in_d = q_has_sample && q.iter().all(|s| ds.contains(s));
                     if d_in_q || q_in_d {
-                        prop_assert!(got.contains_key(&(id as u64)), "doc {} (containment 1) is not a candidate", id);
+                        prop_assert!(got.contains_key(&id), "doc {} (containment 1) is not a candidate", id);
                     }
                 }
             }
