@@ -140,8 +140,9 @@ pub struct Options {
     /// (they already run one per core). Results are the same with any value.
     pub query_threads: usize,
     /// Containment-index postings (about 13 per document of 1 KB at the default sampling) held in
-    /// memory before they are written to RocksDB as one sorted file (default 1M, about 34 MB; 0
-    /// writes them after every batch). They never pass through the WAL: a crash loses nothing, the
+    /// memory before they are written to RocksDB as one sorted file, on a thread of its own (default
+    /// 1M, about 34 MB, twice that while one is written; 0 writes them after every batch, before
+    /// the commit returns). They never pass through the WAL: a crash loses nothing, the
     /// next open recomputes them from the stored shingle sets, which costs a little at open for
     /// each one held. Without a containment index, unused.
     pub contain_tail_postings: usize,
