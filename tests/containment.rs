@@ -484,11 +484,7 @@ fn observe(db: &Db, queries: &[String]) -> Observed {
         .collect();
     let rep = db.check().unwrap();
     assert!(rep.faults.is_empty(), "{:?}", rep.faults);
-    let mut stats = db.containment_stats().unwrap().unwrap();
-    assert!(stats.tail_entries <= stats.entries, "{stats:?}");
-    // Where the entries are differs with the flush size; what they are does not.
-    (stats.tail_entries, stats.floor) = (0, 0);
-    (hits, db.containment_pairs(C, 1).unwrap(), stats)
+    (hits, db.containment_pairs(C, 1).unwrap(), db.containment_stats().unwrap().unwrap())
 }
 
 /// The tail (the postings held in memory until they are written to RocksDB as one sorted file)
@@ -549,11 +545,6 @@ fn the_in_memory_tail_answers_like_rocksdb_at_every_flush_size() {
         queries.push(t);
     }
     let before: Vec<Observed> = dbs.iter().map(|db| observe(db, &queries)).collect();
-    // Written after every batch: nothing in memory; never written before the close: everything.
-    let s: Vec<fpdb::ContainmentStats> = dbs.iter().map(|db| db.containment_stats().unwrap().unwrap()).collect();
-    assert_eq!((s[0].tail_entries, s[0].floor), (0, 70));
-    assert_eq!((s[3].tail_entries, s[3].floor), (s[3].entries, 0));
-    assert!(s[2].floor > 0 && s[2].tail_entries < s[2].entries, "{:?}", s[2]);
     assert!(before[0].2.short_docs > 0 && before[0].2.sampled_docs > 0, "{:?}", before[0].2);
     assert!(!before[0].1.is_empty(), "the hosts hold earlier passages");
     for (i, b) in before.iter().enumerate().skip(1) {

@@ -270,8 +270,6 @@ class ContainmentStats:
     frequent_keys: int
     frequent_entries: int
     longest_posting: int
-    tail_entries: int
-    floor: int
     def to_dict(self) -> dict[str, Any]: ...
 
 @final

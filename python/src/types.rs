@@ -567,13 +567,6 @@ pub struct ContainmentStats {
     /// The longest posting list.
     #[pyo3(get)]
     pub longest_posting: u64,
-    /// Of `entries`, those held in memory (documents from id `floor` on), not yet written to
-    /// RocksDB; written in bulk and at a clean close.
-    #[pyo3(get)]
-    pub tail_entries: u64,
-    /// Documents below this id have their entries in RocksDB.
-    #[pyo3(get)]
-    pub floor: u64,
 }
 
 impl From<EngineContainmentStats> for ContainmentStats {
@@ -589,8 +582,6 @@ impl From<EngineContainmentStats> for ContainmentStats {
             frequent_keys: c.frequent_keys,
             frequent_entries: c.frequent_entries,
             longest_posting: c.longest_posting,
-            tail_entries: c.tail_entries,
-            floor: c.floor,
         }
     }
 }
@@ -599,9 +590,9 @@ impl From<EngineContainmentStats> for ContainmentStats {
 impl ContainmentStats {
     fn __repr__(&self) -> String {
         format!(
-            "ContainmentStats(sample={}, max_postings={}, entries={}, short_entries={}, sampled_docs={}, short_docs={}, keys={}, frequent_keys={}, frequent_entries={}, longest_posting={}, tail_entries={}, floor={})",
+            "ContainmentStats(sample={}, max_postings={}, entries={}, short_entries={}, sampled_docs={}, short_docs={}, keys={}, frequent_keys={}, frequent_entries={}, longest_posting={})",
             self.sample, self.max_postings, self.entries, self.short_entries, self.sampled_docs, self.short_docs, self.keys,
-            self.frequent_keys, self.frequent_entries, self.longest_posting, self.tail_entries, self.floor
+            self.frequent_keys, self.frequent_entries, self.longest_posting
         )
     }
 
@@ -620,8 +611,6 @@ impl ContainmentStats {
                 ("frequent_keys", o(py, self.frequent_keys)?),
                 ("frequent_entries", o(py, self.frequent_entries)?),
                 ("longest_posting", o(py, self.longest_posting)?),
-                ("tail_entries", o(py, self.tail_entries)?),
-                ("floor", o(py, self.floor)?),
             ],
         )
     }

@@ -658,8 +658,6 @@ impl Db {
             let mut s = ContainmentStats {
                 sample: cfg.sample,
                 max_postings: cfg.max_postings,
-                tail_entries: tail.list_total() as u64,
-                floor,
                 ..ContainmentStats::default()
             };
             // Doc ids are below `next_id`: bit sets (1 bit per id ever allocated) instead of hash

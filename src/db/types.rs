@@ -268,11 +268,6 @@ pub struct ContainmentStats {
     pub frequent_entries: u64,
     /// The longest posting list.
     pub longest_posting: u64,
-    /// Of `entries`, those held in memory (the tail: documents from id `floor` on), not yet written
-    /// to RocksDB; written every `Options::contain_tail_postings` and at a clean close.
-    pub tail_entries: u64,
-    /// Documents below this id have their entries in RocksDB.
-    pub floor: u64,
 }
 
 /// One containment pair of [`Db::containment_pairs`](crate::Db::containment_pairs) (a < b by doc id).

@@ -310,19 +310,6 @@ impl Tail {
         }
         keys
     }
-
-    /// Live postings held (a scan of the frozen part when some of its documents died).
-    pub(crate) fn list_total(&self) -> usize {
-        let frozen = match self.frozen.as_deref() {
-            Some(f) if !self.frozen_dead.is_empty() => f
-                .keys()
-                .map(|(k, s, _)| f.list(k, s).filter(|(id, _)| !self.frozen_dead.contains(id)).count())
-                .sum(),
-            Some(f) => f.len(),
-            None => 0,
-        };
-        self.active.len() + frozen
-    }
 }
 
 /// What one candidate search found.

@@ -46,11 +46,6 @@ pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
                     "               {} keys; {} frequent keys (> {} docs, skipped by queries) holding {} entries; longest list {}",
                     c.keys, c.frequent_keys, c.max_postings, c.frequent_entries, c.longest_posting
                 )?;
-                writeln!(
-                    out,
-                    "               {} entries in memory (documents from id {} on; written to RocksDB in bulk, and at a clean close)",
-                    c.tail_entries, c.floor
-                )?;
             }
         }
     }
