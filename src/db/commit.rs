@@ -374,18 +374,9 @@ impl Db {
         let Some(job) = self.inner.state.write().tables.as_mut().and_then(MemTables::start_merge) else {
             return;
         };
-        let (tx, rx) = std::sync::mpsc::channel();
-        let spawned = std::thread::Builder::new().name("fpdb-mirror-merge".into()).spawn(move || {
-            let job = rx.recv().ok()?;
-            Some(MergeJob::run(job))
-        });
-        match spawned {
-            Ok(h) => {
-                let _ = tx.send(job);
-                w.merge = Some(h);
-            }
-            Err(_) => {
-                let run = job.run();
+        match super::state::spawn_or_run("fpdb-mirror-merge", job, MergeJob::run) {
+            Ok(h) => w.merge = Some(h),
+            Err(run) => {
                 if let Some(t) = self.inner.state.write().tables.as_mut() {
                     t.finish_merge(run);
                 }

@@ -7,8 +7,9 @@
 //! * the keys of each batch ([`ContainDelta`]): a removed document's deleted in the batch's one
 //!   `WriteBatch`; a new document's added to the in-memory **tail** at publish, with the short-key
 //!   set;
-//! * the tail written to RocksDB as one sorted SST file when it holds `Options::contain_tail_postings`
-//!   postings, and at a clean close ([`flush_tail`]); the **floor** in `meta` says which documents'
+//! * the tail written to RocksDB as one sorted SST file, on a thread of its own, when it holds
+//!   `Options::contain_tail_postings` postings ([`tail_after_commit`]), and at a clean close
+//!   ([`flush_tail`]); the **floor** in `meta` says which documents'
 //!   postings RocksDB holds (ids below it), and the open re-derives the tail of the documents at or
 //!   above it from their stored shingle sets — so the postings never pass through the WAL or a
 //!   memtable, and a crash loses nothing (measured: docs/performance.md, "Issue 14, ninth sitting");
@@ -30,7 +31,7 @@ use crate::fingerprint::Fingerprint;
 use crate::index::contain::{MemContain, Postings, RocksContain, ShortKeys};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DocRecord};
-use crate::store::keys::{be_u64, contain_key, contain_value, decode_contain_key, decode_contain_value, CF_CONTAIN, CF_META};
+use crate::store::keys::{contain_key, contain_value, decode_contain_key, decode_contain_value, CF_CONTAIN, CF_META};
 use crate::store::segment::SegmentSet;
 use std::path::{Path, PathBuf};
 
@@ -38,7 +39,7 @@ use super::commit::Pending;
 use super::options::check_c;
 use super::state::DocMeta;
 use super::state::State;
-use super::state::Writer;
+use super::state::{spawn_or_run, Writer};
 use super::types::{CheckReport, ContainPair, ContainmentStats, Fault, Hit};
 use super::{Db, Inner};
 
@@ -80,8 +81,41 @@ pub(super) fn encode_floor(floor: u64) -> [u8; 8] {
 }
 
 /// Decodes [`encode_floor`]; `None` unless exactly 8 bytes.
-pub(super) fn decode_floor(v: &[u8]) -> Option<u64> {
+fn decode_floor(v: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(v.try_into().ok()?))
+}
+
+/// At open (with the index): the floor. Absent in a database written before the tail existed:
+/// every posting is then in RocksDB, so the floor is the next doc id, and a writer records it
+/// (synced) before anything lands in the tail. A writer also removes the files of tail writes that
+/// stopped before their ingest.
+pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, next_id: u64, read_only: bool) -> Result<u64> {
+    let stored = rocks
+        .get_cf(meta, META_CONTAIN_FLOOR)
+        .map_err(|e| Error::rocks("read meta contain_floor", rocks_path, e))?;
+    let floor = match stored {
+        Some(v) => decode_floor(&v).filter(|&f| f <= next_id).ok_or_else(|| {
+            Error::corrupt(
+                rocks_path,
+                None,
+                format!("meta contain_floor {v:?} is not 8 bytes at most next_doc {next_id}"),
+            )
+        })?,
+        None => {
+            if !read_only {
+                let mut wo = WriteOptions::default();
+                wo.set_sync(true);
+                rocks
+                    .put_cf_opt(meta, META_CONTAIN_FLOOR, encode_floor(next_id), &wo)
+                    .map_err(|e| Error::rocks("write meta contain_floor", rocks_path, e))?;
+            }
+            next_id
+        }
+    };
+    if !read_only {
+        remove_stale_tail_files(rocks_path)?;
+    }
+    Ok(floor)
 }
 
 /// Name prefix of the tail's SST file while it is written (in the RocksDB directory); one left by
@@ -89,7 +123,7 @@ pub(super) fn decode_floor(v: &[u8]) -> Option<u64> {
 const TAIL_FILE_PREFIX: &str = "contain-tail-";
 
 /// Removes tail files a crash left before their ingest (RocksDB ignores them).
-pub(super) fn remove_stale_tail_files(rocks_path: &std::path::Path) -> Result<()> {
+fn remove_stale_tail_files(rocks_path: &Path) -> Result<()> {
     let Ok(dir) = std::fs::read_dir(rocks_path) else { return Ok(()) };
     for e in dir.flatten() {
         let name = e.file_name();
@@ -107,7 +141,7 @@ pub(super) fn remove_stale_tail_files(rocks_path: &std::path::Path) -> Result<()
 /// floor, recomputed from its stored set (a set that cannot be read is left to `check`).
 pub(super) fn load_contain(
     rocks: &DB,
-    path: &std::path::Path,
+    path: &Path,
     cfg: ContainmentConfig,
     floor: u64,
     docs: &IntMap<u64, DocMeta>,
@@ -150,7 +184,7 @@ pub(super) fn load_contain(
 /// The background write of the frozen tail: running on its own thread, or done inline (when no
 /// thread could be started). Its result is the file written (`None`: nothing to write).
 pub(super) enum TailJob {
-    Running(std::thread::JoinHandle<Result<Option<PathBuf>>>),
+    Running(std::thread::JoinHandle<Option<Result<Option<PathBuf>>>>),
     Done(Result<Option<PathBuf>>),
 }
 
@@ -161,8 +195,8 @@ fn write_tail_file(rp: &Path, path: &Path, postings: &Postings, keep: impl Fn(u6
     let mut w = SstFileWriter::create(&sst_opts);
     w.open(path).map_err(|e| Error::rocks("create the containment tail file", rp, e))?;
     let mut any = false;
-    postings.for_each_sorted(|k, n| {
-        if !keep(be_u64(&k[5..]).unwrap_or(u64::MAX)) {
+    postings.for_each_sorted(|k, id, n| {
+        if !keep(id) {
             return Ok(());
         }
         any = true;
@@ -193,10 +227,6 @@ pub(super) fn tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
     }
     let limit = inner.opts.contain_tail_postings;
     if inner.state.read().contain.active.len() < limit.max(1) {
-        if limit == 0 {
-            // Nothing new, but a deletion may have left a frozen part to finish.
-            finish_tail_write(inner, w)?;
-        }
         return Ok(());
     }
     finish_tail_write(inner, w)?;
@@ -233,27 +263,16 @@ fn start_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
         t.split = split;
         (frozen, split)
     };
-    let rp = inner.rocks_path.clone();
-    let path = rp.join(format!("{TAIL_FILE_PREFIX}{split}.sst"));
-    let job = move || write_tail_file(&rp, &path, &frozen, |_| true);
-    let (tx, rx) = std::sync::mpsc::channel::<Box<dyn FnOnce() -> Result<Option<PathBuf>> + Send>>();
-    let spawned = std::thread::Builder::new()
-        .name("fpdb-contain-tail".into())
-        .spawn(move || match rx.recv() {
-            Ok(job) => job(),
-            Err(_) => Err(Error::panicked("containment tail writer", &"no job was sent")),
-        });
-    w.contain_job = Some(match spawned {
-        Ok(h) => match tx.send(Box::new(job)) {
-            Ok(()) => TailJob::Running(h),
-            Err(e) => TailJob::Done((e.0)()),
+    let path = inner.rocks_path.join(format!("{TAIL_FILE_PREFIX}{split}.sst"));
+    let job = (inner.rocks_path.clone(), path, frozen);
+    w.contain_job = Some(
+        match spawn_or_run("fpdb-contain-tail", job, |(rp, path, frozen)| {
+            write_tail_file(&rp, &path, &frozen, |_| true)
+        }) {
+            Ok(h) => TailJob::Running(h),
+            Err(done) => TailJob::Done(done),
         },
-        // No thread: the job comes back through the failed send (the receiver went with it).
-        Err(spawn) => match tx.send(Box::new(job)) {
-            Err(e) => TailJob::Done((e.0)()),
-            Ok(()) => TailJob::Done(Err(Error::io("start the containment tail writer", &inner.rocks_path, spawn))),
-        },
-    });
+    );
     Ok(())
 }
 
@@ -268,9 +287,11 @@ fn finish_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
         return Ok(());
     };
     let written = match job {
-        TailJob::Running(h) => h
-            .join()
-            .unwrap_or_else(|p| Err(Error::panicked("containment tail writer", p.as_ref()))),
+        TailJob::Running(h) => match h.join() {
+            Ok(Some(r)) => r,
+            Ok(None) => Err(Error::panicked("containment tail writer", &"its thread never received the job")),
+            Err(p) => Err(Error::panicked("containment tail writer", p.as_ref())),
+        },
         TailJob::Done(r) => r,
     }?;
     let rp = &inner.rocks_path;
@@ -347,9 +368,14 @@ impl ContainDelta {
     }
 }
 
-/// A removed document's keys, when its stored set could be read (otherwise it is removed from every
-/// list).
-type RemovedKeys = Option<(KeyKind, Vec<u32>)>;
+/// A removed document's keys.
+enum RemovedKeys {
+    /// Recomputed from its stored set.
+    Known(KeyKind, Vec<u32>),
+    /// Its set could not be read: it is removed from every list; these short keys (found by
+    /// scanning) leave the short-key set.
+    Unknown { short: Vec<u32> },
+}
 
 /// What a committed batch changes in the tail and the short-key set; applied at publish.
 #[derive(Default)]
@@ -363,13 +389,16 @@ impl TailDelta {
     pub(super) fn publish(self, st: &mut State) -> Result<()> {
         for (id, keys) in self.removed {
             match keys {
-                Some((kind, keys)) => {
+                RemovedKeys::Known(kind, keys) => {
                     if kind == KeyKind::Short {
                         st.contain_short.remove(&keys);
                     }
                     st.contain.remove(id, Some((kind, &keys)));
                 }
-                None => st.contain.remove(id, None),
+                RemovedKeys::Unknown { short } => {
+                    st.contain_short.remove(&short);
+                    st.contain.remove(id, None);
+                }
             }
         }
         for (id, kind, keys) in self.added {
@@ -500,7 +529,7 @@ impl Db {
                 Some(set) => {
                     let (kind, keys) = stored_keys(&set, n);
                     d.dels.extend(keys.iter().map(|&k| contain_key(kind, k, id)));
-                    d.publish.removed.push((id, Some((kind, keys))));
+                    d.publish.removed.push((id, RemovedKeys::Known(kind, keys)));
                 }
                 None => {
                     let mut short = Vec::new();
@@ -521,8 +550,7 @@ impl Db {
                             short.push(s);
                         }
                     }
-                    d.publish.removed.push((id, Some((KeyKind::Short, short))));
-                    d.publish.removed.push((id, None));
+                    d.publish.removed.push((id, RemovedKeys::Unknown { short }));
                 }
             }
         }

@@ -85,15 +85,13 @@ impl Drop for Inner {
     /// A clean close flushes the memtables, so the next open does not replay the whole WAL.
     fn drop(&mut self) {
         let mut w = self.writer.lock();
-        let healthy = !self.opts.read_only && w.poisoned.is_none() && w.in_progress.is_none();
-        if !healthy {
+        if self.opts.read_only || w.poisoned.is_some() || w.in_progress.is_some() {
             // containment: a background write of the tail still running ends before the handle
             // does (its file, never ingested, is removed by the next open).
             if let Some(contain::TailJob::Running(h)) = w.contain_job.take() {
                 let _ = h.join();
             }
-        }
-        if healthy {
+        } else {
             // containment: the tail, so that the next open need not recompute it (on failure it
             // does; nothing is lost).
             let _ = contain::flush_tail(self, &mut w);

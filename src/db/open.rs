@@ -241,36 +241,11 @@ impl Db {
             .cloned()
             .collect();
         let next_id = le_u64(&get_meta(b"next_doc")?).ok_or_else(|| Error::corrupt(&rocks_path, None, "meta next_doc is not 8 bytes"))?;
-        // containment: the floor (absent before the tail existed: every posting is in RocksDB, and
-        // a writer records that before anything lands in the tail).
+        // containment: the floor, and a writer's clean-up of a stopped tail write.
         let contain_floor = match config.containment {
             None => next_id,
-            Some(_) => match rocks
-                .get_cf(meta, super::contain::META_CONTAIN_FLOOR)
-                .map_err(|e| Error::rocks("read meta contain_floor", &rocks_path, e))?
-            {
-                Some(v) => super::contain::decode_floor(&v).filter(|&f| f <= next_id).ok_or_else(|| {
-                    Error::corrupt(
-                        &rocks_path,
-                        None,
-                        format!("meta contain_floor {v:?} is not 8 bytes at most next_doc {next_id}"),
-                    )
-                })?,
-                None => {
-                    if !opts.read_only {
-                        let mut wo = WriteOptions::default();
-                        wo.set_sync(true);
-                        rocks
-                            .put_cf_opt(meta, super::contain::META_CONTAIN_FLOOR, super::contain::encode_floor(next_id), &wo)
-                            .map_err(|e| Error::rocks("write meta contain_floor", &rocks_path, e))?;
-                    }
-                    next_id
-                }
-            },
+            Some(_) => super::contain::open_floor(&rocks, meta, &rocks_path, next_id, opts.read_only)?,
         };
-        if config.containment.is_some() && !opts.read_only {
-            super::contain::remove_stale_tail_files(&rocks_path)?;
-        }
         let mut committed: HashMap<u32, u64> = HashMap::new();
         for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
             let (k, v) = item.map_err(|e| Error::rocks("read segment lengths", &rocks_path, e))?;

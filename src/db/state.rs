@@ -74,6 +74,25 @@ pub(super) struct Writer {
     pub(super) contain_job: Option<super::contain::TailJob>,
 }
 
+/// Runs `run(job)` on a new thread named `name` (`Ok`: its handle; the thread yields `None` only if
+/// the job never reached it), or here when no thread can be started (`Err`: the result). The job is
+/// sent after the spawn, so a failed spawn still has it. The writer's background work uses it: the
+/// mirror's merge, the containment tail's file.
+pub(super) fn spawn_or_run<J: Send + 'static, T: Send + 'static>(
+    name: &str,
+    job: J,
+    run: fn(J) -> T,
+) -> std::result::Result<std::thread::JoinHandle<Option<T>>, T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    match std::thread::Builder::new().name(name.into()).spawn(move || rx.recv().ok().map(run)) {
+        Ok(h) => {
+            let _ = tx.send(job);
+            Ok(h)
+        }
+        Err(_) => Err(run(job)),
+    }
+}
+
 impl Db {
     /// Takes the writer lock of a writable, healthy handle.
     pub(super) fn lock_writer(&self) -> Result<parking_lot::MutexGuard<'_, Writer>> {

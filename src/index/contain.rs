@@ -96,6 +96,12 @@ fn map_key(kind: KeyKind, s: u32) -> u64 {
     (kind as u64) << 32 | u64::from(s)
 }
 
+/// The kind and shingle of a [`map_key`].
+#[inline]
+fn unmap_key(k: u64) -> Option<(KeyKind, u32)> {
+    Some((KeyKind::from_byte((k >> 32) as u8)?, k as u32))
+}
+
 impl Postings {
     /// Adds document `id` under each of its `keys` (all of one kind); its value is the number of keys.
     pub(crate) fn add(&mut self, id: u64, kind: KeyKind, keys: &[u32]) -> Result<()> {
@@ -178,11 +184,9 @@ impl Postings {
         })
     }
 
-    /// Every key with its list length, unordered.
-    pub(crate) fn keys(&self) -> impl Iterator<Item = (KeyKind, u32, usize)> + '_ {
-        self.heads
-            .iter()
-            .filter_map(|(&k, &(_, len))| Some((KeyKind::from_byte((k >> 32) as u8)?, k as u32, len as usize)))
+    /// Every key with postings, unordered.
+    pub(crate) fn keys(&self) -> impl Iterator<Item = (KeyKind, u32)> + '_ {
+        self.heads.keys().filter_map(|&k| unmap_key(k))
     }
 
     /// Postings held.
@@ -195,21 +199,17 @@ impl Postings {
         self.live == 0
     }
 
-    /// Every posting as its RocksDB entry (`contain_key`, the number of keys), in key order:
-    /// `f(key, keys)`, stopping at the first error. The order of `contain_key`'s bytes is the
+    /// Every posting as its RocksDB entry, in key order: `f(contain_key, doc id, number of keys)`,
+    /// stopping at the first error. The order of `contain_key`'s bytes is the
     /// numeric order of (kind ‖ shingle, id), so this sorts the distinct keys as integers and walks
     /// each list; a list is in descending id order when ids were added ascending (always, in the
     /// engine: batches publish in id order, the open re-derives in id order), so it is reversed,
     /// and sorted only otherwise.
-    pub(crate) fn for_each_sorted(&self, mut f: impl FnMut(&[u8; 13], u32) -> Result<()>) -> Result<()> {
+    pub(crate) fn for_each_sorted(&self, mut f: impl FnMut(&[u8; 13], u64, u32) -> Result<()>) -> Result<()> {
         let mut keys: Vec<u64> = self.heads.keys().copied().collect();
         keys.sort_unstable();
         let mut list: Vec<(u64, u32)> = Vec::new();
-        for k in keys {
-            let Some(kind) = KeyKind::from_byte((k >> 32) as u8) else {
-                continue;
-            };
-            let s = k as u32;
+        for (kind, s) in keys.into_iter().filter_map(unmap_key) {
             list.clear();
             list.extend(self.list(kind, s));
             if list.windows(2).all(|w| w[0].0 > w[1].0) {
@@ -218,7 +218,7 @@ impl Postings {
                 list.sort_unstable();
             }
             for &(id, n) in &list {
-                f(&contain_key(kind, s, id), n)?;
+                f(&contain_key(kind, s, id), id, n)?;
             }
         }
         Ok(())
@@ -228,7 +228,7 @@ impl Postings {
     #[cfg(test)]
     pub(crate) fn sorted_entries(&self) -> Vec<([u8; 13], u32)> {
         let mut out = Vec::with_capacity(self.live);
-        let _ = self.for_each_sorted(|k, n| {
+        let _ = self.for_each_sorted(|k, _, n| {
             out.push((*k, n));
             Ok(())
         });
@@ -302,9 +302,9 @@ impl Tail {
 
     /// Every key with postings, each once, unordered.
     pub(crate) fn keys(&self) -> Vec<(KeyKind, u32)> {
-        let mut keys: Vec<(KeyKind, u32)> = self.active.keys().map(|(k, s, _)| (k, s)).collect();
+        let mut keys: Vec<(KeyKind, u32)> = self.active.keys().collect();
         if let Some(f) = self.frozen.as_deref() {
-            keys.extend(f.keys().map(|(k, s, _)| (k, s)));
+            keys.extend(f.keys());
             keys.sort_unstable();
             keys.dedup();
         }
