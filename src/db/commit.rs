@@ -346,7 +346,7 @@ impl Db {
         }
         drop(st);
         self.merge_mirror(w);
-        super::contain::tail_after_commit(&self.inner, w) // containment:
+        super::contain_tail::tail_after_commit(&self.inner, w) // containment:
     }
 
     /// The mirror's merges (`MemTables::start_merge`): one at a time, built on a thread of its own

@@ -22,6 +22,7 @@ mod commit;
 mod compact;
 // containment:
 mod contain;
+mod contain_tail;
 // metadata:
 pub(crate) mod groups;
 mod metadata;
@@ -88,13 +89,13 @@ impl Drop for Inner {
         if self.opts.read_only || w.poisoned.is_some() || w.in_progress.is_some() {
             // containment: a background write of the tail still running ends before the handle
             // does (its file, never ingested, is removed by the next open).
-            if let Some(contain::TailJob::Running(h)) = w.contain_job.take() {
+            if let Some(contain_tail::TailJob::Running(h)) = w.contain_job.take() {
                 let _ = h.join();
             }
         } else {
             // containment: the tail, so that the next open need not recompute it (on failure it
             // does; nothing is lost).
-            let _ = contain::flush_tail(self, &mut w);
+            let _ = contain_tail::flush_tail(self, &mut w);
             drop(w);
             // containment: the index's column family, when there is one; method: its own.
             for name in cf_names(self.config.tables, self.table_gen)

@@ -117,7 +117,7 @@ impl Db {
             b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
             // containment: every posting starts in the tail.
             if create.containment.is_some() {
-                b.put_cf(meta, super::contain::META_CONTAIN_FLOOR, super::contain::encode_floor(0));
+                b.put_cf(meta, super::contain_tail::META_CONTAIN_FLOOR, super::contain_tail::encode_floor(0));
             }
             method::create_meta(&create.spec, &mut b, meta);
             let mut wo = WriteOptions::default();
@@ -244,7 +244,7 @@ impl Db {
         // containment: the floor, and a writer's clean-up of a stopped tail write.
         let contain_floor = match config.containment {
             None => next_id,
-            Some(_) => super::contain::open_floor(&rocks, meta, &rocks_path, next_id, opts.read_only)?,
+            Some(_) => super::contain_tail::open_floor(&rocks, meta, &rocks_path, next_id, opts.read_only)?,
         };
         let mut committed: HashMap<u32, u64> = HashMap::new();
         for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
@@ -345,7 +345,7 @@ impl Db {
         }
         // containment: the short keys and the tail.
         let (contain_short, contain_tail) = match config.containment {
-            Some(c) => super::contain::load_contain(&rocks, &rocks_path, c, contain_floor, &docs, &segs)?,
+            Some(c) => super::contain_tail::load_contain(&rocks, &rocks_path, c, contain_floor, &docs, &segs)?,
             None => Default::default(),
         };
         let state = State {

@@ -47,7 +47,7 @@ pub(super) struct State {
     /// Keys of the short documents in the containment index (empty without the index).
     pub(super) contain_short: crate::index::contain::ShortKeys,
     /// The containment index's postings held in memory: those of the documents at or above its
-    /// floor, not yet written to RocksDB (`db::contain::tail_after_commit`).
+    /// floor, not yet written to RocksDB (`db::contain_tail::tail_after_commit`).
     pub(super) contain: crate::index::contain::Tail,
     /// method: sketches and the bucket mirror of the other methods.
     pub(super) method: MethodState,
@@ -71,7 +71,7 @@ pub(super) struct Writer {
     pub(super) merge: Option<std::thread::JoinHandle<Option<crate::index::mem::MergedRun>>>,
     // containment:
     /// The containment tail's write running in the background, if any.
-    pub(super) contain_job: Option<super::contain::TailJob>,
+    pub(super) contain_job: Option<super::contain_tail::TailJob>,
 }
 
 /// Runs `run(job)` on a new thread named `name` (`Ok`: its handle; the thread yields `None` only if

@@ -1,0 +1,300 @@
+//! The containment index's tail on its way to RocksDB (issue 14): the postings of new documents
+//! are held in memory (`index::contain::Tail`) and written, on a thread of its own, as one sorted
+//! SST file that RocksDB ingests whole, every `Options::contain_tail_postings` postings
+//! ([`tail_after_commit`]) and at a clean close ([`flush_tail`]). The **floor** in `meta` says which
+//! documents' postings RocksDB holds (ids below it); the open re-derives the tail of the documents
+//! at or above it from their stored shingle sets ([`load_contain`]) — so the postings never pass
+//! through the WAL or a memtable, and a crash loses nothing (measured: docs/performance.md, "Issue
+//! 14, ninth sitting"; bytes: docs/format.md). The rest of the index's engine side: `db::contain`.
+
+use std::path::{Path, PathBuf};
+
+use rocksdb::{IngestExternalFileOptions, IteratorMode, SstFileWriter, WriteOptions, DB};
+
+use crate::error::{Error, Result};
+use crate::failpoint;
+use crate::fingerprint::containment::{stored_keys, KeyKind};
+use crate::index::contain::{Postings, ShortKeys};
+use crate::intmap::IntMap;
+use crate::store::doc_record::ContainmentConfig;
+use crate::store::keys::{contain_value, decode_contain_key, CF_CONTAIN, CF_META};
+use crate::store::segment::SegmentSet;
+
+use super::state::{spawn_or_run, DocMeta, Writer};
+use super::Inner;
+
+/// The `meta` key of the floor: documents with ids below it have their postings in RocksDB, the
+/// others in the tail (u64 LE). Absent in a database written before the tail existed: every posting
+/// is then in RocksDB, and the open writes the floor (the next doc id) before anything else.
+pub(super) const META_CONTAIN_FLOOR: &[u8] = b"contain_floor";
+
+/// The floor's value: the doc id, u64 LE (8 bytes).
+pub(super) fn encode_floor(floor: u64) -> [u8; 8] {
+    floor.to_le_bytes()
+}
+
+/// Decodes [`encode_floor`]; `None` unless exactly 8 bytes.
+fn decode_floor(v: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(v.try_into().ok()?))
+}
+
+/// At open (with the index): the floor. Absent in a database written before the tail existed:
+/// every posting is then in RocksDB, so the floor is the next doc id, and a writer records it
+/// (synced) before anything lands in the tail. A writer also removes the files of tail writes that
+/// stopped before their ingest.
+pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, next_id: u64, read_only: bool) -> Result<u64> {
+    let stored = rocks
+        .get_cf(meta, META_CONTAIN_FLOOR)
+        .map_err(|e| Error::rocks("read meta contain_floor", rocks_path, e))?;
+    let floor = match stored {
+        Some(v) => decode_floor(&v).filter(|&f| f <= next_id).ok_or_else(|| {
+            Error::corrupt(
+                rocks_path,
+                None,
+                format!("meta contain_floor {v:?} is not 8 bytes at most next_doc {next_id}"),
+            )
+        })?,
+        None => {
+            if !read_only {
+                let mut wo = WriteOptions::default();
+                wo.set_sync(true);
+                rocks
+                    .put_cf_opt(meta, META_CONTAIN_FLOOR, encode_floor(next_id), &wo)
+                    .map_err(|e| Error::rocks("write meta contain_floor", rocks_path, e))?;
+            }
+            next_id
+        }
+    };
+    if !read_only {
+        remove_stale_tail_files(rocks_path)?;
+    }
+    Ok(floor)
+}
+
+/// Name prefix of the tail's SST file while it is written (in the RocksDB directory); one left by
+/// a crash before its ingest is removed at the next writable open.
+const TAIL_FILE_PREFIX: &str = "contain-tail-";
+
+/// Removes tail files a crash left before their ingest (RocksDB ignores them).
+fn remove_stale_tail_files(rocks_path: &Path) -> Result<()> {
+    let Ok(dir) = std::fs::read_dir(rocks_path) else { return Ok(()) };
+    for e in dir.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if name.starts_with(TAIL_FILE_PREFIX) && name.ends_with(".sst") {
+            std::fs::remove_file(e.path()).map_err(|err| Error::io("remove a stale containment tail file", e.path(), err))?;
+        }
+    }
+    Ok(())
+}
+
+/// At open: the short-key set and the tail. The short keys of RocksDB's short key range below the
+/// floor (entries at or above it are left by a flush that stopped before moving the floor, and are
+/// re-derived like the rest of the tail), then the keys of every live document at or above the
+/// floor, recomputed from its stored set (a set that cannot be read is left to `check`).
+pub(super) fn load_contain(
+    rocks: &DB,
+    path: &Path,
+    cfg: ContainmentConfig,
+    floor: u64,
+    docs: &IntMap<u64, DocMeta>,
+    segs: &SegmentSet,
+) -> Result<(ShortKeys, Postings)> {
+    let cf = rocks.cf_handle(CF_CONTAIN).ok_or_else(|| {
+        Error::corrupt(
+            path,
+            None,
+            "the config has a containment index but column family `contain` is missing",
+        )
+    })?;
+    let mut short = ShortKeys::default();
+    let start = [KeyKind::Short as u8];
+    for item in rocks.iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
+        let (k, _) = item.map_err(|e| Error::rocks("load containment index", path, e))?;
+        match decode_contain_key(&k) {
+            Some((KeyKind::Short, s, id)) if id < floor => short.add(&[s]),
+            Some((KeyKind::Short, _, _)) => {}
+            Some(_) => break,
+            None => return Err(Error::corrupt(path, None, format!("containment key {k:?} does not decode"))),
+        }
+    }
+    let mut tail = Postings::default();
+    let mut ids: Vec<u64> = docs.keys().copied().filter(|&id| id >= floor).collect();
+    ids.sort_unstable();
+    for id in ids {
+        let Some(set) = docs.get(&id).and_then(|m| segs.read(m.loc, id).ok()) else {
+            continue;
+        };
+        let (kind, keys) = stored_keys(&set, cfg.sample);
+        if kind == KeyKind::Short {
+            short.add(&keys);
+        }
+        tail.add(id, kind, &keys)?;
+    }
+    Ok((short, tail))
+}
+
+/// The background write of the frozen tail: running on its own thread, or done inline (when no
+/// thread could be started). Its result is the file written (`None`: nothing to write).
+pub(super) enum TailJob {
+    Running(std::thread::JoinHandle<Option<Result<Option<PathBuf>>>>),
+    Done(Result<Option<PathBuf>>),
+}
+
+/// Writes `postings` (those `keep` accepts) as one sorted SST file at `path`; `None` when there is
+/// no posting to write (RocksDB refuses an empty file).
+fn write_tail_file(rp: &Path, path: &Path, postings: &Postings, keep: impl Fn(u64) -> bool) -> Result<Option<PathBuf>> {
+    let sst_opts = super::open::table_cf_options();
+    let mut w = SstFileWriter::create(&sst_opts);
+    w.open(path).map_err(|e| Error::rocks("create the containment tail file", rp, e))?;
+    let mut any = false;
+    postings.for_each_sorted(|k, id, n| {
+        if !keep(id) {
+            return Ok(());
+        }
+        any = true;
+        let (v, len) = contain_value(n);
+        w.put(k, &v[..len])
+            .map_err(|e| Error::rocks("write the containment tail file", rp, e))
+    })?;
+    if !any {
+        drop(w);
+        let _ = std::fs::remove_file(path);
+        return Ok(None);
+    }
+    w.finish().map_err(|e| Error::rocks("finish the containment tail file", rp, e))?;
+    failpoint!("contain.flush.file");
+    Ok(Some(path.to_path_buf()))
+}
+
+/// After each commit (under the writer lock): installs a finished background write; when the
+/// active tail holds `Options::contain_tail_postings`, freezes it and starts writing it (waiting
+/// first for a write still running: the back-pressure that bounds the tail's memory). With 0 the
+/// write is finished at once, so every batch's postings reach RocksDB before the commit returns.
+pub(super) fn tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
+    if inner.config.containment.is_none() {
+        return Ok(());
+    }
+    if matches!(&w.contain_job, Some(TailJob::Running(h)) if h.is_finished()) {
+        finish_tail_write(inner, w)?;
+    }
+    let limit = inner.opts.contain_tail_postings;
+    if inner.state.read().contain.active.len() < limit.max(1) {
+        return Ok(());
+    }
+    finish_tail_write(inner, w)?;
+    start_tail_write(inner, w)?;
+    if limit == 0 {
+        finish_tail_write(inner, w)?;
+    }
+    Ok(())
+}
+
+/// Writes the whole tail to RocksDB now (the close): finishes a running write, then writes the rest.
+pub(super) fn flush_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
+    if inner.config.containment.is_none() {
+        return Ok(());
+    }
+    finish_tail_write(inner, w)?;
+    start_tail_write(inner, w)?;
+    finish_tail_write(inner, w)
+}
+
+/// Freezes the active tail (documents up to the next doc id) and starts writing it to an SST file
+/// on a thread of its own; readers keep seeing it, frozen, until [`finish_tail_write`] installs it.
+fn start_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
+    let (frozen, split) = {
+        let mut st = inner.state.write();
+        let split = st.next_id;
+        let t = &mut st.contain;
+        if t.frozen.is_some() || (t.active.is_empty() && t.split == split) {
+            return Ok(());
+        }
+        let next = std::mem::take(&mut t.spare);
+        let frozen = std::sync::Arc::new(std::mem::replace(&mut t.active, next));
+        t.frozen = Some(frozen.clone());
+        t.split = split;
+        (frozen, split)
+    };
+    let path = inner.rocks_path.join(format!("{TAIL_FILE_PREFIX}{split}.sst"));
+    let job = (inner.rocks_path.clone(), path, frozen);
+    w.contain_job = Some(
+        match spawn_or_run("fpdb-contain-tail", job, |(rp, path, frozen)| {
+            write_tail_file(&rp, &path, &frozen, |_| true)
+        }) {
+            Ok(h) => TailJob::Running(h),
+            Err(done) => TailJob::Done(done),
+        },
+    );
+    Ok(())
+}
+
+/// Installs the frozen tail's file: ingested whole (rewritten without them first if frozen documents
+/// died meanwhile, so RocksDB never receives a dead document's entries), then the floor moves to the
+/// frozen part's end and the frozen part is dropped — under the state's write lock, so readers see
+/// each posting in exactly one place. A stop anywhere leaves a database the next open reads right:
+/// before the ingest, a stray file (removed at open); after it, entries at or above the old floor,
+/// which the searches skip and the tail re-derives.
+fn finish_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
+    let Some(job) = w.contain_job.take() else {
+        return Ok(());
+    };
+    let written = match job {
+        TailJob::Running(h) => match h.join() {
+            Ok(Some(r)) => r,
+            Ok(None) => Err(Error::panicked("containment tail writer", &"its thread never received the job")),
+            Err(p) => Err(Error::panicked("containment tail writer", p.as_ref())),
+        },
+        TailJob::Done(r) => r,
+    }?;
+    let rp = &inner.rocks_path;
+    let cf = inner
+        .rocks
+        .cf_handle(CF_CONTAIN)
+        .ok_or_else(|| Error::corrupt(rp, None, "missing contain column family"))?;
+    let meta = inner
+        .rocks
+        .cf_handle(CF_META)
+        .ok_or_else(|| Error::corrupt(rp, None, "missing meta column family"))?;
+    let mut st = inner.state.write();
+    let t = &mut st.contain;
+    let Some(frozen) = t.frozen.clone() else {
+        return Ok(());
+    };
+    let mut file = written;
+    if !t.frozen_dead.is_empty() {
+        // Rare (a document replaced or deleted while its postings were written): write them again
+        // without the dead, here, under the lock.
+        if let Some(f) = file.take() {
+            let _ = std::fs::remove_file(&f);
+            let dead = &t.frozen_dead;
+            file = write_tail_file(rp, &f, &frozen, |id| !dead.contains(&id))?;
+        }
+    }
+    if let Some(f) = &file {
+        let mut io = IngestExternalFileOptions::default();
+        io.set_move_files(true);
+        inner
+            .rocks
+            .ingest_external_file_cf_opts(cf, &io, vec![f])
+            .map_err(|e| Error::rocks("ingest the containment tail file", rp, e))?;
+        // move_files links the file into RocksDB; the name it was written under may remain.
+        let _ = std::fs::remove_file(f);
+    }
+    failpoint!("contain.flush.ingested");
+    let mut wo = WriteOptions::default();
+    wo.set_sync(inner.opts.sync);
+    inner
+        .rocks
+        .put_cf_opt(meta, META_CONTAIN_FLOOR, encode_floor(t.split), &wo)
+        .map_err(|e| Error::rocks("move the containment floor", rp, e))?;
+    t.floor = t.split;
+    drop(frozen);
+    if let Some(Ok(mut spare)) = t.frozen.take().map(std::sync::Arc::try_unwrap) {
+        spare.clear();
+        t.spare = spare;
+    }
+    t.frozen_dead.clear();
+    st.published_seq = inner.rocks.latest_sequence_number();
+    Ok(())
+}
