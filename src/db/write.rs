@@ -7,6 +7,7 @@ use crate::failpoint;
 use crate::fingerprint::biblio::{Biblio, MatchKind};
 use crate::fingerprint::similarity::{for_each_within, jaccard_at_least, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
+use crate::index::ProbeLists;
 
 use super::commit::{Pending, PendingDoc};
 use super::groups::components;
@@ -123,6 +124,9 @@ impl Db {
         let rule = self.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
         let qs: Vec<u64> = docs.iter().map(|d| d.fp.simhash).collect();
+        // One set of probe lists for the delta and the sealed runs (built outside the lock; the
+        // layout of a shared handle never changes: `reindex` needs the database to itself).
+        let mut lists = ProbeLists::new(&self.inner.layout, &qs, rule.max_distance);
         // The snapshot. With the mirror the published state is read under its lock alone (no
         // RocksDB reads to keep consistent, `with_state`); without it, RocksDB is searched one
         // document at a time.
@@ -130,14 +134,14 @@ impl Db {
             let st = self.inner.state.read();
             st.tables.as_ref().map(|tables| {
                 let mut cands: Vec<Vec<(u64, MethodScore)>> = vec![Vec::new(); docs.len()];
-                tables.probe_many_delta(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
+                tables.probe_many_delta(&mut lists, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
                 (st.next_id, tables.sealed(), cands)
             })
         };
         let Some((upto, sealed, mut cands)) = snapshot else {
             return one_by_one();
         };
-        sealed.probe_many(&qs, rule.max_distance, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
+        sealed.probe_many_lists(&mut lists, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
         drop(sealed);
         failpoint::pause_point("precheck.unlocked");
         let st = self.inner.state.read();

@@ -6,7 +6,7 @@
 //! `12·m + 16` bytes per document in the base.
 
 use super::csr::{CsrTables, MAX_CSR_BITS};
-use super::{Layout, TableIndex};
+use super::{Layout, ProbeLists, TableIndex};
 use crate::error::Result;
 use crate::fingerprint::similarity::for_each_within;
 use crate::intmap::IntMap;
@@ -508,10 +508,12 @@ impl MemTables {
     /// [`MemTables::probe_many`] over the mutable delta alone: with [`MemTables::sealed`] taken at
     /// the same moment, a search split in two — the delta under the lock that guards the tables,
     /// the sealed runs after it is released.
-    pub fn probe_many_delta(&self, qs: &[u64], k: u32, mut f: impl FnMut(usize, u64, u64, u32)) {
+    /// The probes are `lists` ([`super::ProbeLists`], built for this mirror's layout), which
+    /// [`SealedRuns::probe_many_lists`] then reuses.
+    pub(crate) fn probe_many_delta(&self, lists: &mut ProbeLists, mut f: impl FnMut(usize, u64, u64, u32)) {
         if self.delta.len > 0 {
             // In-memory runs cannot fail.
-            let _ = super::probe_many(&self.delta, qs, k, &mut f);
+            let _ = super::probe_many_lists(&self.delta, lists, &mut f);
         }
     }
 
@@ -616,11 +618,11 @@ impl SealedRuns {
         SealedView::of(&self.layout, &self.base, &self.frozen)
     }
 
-    /// `f(query index, doc_id, fp, distance)` once for every query `qs[i]` and entry of the runs
-    /// within distance `k` of it, dead entries included ([`super::probe_many`]).
-    pub fn probe_many(&self, qs: &[u64], k: u32, mut f: impl FnMut(usize, u64, u64, u32)) {
+    /// `f(query index, doc_id, fp, distance)` once for every query of `lists` and entry of the runs
+    /// within the lists' distance of it, dead entries included ([`super::probe_many_lists`]).
+    pub(crate) fn probe_many_lists(&self, lists: &mut ProbeLists, mut f: impl FnMut(usize, u64, u64, u32)) {
         // In-memory runs cannot fail.
-        let _ = super::probe_many(&self.view(), qs, k, &mut f);
+        let _ = super::probe_many_lists(&self.view(), lists, &mut f);
     }
 }
 

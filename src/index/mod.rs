@@ -159,38 +159,78 @@ const MAX_QUERIES_AT_ONCE: usize = 1 << 20;
 /// of documents this way. Same plan and first-qualifying-table rule as [`probe`], so the result is
 /// the same, query by query.
 pub(crate) fn probe_many<T: TableIndex>(index: &T, qs: &[u64], k: u32, f: &mut impl FnMut(usize, u64, u64, u32)) -> Result<()> {
-    for (c, part) in qs.chunks(MAX_QUERIES_AT_ONCE).enumerate() {
+    probe_many_lists(index, &mut ProbeLists::new(index.layout(), qs, k), f)
+}
+
+/// [`probe_many`] with probe lists that outlive the call ([`ProbeLists`]), so that several runs of
+/// one index (the mirror's delta and its sealed runs) are searched with one set of probe lists.
+pub(crate) fn probe_many_lists<T: TableIndex>(index: &T, lists: &mut ProbeLists, f: &mut impl FnMut(usize, u64, u64, u32)) -> Result<()> {
+    let layout = index.layout();
+    debug_assert!(*layout == lists.layout, "probe lists built for another layout");
+    let k = lists.k;
+    for c in 0..lists.parts.len() {
         let base = c * MAX_QUERIES_AT_ONCE;
-        probe_part(index, part, k, &mut |i, id, fp, d| f(base + i, id, fp, d))?;
+        let qs = &lists.qs[base..(base + MAX_QUERIES_AT_ONCE).min(lists.qs.len())];
+        let mut f = |i: usize, id: u64, fp: u64, d: u32| f(base + i, id, fp, d);
+        if qs.len() < 2 || layout.probes(k) > index.len() {
+            // Few queries, or a ball larger than the index: one query at a time (a scan).
+            for (i, &q) in qs.iter().enumerate() {
+                probe(index, q, k, &mut |id, fp, d| f(i, id, fp, d))?;
+            }
+            continue;
+        }
+        let plan = layout.plan(k);
+        let part = lists.parts[c].get_or_insert_with(|| build_probe_lists(layout, &plan, qs));
+        for (pos, (&(t, _), probes)) in plan.iter().zip(part.iter_mut()).enumerate() {
+            index.buckets_within_many(t, probes, qs, k, &mut |i, fp, id, d| {
+                if !layout.seen_earlier(&plan, pos, fp, qs[i]) {
+                    f(i, id, fp, d);
+                }
+            })?;
+        }
     }
     Ok(())
 }
 
-/// [`probe_many`] for at most [`MAX_QUERIES_AT_ONCE`] queries.
-fn probe_part<T: TableIndex>(index: &T, qs: &[u64], k: u32, f: &mut impl FnMut(usize, u64, u64, u32)) -> Result<()> {
-    let layout = index.layout();
-    if qs.len() < 2 || layout.probes(k) > index.len() {
-        for (i, &q) in qs.iter().enumerate() {
-            probe(index, q, k, &mut |id, fp, d| f(i, id, fp, d))?;
+/// The probes of a batched search ([`probe_many_lists`]) for a set of queries: for each part of at
+/// most [`MAX_QUERIES_AT_ONCE`] queries and each position of the plan, the `(block value, query
+/// index)` pairs sorted by block value. A part's lists are built when a run first needs them (never
+/// when every run is answered by a scan) and kept for the next run: building and sorting them was
+/// a fifth of the crawler loop's workers' time, paid twice per chunk while the mirror's delta and
+/// its sealed runs each built their own.
+pub(crate) struct ProbeLists {
+    layout: Layout,
+    qs: Vec<u64>,
+    k: u32,
+    parts: Vec<Option<Vec<Vec<(u64, u32)>>>>,
+}
+
+impl ProbeLists {
+    /// Probe lists (not built yet) for the queries `qs` at distance `k` in `layout`.
+    pub(crate) fn new(layout: &Layout, qs: &[u64], k: u32) -> Self {
+        ProbeLists {
+            layout: layout.clone(),
+            qs: qs.to_vec(),
+            k,
+            parts: vec![None; qs.len().div_ceil(MAX_QUERIES_AT_ONCE)],
         }
-        return Ok(());
     }
-    let plan = layout.plan(k);
-    let mut probes: Vec<(u64, u32)> = Vec::new();
-    for (pos, &(t, r)) in plan.iter().enumerate() {
-        probes.clear();
-        let width = layout.blocks()[t].width;
-        for (i, &q) in qs.iter().enumerate() {
-            let i = i as u32;
-            for_each_neighbor(layout.block(t, q), width, r, &mut |v| probes.push((v, i)));
-        }
-        index.buckets_within_many(t, &mut probes, qs, k, &mut |i, fp, id, d| {
-            if !layout.seen_earlier(&plan, pos, fp, qs[i]) {
-                f(i, id, fp, d);
+}
+
+/// For each position of `plan`, every `(block value, query index)` probe of `qs`, sorted by value.
+fn build_probe_lists(layout: &Layout, plan: &[(usize, u32)], qs: &[u64]) -> Vec<Vec<(u64, u32)>> {
+    plan.iter()
+        .map(|&(t, r)| {
+            let width = layout.blocks()[t].width;
+            let mut probes: Vec<(u64, u32)> = Vec::new();
+            for (i, &q) in qs.iter().enumerate() {
+                let i = i as u32;
+                for_each_neighbor(layout.block(t, q), width, r, &mut |v| probes.push((v, i)));
             }
-        })?;
-    }
-    Ok(())
+            sort_by_value(&mut probes, width);
+            probes
+        })
+        .collect()
 }
 
 /// [`probe`] with the probed buckets split across `threads` threads (the calling thread and

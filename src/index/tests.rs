@@ -98,8 +98,10 @@ fn assert_split_exact(t: &MemTables, fps: &[u64], k: u32, what: &str) {
             got[i].push(id);
         }
     };
-    t.probe_many_delta(&qs, k, &mut keep);
-    t.sealed().probe_many(&qs, k, &mut keep);
+    // One set of probe lists for both, as the ingest workers use them.
+    let mut lists = ProbeLists::new(t.layout(), &qs, k);
+    t.probe_many_delta(&mut lists, &mut keep);
+    t.sealed().probe_many_lists(&mut lists, &mut keep);
     for (i, &q) in qs.iter().enumerate() {
         let mut g = got[i].clone();
         g.sort_unstable();
