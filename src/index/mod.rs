@@ -132,20 +132,26 @@ fn sort_by_value(probes: &mut [(u64, u32)], width: u32) {
         probes.sort_unstable_by_key(|p| p.0);
         return;
     }
+    let sorted = counting_sorted(probes, width);
+    probes.copy_from_slice(&sorted);
+}
+
+/// `probes` sorted by value (a stable counting sort; values below `2^width`, `width ≤ 16`).
+fn counting_sorted(probes: &[(u64, u32)], width: u32) -> Vec<(u64, u32)> {
     let mut counts = vec![0u32; (1usize << width) + 1];
-    for p in probes.iter() {
+    for p in probes {
         counts[p.0 as usize + 1] += 1;
     }
     for j in 1..counts.len() {
         counts[j] += counts[j - 1];
     }
     let mut sorted = vec![(0u64, 0u32); probes.len()];
-    for &p in probes.iter() {
+    for &p in probes {
         let c = &mut counts[p.0 as usize];
         sorted[*c as usize] = p;
         *c += 1;
     }
-    probes.copy_from_slice(&sorted);
+    sorted
 }
 
 /// Most queries [`probe_many`] sends to a storage together (their indices are `u32`; larger lists go
@@ -227,8 +233,12 @@ fn build_probe_lists(layout: &Layout, plan: &[(usize, u32)], qs: &[u64]) -> Vec<
                 let i = i as u32;
                 for_each_neighbor(layout.block(t, q), width, r, &mut |v| probes.push((v, i)));
             }
-            sort_by_value(&mut probes, width);
-            probes
+            if width <= 16 && probes.len() >= 64 {
+                counting_sorted(&probes, width)
+            } else {
+                sort_by_value(&mut probes, width);
+                probes
+            }
         })
         .collect()
 }
