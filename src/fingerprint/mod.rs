@@ -90,34 +90,37 @@ impl Fingerprinter {
     pub fn fingerprint(&mut self, text: &str) -> Fingerprint {
         normalize_into(text, &mut self.norm);
         shingle_hashes(&self.spec, &self.norm, &mut self.hashes);
-        let shingles = shingle_set(&self.hashes);
+        let mut shingles = Vec::new();
         let seed = self.spec.seed;
         let mut sketch = Vec::with_capacity(self.spec.method.sketch_words());
         // method: the sketch (or the weighted SimHash) of the spec's method.
         let simhash = match &self.spec.method {
-            Method::WeightedSimHash(p) => match &p.idf.0 {
-                Some(table) => weighted::simhash(
-                    p,
-                    table,
-                    seed,
-                    self.spec.weighting,
-                    &self.norm,
-                    &mut self.scratch,
-                    &mut self.scratch2,
-                ),
-                None => {
-                    let empty = weighted::IdfTable::from_texts([]);
-                    weighted::simhash(
+            Method::WeightedSimHash(p) => {
+                shingles = shingle_set(&self.hashes);
+                match &p.idf.0 {
+                    Some(table) => weighted::simhash(
                         p,
-                        &empty,
+                        table,
                         seed,
                         self.spec.weighting,
                         &self.norm,
                         &mut self.scratch,
                         &mut self.scratch2,
-                    )
+                    ),
+                    None => {
+                        let empty = weighted::IdfTable::from_texts([]);
+                        weighted::simhash(
+                            p,
+                            &empty,
+                            seed,
+                            self.spec.weighting,
+                            &self.norm,
+                            &mut self.scratch,
+                            &mut self.scratch2,
+                        )
+                    }
                 }
-            },
+            }
             method => {
                 match method {
                     Method::Broder(p) => broder::sketch(p, seed, &self.norm, &mut self.scratch, &mut sketch),
@@ -138,8 +141,9 @@ impl Fingerprinter {
                     Method::SimHash | Method::WeightedSimHash(_) => {}
                 }
                 if self.spec.weighting == Weighting::Binary {
-                    self.hashes.sort_unstable();
-                    self.hashes.dedup();
+                    shingles = unique_and_set(&mut self.hashes);
+                } else {
+                    shingles = shingle_set(&self.hashes);
                 }
                 simhash(&self.hashes)
             }
@@ -148,7 +152,44 @@ impl Fingerprinter {
     }
 }
 
+/// Sorts and de-duplicates `hashes` (the distinct hashes a binary SimHash counts once each) and
+/// returns their shingle set ([`shingle_set`]) with one sort for both: by low half, then high half,
+/// so equal hashes end up adjacent and the low halves come out ascending.
+fn unique_and_set(hashes: &mut Vec<u64>) -> Vec<u32> {
+    hashes.sort_unstable_by_key(|h| h.rotate_left(32));
+    hashes.dedup();
+    let mut set: Vec<u32> = hashes.iter().map(|&h| h as u32).collect();
+    set.dedup();
+    set
+}
+
 /// One-shot convenience: fingerprint `text` under `spec`.
 pub fn fingerprint(spec: &FingerprintSpec, text: &str) -> Fingerprint {
     Fingerprinter::new(spec.clone()).fingerprint(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{shingle_set, unique_and_set};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// One sort gives what the two did: the distinct hashes, and `shingle_set` of the input,
+        /// also when distinct hashes share their low half (drawn from few halves to make that common).
+        #[test]
+        fn one_sort_gives_the_distinct_hashes_and_the_shingle_set(
+            halves in proptest::collection::vec((0u64..6, 0u64..6), 0..40),
+        ) {
+            let hashes: Vec<u64> = halves.iter().map(|&(hi, lo)| (hi << 32) | (lo * 0x9E37_79B9)).collect();
+            let mut unique = hashes.clone();
+            let set = unique_and_set(&mut unique);
+            prop_assert_eq!(&set, &shingle_set(&hashes));
+            let mut want = hashes.clone();
+            want.sort_unstable();
+            want.dedup();
+            let mut got = unique.clone();
+            got.sort_unstable();
+            prop_assert_eq!(got, want);
+        }
+    }
 }
