@@ -223,22 +223,45 @@ impl ProbeLists {
     }
 }
 
-/// For each position of `plan`, every `(block value, query index)` probe of `qs`, sorted by value.
+/// For each position of `plan`, every `(block value, query index)` probe of `qs`, sorted by value
+/// (equal values in query order).
 fn build_probe_lists(layout: &Layout, plan: &[(usize, u32)], qs: &[u64]) -> Vec<Vec<(u64, u32)>> {
     plan.iter()
         .map(|&(t, r)| {
             let width = layout.blocks()[t].width;
-            let mut probes: Vec<(u64, u32)> = Vec::new();
-            for (i, &q) in qs.iter().enumerate() {
-                let i = i as u32;
-                for_each_neighbor(layout.block(t, q), width, r, &mut |v| probes.push((v, i)));
+            // The ball's offsets (a probe is the query's block XOR one of them), found once.
+            let mut masks = Vec::new();
+            for_each_neighbor(0, width, r, &mut |m| masks.push(m));
+            let blocks = qs.iter().map(|&q| layout.block(t, q));
+            if width > 16 || qs.len() * masks.len() < 64 {
+                let mut probes: Vec<(u64, u32)> = Vec::new();
+                for (i, b) in blocks.enumerate() {
+                    probes.extend(masks.iter().map(|&m| (b ^ m, i as u32)));
+                }
+                probes.sort_by_key(|p| p.0);
+                return probes;
             }
-            if width <= 16 && probes.len() >= 64 {
-                counting_sorted(&probes, width)
-            } else {
-                sort_by_value(&mut probes, width);
-                probes
+            // A counting sort fused with the generation: count every probe's value, then write
+            // each probe straight to its sorted place.
+            let mut counts = vec![0u32; (1usize << width) + 1];
+            for b in blocks.clone() {
+                for &m in &masks {
+                    counts[(b ^ m) as usize + 1] += 1;
+                }
             }
+            for j in 1..counts.len() {
+                counts[j] += counts[j - 1];
+            }
+            let mut probes = vec![(0u64, 0u32); qs.len() * masks.len()];
+            for (i, b) in blocks.enumerate() {
+                for &m in &masks {
+                    let v = b ^ m;
+                    let c = &mut counts[v as usize];
+                    probes[*c as usize] = (v, i as u32);
+                    *c += 1;
+                }
+            }
+            probes
         })
         .collect()
 }
