@@ -46,39 +46,66 @@ fn hyphen_join<F: Fn(usize) -> Option<(char, usize)>>(mut i: usize, next: F) -> 
     None
 }
 
-/// The ASCII path: the same tokens as [`tokens_unicode`] gives for the lower-cased text (tested),
-/// copied a whole token run at a time and lower-cased in place (per-byte pushes were a tenth of the
-/// crawler loop's workers' time).
+/// Each byte's lower-case form when it is an ASCII letter or digit, a space otherwise.
+static ASCII_TOKEN_BYTE: [u8; 256] = {
+    let mut t = [b' '; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        if b.is_ascii_alphanumeric() {
+            t[c] = b.to_ascii_lowercase();
+        }
+        c += 1;
+    }
+    t
+};
+
+/// The ASCII path: the same tokens as [`tokens_unicode`] gives for the lower-cased text (tested).
+/// Branch-free per byte between hyphens (a token boundary is unpredictable, and mispredicted
+/// branches were most of this function's time): every byte is written, a letter or digit
+/// lower-cased and anything else as a space, and the write position advances unless the byte is a
+/// second separator in a row. Only at a hyphen ending a token is the line-break join checked.
 fn tokens_ascii(text: &str, out: &mut String) {
     let b = text.as_bytes();
-    let mut i = 0;
-    let mut joined = false;
+    let mut buf = std::mem::take(out).into_bytes();
+    buf.clear();
+    buf.resize(b.len() + 1, b' ');
+    let (mut w, mut i) = (0usize, 0usize);
+    let mut prev = false; // the last byte written belongs to a token
     while i < b.len() {
-        if !b[i].is_ascii_alphanumeric() {
-            i += 1;
-            continue;
+        let end = b[i..].iter().position(|&c| c == b'-').map_or(b.len(), |p| i + p);
+        for &c in &b[i..end] {
+            let x = ASCII_TOKEN_BYTE[c as usize];
+            let alnum = x != b' ';
+            buf[w] = x;
+            w += usize::from(alnum | prev);
+            prev = alnum;
         }
-        let start = i;
-        while i < b.len() && b[i].is_ascii_alphanumeric() {
-            i += 1;
-        }
-        if !joined && !out.is_empty() {
-            out.push(' ');
-        }
-        let at = out.len();
-        out.push_str(&text[start..i]);
-        if let Some(run) = out.get_mut(at..) {
-            run.make_ascii_lowercase();
-        }
-        // A hyphen ending a line continues the token on the next line.
-        joined = false;
-        if b.get(i) == Some(&b'-') {
-            if let Some(j) = hyphen_join(i + 1, |k| b.get(k).map(|&x| (x as char, 1))) {
-                i = j;
-                joined = true;
+        i = end;
+        if i < b.len() {
+            // A hyphen: a line break after it continues the token on the next line.
+            let join = if prev {
+                hyphen_join(i + 1, |k| b.get(k).map(|&x| (x as char, 1)))
+            } else {
+                None
+            };
+            match join {
+                Some(j) => i = j,
+                None => {
+                    buf[w] = b' ';
+                    w += usize::from(prev);
+                    prev = false;
+                    i += 1;
+                }
             }
         }
     }
+    if w > 0 && buf[w - 1] == b' ' {
+        w -= 1;
+    }
+    buf.truncate(w);
+    // Only ASCII bytes were written, so this never takes the lossy branch.
+    *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
 }
 
 fn tokens_unicode(s: &str, out: &mut String) {
