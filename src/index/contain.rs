@@ -176,7 +176,12 @@ impl Postings {
 
     /// The documents under a key with their numbers of keys (newest first).
     pub(crate) fn list(&self, kind: KeyKind, s: u32) -> impl Iterator<Item = (u64, u32)> + '_ {
-        let mut i = self.heads.get(&map_key(kind, s)).map_or(END, |h| h.0);
+        self.walk(self.heads.get(&map_key(kind, s)).map_or(END, |h| h.0))
+    }
+
+    /// The list starting at arena position `head`.
+    fn walk(&self, head: u32) -> impl Iterator<Item = (u64, u32)> + '_ {
+        let mut i = head;
         std::iter::from_fn(move || {
             let p = self.arena.get(i as usize)?;
             i = p.next;
@@ -206,12 +211,14 @@ impl Postings {
     /// engine: batches publish in id order, the open re-derives in id order), so it is reversed,
     /// and sorted only otherwise.
     pub(crate) fn for_each_sorted(&self, mut f: impl FnMut(&[u8; 13], u64, u32) -> Result<()>) -> Result<()> {
-        let mut keys: Vec<u64> = self.heads.keys().copied().collect();
-        keys.sort_unstable();
+        // Each key with its list's head, so the walk needs no map lookup per key.
+        let mut keys: Vec<(u64, u32)> = self.heads.iter().map(|(&k, &(head, _))| (k, head)).collect();
+        keys.sort_unstable_by_key(|&(k, _)| k);
         let mut list: Vec<(u64, u32)> = Vec::new();
-        for (kind, s) in keys.into_iter().filter_map(unmap_key) {
+        for (key, head) in keys {
+            let Some((kind, s)) = unmap_key(key) else { continue };
             list.clear();
-            list.extend(self.list(kind, s));
+            list.extend(self.walk(head));
             if list.windows(2).all(|w| w[0].0 > w[1].0) {
                 list.reverse();
             } else {
