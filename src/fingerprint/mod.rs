@@ -90,7 +90,7 @@ impl Fingerprinter {
     pub fn fingerprint(&mut self, text: &str) -> Fingerprint {
         normalize_into(text, &mut self.norm);
         shingle_hashes(&self.spec, &self.norm, &mut self.hashes);
-        let mut shingles = Vec::new();
+        let shingles;
         let seed = self.spec.seed;
         let mut sketch = Vec::with_capacity(self.spec.method.sketch_words());
         // method: the sketch (or the weighted SimHash) of the spec's method.

@@ -198,6 +198,9 @@ pub(crate) fn probe_many_lists<T: TableIndex>(index: &T, lists: &mut ProbeLists,
     Ok(())
 }
 
+/// For each position of a plan, its `(block value, query index)` probes, sorted by value.
+type PlanProbes = Vec<Vec<(u64, u32)>>;
+
 /// The probes of a batched search ([`probe_many_lists`]) for a set of queries: for each part of at
 /// most [`MAX_QUERIES_AT_ONCE`] queries and each position of the plan, the `(block value, query
 /// index)` pairs sorted by block value. A part's lists are built when a run first needs them (never
@@ -208,7 +211,7 @@ pub(crate) struct ProbeLists {
     layout: Layout,
     qs: Vec<u64>,
     k: u32,
-    parts: Vec<Option<Vec<Vec<(u64, u32)>>>>,
+    parts: Vec<Option<PlanProbes>>,
 }
 
 impl ProbeLists {
@@ -225,7 +228,7 @@ impl ProbeLists {
 
 /// For each position of `plan`, every `(block value, query index)` probe of `qs`, sorted by value
 /// (equal values in query order).
-fn build_probe_lists(layout: &Layout, plan: &[(usize, u32)], qs: &[u64]) -> Vec<Vec<(u64, u32)>> {
+fn build_probe_lists(layout: &Layout, plan: &[(usize, u32)], qs: &[u64]) -> PlanProbes {
     plan.iter()
         .map(|&(t, r)| {
             let width = layout.blocks()[t].width;
