@@ -200,11 +200,7 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
             message: format!("must be within 0.0..=1.0, got {t}"),
         });
     }
-    let threads = if opts.threads == 0 {
-        std::thread::available_parallelism().map_or(2, |n| n.get())
-    } else {
-        opts.threads
-    };
+    let threads = crate::index::threads_or_cores(opts.threads);
     let docs = db.fingerprints();
     let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
     let t0 = std::time::Instant::now();

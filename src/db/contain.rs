@@ -487,11 +487,7 @@ impl Db {
     pub fn containment_pairs(&self, c: f64, threads: usize) -> Result<Vec<ContainPair>> {
         let c = check_c(c)?;
         let cfg = self.contain_cfg()?;
-        let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(2, |n| n.get())
-        } else {
-            threads
-        };
+        let threads = crate::index::threads_or_cores(threads);
         self.read_rocks(|st| {
             let mut ids: Vec<u64> = st.docs.keys().copied().collect();
             ids.sort_unstable();

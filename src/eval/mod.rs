@@ -73,7 +73,7 @@ pub fn jaccard_join(sets: &[&[u32]], t: f64) -> Vec<(u32, u32, f64)> {
 }
 
 fn worker_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::index::cores()
 }
 
 /// Counts of a binary decision against a truth set.

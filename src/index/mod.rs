@@ -370,6 +370,15 @@ pub fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// `threads`, or one per core ([`cores`]) for 0: what every "0 = one per core" option resolves to.
+pub(crate) fn threads_or_cores(threads: usize) -> usize {
+    if threads == 0 {
+        cores()
+    } else {
+        threads
+    }
+}
+
 /// The threads that help a split query ([`probe_split`]): one process-wide pool, one thread per
 /// core beyond the caller's, started on first use and idle (asleep) between queries. `None` where
 /// the threads cannot be started, and in a child forked after they were (a fork copies the pool

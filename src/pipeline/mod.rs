@@ -174,11 +174,7 @@ impl Db {
             self.contain_cfg()?;
         }
         let started = Instant::now();
-        let workers = if opts.workers == 0 {
-            std::thread::available_parallelism().map_or(2, |n| n.get())
-        } else {
-            opts.workers
-        };
+        let workers = crate::index::threads_or_cores(opts.workers);
         let batch_size = opts.batch_size;
         let (work_tx, work_rx) = bounded::<(u64, Result<NewDoc>)>(batch_size * 2);
         // Checked documents wait here for the writer, which must then compare each with every
