@@ -650,3 +650,55 @@ fn compacting_an_all_dead_segment_drops_it_durably() {
     assert!(db.check().unwrap().faults.is_empty());
     assert_eq!(db.get("again").unwrap().unwrap().record.key, "again");
 }
+
+fn new_doc(key: String, text: String) -> fpdb::NewDoc {
+    fpdb::NewDoc {
+        key,
+        text,
+        meta: None,
+        biblio: Default::default(),
+    }
+}
+
+#[test]
+fn a_precheck_of_more_documents_than_one_part_equals_one_precheck_each() {
+    // `precheck_many` searches at most 8,192 documents against one snapshot; a longer call runs in
+    // parts. Every document's precheck must still be what `precheck` alone gives, in every part.
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let stored: Vec<Vec<String>> = (0..200).map(|i| passage(&v, 60, 1000 + i)).collect();
+    let batch: Vec<fpdb::Result<fpdb::PreparedDoc>> = {
+        let mut fpr = db.fingerprinter();
+        stored
+            .iter()
+            .enumerate()
+            .map(|(i, w)| db.prepare(&mut fpr, new_doc(format!("s{i}"), text(w))))
+            .collect()
+    };
+    db.commit_batch(batch, Dedup::Link).unwrap();
+    let mut fpr = db.fingerprinter();
+    let docs: Vec<fpdb::PreparedDoc> = (0..8_300u64)
+        .map(|i| {
+            // Every 40th document is a near-duplicate of a stored passage, the rest are new text.
+            let words = if i % 40 == 0 {
+                edit(&v, &stored[(i / 40) as usize % stored.len()], 1, i)
+            } else {
+                passage(&v, 30, 50_000 + i)
+            };
+            db.prepare(&mut fpr, new_doc(format!("q{i}"), text(&words))).unwrap()
+        })
+        .collect();
+    let refs: Vec<&fpdb::PreparedDoc> = docs.iter().collect();
+    let many = db.precheck_many(&refs).unwrap();
+    assert_eq!(many.len(), docs.len());
+    let keys = |p: &fpdb::Precheck| p.duplicates().iter().map(|h| (h.key.clone(), h.id)).collect::<Vec<_>>();
+    let mut with_dups = [0usize; 2];
+    for (i, (doc, pre)) in docs.iter().zip(&many).enumerate() {
+        let got = keys(pre.as_ref().unwrap());
+        assert_eq!(got, keys(&db.precheck(doc).unwrap()), "document {i}");
+        with_dups[usize::from(i >= 8192)] += usize::from(!got.is_empty());
+    }
+    // Not vacuous: both parts found near-duplicates (the second holds documents 8,192..8,300).
+    assert!(with_dups[0] >= 150 && with_dups[1] >= 2, "{with_dups:?}");
+}

@@ -17,6 +17,10 @@ use super::state::{State, Writer};
 use super::types::{GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc};
 use super::Db;
 
+/// Most documents [`Db::precheck_many`] searches against one snapshot: their probe lists (~5 KB per
+/// document at k = 12, m = 5) are held until the part is done.
+const PRECHECK_PART: usize = 8192;
+
 impl Db {
     /// Fingerprints and validates a document (no database access; call from any thread).
     pub fn prepare(&self, fpr: &mut Fingerprinter, doc: NewDoc) -> Result<PreparedDoc> {
@@ -102,7 +106,9 @@ impl Db {
         })
     }
 
-    /// [`Db::precheck`] for many documents at once, against one snapshot: on the in-memory mirror
+    /// [`Db::precheck`] for many documents at once, against one snapshot per part of at most 8,192
+    /// documents (each [`Precheck`] records its own, so the writer completes each exactly; the
+    /// part bounds the probe lists' memory): on the in-memory mirror
     /// the table search runs for all of them together (`probe_many`: each bucket is read from
     /// memory once for every document that probes it, instead of once per document), then each
     /// document's candidates are verified by exact Jaccard. The same results as calling
@@ -116,6 +122,13 @@ impl Db {
     /// a published document and is dropped by the verification, and everything committed after the
     /// snapshot has an id ≥ `upto`, which the writer checks itself.
     pub fn precheck_many(&self, docs: &[&PreparedDoc]) -> Result<Vec<Result<Precheck>>> {
+        if docs.len() > PRECHECK_PART {
+            let mut out = Vec::with_capacity(docs.len());
+            for part in docs.chunks(PRECHECK_PART) {
+                out.extend(self.precheck_many(part)?);
+            }
+            return Ok(out);
+        }
         let one_by_one = || Ok(docs.iter().map(|d| self.precheck(d)).collect());
         // method: the other methods' index is searched one document at a time.
         if self.mindex().is_some() || docs.len() < 2 {
