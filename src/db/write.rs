@@ -136,10 +136,8 @@ impl Db {
         }
         let rule = self.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
-        let qs: Vec<u64> = docs.iter().map(|d| d.fp.simhash).collect();
-        // One set of probe lists for the delta and the sealed runs (built outside the lock; the
-        // layout of a shared handle never changes: `reindex` needs the database to itself).
-        let mut lists = ProbeLists::new(&self.inner.layout, &qs, rule.max_distance);
+        // One set of probe lists for the delta and the sealed runs.
+        let mut lists = ProbeLists::new(docs.iter().map(|d| d.fp.simhash).collect(), rule.max_distance);
         // The snapshot. With the mirror the published state is read under its lock alone (no
         // RocksDB reads to keep consistent, `with_state`); without it, RocksDB is searched one
         // document at a time.

@@ -69,11 +69,7 @@ pub struct EvalDoc {
 /// If `sets.len() >= u32::MAX` (pair indices are `u32`) or the sets hold more than `u32::MAX`
 /// elements in total.
 pub fn jaccard_join(sets: &[&[u32]], t: f64) -> Vec<(u32, u32, f64)> {
-    join::join_with_threads(sets, t, worker_threads())
-}
-
-fn worker_threads() -> usize {
-    crate::index::cores()
+    join::join_with_threads(sets, t, crate::index::cores())
 }
 
 /// Counts of a binary decision against a truth set.
@@ -286,7 +282,7 @@ impl GridReport {
 /// # Panics
 /// As [`jaccard_join`]: more than `u32::MAX - 1` documents or `u32::MAX` shingles in total.
 pub fn evaluate(docs: &[EvalDoc], truth_t: f64, ks: &[u32], ts: &[f64]) -> GridReport {
-    evaluate_with_threads(docs, truth_t, ks, ts, worker_threads())
+    evaluate_with_threads(docs, truth_t, ks, ts, crate::index::cores())
 }
 
 /// Only the "same label" part of [`evaluate`] (`None` with fewer than two labelled documents).

@@ -90,37 +90,41 @@ impl Fingerprinter {
     pub fn fingerprint(&mut self, text: &str) -> Fingerprint {
         normalize_into(text, &mut self.norm);
         shingle_hashes(&self.spec, &self.norm, &mut self.hashes);
-        let shingles;
+        // A binary SimHash counts each distinct hash once: one sort gives those and the shingle set.
+        // (No sketch reads `hashes`; they hash the normalized text.)
+        let binary_simhash = self.spec.weighting == Weighting::Binary && !matches!(self.spec.method, Method::WeightedSimHash(_));
+        let shingles = if binary_simhash {
+            unique_and_set(&mut self.hashes)
+        } else {
+            shingle_set(&self.hashes)
+        };
         let seed = self.spec.seed;
         let mut sketch = Vec::with_capacity(self.spec.method.sketch_words());
         // method: the sketch (or the weighted SimHash) of the spec's method.
         let simhash = match &self.spec.method {
-            Method::WeightedSimHash(p) => {
-                shingles = shingle_set(&self.hashes);
-                match &p.idf.0 {
-                    Some(table) => weighted::simhash(
+            Method::WeightedSimHash(p) => match &p.idf.0 {
+                Some(table) => weighted::simhash(
+                    p,
+                    table,
+                    seed,
+                    self.spec.weighting,
+                    &self.norm,
+                    &mut self.scratch,
+                    &mut self.scratch2,
+                ),
+                None => {
+                    let empty = weighted::IdfTable::from_texts([]);
+                    weighted::simhash(
                         p,
-                        table,
+                        &empty,
                         seed,
                         self.spec.weighting,
                         &self.norm,
                         &mut self.scratch,
                         &mut self.scratch2,
-                    ),
-                    None => {
-                        let empty = weighted::IdfTable::from_texts([]);
-                        weighted::simhash(
-                            p,
-                            &empty,
-                            seed,
-                            self.spec.weighting,
-                            &self.norm,
-                            &mut self.scratch,
-                            &mut self.scratch2,
-                        )
-                    }
+                    )
                 }
-            }
+            },
             method => {
                 match method {
                     Method::Broder(p) => broder::sketch(p, seed, &self.norm, &mut self.scratch, &mut sketch),
@@ -139,11 +143,6 @@ impl Fingerprinter {
                         &mut sketch,
                     ),
                     Method::SimHash | Method::WeightedSimHash(_) => {}
-                }
-                if self.spec.weighting == Weighting::Binary {
-                    shingles = unique_and_set(&mut self.hashes);
-                } else {
-                    shingles = shingle_set(&self.hashes);
                 }
                 simhash(&self.hashes)
             }

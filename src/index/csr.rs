@@ -193,7 +193,7 @@ impl TableIndex for CsrTables {
     fn buckets_within_many(
         &self,
         t: usize,
-        probes: &mut [(u64, u32)],
+        probes: &[(u64, u32)],
         qs: &[u64],
         k: u32,
         f: &mut impl FnMut(usize, u64, u64, u32),
@@ -203,7 +203,7 @@ impl TableIndex for CsrTables {
             // Shared ranges: the per-query path keeps the block-value check in one place.
             return super::one_query_at_a_time(self, t, probes, qs, k, f);
         }
-        super::for_each_probed_bucket(probes, self.layout.blocks()[t].width, |v, run| {
+        super::for_each_probed_bucket(probes, |v, run| {
             let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
             let (fps, ids) = (&table.fps[s..e], &table.entries[s..e]);
             for &(_, qi) in run {

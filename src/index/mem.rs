@@ -174,13 +174,13 @@ impl TableIndex for Buckets {
     fn buckets_within_many(
         &self,
         t: usize,
-        probes: &mut [(u64, u32)],
+        probes: &[(u64, u32)],
         qs: &[u64],
         k: u32,
         f: &mut impl FnMut(usize, u64, u64, u32),
     ) -> Result<()> {
         let table = &self.tables[t];
-        super::for_each_probed_bucket(probes, self.layout.blocks()[t].width, |v, run| {
+        super::for_each_probed_bucket(probes, |v, run| {
             if let Some(b) = table.get(v) {
                 for &(_, qi) in run {
                     let i = qi as usize;
@@ -508,8 +508,8 @@ impl MemTables {
     /// [`MemTables::probe_many`] over the mutable delta alone: with [`MemTables::sealed`] taken at
     /// the same moment, a search split in two — the delta under the lock that guards the tables,
     /// the sealed runs after it is released.
-    /// The probes are `lists` ([`super::ProbeLists`], built for this mirror's layout), which
-    /// [`SealedRuns::probe_many_lists`] then reuses.
+    /// The probes are `lists` ([`super::ProbeLists`]), which [`SealedRuns::probe_many_lists`]
+    /// then reuses.
     pub(crate) fn probe_many_delta(&self, lists: &mut ProbeLists, mut f: impl FnMut(usize, u64, u64, u32)) {
         if self.delta.len > 0 {
             // In-memory runs cannot fail.
@@ -568,12 +568,11 @@ impl TableIndex for SealedView<'_> {
         Ok(())
     }
 
-    /// The frozen delta, then the base run, each visiting a probed bucket once for all its queries
-    /// (the first sorts `probes` by block value; the second finds them sorted).
+    /// The frozen delta, then the base run, each visiting a probed bucket once for all its queries.
     fn buckets_within_many(
         &self,
         t: usize,
-        probes: &mut [(u64, u32)],
+        probes: &[(u64, u32)],
         qs: &[u64],
         k: u32,
         f: &mut impl FnMut(usize, u64, u64, u32),
@@ -654,7 +653,7 @@ impl TableIndex for MemTables {
     fn buckets_within_many(
         &self,
         t: usize,
-        probes: &mut [(u64, u32)],
+        probes: &[(u64, u32)],
         qs: &[u64],
         k: u32,
         f: &mut impl FnMut(usize, u64, u64, u32),

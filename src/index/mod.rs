@@ -46,15 +46,15 @@ pub(crate) trait TableIndex {
     /// that in-memory ones can run it over contiguous fingerprints (`for_each_within`).
     fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()>;
     /// [`TableIndex::buckets_within`] for many queries at once: `probes` holds `(block value,
-    /// query index)` pairs, grouped by query (the implementation may reorder them); calls
-    /// `f(query index, fp, id, distance)` for every entry of table `t` whose block is the probed
-    /// value and whose fingerprint is within `k` of `qs[query index]`. The default runs the
-    /// queries one after another; storages that can visit each bucket once for all the queries
-    /// that probe it override it.
+    /// query index)` pairs sorted by block value (a [`ProbeLists`] list, shared by the runs of one
+    /// search); calls `f(query index, fp, id, distance)` for every entry of table `t` whose block
+    /// is the probed value and whose fingerprint is within `k` of `qs[query index]`. The default
+    /// runs the queries one after another; storages that can visit each bucket once for all the
+    /// queries that probe it override it.
     fn buckets_within_many(
         &self,
         t: usize,
-        probes: &mut [(u64, u32)],
+        probes: &[(u64, u32)],
         qs: &[u64],
         k: u32,
         f: &mut impl FnMut(usize, u64, u64, u32),
@@ -88,8 +88,9 @@ pub(crate) fn probe_table<T: TableIndex>(
     })
 }
 
-/// [`TableIndex::buckets_within_many`] as one [`TableIndex::buckets_within`] per run of probes of
-/// the same query (any order of `probes` is correct; grouped by query is fastest).
+/// [`TableIndex::buckets_within_many`] as one [`TableIndex::buckets_within`] per query, with all
+/// of that query's probed values (`probes` in any order; grouped by query here, so a storage whose
+/// buckets share ranges scans each range once per query).
 pub(crate) fn one_query_at_a_time<T: TableIndex + ?Sized>(
     index: &T,
     t: usize,
@@ -98,8 +99,10 @@ pub(crate) fn one_query_at_a_time<T: TableIndex + ?Sized>(
     k: u32,
     f: &mut impl FnMut(usize, u64, u64, u32),
 ) -> Result<()> {
+    let mut by_query = probes.to_vec();
+    by_query.sort_by_key(|p| p.1);
     let mut values = Vec::new();
-    for run in probes.chunk_by(|a, b| a.1 == b.1) {
+    for run in by_query.chunk_by(|a, b| a.1 == b.1) {
         values.clear();
         values.extend(run.iter().map(|p| p.0));
         let i = run[0].1 as usize;
@@ -109,49 +112,15 @@ pub(crate) fn one_query_at_a_time<T: TableIndex + ?Sized>(
 }
 
 /// The bucket walk of a batched search ([`TableIndex::buckets_within_many`] of the CSR run and of
-/// the mirror's delta): sorts `probes` by block value and calls `visit(value, run)` once per
-/// distinct value, `run` being that value's `(value, query index)` probes. The storage then reads
-/// each probed bucket once for all the queries that probe it, in ascending order, which the
-/// hardware prefetcher follows.
-pub(crate) fn for_each_probed_bucket(probes: &mut [(u64, u32)], width: u32, mut visit: impl FnMut(u64, &[(u64, u32)])) {
-    sort_by_value(probes, width);
+/// the mirror's delta): calls `visit(value, run)` once per distinct value of `probes` (sorted by
+/// value), `run` being that value's `(value, query index)` probes. The storage then reads each
+/// probed bucket once for all the queries that probe it, in ascending order, which the hardware
+/// prefetcher follows.
+pub(crate) fn for_each_probed_bucket(probes: &[(u64, u32)], mut visit: impl FnMut(u64, &[(u64, u32)])) {
+    debug_assert!(probes.is_sorted_by_key(|p| p.0), "probes sorted by block value");
     for run in probes.chunk_by(|a, b| a.0 == b.0) {
         visit(run[0].0, run);
     }
-}
-
-/// Sorts `(value, query)` probes by value, values below `2^width`: a counting sort for blocks of up
-/// to 16 bits (linear, a 256 KB count array at most), a comparison sort above.
-/// Already sorted probes (the mirror's delta and frozen run sort them before the base run does)
-/// are left as they are.
-fn sort_by_value(probes: &mut [(u64, u32)], width: u32) {
-    if probes.is_sorted_by_key(|p| p.0) {
-        return;
-    }
-    if width > 16 || probes.len() < 64 {
-        probes.sort_unstable_by_key(|p| p.0);
-        return;
-    }
-    let sorted = counting_sorted(probes, width);
-    probes.copy_from_slice(&sorted);
-}
-
-/// `probes` sorted by value (a stable counting sort; values below `2^width`, `width ≤ 16`).
-fn counting_sorted(probes: &[(u64, u32)], width: u32) -> Vec<(u64, u32)> {
-    let mut counts = vec![0u32; (1usize << width) + 1];
-    for p in probes {
-        counts[p.0 as usize + 1] += 1;
-    }
-    for j in 1..counts.len() {
-        counts[j] += counts[j - 1];
-    }
-    let mut sorted = vec![(0u64, 0u32); probes.len()];
-    for &p in probes {
-        let c = &mut counts[p.0 as usize];
-        sorted[*c as usize] = p;
-        *c += 1;
-    }
-    sorted
 }
 
 /// Most queries [`probe_many`] sends to a storage together (their indices are `u32`; larger lists go
@@ -165,14 +134,14 @@ const MAX_QUERIES_AT_ONCE: usize = 1 << 20;
 /// of documents this way. Same plan and first-qualifying-table rule as [`probe`], so the result is
 /// the same, query by query.
 pub(crate) fn probe_many<T: TableIndex>(index: &T, qs: &[u64], k: u32, f: &mut impl FnMut(usize, u64, u64, u32)) -> Result<()> {
-    probe_many_lists(index, &mut ProbeLists::new(index.layout(), qs, k), f)
+    probe_many_lists(index, &mut ProbeLists::new(qs.to_vec(), k), f)
 }
 
 /// [`probe_many`] with probe lists that outlive the call ([`ProbeLists`]), so that several runs of
-/// one index (the mirror's delta and its sealed runs) are searched with one set of probe lists.
+/// one index (the mirror's delta and its sealed runs, which share its layout) are searched with
+/// one set of probe lists.
 pub(crate) fn probe_many_lists<T: TableIndex>(index: &T, lists: &mut ProbeLists, f: &mut impl FnMut(usize, u64, u64, u32)) -> Result<()> {
     let layout = index.layout();
-    debug_assert!(*layout == lists.layout, "probe lists built for another layout");
     let k = lists.k;
     for c in 0..lists.parts.len() {
         let base = c * MAX_QUERIES_AT_ONCE;
@@ -187,7 +156,7 @@ pub(crate) fn probe_many_lists<T: TableIndex>(index: &T, lists: &mut ProbeLists,
         }
         let plan = layout.plan(k);
         let part = lists.parts[c].get_or_insert_with(|| build_probe_lists(layout, &plan, qs));
-        for (pos, (&(t, _), probes)) in plan.iter().zip(part.iter_mut()).enumerate() {
+        for (pos, (&(t, _), probes)) in plan.iter().zip(part.iter()).enumerate() {
             index.buckets_within_many(t, probes, qs, k, &mut |i, fp, id, d| {
                 if !layout.seen_earlier(&plan, pos, fp, qs[i]) {
                     f(i, id, fp, d);
@@ -207,22 +176,19 @@ type PlanProbes = Vec<Vec<(u64, u32)>>;
 /// when every run is answered by a scan) and kept for the next run: building and sorting them was
 /// a fifth of the crawler loop's workers' time, paid twice per chunk while the mirror's delta and
 /// its sealed runs each built their own.
+/// The lists are built in the layout of the first index that needs them, so they serve only runs
+/// of one layout.
 pub(crate) struct ProbeLists {
-    layout: Layout,
     qs: Vec<u64>,
     k: u32,
     parts: Vec<Option<PlanProbes>>,
 }
 
 impl ProbeLists {
-    /// Probe lists (not built yet) for the queries `qs` at distance `k` in `layout`.
-    pub(crate) fn new(layout: &Layout, qs: &[u64], k: u32) -> Self {
-        ProbeLists {
-            layout: layout.clone(),
-            qs: qs.to_vec(),
-            k,
-            parts: vec![None; qs.len().div_ceil(MAX_QUERIES_AT_ONCE)],
-        }
+    /// Probe lists (not built yet) for the queries `qs` at distance `k`.
+    pub(crate) fn new(qs: Vec<u64>, k: u32) -> Self {
+        let parts = vec![None; qs.len().div_ceil(MAX_QUERIES_AT_ONCE)];
+        ProbeLists { qs, k, parts }
     }
 }
 

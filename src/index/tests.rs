@@ -99,7 +99,7 @@ fn assert_split_exact(t: &MemTables, fps: &[u64], k: u32, what: &str) {
         }
     };
     // One set of probe lists for both, as the ingest workers use them.
-    let mut lists = ProbeLists::new(t.layout(), &qs, k);
+    let mut lists = ProbeLists::new(qs.clone(), k);
     t.probe_many_delta(&mut lists, &mut keep);
     t.sealed().probe_many_lists(&mut lists, &mut keep);
     for (i, &q) in qs.iter().enumerate() {
