@@ -60,6 +60,15 @@ pub(super) fn sort_contain_hits(hits: &mut [Hit]) {
     });
 }
 
+/// An iterator over the `contain` column family in total key order. Its prefix filter
+/// (`db::open::cf_options`) makes RocksDB's default seeks prefix seeks, which may skip the runs that
+/// lack the first key's prefix; a scan across posting lists must not.
+pub(super) fn scan_contain<'a>(rocks: &'a rocksdb::DB, cf: &rocksdb::ColumnFamily, mode: IteratorMode) -> rocksdb::DBIterator<'a> {
+    let mut ro = rocksdb::ReadOptions::default();
+    ro.set_total_order_seek(true);
+    rocks.iterator_cf_opt(cf, ro, mode)
+}
+
 /// The containment-index changes of one batch: keys to delete in RocksDB (documents removed, their
 /// keys recomputed from their stored sets; written even for a document in the tail, whose entries a
 /// stopped flush may have left in RocksDB), and what the publish applies to the tail and the
@@ -247,7 +256,7 @@ impl Db {
                 }
                 None => {
                     let mut short = Vec::new();
-                    for item in self.inner.rocks.iterator_cf(self.cf(CF_CONTAIN)?, IteratorMode::Start) {
+                    for item in scan_contain(&self.inner.rocks, self.cf(CF_CONTAIN)?, IteratorMode::Start) {
                         let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
                         if let Some((kind, s, doc)) = decode_contain_key(&k) {
                             if doc == id {
@@ -337,7 +346,7 @@ impl Db {
             }
         }
         let mut per_doc: IntMap<u64, u64> = IntMap::default();
-        for item in self.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+        for item in scan_contain(&self.inner.rocks, cf, IteratorMode::Start) {
             let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
             match decode_contain_key(&k) {
                 // At or above the floor: left by a flush that stopped before moving the floor; the
@@ -441,7 +450,7 @@ impl Db {
                 }
                 close(s, len + from_tail);
             };
-            for item in self.inner.rocks.iterator_cf(self.cf(CF_CONTAIN)?, IteratorMode::Start) {
+            for item in scan_contain(&self.inner.rocks, self.cf(CF_CONTAIN)?, IteratorMode::Start) {
                 let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
                 let Some((kind, sh, id)) = decode_contain_key(&k) else {
                     return Err(Error::corrupt(

@@ -109,7 +109,7 @@ pub(super) fn load_contain(
     })?;
     let mut short = ShortKeys::default();
     let start = [KeyKind::Short as u8];
-    for item in rocks.iterator_cf(cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
+    for item in super::contain::scan_contain(rocks, cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
         let (k, _) = item.map_err(|e| Error::rocks("load containment index", path, e))?;
         match decode_contain_key(&k) {
             Some((KeyKind::Short, s, id)) if id < floor => short.add(&[s]),
@@ -144,7 +144,7 @@ pub(super) enum TailJob {
 /// Writes `postings` (those `keep` accepts) as one sorted SST file at `path`; `None` when there is
 /// no posting to write (RocksDB refuses an empty file).
 fn write_tail_file(rp: &Path, path: &Path, postings: &Postings, keep: impl Fn(u64) -> bool) -> Result<Option<PathBuf>> {
-    let sst_opts = super::open::table_cf_options();
+    let sst_opts = super::open::contain_file_options();
     let mut w = SstFileWriter::create(&sst_opts);
     w.open(path).map_err(|e| Error::rocks("create the containment tail file", rp, e))?;
     let mut any = false;

@@ -40,16 +40,33 @@ fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
     o.create_if_missing(create);
     o.create_missing_column_families(create);
     o.set_compression_type(rocksdb::DBCompressionType::None);
-    let mut bb = BlockBasedOptions::default();
-    bb.set_block_cache(cache);
-    bb.set_cache_index_and_filter_blocks(true);
-    o.set_block_based_table_factory(&bb);
+    o.set_block_based_table_factory(&block_options(cache));
     o.set_max_background_jobs(2);
     // One writer thread makes every write (the writer lock), so RocksDB never groups concurrent
     // memtable inserts; off, the append-only memtable of the table column families is allowed.
     o.set_allow_concurrent_memtable_write(false);
     o
 }
+
+fn block_options(cache: &Cache) -> BlockBasedOptions {
+    let mut bb = BlockBasedOptions::default();
+    bb.set_block_cache(cache);
+    bb.set_cache_index_and_filter_blocks(true);
+    bb
+}
+
+/// Options of the containment tail's SST files (`db::contain_tail`): the `contain` column family's
+/// own, so that each file carries the posting-list prefix filter.
+pub(super) fn contain_file_options() -> rocksdb::Options {
+    cf_options(&Cache::new_lru_cache(1 << 20), crate::store::keys::CF_CONTAIN, false)
+}
+
+/// Sorted runs of the `contain` column family before RocksDB merges them. Every run is an ingested
+/// tail file (`db::contain_tail`) spanning the whole key range, so each merge rewrote the whole
+/// column family: at the default trigger of 4 that was 12% of the crawler loop's CPU at 1M
+/// documents. A search seeks every run, but the prefix filter skips the runs that do not hold the
+/// posting list (docs/performance.md, "Issue 14, eleventh sitting").
+const CONTAIN_RUNS_BEFORE_MERGE: i32 = 16;
 
 /// The options of column family `name`. With the in-memory mirror the SimHash table column families
 /// are written for durability (the next open without a mirror, `check`, `reindex`) but never read
@@ -60,10 +77,25 @@ fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
 /// copy of it, which those whole-table scans can afford. Every other column family is read by the
 /// writer or by queries and keeps the skiplist. The memtable kind is not stored: the WAL replays
 /// into whichever the next open chooses.
+///
+/// The `contain` column family has a bloom filter on the posting-list prefix (`kind ‖ shingle`,
+/// `store::keys::contain_prefix`), which its searches' prefix seeks consult
+/// (`index::contain::RocksContain`), and merges its runs later ([`CONTAIN_RUNS_BEFORE_MERGE`]).
+/// Its whole-range scans read in total order (`db::contain::scan_contain`).
 fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
     let mut o = rocks_options(cache, false);
     if mirror && parse_table_cf(name).is_some() {
         o.set_memtable_factory(rocksdb::MemtableFactory::Vector);
+    }
+    if name == crate::store::keys::CF_CONTAIN {
+        o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(crate::store::keys::CONTAIN_PREFIX_LEN));
+        let mut bb = block_options(cache);
+        bb.set_bloom_filter(10.0, false);
+        bb.set_whole_key_filtering(false);
+        o.set_block_based_table_factory(&bb);
+        o.set_level_zero_file_num_compaction_trigger(CONTAIN_RUNS_BEFORE_MERGE);
+        o.set_level_zero_slowdown_writes_trigger(3 * CONTAIN_RUNS_BEFORE_MERGE);
+        o.set_level_zero_stop_writes_trigger(4 * CONTAIN_RUNS_BEFORE_MERGE);
     }
     o
 }

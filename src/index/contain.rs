@@ -373,7 +373,10 @@ impl RocksContain<'_> {
     /// Returns the probe counts.
     pub(crate) fn candidates(&self, set: &[u32], short: &ShortKeys, f: impl FnMut(u64, KeyKind, u32)) -> Result<SearchStats> {
         let cap = self.max_postings as usize;
-        let mut it = self.db.raw_iterator_cf(self.cf);
+        // Prefix seeks: each run's prefix filter says whether it holds the list at all.
+        let mut ro = rocksdb::ReadOptions::default();
+        ro.set_prefix_same_as_start(true);
+        let mut it = self.db.raw_iterator_cf_opt(self.cf, ro);
         // Probes come sorted by (kind, shingle): the seeks move forward through the key space.
         let stats = search_lists(
             probes(set, self.sample, |s| short.contains(s)),

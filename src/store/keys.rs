@@ -201,9 +201,12 @@ pub fn contain_key(kind: KeyKind, shingle: u32, doc_id: u64) -> [u8; 13] {
     k
 }
 
+/// Length of [`contain_prefix`] (the `contain` column family's prefix filter is on it).
+pub const CONTAIN_PREFIX_LEN: usize = 5;
+
 /// The posting-list prefix of a containment key: kind u8 ‖ shingle u32 BE.
-pub fn contain_prefix(kind: KeyKind, shingle: u32) -> [u8; 5] {
-    let mut k = [0u8; 5];
+pub fn contain_prefix(kind: KeyKind, shingle: u32) -> [u8; CONTAIN_PREFIX_LEN] {
+    let mut k = [0u8; CONTAIN_PREFIX_LEN];
     k[0] = kind as u8;
     k[1..].copy_from_slice(&shingle.to_be_bytes());
     k

@@ -399,6 +399,10 @@ pub struct BenchQueryArgs {
     /// probes that scan many entries are split (from about 2.6M documents at k = 12).
     #[arg(long, default_value_t = 0)]
     pub query_threads: usize,
+    /// Containment queries instead (containment >= C in either direction; needs the containment
+    /// index): measures the index's read side.
+    #[arg(long, value_parser = unit_interval)]
+    pub min_containment: Option<f64>,
 }
 
 #[derive(Args, Debug)]

@@ -30,6 +30,7 @@ impl From<BenchQueryArgs> for Config {
                 let mut o = QueryOptions::default();
                 o.max_distance = a.k;
                 o.min_jaccard = a.min_jaccard;
+                o.min_containment = a.min_containment;
                 o
             },
         }
