@@ -118,6 +118,18 @@ fn init_ingest_jsonl_query_get_stats_check() {
         "{:?}",
         bq
     );
+    // The same as containment queries (the index's read side): the near-duplicates contain it.
+    let bq = json_lines(&ok(&fpdb(&[
+        "bench-query",
+        &db,
+        "--queries",
+        qfile.to_str().unwrap(),
+        "--min-containment",
+        "0.5",
+        "--json",
+    ])));
+    assert_eq!(bq[0]["min_containment"].as_f64(), Some(0.5));
+    assert!(bq[0]["hits"].as_u64().unwrap() >= 1, "{:?}", bq);
 
     let stats = json_lines(&ok(&fpdb(&["stats", &db, "--json"])));
     assert_eq!(stats[0]["docs"], docs.len());

@@ -91,6 +91,9 @@ struct Posting {
 
 const END: u32 = u32::MAX;
 
+/// Keys whose lists [`Postings::for_each_sorted`] gathers at once.
+const GATHER_KEYS: usize = 64;
+
 #[inline]
 fn map_key(kind: KeyKind, s: u32) -> u64 {
     (kind as u64) << 32 | u64::from(s)
@@ -214,17 +217,24 @@ impl Postings {
         // Each key with its list's head, so the walk needs no map lookup per key.
         let mut keys: Vec<(u64, u32)> = self.heads.iter().map(|(&k, &(head, _))| (k, head)).collect();
         keys.sort_unstable_by_key(|&(k, _)| k);
-        let mut list: Vec<(u64, u32)> = Vec::new();
-        for (key, head) in keys {
-            let Some((kind, s)) = unmap_key(key) else { continue };
-            list.clear();
-            list.extend(self.walk(head));
-            if list.windows(2).all(|w| w[0].0 > w[1].0) {
-                list.reverse();
-            } else {
-                list.sort_unstable();
+        // The lists of a group of keys are gathered before any is written: their heads lie
+        // anywhere in the arena, and loads that do not wait on a write in between overlap (the
+        // walk key by key, a cache miss each, was 44% of the tail writer's time).
+        let mut group: Vec<(u64, u64, u32)> = Vec::new();
+        for keys in keys.chunks(GATHER_KEYS) {
+            group.clear();
+            for &(key, head) in keys {
+                let start = group.len();
+                group.extend(self.walk(head).map(|(id, n)| (key, id, n)));
+                let list = &mut group[start..];
+                if list.windows(2).all(|w| w[0].1 > w[1].1) {
+                    list.reverse();
+                } else {
+                    list.sort_unstable();
+                }
             }
-            for &(id, n) in &list {
+            for &(key, id, n) in &group {
+                let Some((kind, s)) = unmap_key(key) else { continue };
                 f(&contain_key(kind, s, id), id, n)?;
             }
         }
@@ -572,9 +582,10 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
         /// Adds and removes in any order leave exactly the lists of a plain map: lengths, members,
-        /// the count, and the sorted RocksDB entries.
+        /// the count, and the sorted RocksDB entries (keys from 200 values, so that the sorted
+        /// walk gathers several groups of lists).
         #[test]
-        fn postings_equal_a_map(ops in proptest::collection::vec((0u64..20, any::<bool>(), proptest::collection::vec(0u32..30, 0..8), 0u8..4), 0..120)) {
+        fn postings_equal_a_map(ops in proptest::collection::vec((0u64..20, any::<bool>(), proptest::collection::vec(0u32..100, 0..8), 0u8..4), 0..120)) {
             let mut p = Postings::default();
             let mut model: BTreeMap<(KeyKind, u32), BTreeMap<u64, u32>> = BTreeMap::new();
             let mut held: BTreeMap<u64, (KeyKind, Vec<u32>)> = BTreeMap::new();

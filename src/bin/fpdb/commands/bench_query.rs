@@ -66,16 +66,21 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     };
     let mean = lat.iter().sum::<f64>() / lat.len().max(1) as f64;
     let k = cfg.opts.max_distance.unwrap_or(d.config().max_distance);
+    let c = cfg.opts.min_containment;
     if json {
         writeln!(
             out,
             "{}",
-            json!({"queries": lat.len(), "k": k, "hits": hits, "p50_us": at(0.5), "p99_us": at(0.99), "mean_us": mean})
+            json!({"queries": lat.len(), "k": k, "min_containment": c, "hits": hits, "p50_us": at(0.5), "p99_us": at(0.99), "mean_us": mean})
         )?;
     } else {
+        let what = match c {
+            Some(c) => format!("containment queries at c = {c}"),
+            None => format!("queries at k = {k}"),
+        };
         writeln!(
             out,
-            "{} queries at k = {k}: p50 {:.1} µs, p99 {:.1} µs, mean {:.1} µs, {hits} hits",
+            "{} {what}: p50 {:.1} µs, p99 {:.1} µs, mean {:.1} µs, {hits} hits",
             lat.len(),
             at(0.5),
             at(0.99),
