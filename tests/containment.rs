@@ -561,3 +561,55 @@ fn the_in_memory_tail_answers_like_rocksdb_at_every_flush_size() {
             .starts_with("contain-tail-")));
     }
 }
+
+/// The containment index keeps several ingested runs unmerged (each tail file spans the whole key
+/// range): its searches seek every run through the prefix filter and answer exactly as one merged
+/// run does, and `compact_index` merges them (the RocksDB directory then holds at most one file per
+/// column family).
+#[test]
+fn unmerged_runs_answer_like_one_and_compact_index_merges_them() {
+    let v = vocab();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let opts = fpdb::Options {
+        // A tail file after every batch: one run per insert.
+        contain_tail_postings: 0,
+        ..fpdb::Options::default()
+    };
+    let db = Db::create_with(
+        &path,
+        &CreateOptions::default().with_containment(Some(ContainmentConfig::new(4))),
+        opts,
+    )
+    .unwrap();
+    let mut queries = Vec::new();
+    for i in 0..12u64 {
+        let t = if i % 3 == 2 {
+            // A host holding the passage two inserts back.
+            format!(
+                "{} {} {}",
+                text(&passage(&v, 30, i + 700)),
+                queries[i as usize - 2],
+                text(&passage(&v, 30, i + 900))
+            )
+        } else {
+            text(&passage(&v, 25 + i as usize * 5, i))
+        };
+        db.insert(&format!("k{i}"), &t).unwrap();
+        queries.push(t);
+    }
+    let ssts = || {
+        std::fs::read_dir(path.join("rocksdb"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".sst"))
+            .count()
+    };
+    let cfs = 11; // meta, docs, keys, edges, meta_idx, t0..t4, contain
+    assert!(ssts() > cfs, "one run per insert: {} files", ssts());
+    let before = observe(&db, &queries);
+    assert!(!before.1.is_empty(), "the hosts hold earlier passages");
+    assert!(before.0.iter().all(|h| !h.is_empty()), "every text finds itself");
+    db.compact_index().unwrap();
+    assert!(ssts() <= cfs, "merged: {} files", ssts());
+    assert_eq!(observe(&db, &queries), before);
+}

@@ -92,6 +92,11 @@ fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
         let mut bb = block_options(cache);
         bb.set_bloom_filter(10.0, false);
         bb.set_whole_key_filtering(false);
+        // Partitioned: a seek loads one small filter (and index) partition, not a file's whole
+        // filter, which at 10M documents (~180 MB of filters) would not stay in the block cache.
+        bb.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
+        bb.set_partition_filters(true);
+        bb.set_pin_top_level_index_and_filter(true);
         o.set_block_based_table_factory(&bb);
         o.set_level_zero_file_num_compaction_trigger(CONTAIN_RUNS_BEFORE_MERGE);
         o.set_level_zero_slowdown_writes_trigger(3 * CONTAIN_RUNS_BEFORE_MERGE);

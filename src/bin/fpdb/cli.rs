@@ -300,6 +300,10 @@ pub struct CompactArgs {
     /// Rewrite a segment when at least this share of its bytes is dead (0..=1).
     #[arg(long, default_value_t = 0.3, value_parser = unit_interval)]
     pub min_dead: f64,
+    /// Also merge every RocksDB column family into one sorted run (after a bulk load: the
+    /// containment index keeps up to 16 ingested runs unmerged, which its queries seek one by one).
+    #[arg(long)]
+    pub index: bool,
 }
 
 #[derive(Args, Debug)]

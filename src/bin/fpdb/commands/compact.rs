@@ -1,4 +1,4 @@
-//! `fpdb compact`: rewrite segments with dead bytes.
+//! `fpdb compact`: rewrite segments with dead bytes; with `--index`, merge RocksDB's runs too.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,6 +11,7 @@ use crate::cli::CompactArgs;
 pub struct Config {
     pub db: PathBuf,
     pub min_dead: f64,
+    pub index: bool,
 }
 
 impl From<CompactArgs> for Config {
@@ -18,6 +19,7 @@ impl From<CompactArgs> for Config {
         Config {
             db: a.db,
             min_dead: a.min_dead,
+            index: a.index,
         }
     }
 }
@@ -25,6 +27,9 @@ impl From<CompactArgs> for Config {
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open(&cfg.db, true)?;
     let s = d.compact(cfg.min_dead)?;
+    if cfg.index {
+        d.compact_index()?;
+    }
     if json {
         writeln!(out, "{}", serde_json::to_string(&s)?)?;
     } else {
