@@ -4,7 +4,6 @@
 use std::fs;
 
 use crate::error::{Error, Result};
-use crate::store::keys::{cf_names, method_cf_names};
 use crate::store::segment;
 use crate::store::ShingleLoc;
 
@@ -83,10 +82,7 @@ impl Db {
 
     /// Flushes RocksDB memtables to SST files (optional; the WAL already makes commits durable).
     pub fn flush(&self) -> Result<()> {
-        for name in cf_names(self.inner.config.tables, self.inner.table_gen)
-            .into_iter()
-            .chain(method_cf_names(&self.inner.spec.method))
-        {
+        for name in self.inner.column_families() {
             self.inner.rocks.flush_cf(self.cf(&name)?).map_err(self.rocks_err("flush"))?;
         }
         Ok(())
@@ -98,12 +94,7 @@ impl Db {
     /// then seek one by one).
     pub fn compact_index(&self) -> Result<()> {
         self.flush()?;
-        let contain = self.inner.config.containment.map(|_| crate::store::keys::CF_CONTAIN.to_string());
-        for name in cf_names(self.inner.config.tables, self.inner.table_gen)
-            .into_iter()
-            .chain(method_cf_names(&self.inner.spec.method))
-            .chain(contain)
-        {
+        for name in self.inner.column_families() {
             self.inner.rocks.compact_range_cf(self.cf(&name)?, None::<&[u8]>, None::<&[u8]>);
         }
         Ok(())

@@ -82,6 +82,19 @@ struct Inner {
     _lock: Option<File>,
 }
 
+impl Inner {
+    /// Every column family of this database: the fixed ones, the current table generation's, the
+    /// containment index's when there is one, and the method's.
+    fn column_families(&self) -> Vec<String> {
+        let mut names = cf_names(self.config.tables, self.table_gen);
+        // containment:
+        names.extend(self.config.containment.map(|_| crate::store::keys::CF_CONTAIN.to_string()));
+        // method:
+        names.extend(method_cf_names(&self.spec.method));
+        names
+    }
+}
+
 impl Drop for Inner {
     /// A clean close flushes the memtables, so the next open does not replay the whole WAL.
     fn drop(&mut self) {
@@ -97,12 +110,7 @@ impl Drop for Inner {
             // does; nothing is lost).
             let _ = contain_tail::flush_tail(self, &mut w);
             drop(w);
-            // containment: the index's column family, when there is one; method: its own.
-            for name in cf_names(self.config.tables, self.table_gen)
-                .into_iter()
-                .chain([crate::store::keys::CF_CONTAIN.to_string()])
-                .chain(method_cf_names(&self.spec.method))
-            {
+            for name in self.column_families() {
                 if let Some(cf) = self.rocks.cf_handle(&name) {
                     let _ = self.rocks.flush_cf(cf);
                 }
