@@ -73,7 +73,14 @@ fn init_ingest_jsonl_query_get_stats_check() {
     let (jsonl, docs) = corpus();
     let input = dir.path().join("in.jsonl");
     std::fs::write(&input, jsonl).unwrap();
-    let out = ok(&fpdb(&["ingest", &db, input.to_str().unwrap(), "--json"]));
+    let run = fpdb(&["ingest", &db, input.to_str().unwrap(), "--json"]);
+    // The summary's time includes the final flush (the close's work), and says how much of it.
+    let summary = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        summary.contains("ingested 30 items in ") && summary.contains(" s of it the final flush): 30 stored"),
+        "{summary}"
+    );
+    let out = ok(&run);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 30);
     for l in &lines {

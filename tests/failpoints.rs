@@ -626,3 +626,45 @@ fn a_database_without_a_floor_opens_with_every_posting_in_rocksdb() {
     assert!((0..8).all(|i| found(&db, i)), "the documents after the open's floor are re-derived");
     assert!(!found(&db, 8));
 }
+
+/// `Db::flush` does the close's work, the containment tail's write included: a stop there is
+/// reported, poisons the handle (as a failed commit does), and the reopened database checks clean
+/// and answers containment queries for every document.
+#[test]
+fn a_stopped_tail_write_in_flush_poisons_the_handle_and_loses_nothing() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let v = vocab();
+    let texts: Vec<String> = (0..6).map(|i| text(&passage(&v, 200, i + 40))).collect();
+    // The tail is written only by a flush or the close.
+    let opts = || Options {
+        contain_tail_postings: usize::MAX,
+        ..Options::default()
+    };
+    let path = dir.path().join("db");
+    let db = Db::create_with(&path, &CreateOptions::default(), opts()).unwrap();
+    for (i, t) in texts.iter().take(5).enumerate() {
+        db.insert(&format!("k{i}"), t).unwrap();
+    }
+    failpoint::set("contain.flush.file", 1);
+    match db.flush() {
+        Err(Error::Injected(p)) => assert_eq!(p, "contain.flush.file"),
+        other => panic!("expected the injected error, got {other:?}"),
+    }
+    failpoint::clear();
+    match db.insert("k5", &texts[5]) {
+        Err(e @ Error::Poisoned { .. }) => assert!(e.to_string().contains("flush"), "{e}"),
+        other => panic!("expected a poisoned handle, got {other:?}"),
+    }
+    drop(db);
+    let db = Db::open_with(&path, opts()).unwrap();
+    let rep = db.check().unwrap();
+    assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+    let q = QueryOptions::default().with_min_containment(0.9);
+    for (i, t) in texts.iter().take(5).enumerate() {
+        let keys: Vec<String> = db.query(t, &q).unwrap().into_iter().map(|h| h.key).collect();
+        assert_eq!(keys, vec![format!("k{i}")], "doc {i}");
+    }
+    db.flush().unwrap();
+}

@@ -80,12 +80,18 @@ impl Db {
         Ok(stats)
     }
 
-    /// Flushes RocksDB memtables to SST files (optional; the WAL already makes commits durable).
+    /// Writes what the handle holds in memory to files, as a clean close does: the containment
+    /// index's tail (one ingested SST file) and RocksDB's memtables, every column family at once.
+    /// Optional — the WAL (and the stored shingle sets, for the tail) already make every commit
+    /// durable — but it takes the close's work out of the drop, so that a bulk load can time and
+    /// report it, and the next open neither replays the WAL nor re-derives the tail. A failure
+    /// writing the tail poisons the handle, as a failed commit does.
     pub fn flush(&self) -> Result<()> {
-        for name in self.inner.column_families() {
-            self.inner.rocks.flush_cf(self.cf(&name)?).map_err(self.rocks_err("flush"))?;
+        {
+            let mut w = self.lock_writer()?;
+            Self::mutation(&mut w, "flush", |w| super::contain_tail::flush_tail(&self.inner, w))?;
         }
-        Ok(())
+        self.inner.flush_memtables()
     }
 
     /// Flushes and fully compacts every RocksDB column family, the containment index's included,
@@ -98,5 +104,85 @@ impl Db {
             self.inner.rocks.compact_range_cf(self.cf(&name)?, None::<&[u8]>, None::<&[u8]>);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{ContainmentConfig, CreateOptions, Db, Error, Options};
+
+    /// Entries in each column family's memtables (active and immutable).
+    fn memtable_entries(db: &Db) -> Vec<(String, u64)> {
+        db.inner
+            .column_families()
+            .into_iter()
+            .map(|n| {
+                let cf = db.cf(&n).unwrap();
+                let count = |p: &str| db.inner.rocks.property_int_value_cf(cf, p).unwrap().unwrap_or(0);
+                let e = count("rocksdb.num-entries-active-mem-table") + count("rocksdb.num-entries-imm-mem-tables");
+                (n, e)
+            })
+            .collect()
+    }
+
+    fn text(i: usize) -> String {
+        (0..80)
+            .map(|j| format!("w{}", (i * 37 + j * 13 + j * j) % 900))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// `Db::flush` does the close's work: every column family's memtable is flushed (side by side,
+    /// `Inner::flush_memtables`) and the containment tail is written to RocksDB (the floor moves to
+    /// the next doc id). A read-only handle refuses it.
+    #[test]
+    fn flush_empties_every_memtable_and_writes_the_containment_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        // The tail is never written before a flush or the close.
+        let opts = Options {
+            contain_tail_postings: usize::MAX,
+            ..Options::default()
+        };
+        let create = CreateOptions::default().with_containment(Some(ContainmentConfig::new(4)));
+        let db = Db::create_with(&path, &create, opts).unwrap();
+        for i in 0..30 {
+            db.insert(&format!("k{i}"), &text(i)).unwrap();
+        }
+        let before = memtable_entries(&db);
+        let tables = before
+            .iter()
+            .filter(|(n, _)| crate::store::keys::parse_table_cf(n).is_some())
+            .count();
+        assert!(tables >= 2, "{before:?}");
+        assert!(
+            before.iter().filter(|(_, e)| *e > 0).count() >= tables + 2,
+            "docs, keys, meta and every table hold entries: {before:?}"
+        );
+        {
+            let st = db.inner.state.read();
+            assert!(
+                !st.contain.active.is_empty() && st.contain.floor == 0,
+                "the postings are in the tail"
+            );
+        }
+        db.flush().unwrap();
+        let after = memtable_entries(&db);
+        assert!(after.iter().all(|(_, e)| *e == 0), "{after:?}");
+        {
+            let st = db.inner.state.read();
+            assert!(st.contain.active.is_empty(), "the tail was written");
+            assert_eq!(st.contain.floor, st.next_id, "the floor moved past every document");
+        }
+        drop(db);
+        let ro = Db::open_with(
+            &path,
+            Options {
+                read_only: true,
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert!(matches!(ro.flush(), Err(Error::ReadOnly { .. })));
     }
 }

@@ -95,8 +95,58 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// Flushes RocksDB's memtables of every column family, [`FLUSH_THREADS`] at a time. RocksDB's
+    /// own multi-family flush (without atomic flush) and one `flush_cf` after another both wait
+    /// for each family in turn: at the close of a 1M-document bulk load that was ~2.5 s on one core
+    /// with the other idle (docs/performance.md, "Issue 14, twelfth sitting"). Each thread here
+    /// takes the next family and waits for its flush, so RocksDB's flush threads run side by side.
+    /// The first error is returned after every thread has stopped.
+    pub(super) fn flush_memtables(&self) -> Result<()> {
+        let names = self.column_families();
+        let cfs: Vec<&rocksdb::ColumnFamily> = names
+            .iter()
+            .map(|n| {
+                self.rocks
+                    .cf_handle(n)
+                    .ok_or_else(|| Error::corrupt(&self.rocks_path, None, format!("column family {n:?} is missing")))
+            })
+            .collect::<Result<_>>()?;
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let flush_some = || -> Result<()> {
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(cf) = cfs.get(i) else { return Ok(()) };
+                self.rocks.flush_cf(*cf).map_err(|e| Error::rocks("flush", &self.rocks_path, e))?;
+            }
+        };
+        std::thread::scope(|s| {
+            // A helper thread that cannot be started leaves the work to this one.
+            let helpers: Vec<_> = (1..FLUSH_THREADS)
+                .filter_map(|i| {
+                    std::thread::Builder::new()
+                        .name(format!("fpdb-flush-{i}"))
+                        .spawn_scoped(s, flush_some)
+                        .ok()
+                })
+                .collect();
+            let mut r = flush_some();
+            for h in helpers {
+                let hr = h.join().unwrap_or_else(|p| Err(Error::panicked("flush", &*p)));
+                r = r.and(hr);
+            }
+            r
+        })
+    }
+}
+
+/// RocksDB's flush threads (`max_background_flushes`), and the threads that ask for the close's
+/// flushes. RocksDB's default for two background jobs is one flush thread.
+pub(super) const FLUSH_THREADS: i32 = 2;
+
 impl Drop for Inner {
-    /// A clean close flushes the memtables, so the next open does not replay the whole WAL.
+    /// A clean close writes the containment tail and flushes the memtables, so the next open
+    /// neither re-derives the tail nor replays the whole WAL.
     fn drop(&mut self) {
         let mut w = self.writer.lock();
         if self.opts.read_only || w.poisoned.is_some() || w.in_progress.is_some() {
@@ -110,11 +160,7 @@ impl Drop for Inner {
             // does; nothing is lost).
             let _ = contain_tail::flush_tail(self, &mut w);
             drop(w);
-            for name in self.column_families() {
-                if let Some(cf) = self.rocks.cf_handle(&name) {
-                    let _ = self.rocks.flush_cf(cf);
-                }
-            }
+            let _ = self.flush_memtables();
         }
     }
 }

@@ -42,6 +42,10 @@ fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
     o.set_compression_type(rocksdb::DBCompressionType::None);
     o.set_block_based_table_factory(&block_options(cache));
     o.set_max_background_jobs(2);
+    // Deprecated in favour of RocksDB's own split of `max_background_jobs` (a quarter to flushes,
+    // at least one), but still honoured; two jobs would give one flush thread.
+    #[allow(deprecated)]
+    o.set_max_background_flushes(super::FLUSH_THREADS);
     // One writer thread makes every write (the writer lock), so RocksDB never groups concurrent
     // memtable inserts; off, the append-only memtable of the table column families is allowed.
     o.set_allow_concurrent_memtable_write(false);
@@ -86,6 +90,16 @@ fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
     let mut o = rocks_options(cache, false);
     if mirror && parse_table_cf(name).is_some() {
         o.set_memtable_factory(rocksdb::MemtableFactory::Vector);
+    }
+    if name == crate::store::keys::CF_KEYS {
+        // Every ingested document's key is looked up here first (`Db::committed_id`), and in a bulk
+        // load nearly every lookup misses: a whole-key bloom filter per file, and one on the
+        // memtable, answer a miss without reading the index or a data block.
+        let mut bb = block_options(cache);
+        bb.set_bloom_filter(10.0, false);
+        o.set_block_based_table_factory(&bb);
+        o.set_memtable_whole_key_filtering(true);
+        o.set_memtable_prefix_bloom_ratio(0.05);
     }
     if name == crate::store::keys::CF_CONTAIN {
         o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(crate::store::keys::CONTAIN_PREFIX_LEN));
