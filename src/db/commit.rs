@@ -99,7 +99,9 @@ impl Db {
             return Ok(());
         }
         let records: Vec<(u64, &[u32])> = pend.new_docs.iter().map(|p| (p.id, p.fp.shingles.as_slice())).collect();
-        let appended = w.segw.append(&records)?;
+        let mut appended = w.segw.append(&records)?;
+        // The segment's fsync runs while the batch is built; the WAL write waits for it below.
+        let seg_sync = appended.sync.take();
         let layout = &self.inner.layout;
         let mut b = WriteBatch::default();
         let (docs_cf, keys_cf, edges_cf, meta_cf) = (self.cf(CF_DOCS)?, self.cf(CF_KEYS)?, self.cf(CF_EDGES)?, self.cf(CF_META)?);
@@ -252,6 +254,9 @@ impl Db {
         drop(st);
         let mut wo = WriteOptions::default();
         wo.set_sync(self.inner.opts.sync);
+        if let Some(sync) = seg_sync {
+            sync.wait()?;
+        }
         failpoint!("wal.write");
         self.inner.rocks.write_opt(b, &wo).map_err(self.rocks_err("commit batch"))?;
         failpoint!("batch.commit");

@@ -18,7 +18,8 @@
 //! ```
 //!
 //! Commit protocol (see docs/durability.md): the writer appends every record of a batch with one
-//! write, fsyncs the segment (and the directory when the file is new), and only then writes the RocksDB
+//! write, fsyncs the segment (and the directory when the file is new; the file's fsync runs on a
+//! thread of its own while the writer builds the batch, [`SegmentSync`]), and only then writes the RocksDB
 //! batch whose doc records point at the bytes and whose `meta` entry `seg ‖ id` records the segment's
 //! committed length. Recovery truncates each segment to that length and deletes files that have no
 //! entry (orphans). A segment that reaches the target size is *sealed*: never written again, and
@@ -294,6 +295,39 @@ pub struct Appended {
     pub sealed: Vec<u32>,
     /// Segments created by this append; open them for reading after the batch commits.
     pub created: Vec<u32>,
+    /// The fsync of the appended bytes, under way (a handle that syncs); [`SegmentSync::wait`] for it
+    /// before committing anything that points at them.
+    pub sync: Option<SegmentSync>,
+}
+
+/// An append's fsync, running on a thread of its own so that it overlaps the rest of the commit's
+/// work (building the RocksDB batch); the commit waits for it before its WAL write, so the order of
+/// the protocol above is kept. A thread that cannot be started leaves the fsync done in place.
+#[derive(Debug)]
+pub struct SegmentSync {
+    path: PathBuf,
+    job: std::result::Result<std::thread::JoinHandle<std::io::Result<()>>, std::io::Result<()>>,
+}
+
+impl SegmentSync {
+    fn start(file: &File, path: PathBuf) -> Result<Self> {
+        let f = file.try_clone().map_err(|e| Error::io("fsync segment", &path, e))?;
+        let job = std::thread::Builder::new()
+            .name("fpdb-segment-sync".into())
+            .spawn(move || f.sync_data())
+            .map_err(|_| file.sync_data());
+        Ok(SegmentSync { path, job })
+    }
+
+    /// Waits for the fsync; its error, if any, names the segment.
+    pub fn wait(self) -> Result<()> {
+        failpoint!("segment.fsync");
+        let r = match self.job {
+            Ok(h) => h.join().unwrap_or_else(|_| Err(std::io::Error::other("the fsync thread panicked"))),
+            Err(r) => r,
+        };
+        r.map_err(|e| Error::io("fsync segment", &self.path, e))
+    }
 }
 
 fn fsync_dir(dir: &Path) -> Result<()> {
@@ -325,8 +359,9 @@ fn create_segment(dir: &Path, name: &str, id: u32, sync: bool) -> Result<File> {
 }
 
 impl SegmentWriter {
-    /// Appends the records of a batch with one write and one fsync. Nothing is visible to readers
-    /// until the caller commits the returned lengths and locations.
+    /// Appends the records of a batch with one write, and starts its fsync ([`Appended::sync`]).
+    /// Nothing is visible to readers until the caller waits for the fsync and commits the returned
+    /// lengths and locations.
     pub fn append(&mut self, records: &[(u64, &[u32])]) -> Result<Appended> {
         let mut out = Appended::default();
         if records.is_empty() {
@@ -360,8 +395,7 @@ impl SegmentWriter {
         file.write_all_at(&buf, *len)
             .map_err(|e| Error::io("append to segment", &path, e))?;
         if self.sync {
-            failpoint!("segment.fsync");
-            file.sync_data().map_err(|e| Error::io("fsync segment", &path, e))?;
+            out.sync = Some(SegmentSync::start(file, path)?);
         }
         out.locs = offsets
             .into_iter()
