@@ -72,6 +72,14 @@ pub(super) fn contain_file_options() -> rocksdb::Options {
 /// posting list (docs/performance.md, "Issue 14, eleventh sitting").
 const CONTAIN_RUNS_BEFORE_MERGE: i32 = 16;
 
+/// The memtable size of a table column family with the mirror (RocksDB's default: 64 MB). A
+/// vector memtable is sorted when it is flushed; at 64 MB (~1.9M entries) a 1M-document bulk load
+/// never filled one, and the close sorted and wrote all of them at once: 1.6 s of a 10 s
+/// `--dedup off` run. At 16 MB they flush in the background during the load, on the share of the
+/// cores the pipeline leaves idle, and the close has 0.4 s left (1M documents: `--dedup off` +4-8%,
+/// crawler loop +2-5%; docs/performance.md, "Issue 14, twelfth sitting").
+const TABLE_WRITE_BUFFER: usize = 16 << 20;
+
 /// The options of column family `name`. With the in-memory mirror the SimHash table column families
 /// are written for durability (the next open without a mirror, `check`, `reindex`) but never read
 /// on the ingest or query path, so their memtable is RocksDB's append-only vector, sorted once
@@ -90,16 +98,7 @@ fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
     let mut o = rocks_options(cache, false);
     if mirror && parse_table_cf(name).is_some() {
         o.set_memtable_factory(rocksdb::MemtableFactory::Vector);
-    }
-    if name == crate::store::keys::CF_KEYS {
-        // Every ingested document's key is looked up here first (`Db::committed_id`), and in a bulk
-        // load nearly every lookup misses: a whole-key bloom filter per file, and one on the
-        // memtable, answer a miss without reading the index or a data block.
-        let mut bb = block_options(cache);
-        bb.set_bloom_filter(10.0, false);
-        o.set_block_based_table_factory(&bb);
-        o.set_memtable_whole_key_filtering(true);
-        o.set_memtable_prefix_bloom_ratio(0.05);
+        o.set_write_buffer_size(TABLE_WRITE_BUFFER);
     }
     if name == crate::store::keys::CF_CONTAIN {
         o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(crate::store::keys::CONTAIN_PREFIX_LEN));
