@@ -176,14 +176,18 @@ impl Db {
         let started = Instant::now();
         let workers = crate::index::threads_or_cores(opts.workers);
         let batch_size = opts.batch_size;
+        let dedup = opts.dedup;
         let (work_tx, work_rx) = bounded::<(u64, Result<NewDoc>)>(batch_size * 2);
         // Checked documents wait here for the writer, which must then compare each with every
         // document committed after its worker's snapshot (the gap scan): two chunks keep the writer
-        // fed and the gap short (a queue of 2 × batch_size measured 5% slower at 1M documents).
-        let (done_tx, done_rx) = bounded::<(u64, Checked, u64)>(2 * WORKER_CHUNK);
+        // fed and the gap short (a queue of 2 × batch_size measured 5% slower at 1M documents, and
+        // again 2-4% in the twelfth sitting). Without dedup there is no gap scan, and a queue of two
+        // batches lets the workers go on while the writer waits for its fsyncs (1M documents,
+        // `--dedup off`: +4-9%; docs/performance.md, "Issue 14, twelfth sitting").
+        let queue = if dedup == Dedup::Off { 2 * batch_size } else { 2 * WORKER_CHUNK };
+        let (done_tx, done_rx) = bounded::<(u64, Checked, u64)>(queue);
         let stop = AtomicBool::new(false);
         let mut stats = IngestStats::default();
-        let dedup = opts.dedup;
         let outcome = std::thread::scope(|s| -> Result<()> {
             // Owned by this closure: when the writer returns (an error included) the receiver is
             // dropped, every worker's send fails, the workers drop the work receiver, the reader's
