@@ -446,6 +446,18 @@ impl Db {
         Ok(py.detach(move || engine.check()).or_raise(py)?.into())
     }
 
+    /// flush() -> None
+    ///
+    /// Writes what the handle holds in memory to files, as a clean close does: the containment
+    /// index's tail and RocksDB's memtables (`Db::flush`, which `fpdb ingest` times with its run).
+    /// Optional — every commit is already durable — but a bulk load can time it, and the next open
+    /// then replays nothing. Raises ReadOnlyError on a read-only handle; a failure poisons the
+    /// handle, as a failed commit does.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let engine = self.engine(py)?;
+        py.detach(move || engine.flush()).or_raise(py)
+    }
+
     /// compact(min_dead=0.3, *, index=False) -> CompactStats
     ///
     /// Rewrites the segments in which at least `min_dead` of the bytes are dead (deleted or

@@ -53,6 +53,9 @@ def test_outcomes_groups_delete_compact(tmp_path):
         assert cs.segments_rewritten >= 1 and cs.bytes_reclaimed > 0
         # index=True also merges RocksDB's runs: nothing left to reclaim, the database still sound.
         assert db.compact(min_dead=0.0, index=True).bytes_reclaimed == 0
+        db.flush()  # the close's work, done now: the handle stays usable and the database sound
+        assert db.insert("after-flush", base).stored
+        assert db.delete("after-flush")
         rep = db.check()
         assert rep.ok and rep.docs == len(db) == 12
         st = db.stats()

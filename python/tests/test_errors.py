@@ -133,6 +133,8 @@ def test_read_only(db, tmp_path):
             ro.delete("a")
         with pytest.raises(fpdb.ReadOnlyError):
             ro.ingest([("c", "ten eleven twelve")]).run()
+        with pytest.raises(fpdb.ReadOnlyError):
+            ro.flush()
 
 
 def test_closed(tmp_path):
