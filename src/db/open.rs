@@ -100,6 +100,21 @@ fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
         o.set_memtable_factory(rocksdb::MemtableFactory::Vector);
         o.set_write_buffer_size(TABLE_WRITE_BUFFER);
     }
+    if name == crate::store::keys::CF_KEYS {
+        // Every ingested document's key is looked up here first (`Db::committed_id`), and in a bulk
+        // load nearly every lookup misses. A whole-key filter answers a miss without the index and
+        // data blocks of every run; partitioned, so that a lookup loads one small filter partition
+        // (whole-file filters of 10M keys thrashed the 64 MB block cache: docs/performance.md,
+        // "Issue 14, twelfth sitting"), and one on the memtable.
+        let mut bb = block_options(cache);
+        bb.set_bloom_filter(10.0, false);
+        bb.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
+        bb.set_partition_filters(true);
+        bb.set_pin_top_level_index_and_filter(true);
+        o.set_block_based_table_factory(&bb);
+        o.set_memtable_whole_key_filtering(true);
+        o.set_memtable_prefix_bloom_ratio(0.05);
+    }
     if name == crate::store::keys::CF_CONTAIN {
         o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(crate::store::keys::CONTAIN_PREFIX_LEN));
         let mut bb = block_options(cache);
