@@ -81,7 +81,7 @@ impl Db {
     }
 
     /// Writes what the handle holds in memory to files, as a clean close does: the containment
-    /// index's tail (one ingested SST file) and RocksDB's memtables, every column family at once.
+    /// index's tail (one ingested SST file) and RocksDB's memtables, two column families at a time.
     /// Optional — the WAL (and the stored shingle sets, for the tail) already make every commit
     /// durable — but it takes the close's work out of the drop, so that a bulk load can time and
     /// report it, and the next open neither replays the WAL nor re-derives the tail. A failure
