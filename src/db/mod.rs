@@ -96,6 +96,13 @@ impl Inner {
 }
 
 impl Inner {
+    /// The handle of column family `name`; a missing one is corruption.
+    pub(super) fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
+        self.rocks
+            .cf_handle(name)
+            .ok_or_else(|| Error::corrupt(&self.rocks_path, None, format!("missing column family {name}")))
+    }
+
     /// Flushes RocksDB's memtables of every column family, [`FLUSH_THREADS`] at a time. RocksDB's
     /// own multi-family flush (without atomic flush) and one `flush_cf` after another both wait
     /// for each family in turn: at the close of a 1M-document bulk load that was ~2.5 s on one core
@@ -104,14 +111,7 @@ impl Inner {
     /// The first error is returned after every thread has stopped.
     pub(super) fn flush_memtables(&self) -> Result<()> {
         let names = self.column_families();
-        let cfs: Vec<&rocksdb::ColumnFamily> = names
-            .iter()
-            .map(|n| {
-                self.rocks
-                    .cf_handle(n)
-                    .ok_or_else(|| Error::corrupt(&self.rocks_path, None, format!("column family {n:?} is missing")))
-            })
-            .collect::<Result<_>>()?;
+        let cfs: Vec<&rocksdb::ColumnFamily> = names.iter().map(|n| self.cf(n)).collect::<Result<_>>()?;
         let next = std::sync::atomic::AtomicUsize::new(0);
         let flush_some = || -> Result<()> {
             loop {
@@ -208,10 +208,7 @@ impl Db {
         Fingerprinter::new(self.inner.spec.clone())
     }
     pub(super) fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
-        self.inner
-            .rocks
-            .cf_handle(name)
-            .ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, format!("missing column family {name}")))
+        self.inner.cf(name)
     }
 
     pub(super) fn rocks_err(&self, op: &'static str) -> impl Fn(rocksdb::Error) -> Error + '_ {

@@ -59,6 +59,19 @@ fn block_options(cache: &Cache) -> BlockBasedOptions {
     bb
 }
 
+/// Block options with a bloom filter (10 bits per key), partitioned, with a two-level index whose
+/// top level stays pinned: a lookup or seek loads one small filter (and index) partition, not a
+/// file's whole filter, which at 10M documents would not stay in the block cache (`contain`: ~180 MB
+/// of filters, eleventh sitting; `keys`: twelfth sitting, docs/performance.md).
+fn partitioned_filter_options(cache: &Cache) -> BlockBasedOptions {
+    let mut bb = block_options(cache);
+    bb.set_bloom_filter(10.0, false);
+    bb.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
+    bb.set_partition_filters(true);
+    bb.set_pin_top_level_index_and_filter(true);
+    bb
+}
+
 /// Options of the containment tail's SST files (`db::contain_tail`): the `contain` column family's
 /// own, so that each file carries the posting-list prefix filter.
 pub(super) fn contain_file_options() -> rocksdb::Options {
@@ -106,25 +119,15 @@ fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
         // data blocks of every run; partitioned, so that a lookup loads one small filter partition
         // (whole-file filters of 10M keys thrashed the 64 MB block cache: docs/performance.md,
         // "Issue 14, twelfth sitting"), and one on the memtable.
-        let mut bb = block_options(cache);
-        bb.set_bloom_filter(10.0, false);
-        bb.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
-        bb.set_partition_filters(true);
-        bb.set_pin_top_level_index_and_filter(true);
-        o.set_block_based_table_factory(&bb);
+        o.set_block_based_table_factory(&partitioned_filter_options(cache));
         o.set_memtable_whole_key_filtering(true);
         o.set_memtable_prefix_bloom_ratio(0.05);
     }
     if name == crate::store::keys::CF_CONTAIN {
         o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(crate::store::keys::CONTAIN_PREFIX_LEN));
-        let mut bb = block_options(cache);
-        bb.set_bloom_filter(10.0, false);
+        // A filter on the prefix only, no whole-key filter.
+        let mut bb = partitioned_filter_options(cache);
         bb.set_whole_key_filtering(false);
-        // Partitioned: a seek loads one small filter (and index) partition, not a file's whole
-        // filter, which at 10M documents (~180 MB of filters) would not stay in the block cache.
-        bb.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
-        bb.set_partition_filters(true);
-        bb.set_pin_top_level_index_and_filter(true);
         o.set_block_based_table_factory(&bb);
         o.set_level_zero_file_num_compaction_trigger(CONTAIN_RUNS_BEFORE_MERGE);
         o.set_level_zero_slowdown_writes_trigger(3 * CONTAIN_RUNS_BEFORE_MERGE);
