@@ -54,9 +54,11 @@ fn crash_child() {
         .with_spec(fpdb::FingerprintSpec::default().with_method(method.clone()))
         .with_max_distance(method.default_max_distance());
     // containment: a small tail (written to RocksDB every few batches), so kills also land in its
-    // flush and the reopen re-derives it.
+    // flush and the reopen re-derives it. Likewise the table tail (after every batch, every few
+    // rounds, or only by the reopen after the kill).
     let opts = fpdb::Options {
         contain_tail_postings: [0, 300, 3000][seed as usize % 3],
+        table_tail_docs: [0, 700, 1 << 22][(seed / 3) as usize % 3],
         ..fpdb::Options::default()
     };
     let db = if std::path::Path::new(&dir).join("rocksdb").exists() {

@@ -668,3 +668,61 @@ fn a_stopped_tail_write_in_flush_poisons_the_handle_and_loses_nothing() {
     }
     db.flush().unwrap();
 }
+
+/// The table tail (`db::table_tail`): with the mirror, commits write no table entries; a flush
+/// writes them, one file per table, then moves the table floor. A stop at either step (before a
+/// file is ingested, or after every file but before the floor moves) is reported and poisons the
+/// handle; the database it leaves has its floor below the next doc id. A read-only open without
+/// the mirror still finds every document (it builds the mirror), and a writable open writes the
+/// tail again: `check` is clean and an open without the mirror answers from RocksDB's tables.
+#[test]
+fn a_stopped_table_tail_write_is_rewritten_by_the_next_writable_open() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    let v = vocab();
+    let texts: Vec<String> = (0..8).map(|i| text(&passage(&v, 200, i + 60))).collect();
+    let found = |db: &Db, what: &str| {
+        for (i, t) in texts.iter().enumerate().skip(1) {
+            let keys: Vec<String> = db.query(t, &QueryOptions::default()).unwrap().into_iter().map(|h| h.key).collect();
+            assert_eq!(keys, vec![format!("k{i}")], "{what}: doc {i}");
+        }
+    };
+    let no_mirror = |read_only: bool| Options {
+        mirror: false,
+        read_only,
+        ..Options::default()
+    };
+    for point in ["table.tail.file", "table.tail.ingested"] {
+        failpoint::clear();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        let db = Db::create(&path, &CreateOptions::default()).unwrap();
+        for (i, t) in texts.iter().enumerate() {
+            db.insert(&format!("k{i}"), t).unwrap();
+        }
+        db.delete("k0").unwrap();
+        failpoint::set(point, 1);
+        match db.flush() {
+            Err(Error::Injected(p)) => assert_eq!(p, point),
+            other => panic!("{point}: expected the injected error, got {other:?}"),
+        }
+        failpoint::clear();
+        assert!(matches!(db.insert("k9", &texts[0]), Err(Error::Poisoned { .. })), "{point}");
+        drop(db);
+        let ro = Db::open_with(&path, no_mirror(true)).unwrap();
+        found(&ro, &format!("{point}, read-only without the mirror"));
+        assert!(ro.check().unwrap().faults.is_empty(), "{point}: the floor excuses the tail");
+        drop(ro);
+        let db = Db::open(&path).unwrap();
+        let rep = db.check().unwrap();
+        assert!(rep.faults.is_empty(), "{point}: {:?}", rep.faults);
+        assert_eq!(
+            rep.table_entries,
+            7 * u64::from(db.layout().tables()),
+            "{point}: the live documents' entries, once each"
+        );
+        drop(db);
+        let db = Db::open_with(&path, no_mirror(false)).unwrap();
+        found(&db, &format!("{point}, from RocksDB's tables"));
+        assert!(db.get("k0").unwrap().is_none());
+    }
+}

@@ -1,6 +1,7 @@
 //! The commit of one batch: segment bytes (appended, fsynced), then ONE RocksDB `WriteBatch` across
-//! every column family (doc records, keys, table entries, edges, regrouped records, segment
-//! lengths, the id counter), then the publish to readers under the state's write lock.
+//! every column family (doc records, keys, table entries — without the mirror; with it they wait in
+//! the table tail, `db::table_tail` — edges, regrouped records, segment lengths, the id counter),
+//! then the publish to readers under the state's write lock.
 
 use std::collections::{HashMap, HashSet};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -164,6 +165,9 @@ impl Db {
             b.delete_cf(edges_cf, edge_key(a, c));
             b.delete_cf(edges_cf, edge_key(c, a));
         }
+        // With the mirror, the new documents' table entries wait in the table tail
+        // (`db::table_tail`); a delete's tombstones above are written wherever its entries are.
+        let table_tail = self.inner.opts.mirror;
         let now = now_ms();
         for (p, loc) in pend.new_docs.iter().zip(&appended.locs) {
             let rec = DocRecord {
@@ -183,8 +187,10 @@ impl Db {
             }
             kput.push((p.key.as_bytes(), p.id.to_be_bytes()));
             self.method_put(&mut b, p.id, &p.fp.sketch)?; // method:
-            for (i, t) in tput.iter_mut().enumerate() {
-                t.push(table_key(layout, i, p.fp.simhash, p.id));
+            if !table_tail {
+                for (i, t) in tput.iter_mut().enumerate() {
+                    t.push(table_key(layout, i, p.fp.simhash, p.id));
+                }
             }
         }
         kput.sort_unstable();
@@ -297,6 +303,9 @@ impl Db {
             if let Some(t) = st.tables.as_mut() {
                 t.insert(p.fp.simhash, p.id);
             }
+            if table_tail {
+                w.table_tail.push(p.id);
+            }
             st.recent_ids.push_back(p.id);
             st.recent_fps.push_back(p.fp.simhash);
             if self.inner.mindex.is_some() {
@@ -351,7 +360,8 @@ impl Db {
         }
         drop(st);
         self.merge_mirror(w);
-        super::contain_tail::tail_after_commit(&self.inner, w) // containment:
+        super::contain_tail::tail_after_commit(&self.inner, w)?; // containment:
+        super::table_tail::table_tail_after_commit(&self.inner, w)
     }
 
     /// The mirror's merges (`MemTables::start_merge`): one at a time, built on a thread of its own

@@ -81,15 +81,18 @@ impl Db {
     }
 
     /// Writes what the handle holds in memory to files, as a clean close does: the containment
-    /// index's tail (one ingested SST file) and RocksDB's memtables, two column families at a time.
-    /// Optional — the WAL (and the stored shingle sets, for the tail) already make every commit
-    /// durable — but it takes the close's work out of the drop, so that a bulk load can time and
+    /// index's tail (one ingested SST file), the table tail (one per table, `db::table_tail`) and
+    /// RocksDB's memtables, two column families at a time. Optional — the WAL (and the stored
+    /// shingle sets and doc records, for the tails) already make every commit durable — but it takes the close's work out of the drop, so that a bulk load can time and
     /// report it, and the next open neither replays the WAL nor re-derives the tail. A failure
     /// writing the tail poisons the handle, as a failed commit does.
     pub fn flush(&self) -> Result<()> {
         {
             let mut w = self.lock_writer()?;
-            Self::mutation(&mut w, "flush", |w| super::contain_tail::flush_tail(&self.inner, w))?;
+            Self::mutation(&mut w, "flush", |w| {
+                super::contain_tail::flush_tail(&self.inner, w)?;
+                super::table_tail::write_table_tail(&self.inner, w)
+            })?;
         }
         self.inner.flush_memtables()
     }
@@ -133,10 +136,10 @@ mod tests {
     }
 
     /// `Db::flush` does the close's work: every column family's memtable is flushed (side by side,
-    /// `Inner::flush_memtables`) and the containment tail is written to RocksDB (the floor moves to
-    /// the next doc id). A read-only handle refuses it.
+    /// `Inner::flush_memtables`), and the containment tail and the table tail are written to
+    /// RocksDB (both floors move to the next doc id). A read-only handle refuses it.
     #[test]
-    fn flush_empties_every_memtable_and_writes_the_containment_tail() {
+    fn flush_empties_every_memtable_and_writes_both_tails() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
         // The tail is never written before a flush or the close.
@@ -150,15 +153,20 @@ mod tests {
             db.insert(&format!("k{i}"), &text(i)).unwrap();
         }
         let before = memtable_entries(&db);
-        let tables = before
-            .iter()
-            .filter(|(n, _)| crate::store::keys::parse_table_cf(n).is_some())
-            .count();
-        assert!(tables >= 2, "{before:?}");
+        let is_table = |n: &str| crate::store::keys::parse_table_cf(n).is_some();
+        assert!(before.iter().filter(|(n, _)| is_table(n)).count() >= 2, "{before:?}");
         assert!(
-            before.iter().filter(|(_, e)| *e > 0).count() >= tables + 2,
-            "docs, keys, meta and every table hold entries: {before:?}"
+            before.iter().filter(|(n, e)| !is_table(n) && *e > 0).count() >= 3,
+            "docs, keys and meta hold entries: {before:?}"
         );
+        assert!(
+            before.iter().all(|(n, e)| !is_table(n) || *e == 0),
+            "with the mirror, the table entries wait in the table tail: {before:?}"
+        );
+        {
+            let w = db.inner.writer.lock();
+            assert_eq!((w.table_tail.len(), w.table_floor), (30, 0));
+        }
         {
             let st = db.inner.state.read();
             assert!(
@@ -173,7 +181,16 @@ mod tests {
             let st = db.inner.state.read();
             assert!(st.contain.active.is_empty(), "the tail was written");
             assert_eq!(st.contain.floor, st.next_id, "the floor moved past every document");
+            let w = db.inner.writer.lock();
+            assert!(w.table_tail.is_empty() && w.table_floor == st.next_id, "the table tail was written");
         }
+        let rep = db.check().unwrap();
+        assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+        assert_eq!(
+            rep.table_entries,
+            30 * u64::from(db.layout().tables()),
+            "every table holds every document"
+        );
         drop(db);
         let ro = Db::open_with(
             &path,

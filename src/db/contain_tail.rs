@@ -38,22 +38,33 @@ fn decode_floor(v: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(v.try_into().ok()?))
 }
 
+/// A floor stored under `key` in `meta` ([`encode_floor`]), checked to be at most `next_id`;
+/// `None` when absent. The containment tail's and the table tail's (`db::table_tail`) floors.
+pub(super) fn read_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, key: &[u8], next_id: u64) -> Result<Option<u64>> {
+    let name = String::from_utf8_lossy(key);
+    let stored = rocks
+        .get_cf(meta, key)
+        .map_err(|e| Error::rocks("read a floor in meta", rocks_path, e))?;
+    stored
+        .map(|v| {
+            decode_floor(&v).filter(|&f| f <= next_id).ok_or_else(|| {
+                Error::corrupt(
+                    rocks_path,
+                    None,
+                    format!("meta {name} {v:?} is not 8 bytes at most next_doc {next_id}"),
+                )
+            })
+        })
+        .transpose()
+}
+
 /// At open (with the index): the floor. Absent in a database written before the tail existed:
 /// every posting is then in RocksDB, so the floor is the next doc id, and a writer records it
 /// (synced) before anything lands in the tail. A writer also removes the files of tail writes that
 /// stopped before their ingest.
 pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, next_id: u64, read_only: bool) -> Result<u64> {
-    let stored = rocks
-        .get_cf(meta, META_CONTAIN_FLOOR)
-        .map_err(|e| Error::rocks("read meta contain_floor", rocks_path, e))?;
-    let floor = match stored {
-        Some(v) => decode_floor(&v).filter(|&f| f <= next_id).ok_or_else(|| {
-            Error::corrupt(
-                rocks_path,
-                None,
-                format!("meta contain_floor {v:?} is not 8 bytes at most next_doc {next_id}"),
-            )
-        })?,
+    let floor = match read_floor(rocks, meta, rocks_path, META_CONTAIN_FLOOR, next_id)? {
+        Some(f) => f,
         None => {
             if !read_only {
                 let mut wo = WriteOptions::default();
@@ -66,7 +77,7 @@ pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &
         }
     };
     if !read_only {
-        remove_stale_tail_files(rocks_path)?;
+        remove_stale_files(rocks_path, TAIL_FILE_PREFIX)?;
     }
     Ok(floor)
 }
@@ -75,14 +86,15 @@ pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &
 /// a crash before its ingest is removed at the next writable open.
 const TAIL_FILE_PREFIX: &str = "contain-tail-";
 
-/// Removes tail files a crash left before their ingest (RocksDB ignores them).
-fn remove_stale_tail_files(rocks_path: &Path) -> Result<()> {
+/// Removes the files named `prefix*.sst` a crash left before their ingest (RocksDB ignores them):
+/// the containment tail's and the table tail's.
+pub(super) fn remove_stale_files(rocks_path: &Path, prefix: &str) -> Result<()> {
     let Ok(dir) = std::fs::read_dir(rocks_path) else { return Ok(()) };
     for e in dir.flatten() {
         let name = e.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with(TAIL_FILE_PREFIX) && name.ends_with(".sst") {
-            std::fs::remove_file(e.path()).map_err(|err| Error::io("remove a stale containment tail file", e.path(), err))?;
+        if name.starts_with(prefix) && name.ends_with(".sst") {
+            std::fs::remove_file(e.path()).map_err(|err| Error::io("remove a stale tail file", e.path(), err))?;
         }
     }
     Ok(())

@@ -33,6 +33,7 @@ mod options;
 mod query;
 mod reindex;
 mod state;
+mod table_tail;
 mod types;
 mod write;
 
@@ -145,8 +146,8 @@ impl Inner {
 pub(super) const FLUSH_THREADS: i32 = 2;
 
 impl Drop for Inner {
-    /// A clean close writes the containment tail and flushes the memtables, so the next open
-    /// neither re-derives the tail nor replays the whole WAL.
+    /// A clean close writes the containment tail and the table tail and flushes the memtables, so
+    /// the next open neither re-derives the tails nor replays the whole WAL.
     fn drop(&mut self) {
         let mut w = self.writer.lock();
         if self.opts.read_only || w.poisoned.is_some() || w.in_progress.is_some() {
@@ -159,6 +160,9 @@ impl Drop for Inner {
             // containment: the tail, so that the next open need not recompute it (on failure it
             // does; nothing is lost).
             let _ = contain_tail::flush_tail(self, &mut w);
+            // The table tail, so that the tables are complete for any reader (on failure the
+            // next writable open writes it).
+            let _ = table_tail::write_table_tail(self, &mut w);
             drop(w);
             let _ = self.flush_memtables();
         }

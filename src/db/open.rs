@@ -23,9 +23,11 @@ use crate::store::keys::{
 };
 use crate::store::segment;
 
+use super::contain_tail::{read_floor, remove_stale_files};
 use super::method;
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::state::{DocMeta, State, Writer};
+use super::table_tail::{META_TABLE_FLOOR, TABLE_TAIL_FILE_PREFIX};
 use super::{Db, Inner};
 
 /// Options of a table column family created after open (`reindex`), as [`rocks_options`] gives at
@@ -95,7 +97,9 @@ const TABLE_WRITE_BUFFER: usize = 16 << 20;
 
 /// The options of column family `name`. With the in-memory mirror the SimHash table column families
 /// are written for durability (the next open without a mirror, `check`, `reindex`) but never read
-/// on the ingest or query path, so their memtable is RocksDB's append-only vector, sorted once
+/// on the ingest or query path; their entries arrive as ingested files (`db::table_tail`), and
+/// their memtables hold only deletes' tombstones (and the WAL's replay into a handle without the
+/// mirror). Their memtable is RocksDB's append-only vector, sorted once
 /// when it is flushed, instead of a skiplist whose every random insert searches it (the largest
 /// cost of the writer; measured on 1M documents: crawler loop 1.14-1.17x, `--dedup off` 1.26x,
 /// docs/performance.md "Issue 14, sixth sitting"). A read of such a memtable (`check`, the damaged-record scan) sorts a
@@ -314,6 +318,12 @@ impl Db {
             None => next_id,
             Some(_) => super::contain_tail::open_floor(&rocks, meta, &rocks_path, next_id, opts.read_only)?,
         };
+        // The table floor (`db::table_tail`), and a writer's clean-up of a stopped tail write.
+        let stored_table_floor = read_floor(&rocks, meta, &rocks_path, META_TABLE_FLOOR, next_id)?;
+        let table_floor = stored_table_floor.unwrap_or(next_id);
+        if !opts.read_only {
+            remove_stale_files(&rocks_path, TABLE_TAIL_FILE_PREFIX)?;
+        }
         let mut committed: HashMap<u32, u64> = HashMap::new();
         for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
             let (k, v) = item.map_err(|e| Error::rocks("read segment lengths", &rocks_path, e))?;
@@ -336,7 +346,9 @@ impl Db {
             .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing docs column family"))?;
         let mut docs: IntMap<u64, DocMeta> = IntMap::default();
         // The mirror's fingerprints and doc ids, built into one base run after the scan.
-        let mut entries: Option<(Vec<u64>, Vec<u64>)> = opts.mirror.then(Default::default);
+        // Without the mirror, a reader of tables missing the documents above the floor builds it.
+        let mirror = opts.mirror || (opts.read_only && table_floor < next_id);
+        let mut entries: Option<(Vec<u64>, Vec<u64>)> = mirror.then(Default::default);
         let mut seg_usage: IntMap<u32, (u64, u64)> = committed.iter().map(|(&id, &len)| (id, (len, 0))).collect();
         let mut groups: IntMap<u64, Vec<u64>> = IntMap::default();
         for item in rocks.iterator_cf(docs_cf, IteratorMode::Start) {
@@ -370,6 +382,16 @@ impl Db {
                     group: r.group,
                 },
             );
+        }
+        // A writer starts with the table floor at the next doc id: it writes the entries of the
+        // documents a crash left above it, and records a floor absent from an older database.
+        if !opts.read_only && (stored_table_floor.is_none() || table_floor < next_id) {
+            let above: Vec<(u64, u64)> = docs
+                .iter()
+                .filter(|(&id, _)| id >= table_floor)
+                .map(|(&id, m)| (id, m.simhash))
+                .collect();
+            super::table_tail::write_entries(&rocks, &rocks_path, &layout, table_gen, &above, next_id, true)?;
         }
         let tables = entries.map(|(fps, ids)| MemTables::from_parts(layout.clone(), fps, ids));
         // method: the method index and its state (sketches, bucket mirror).
@@ -441,6 +463,8 @@ impl Db {
             in_progress: None,
             merge: None,
             contain_job: None,
+            table_tail: Vec::new(),
+            table_floor: if opts.read_only { table_floor } else { next_id },
         };
         Ok(Db {
             inner: Arc::new(Inner {

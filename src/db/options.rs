@@ -146,6 +146,12 @@ pub struct Options {
     /// next open recomputes them from the stored shingle sets, which costs a little at open for
     /// each one held. Without a containment index, unused.
     pub contain_tail_postings: usize,
+    /// With the mirror: documents committed before their SimHash table entries are written to
+    /// RocksDB as one sorted file per table (default 4M, 8 bytes each while they wait; 0 writes
+    /// them after every batch). Until then the mirror alone indexes them; they never pass through
+    /// the WAL, and a crash loses nothing: the next writable open writes them from the doc
+    /// records. Without the mirror every commit writes its table entries.
+    pub table_tail_docs: usize,
 }
 
 impl Default for Options {
@@ -159,6 +165,7 @@ impl Default for Options {
             expect_spec: None,
             query_threads: 0,
             contain_tail_postings: 1 << 20,
+            table_tail_docs: 1 << 22,
         }
     }
 }

@@ -72,6 +72,12 @@ pub(super) struct Writer {
     // containment:
     /// The containment tail's write running in the background, if any.
     pub(super) contain_job: Option<super::contain_tail::TailJob>,
+    /// With the mirror: the ids committed since the table floor, whose table entries are not yet
+    /// in RocksDB (`db::table_tail`), in id order.
+    pub(super) table_tail: Vec<u64>,
+    /// The table floor: every live document below it has its table entries in RocksDB. A writer's
+    /// starts at the next doc id (the open writes what a crash left above it).
+    pub(super) table_floor: u64,
 }
 
 /// Runs `run(job)` on a new thread named `name` (`Ok`: its handle; the thread yields `None` only if
