@@ -8,7 +8,8 @@
 //!   `Retry-After` (backpressure, never unbounded memory).
 //! * `auth`: bearer token from `--token-file`, compared in constant time; required to listen on a
 //!   non-loopback address. `metrics`: Prometheus text. `openapi`: the contract, generated from the
-//!   handlers' annotations. `errors`: JSON errors with stable codes.
+//!   handlers' annotations and the request and response types of `schemas`. `errors`: JSON errors
+//!   with stable codes.
 //!
 //! Document text is never logged: `--log-requests` prints method, route template, status and latency.
 //! See docs/serve.md.
@@ -19,6 +20,7 @@ mod handlers;
 mod metrics;
 mod openapi;
 mod router;
+mod schemas;
 mod writer;
 
 use std::net::SocketAddr;

@@ -25,7 +25,7 @@ use super::handlers as h;
         h::metrics,
         h::openapi_json,
     ),
-    components(schemas(ErrorBody, ErrorDetail, h::DedupParam)),
+    components(schemas(ErrorBody, ErrorDetail, super::schemas::DedupParam)),
     modifiers(&Bearer),
 )]
 pub struct ApiDoc;
