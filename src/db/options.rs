@@ -150,7 +150,10 @@ pub struct Options {
     /// RocksDB as one sorted file per table (default 4M, 8 bytes each while they wait; 0 writes
     /// them after every batch). Until then the mirror alone indexes them; they never pass through
     /// the WAL, and a crash loses nothing: the next writable open writes them from the doc
-    /// records. Without the mirror every commit writes its table entries.
+    /// records. Without the mirror every commit writes its table entries. The write pauses the
+    /// writer (~0.4 s per 1M documents on a 2-core machine); smaller values pause less each time
+    /// but leave more overlapping files for RocksDB to merge (10M documents at 1M: 163.5 s instead
+    /// of 143-148 s; docs/performance.md, "Issue 14, thirteenth sitting").
     pub table_tail_docs: usize,
 }
 
