@@ -5,7 +5,7 @@
 //! bits of the words `splitmix64(h ^ derive(seed, WORD_DOMAIN, w))`, `w = 0..bits/64` (bit set = +1,
 //! clear = −1). The page vector sums the vectors of the token *sequence* (every occurrence counts:
 //! term frequency, no IDF); a positive entry gives bit 1, zero or negative gives 0. Word `w` of the
-//! result is therefore exactly the 64-bit SimHash (crate's [`simhash`](super::simhash::simhash), tie
+//! result is therefore exactly the 64-bit SimHash (crate's [`simhash`], tie
 //! → 0) of the occurrence list of derived words `w`, which is how it is computed.
 //!
 //! C-similarity = agreeing bits ([`agreeing_bits`](super::similarity::agreeing_bits)); the paper's

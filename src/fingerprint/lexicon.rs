@@ -4,7 +4,7 @@
 //! randomization; the paper does not say how lexicons are drawn). For each lexicon the document's
 //! tokens are filtered to the kept words, in order; the word shingles of `shingle` (2) words over
 //! that sequence (hashed with the spec's seed) give one 64-bit SimHash (the crate's
-//! [`simhash`](super::simhash::simhash), weights per the spec's `weighting`).
+//! [`simhash`], weights per the spec's `weighting`).
 //!
 //! Sketch: word 0 is a presence mask (bit `j` set iff the document keeps at least one word in
 //! lexicon `j`), then the L SimHashes (0 for an absent lexicon). A lexicon absent from either

@@ -13,7 +13,7 @@
 //! * version `2` (every other method): the same 28 bytes, then the method: `variant u32` (0 =
 //!   simhash, 1 = broder, 2 = charikar, 3 = broder-charikar, 4 = weighted-simhash, 5 =
 //!   multi-lexicon) and its parameters as u32s in declaration order (see
-//!   [`Method`](super::method::Method)): broder `shingle, minhashes, supershingles, min_shared`;
+//!   [`Method`]): broder `shingle, minhashes, supershingles, min_shared`;
 //!   charikar `bits, blocks`; broder-charikar both; weighted-simhash `shingle u32, idf_hash u64`;
 //!   multi-lexicon `lexicons, keep_permille, shingle`.
 //!

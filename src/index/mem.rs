@@ -263,8 +263,8 @@ fn build(layout: &Layout, fps: Vec<u64>, ids: Vec<u64>) -> (Option<Base>, Bucket
 ///
 /// **Merging without stopping anyone.** When the delta (or the dead share) outgrows
 /// `1/MERGE_RATIO` of the base, [`MemTables::start_merge`] freezes the delta (O(1)) and hands a
-/// [`MergeJob`] — shared references to the base and the frozen delta, and the dead ids so far — to
-/// whoever runs it, off every lock ([`MergeJob::run`]). Inserts and removals go on meanwhile;
+/// `MergeJob` — shared references to the base and the frozen delta, and the dead ids so far — to
+/// whoever runs it, off every lock (`MergeJob::run`). Inserts and removals go on meanwhile;
 /// [`MemTables::finish_merge`] installs the new base, drops the frozen delta and keeps dead exactly
 /// the ids removed after the job started. A job for tables that have since been replaced is refused.
 #[derive(Debug)]
