@@ -22,7 +22,7 @@ use crate::failpoint;
 use crate::fingerprint::method::Method;
 use crate::index::Layout;
 use crate::store::doc_record;
-use crate::store::keys::{table_cf, table_key, CF_META, META_TABLE_GEN};
+use crate::store::keys::{table_cf, table_key_ord, CF_META, META_TABLE_GEN};
 
 use super::options::{Options, Tables};
 use super::Db;
@@ -119,17 +119,18 @@ impl Db {
                 .create_cf(table_cf(gen, i), &cf_opts)
                 .map_err(|e| Error::rocks("create a table column family", &rocks_path, e))?;
         }
-        let mut keys: Vec<[u8; 16]> = Vec::with_capacity(fps.len());
+        let mut keys: Vec<u128> = Vec::with_capacity(fps.len());
         for i in 0..after as usize {
             keys.clear();
-            keys.extend(fps.iter().map(|&(id, fp)| table_key(&new_layout, i, fp, id)));
+            keys.extend(fps.iter().map(|&(id, fp)| table_key_ord(&new_layout, i, fp, id)));
             keys.sort_unstable();
             if !keys.is_empty() {
                 let sst = rocks_path.join(format!("reindex-{gen}-{i}.sst"));
                 let mut w = SstFileWriter::create(&cf_opts);
                 w.open(&sst).map_err(|e| Error::rocks("create a table file", &rocks_path, e))?;
                 for key in &keys {
-                    w.put(key, []).map_err(|e| Error::rocks("write a table file", &rocks_path, e))?;
+                    w.put(key.to_be_bytes(), [])
+                        .map_err(|e| Error::rocks("write a table file", &rocks_path, e))?;
                 }
                 w.finish().map_err(|e| Error::rocks("finish a table file", &rocks_path, e))?;
                 let cf = rocks

@@ -30,7 +30,7 @@ use rocksdb::{IngestExternalFileOptions, SstFileWriter, WriteOptions, DB};
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::index::Layout;
-use crate::store::keys::{table_cf, table_key, CF_META};
+use crate::store::keys::{table_cf, table_key_ord, CF_META};
 
 use super::contain_tail::encode_floor;
 use super::state::Writer;
@@ -61,14 +61,14 @@ pub(super) fn write_entries(
         let tables = layout.tables() as usize;
         let next = std::sync::atomic::AtomicUsize::new(0);
         let write_some = || -> Result<()> {
-            let mut keys: Vec<[u8; 16]> = Vec::with_capacity(docs.len());
+            let mut keys: Vec<u128> = Vec::with_capacity(docs.len());
             loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 if i >= tables {
                     return Ok(());
                 }
                 keys.clear();
-                keys.extend(docs.iter().map(|&(id, fp)| table_key(layout, i, fp, id)));
+                keys.extend(docs.iter().map(|&(id, fp)| table_key_ord(layout, i, fp, id)));
                 keys.sort_unstable();
                 write_table_file(rocks, rocks_path, gen, i, floor, &keys)?;
             }
@@ -97,8 +97,8 @@ pub(super) fn write_entries(
         .map_err(|e| Error::rocks("move the table floor", rocks_path, e))
 }
 
-/// One table's sorted `keys` as an SST file, ingested into its column family.
-fn write_table_file(rocks: &DB, rp: &Path, gen: u32, table: usize, floor: u64, keys: &[[u8; 16]]) -> Result<()> {
+/// One table's sorted `keys` ([`table_key_ord`]) as an SST file, ingested into its column family.
+fn write_table_file(rocks: &DB, rp: &Path, gen: u32, table: usize, floor: u64, keys: &[u128]) -> Result<()> {
     let name = table_cf(gen, table);
     let cf = rocks
         .cf_handle(&name)
@@ -108,7 +108,8 @@ fn write_table_file(rocks: &DB, rp: &Path, gen: u32, table: usize, floor: u64, k
     let mut w = SstFileWriter::create(&sst_opts);
     w.open(&path).map_err(|e| Error::rocks("create a table tail file", rp, e))?;
     for key in keys {
-        w.put(key, []).map_err(|e| Error::rocks("write a table tail file", rp, e))?;
+        w.put(key.to_be_bytes(), [])
+            .map_err(|e| Error::rocks("write a table tail file", rp, e))?;
     }
     w.finish().map_err(|e| Error::rocks("finish a table tail file", rp, e))?;
     failpoint!("table.tail.file");
