@@ -449,7 +449,8 @@ impl Db {
     /// flush() -> None
     ///
     /// Writes what the handle holds in memory to files, as a clean close does: the containment
-    /// index's tail and RocksDB's memtables (`Db::flush`, which `fpdb ingest` times with its run).
+    /// index's tail, the SimHash tables' tail and RocksDB's memtables (`Db::flush`, which
+    /// `fpdb ingest` times with its run).
     /// Optional — every commit is already durable — but a bulk load can time it, and the next open
     /// then replays nothing. Raises ReadOnlyError on a read-only handle; a failure poisons the
     /// handle, as a failed commit does.
