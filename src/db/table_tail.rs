@@ -162,3 +162,58 @@ pub(super) fn table_tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::META_TABLE_FLOOR;
+    use crate::store::keys::CF_META;
+    use crate::{CreateOptions, Db, Options, QueryOptions};
+
+    fn text(i: usize) -> String {
+        (0..60)
+            .map(|j| format!("w{}", (i * 31 + j * 7 + j * j) % 700))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn floor(db: &Db) -> Option<Vec<u8>> {
+        let meta = db.cf(CF_META).unwrap();
+        db.inner.rocks.get_cf(meta, META_TABLE_FLOOR).unwrap()
+    }
+
+    /// A database written before the table tail has no `table_floor`: every entry is in the
+    /// tables. A reader without the mirror then reads them (no mirror built), and a writer records
+    /// the floor at the next doc id.
+    #[test]
+    fn a_database_without_a_table_floor_has_complete_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("db");
+        {
+            let db = Db::create(&path, &CreateOptions::default()).unwrap();
+            for i in 0..20 {
+                db.insert(&format!("k{i}"), &text(i)).unwrap();
+            }
+            db.flush().unwrap();
+            assert_eq!(floor(&db), Some(20u64.to_le_bytes().to_vec()));
+            let meta = db.cf(CF_META).unwrap();
+            db.inner.rocks.delete_cf(meta, META_TABLE_FLOOR).unwrap();
+        }
+        let opts = |read_only| Options {
+            mirror: false,
+            read_only,
+            ..Options::default()
+        };
+        {
+            let ro = Db::open_with(&path, opts(true)).unwrap();
+            assert!(ro.inner.state.read().tables.is_none(), "no mirror is built");
+            assert!(floor(&ro).is_none());
+            for i in 0..20 {
+                let hits = ro.query(&text(i), &QueryOptions::default()).unwrap();
+                assert!(hits.iter().any(|h| h.key == format!("k{i}")), "doc {i}: {hits:?}");
+            }
+            assert!(ro.check().unwrap().faults.is_empty());
+        }
+        let db = Db::open_with(&path, opts(false)).unwrap();
+        assert_eq!(floor(&db), Some(20u64.to_le_bytes().to_vec()), "the writer records it");
+    }
+}
