@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rocksdb::{IngestExternalFileOptions, IteratorMode, SstFileWriter, WriteOptions, DB};
+use rocksdb::{IteratorMode, SstFileWriter, WriteOptions, DB};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
@@ -77,7 +77,7 @@ pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &
         }
     };
     if !read_only {
-        remove_stale_files(rocks_path, TAIL_FILE_PREFIX)?;
+        super::sst::remove_stale_files(rocks_path, TAIL_FILE_PREFIX)?;
     }
     Ok(floor)
 }
@@ -85,20 +85,6 @@ pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &
 /// Name prefix of the tail's SST file while it is written (in the RocksDB directory); one left by
 /// a crash before its ingest is removed at the next writable open.
 const TAIL_FILE_PREFIX: &str = "contain-tail-";
-
-/// Removes the files named `prefix*.sst` a crash left before their ingest (RocksDB ignores them):
-/// the containment tail's and the table tail's.
-pub(super) fn remove_stale_files(rocks_path: &Path, prefix: &str) -> Result<()> {
-    let Ok(dir) = std::fs::read_dir(rocks_path) else { return Ok(()) };
-    for e in dir.flatten() {
-        let name = e.file_name();
-        let name = name.to_string_lossy();
-        if name.starts_with(prefix) && name.ends_with(".sst") {
-            std::fs::remove_file(e.path()).map_err(|err| Error::io("remove a stale tail file", e.path(), err))?;
-        }
-    }
-    Ok(())
-}
 
 /// At open: the short-key set and the tail. The short keys of RocksDB's short key range below the
 /// floor (entries at or above it are left by a flush that stopped before moving the floor, and are
@@ -284,14 +270,7 @@ fn finish_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
         }
     }
     if let Some(f) = &file {
-        let mut io = IngestExternalFileOptions::default();
-        io.set_move_files(true);
-        inner
-            .rocks
-            .ingest_external_file_cf_opts(cf, &io, vec![f])
-            .map_err(|e| Error::rocks("ingest the containment tail file", rp, e))?;
-        // move_files links the file into RocksDB; the name it was written under may remain.
-        let _ = std::fs::remove_file(f);
+        super::sst::ingest_moved(&inner.rocks, cf, f, rp, "ingest the containment tail file")?;
     }
     failpoint!("contain.flush.ingested");
     let mut wo = WriteOptions::default();

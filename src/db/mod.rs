@@ -32,6 +32,7 @@ mod open;
 mod options;
 mod query;
 mod reindex;
+mod sst;
 mod state;
 mod table_tail;
 mod types;
@@ -94,9 +95,7 @@ impl Inner {
         names.extend(method_cf_names(&self.spec.method));
         names
     }
-}
 
-impl Inner {
     /// The handle of column family `name`; a missing one is corruption.
     pub(super) fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
         self.rocks
@@ -113,31 +112,14 @@ impl Inner {
     pub(super) fn flush_memtables(&self) -> Result<()> {
         let names = self.column_families();
         let cfs: Vec<&rocksdb::ColumnFamily> = names.iter().map(|n| self.cf(n)).collect::<Result<_>>()?;
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let flush_some = || -> Result<()> {
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(cf) = cfs.get(i) else { return Ok(()) };
-                self.rocks.flush_cf(*cf).map_err(|e| Error::rocks("flush", &self.rocks_path, e))?;
-            }
-        };
-        std::thread::scope(|s| {
-            // A helper thread that cannot be started leaves the work to this one.
-            let helpers: Vec<_> = (1..FLUSH_THREADS)
-                .filter_map(|i| {
-                    std::thread::Builder::new()
-                        .name(format!("fpdb-flush-{i}"))
-                        .spawn_scoped(s, flush_some)
-                        .ok()
-                })
-                .collect();
-            let mut r = flush_some();
-            for h in helpers {
-                let hr = h.join().unwrap_or_else(|p| Err(Error::panicked("flush", &*p)));
-                r = r.and(hr);
-            }
-            r
-        })
+        state::for_each_on_threads(
+            "fpdb-flush",
+            "flush",
+            FLUSH_THREADS as usize,
+            cfs.len(),
+            || (),
+            |_, i| self.rocks.flush_cf(cfs[i]).map_err(|e| Error::rocks("flush", &self.rocks_path, e)),
+        )
     }
 }
 

@@ -23,7 +23,7 @@ use crate::store::keys::{
 };
 use crate::store::segment;
 
-use super::contain_tail::{read_floor, remove_stale_files};
+use super::contain_tail::read_floor;
 use super::method;
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::state::{DocMeta, State, Writer};
@@ -322,7 +322,7 @@ impl Db {
         let stored_table_floor = read_floor(&rocks, meta, &rocks_path, META_TABLE_FLOOR, next_id)?;
         let table_floor = stored_table_floor.unwrap_or(next_id);
         if !opts.read_only {
-            remove_stale_files(&rocks_path, TABLE_TAIL_FILE_PREFIX)?;
+            super::sst::remove_stale_files(&rocks_path, TABLE_TAIL_FILE_PREFIX)?;
         }
         let mut committed: HashMap<u32, u64> = HashMap::new();
         for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {

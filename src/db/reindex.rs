@@ -15,14 +15,14 @@
 
 use std::path::Path;
 
-use rocksdb::{IngestExternalFileOptions, SstFileWriter, WriteBatch, WriteOptions};
+use rocksdb::{WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::method::Method;
 use crate::index::Layout;
 use crate::store::doc_record;
-use crate::store::keys::{table_cf, table_key_ord, CF_META, META_TABLE_GEN};
+use crate::store::keys::{table_cf, CF_META, META_TABLE_GEN};
 
 use super::options::{Options, Tables};
 use super::Db;
@@ -103,15 +103,7 @@ impl Db {
                 .ok_or_else(|| Error::corrupt(&rocks_path, None, "the table generation is at its maximum"))?,
         );
         // Table files of a re-layout that stopped before ingesting them (RocksDB ignores them).
-        if let Ok(dir) = std::fs::read_dir(&rocks_path) {
-            for e in dir.flatten() {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                if name.starts_with("reindex-") && name.ends_with(".sst") {
-                    std::fs::remove_file(e.path()).map_err(|err| Error::io("remove a stale table file", e.path(), err))?;
-                }
-            }
-        }
+        super::sst::remove_stale_files(&rocks_path, "reindex-")?;
         let rocks = &mut inner.rocks;
         let cf_opts = super::open::table_cf_options();
         for i in 0..after as usize {
@@ -121,26 +113,13 @@ impl Db {
         }
         let mut keys: Vec<u128> = Vec::with_capacity(fps.len());
         for i in 0..after as usize {
-            keys.clear();
-            keys.extend(fps.iter().map(|&(id, fp)| table_key_ord(&new_layout, i, fp, id)));
-            keys.sort_unstable();
-            if !keys.is_empty() {
+            if !fps.is_empty() {
                 let sst = rocks_path.join(format!("reindex-{gen}-{i}.sst"));
-                let mut w = SstFileWriter::create(&cf_opts);
-                w.open(&sst).map_err(|e| Error::rocks("create a table file", &rocks_path, e))?;
-                for key in &keys {
-                    w.put(key.to_be_bytes(), [])
-                        .map_err(|e| Error::rocks("write a table file", &rocks_path, e))?;
-                }
-                w.finish().map_err(|e| Error::rocks("finish a table file", &rocks_path, e))?;
+                super::sst::write_table_file(&rocks_path, &sst, &new_layout, i, &fps, &mut keys)?;
                 let cf = rocks
                     .cf_handle(&table_cf(gen, i))
                     .ok_or_else(|| Error::corrupt(&rocks_path, None, "a table column family just created is missing"))?;
-                let mut io = IngestExternalFileOptions::default();
-                io.set_move_files(true);
-                rocks
-                    .ingest_external_file_cf_opts(cf, &io, vec![&sst])
-                    .map_err(|e| Error::rocks("ingest a table file", &rocks_path, e))?;
+                super::sst::ingest_moved(rocks, cf, &sst, &rocks_path, "ingest a table file")?;
             }
             progress(i as u32 + 1, after);
             failpoint!("reindex.table");

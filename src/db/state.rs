@@ -99,6 +99,43 @@ pub(super) fn spawn_or_run<J: Send + 'static, T: Send + 'static>(
     }
 }
 
+/// Runs `job(state, i)` for every `i` in `0..n` on `threads` threads, this one included: each
+/// takes the next `i` and keeps its own `state` (from `init`) from one item to the next. Threads are
+/// named `name-1`, `name-2`, …; a helper that cannot be started leaves its share to the others. The
+/// first error is returned after every thread has stopped (`stage` names a panic). The close's
+/// flushes (`Inner::flush_memtables`) and the table tail's files (`db::table_tail`) run on it.
+pub(super) fn for_each_on_threads<S>(
+    name: &str,
+    stage: &'static str,
+    threads: usize,
+    n: usize,
+    init: impl Fn() -> S + Sync,
+    job: impl Fn(&mut S, usize) -> Result<()> + Sync,
+) -> Result<()> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let run = || -> Result<()> {
+        let mut state = init();
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if i >= n {
+                return Ok(());
+            }
+            job(&mut state, i)?;
+        }
+    };
+    std::thread::scope(|s| {
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|i| std::thread::Builder::new().name(format!("{name}-{i}")).spawn_scoped(s, run).ok())
+            .collect();
+        let mut r = run();
+        for h in helpers {
+            let hr = h.join().unwrap_or_else(|p| Err(Error::panicked(stage, &*p)));
+            r = r.and(hr);
+        }
+        r
+    })
+}
+
 impl Db {
     /// Takes the writer lock of a writable, healthy handle.
     pub(super) fn lock_writer(&self) -> Result<parking_lot::MutexGuard<'_, Writer>> {

@@ -25,16 +25,20 @@
 
 use std::path::Path;
 
-use rocksdb::{IngestExternalFileOptions, SstFileWriter, WriteOptions, DB};
+use rocksdb::{WriteOptions, DB};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::index::Layout;
-use crate::store::keys::{table_cf, table_key_ord, CF_META};
+use crate::store::keys::{table_cf, CF_META};
 
 use super::contain_tail::encode_floor;
-use super::state::Writer;
+use super::sst::{ingest_moved, write_table_file};
+use super::state::{for_each_on_threads, Writer};
 use super::Inner;
+
+/// Threads that write the tail's files, one table at a time each.
+const TAIL_THREADS: usize = 2;
 
 /// The `meta` key of the table floor (u64 LE, [`encode_floor`]). Absent in a database written
 /// before the table tail existed: every entry is then in RocksDB, and a writable open records the
@@ -59,31 +63,16 @@ pub(super) fn write_entries(
 ) -> Result<()> {
     if !docs.is_empty() {
         let tables = layout.tables() as usize;
-        let next = std::sync::atomic::AtomicUsize::new(0);
-        let write_some = || -> Result<()> {
-            let mut keys: Vec<u128> = Vec::with_capacity(docs.len());
-            loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                if i >= tables {
-                    return Ok(());
-                }
-                keys.clear();
-                keys.extend(docs.iter().map(|&(id, fp)| table_key_ord(layout, i, fp, id)));
-                keys.sort_unstable();
-                write_table_file(rocks, rocks_path, gen, i, floor, &keys)?;
-            }
-        };
-        std::thread::scope(|s| {
-            // A helper thread that cannot be started leaves the work to this one.
-            let helper = std::thread::Builder::new()
-                .name("fpdb-table-tail".into())
-                .spawn_scoped(s, write_some)
-                .ok();
-            let r = write_some();
-            let hr = helper.map_or(Ok(()), |h| {
-                h.join().unwrap_or_else(|p| Err(Error::panicked("table tail writer", &*p)))
-            });
-            r.and(hr)
+        let keys = || Vec::with_capacity(docs.len());
+        for_each_on_threads("fpdb-table-tail", "table tail writer", TAIL_THREADS, tables, keys, |keys, i| {
+            let name = table_cf(gen, i);
+            let cf = rocks
+                .cf_handle(&name)
+                .ok_or_else(|| Error::corrupt(rocks_path, None, format!("table column family {name} is missing")))?;
+            let path = rocks_path.join(format!("{TABLE_TAIL_FILE_PREFIX}{gen}-{i}-{floor}.sst"));
+            write_table_file(rocks_path, &path, layout, i, docs, keys)?;
+            failpoint!("table.tail.file");
+            ingest_moved(rocks, cf, &path, rocks_path, "ingest a table tail file")
         })?;
     }
     failpoint!("table.tail.ingested");
@@ -95,32 +84,6 @@ pub(super) fn write_entries(
     rocks
         .put_cf_opt(meta, META_TABLE_FLOOR, encode_floor(floor), &wo)
         .map_err(|e| Error::rocks("move the table floor", rocks_path, e))
-}
-
-/// One table's sorted `keys` ([`table_key_ord`]) as an SST file, ingested into its column family.
-fn write_table_file(rocks: &DB, rp: &Path, gen: u32, table: usize, floor: u64, keys: &[u128]) -> Result<()> {
-    let name = table_cf(gen, table);
-    let cf = rocks
-        .cf_handle(&name)
-        .ok_or_else(|| Error::corrupt(rp, None, format!("table column family {name} is missing")))?;
-    let path = rp.join(format!("{TABLE_TAIL_FILE_PREFIX}{gen}-{table}-{floor}.sst"));
-    let sst_opts = super::open::table_cf_options();
-    let mut w = SstFileWriter::create(&sst_opts);
-    w.open(&path).map_err(|e| Error::rocks("create a table tail file", rp, e))?;
-    for key in keys {
-        w.put(key.to_be_bytes(), [])
-            .map_err(|e| Error::rocks("write a table tail file", rp, e))?;
-    }
-    w.finish().map_err(|e| Error::rocks("finish a table tail file", rp, e))?;
-    failpoint!("table.tail.file");
-    let mut io = IngestExternalFileOptions::default();
-    io.set_move_files(true);
-    rocks
-        .ingest_external_file_cf_opts(cf, &io, vec![&path])
-        .map_err(|e| Error::rocks("ingest a table tail file", rp, e))?;
-    // move_files links the file into RocksDB; the name it was written under may remain.
-    let _ = std::fs::remove_file(&path);
-    Ok(())
 }
 
 /// Writes the tail's entries (its documents still live) and moves the floor to the next doc id,
