@@ -726,3 +726,73 @@ fn a_stopped_table_tail_write_is_rewritten_by_the_next_writable_open() {
         assert!(db.get("k0").unwrap().is_none());
     }
 }
+
+/// The table tail's periodic write runs in the background while the writer goes on. A document of
+/// the frozen part deleted meanwhile must not reach RocksDB's tables (its tombstones were written
+/// before the ingest, which would bring its entries back): the files are written again without it.
+/// A failed background write surfaces at a later commit or `flush`, and poisons the handle.
+#[test]
+fn the_table_tail_written_in_the_background_leaves_out_documents_deleted_meanwhile() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let v = vocab();
+    let texts: Vec<String> = (0..8).map(|i| text(&passage(&v, 200, i + 80))).collect();
+    let opts = |mirror: bool, read_only: bool| Options {
+        mirror,
+        read_only,
+        table_tail_docs: 4,
+        ..Options::default()
+    };
+    let found = |db: &Db, i: usize| -> bool {
+        let hits = db.query(&texts[i], &QueryOptions::default()).unwrap();
+        hits.iter().any(|h| h.key == format!("k{i}"))
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    {
+        let db = Db::create_with(&path, &CreateOptions::default(), opts(true, false)).unwrap();
+        failpoint::set("table.tail.written", 1);
+        for (i, t) in texts.iter().enumerate().take(4) {
+            db.insert(&format!("k{i}"), t).unwrap();
+        }
+        // The fourth commit froze k0..k3 and started their files; the write waits, written.
+        failpoint::wait_paused();
+        assert!(db.delete("k1").unwrap(), "the writer is not held by the background write");
+        db.insert("k4", &texts[4]).unwrap();
+        failpoint::resume();
+        db.flush().unwrap();
+        let rep = db.check().unwrap();
+        assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+        assert_eq!(rep.table_entries, 4 * u64::from(db.layout().tables()), "k0, k2, k3, k4 once each");
+    }
+    {
+        let db = Db::open_with(&path, opts(false, true)).unwrap();
+        assert!(!found(&db, 1), "k1 came back through the tail's files");
+        for i in [0, 2, 3, 4] {
+            assert!(found(&db, i), "k{i}, from RocksDB's tables");
+        }
+    }
+    // A background write that fails: the error comes at a later commit or the flush, the handle is
+    // poisoned, and the next writable open writes the entries.
+    {
+        let db = Db::open_with(&path, opts(true, false)).unwrap();
+        failpoint::set("table.tail.write", 1);
+        for (i, t) in texts.iter().enumerate().skip(5) {
+            db.insert(&format!("k{i}"), t).unwrap();
+        }
+        // k5..k7 and k2's replacement make four: the write starts in the background and fails.
+        let r = db.insert("k2", &format!("{} again", texts[2])).and_then(|_| db.flush());
+        assert!(matches!(r, Err(Error::Injected("table.tail.write"))), "{r:?}");
+        failpoint::clear();
+        assert!(matches!(db.insert("k9", &texts[0]), Err(Error::Poisoned { .. })));
+    }
+    let db = Db::open(&path).unwrap();
+    let rep = db.check().unwrap();
+    assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+    assert_eq!(rep.table_entries, 7 * u64::from(db.layout().tables()), "k0 and k2..k7 once each");
+    drop(db);
+    let db = Db::open_with(&path, opts(false, true)).unwrap();
+    for i in [0, 3, 4, 5, 6, 7] {
+        assert!(found(&db, i), "k{i} after the failed write, from RocksDB's tables");
+    }
+}

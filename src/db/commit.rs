@@ -289,6 +289,9 @@ impl Db {
             st.seg_usage.entry(seg).or_insert((0, 0)).0 = len;
         }
         for id in &pend.deleted {
+            if table_tail && *id >= w.table_floor {
+                w.table_dead.insert(*id); // left out of the table tail's write (`db::table_tail`)
+            }
             st.method.remove(*id); // method:
             if let Some(m) = st.docs.remove(id) {
                 if let Some(t) = st.tables.as_mut() {
@@ -304,7 +307,7 @@ impl Db {
                 t.insert(p.fp.simhash, p.id);
             }
             if table_tail {
-                w.table_tail.push(p.id);
+                w.table_tail.push((p.id, p.fp.simhash));
             }
             st.recent_ids.push_back(p.id);
             st.recent_fps.push_back(p.fp.simhash);

@@ -138,6 +138,7 @@ impl Drop for Inner {
             if let Some(contain_tail::TailJob::Running(h)) = w.contain_job.take() {
                 let _ = h.join();
             }
+            table_tail::abandon_write(&mut w);
         } else {
             // containment: the tail, so that the next open need not recompute it (on failure it
             // does; nothing is lost).

@@ -464,6 +464,8 @@ impl Db {
             merge: None,
             contain_job: None,
             table_tail: Vec::new(),
+            table_dead: Default::default(),
+            table_job: None,
             table_floor: if opts.read_only { table_floor } else { next_id },
         };
         Ok(Db {

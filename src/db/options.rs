@@ -147,13 +147,14 @@ pub struct Options {
     /// each one held. Without a containment index, unused.
     pub contain_tail_postings: usize,
     /// With the mirror: documents committed before their SimHash table entries are written to
-    /// RocksDB as one sorted file per table (default 4M, 8 bytes each while they wait; 0 writes
-    /// them after every batch). Until then the mirror alone indexes them; they never pass through
-    /// the WAL, and a crash loses nothing: the next writable open writes them from the doc
-    /// records. Without the mirror every commit writes its table entries. The write pauses the
-    /// writer (~0.4 s per 1M documents on a 2-core machine); smaller values pause less each time
-    /// but leave more overlapping files for RocksDB to merge (10M documents at 1M: 163.5 s instead
-    /// of 143-148 s; docs/performance.md, "Issue 14, thirteenth sitting").
+    /// RocksDB as one sorted file per table (default 4M, 16 bytes each while they wait; 0 writes
+    /// them after every batch, before the commit returns). Until then the mirror alone indexes
+    /// them; they never pass through the WAL, and a crash loses nothing: the next writable open
+    /// writes them from the doc records. Without the mirror every commit writes its table entries.
+    /// The files are written on a thread of their own while commits go on (~0.4 s of work per 1M
+    /// documents on a 2-core machine); the next write waits for the last. Smaller values leave
+    /// more overlapping files for RocksDB to merge (10M documents at 1M: 163.5 s instead of
+    /// 143-148 s; docs/performance.md, "Issue 14, thirteenth sitting").
     pub table_tail_docs: usize,
 }
 

@@ -72,9 +72,14 @@ pub(super) struct Writer {
     // containment:
     /// The containment tail's write running in the background, if any.
     pub(super) contain_job: Option<super::contain_tail::TailJob>,
-    /// With the mirror: the ids committed since the table floor, whose table entries are not yet
-    /// in RocksDB (`db::table_tail`), in id order.
-    pub(super) table_tail: Vec<u64>,
+    /// With the mirror: the documents committed since the table floor (`(id, SimHash)`, in id
+    /// order) whose table entries are neither in RocksDB nor being written (`db::table_tail`).
+    pub(super) table_tail: Vec<(u64, u64)>,
+    /// Ids at or above the table floor deleted (or replaced) since they were committed: left out
+    /// of the tail's next write (`db::table_tail`).
+    pub(super) table_dead: std::collections::HashSet<u64, std::hash::BuildHasherDefault<crate::intmap::IntHasher>>,
+    /// The table tail's write running in the background, if any.
+    pub(super) table_job: Option<super::table_tail::TableJob>,
     /// The table floor: every live document below it has its table entries in RocksDB. A writer's
     /// starts at the next doc id (the open writes what a crash left above it).
     pub(super) table_floor: u64,

@@ -1,11 +1,12 @@
 //! The SimHash tables' tail (issue 14). With the in-memory mirror, a commit writes no table
 //! entries: the mirror answers every query, and the entries derive from the documents' SimHashes,
-//! which every doc record holds. The ids committed since the **table floor** wait in the writer
-//! (`Writer::table_tail`), and [`write_table_tail`] writes their entries as one sorted SST file per
-//! table, ingested whole, every `Options::table_tail_docs` documents, at [`Db::flush`] and at a
-//! clean close; then the floor in `meta` moves to the next doc id. So table entries never pass
-//! through the WAL, a memtable or a flush (measured: docs/performance.md, "Issue 14, thirteenth
-//! sitting").
+//! which every doc record holds. The documents committed since the **table floor** wait in the
+//! writer (`Writer::table_tail`, with their SimHashes). Every `Options::table_tail_docs` documents
+//! the tail is frozen and its entries are written as one sorted SST file per table on a thread of
+//! its own while the writer goes on; a later commit ingests the files whole and moves the floor in
+//! `meta` to the frozen part's end. `Db::flush` and a clean close write the rest at once. So table
+//! entries never pass through the WAL, a memtable or a flush, and the writer does not stall on them
+//! (measured: docs/performance.md, "Issue 14, thirteenth sitting" and "fourteenth sitting").
 //!
 //! **The floor.** Every live document with an id below it has its entries in the current table
 //! generation; documents at or above it may not. A writable open writes the entries of the
@@ -14,16 +15,23 @@
 //! clean close, for an open without the mirror, `check`, `reindex` and earlier versions. A
 //! read-only open without the mirror whose floor is below the next doc id builds the mirror anyway.
 //!
+//! **Deletes.** A delete always writes the tombstones of its table keys, wherever the document
+//! was. An ingested file gets a newer sequence number than those tombstones, so RocksDB must never
+//! receive a dead document's entries: the ids at or above the floor deleted since their commit
+//! (`Writer::table_dead`) are left out when the tail freezes, and if one of the frozen part's
+//! documents dies while its files are written, the files are written again without it, under the
+//! writer lock, before the ingest (rare).
+//!
 //! **Crash safety.** Each table's file is ingested whole (atomic, durable when it returns); the
 //! floor moves after the last. A stop between leaves entries at or above the floor for documents
 //! that were live then — the next writable open writes the same entries again (puts of the same
-//! keys) — or a stray file, removed by that open. A document deleted while in the tail is left out
-//! (the write runs under the writer lock and reads the live set); a delete always writes the
-//! tombstones of its table keys, wherever the document was.
+//! keys) — or stray files, removed by that open. A background write that fails (or panics) is
+//! reported by the commit or `flush` that installs it, which poisons the handle.
 //!
 //! [`Db::flush`]: crate::Db::flush
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rocksdb::{WriteOptions, DB};
 
@@ -34,7 +42,7 @@ use crate::store::keys::{table_cf, CF_META};
 
 use super::contain_tail::encode_floor;
 use super::sst::{ingest_moved, write_table_file};
-use super::state::{for_each_on_threads, Writer};
+use super::state::{for_each_on_threads, spawn_or_run, Writer};
 use super::Inner;
 
 /// Threads that write the tail's files, one table at a time each.
@@ -61,19 +69,45 @@ pub(super) fn write_entries(
     floor: u64,
     sync: bool,
 ) -> Result<()> {
-    if !docs.is_empty() {
-        let tables = layout.tables() as usize;
-        let keys = || Vec::with_capacity(docs.len());
-        for_each_on_threads("fpdb-table-tail", "table tail writer", TAIL_THREADS, tables, keys, |keys, i| {
-            let name = table_cf(gen, i);
-            let cf = rocks
-                .cf_handle(&name)
-                .ok_or_else(|| Error::corrupt(rocks_path, None, format!("table column family {name} is missing")))?;
-            let path = rocks_path.join(format!("{TABLE_TAIL_FILE_PREFIX}{gen}-{i}-{floor}.sst"));
-            write_table_file(rocks_path, &path, layout, i, docs, keys)?;
-            failpoint!("table.tail.file");
-            ingest_moved(rocks, cf, &path, rocks_path, "ingest a table tail file")
-        })?;
+    let files = write_files(rocks_path, layout, gen, docs, floor)?;
+    ingest_files(rocks, rocks_path, gen, &files, floor, sync)
+}
+
+/// Writes `docs`' entries as one sorted SST file per table of generation `gen`, two tables at a
+/// time; returns the files in table order (none when `docs` is empty: RocksDB refuses an empty
+/// file). `floor` names them.
+fn write_files(rocks_path: &Path, layout: &Layout, gen: u32, docs: &[(u64, u64)], floor: u64) -> Result<Vec<PathBuf>> {
+    if docs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let files: Vec<PathBuf> = (0..layout.tables())
+        .map(|i| rocks_path.join(format!("{TABLE_TAIL_FILE_PREFIX}{gen}-{i}-{floor}.sst")))
+        .collect();
+    let keys = || Vec::with_capacity(docs.len());
+    for_each_on_threads(
+        "fpdb-table-tail",
+        "table tail writer",
+        TAIL_THREADS,
+        files.len(),
+        keys,
+        |keys, i| {
+            write_table_file(rocks_path, &files[i], layout, i, docs, keys)?;
+            failpoint!("table.tail.write");
+            Ok(())
+        },
+    )?;
+    Ok(files)
+}
+
+/// Ingests the files of [`write_files`] into their tables, then moves the floor to `floor`.
+fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floor: u64, sync: bool) -> Result<()> {
+    for (i, path) in files.iter().enumerate() {
+        failpoint!("table.tail.file");
+        let name = table_cf(gen, i);
+        let cf = rocks
+            .cf_handle(&name)
+            .ok_or_else(|| Error::corrupt(rocks_path, None, format!("table column family {name} is missing")))?;
+        ingest_moved(rocks, cf, path, rocks_path, "ingest a table tail file")?;
     }
     failpoint!("table.tail.ingested");
     let meta = rocks
@@ -86,44 +120,132 @@ pub(super) fn write_entries(
         .map_err(|e| Error::rocks("move the table floor", rocks_path, e))
 }
 
-/// Writes the tail's entries (its documents still live) and moves the floor to the next doc id,
-/// under the writer lock; readers' consistent reads of RocksDB resume at the new sequence number.
-/// Must run inside [`Db::mutation`](crate::Db): a failure poisons the handle (nothing is lost: the
-/// next open writes the tail again).
+/// The tail's documents being written to files in the background ([`TableJob`]'s `files`):
+/// running on its own thread, or done inline (the close, `flush`, a limit of 0, or no thread could
+/// be started).
+enum Files {
+    Running(std::thread::JoinHandle<Option<Result<Vec<PathBuf>>>>),
+    Done(Result<Vec<PathBuf>>),
+}
+
+/// What the background write needs: the RocksDB directory, the layout, the table generation, the
+/// documents `(id, SimHash)` and the floor the files are named after.
+type FilesJob = (PathBuf, Layout, u32, Arc<Vec<(u64, u64)>>, u64);
+
+/// A frozen part of the tail: the live documents with ids in `floor..split` when it froze. Their
+/// files are written on a thread of their own while the writer goes on; [`finish_write`] ingests
+/// them and moves the floor to `split`.
+pub(super) struct TableJob {
+    split: u64,
+    docs: Arc<Vec<(u64, u64)>>,
+    files: Files,
+}
+
+/// Writes the whole tail now (`Db::flush`, the close): finishes a running write, then writes the
+/// rest and moves the floor to the next doc id, under the writer lock; readers' consistent reads of
+/// RocksDB resume at the new sequence number. Must run inside [`Db::mutation`](crate::Db): a
+/// failure poisons the handle (nothing is lost: the next open writes the tail again).
 pub(super) fn write_table_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
+    finish_write(inner, w)?;
     if w.table_floor == w.next_id {
         return Ok(());
     }
-    let docs: Vec<(u64, u64)> = {
-        let st = inner.state.read();
-        w.table_tail
-            .iter()
-            .filter_map(|&id| st.docs.get(&id).map(|m| (id, m.simhash)))
-            .collect()
-    };
-    write_entries(
-        &inner.rocks,
-        &inner.rocks_path,
-        &inner.layout,
-        inner.table_gen,
-        &docs,
-        w.next_id,
-        inner.opts.sync,
-    )?;
-    let mut st = inner.state.write();
-    st.published_seq = inner.rocks.latest_sequence_number();
-    w.table_floor = w.next_id;
-    w.table_tail.clear();
+    start_write(inner, w, false);
+    finish_write(inner, w)
+}
+
+/// After each commit (under the writer lock): installs a finished background write; once the tail
+/// holds `Options::table_tail_docs` documents, freezes it and starts writing it (waiting first for
+/// a write still running: the back-pressure that bounds the tail's memory). With 0 the write is
+/// finished at once, so every batch's entries reach RocksDB before the commit returns.
+pub(super) fn table_tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
+    if matches!(&w.table_job, Some(TableJob { files: Files::Running(h), .. }) if h.is_finished()) {
+        finish_write(inner, w)?;
+    }
+    let limit = inner.opts.table_tail_docs;
+    if w.table_tail.len() < limit.max(1) {
+        return Ok(());
+    }
+    finish_write(inner, w)?;
+    start_write(inner, w, limit != 0);
+    if limit == 0 {
+        finish_write(inner, w)?;
+    }
     Ok(())
 }
 
-/// After each commit (under the writer lock): writes the tail once it holds
-/// `Options::table_tail_docs` documents (0: after every batch).
-pub(super) fn table_tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
-    if w.table_tail.len() >= inner.opts.table_tail_docs.max(1) {
-        write_table_tail(inner, w)?;
+/// Freezes the tail (its documents still live, up to the next doc id) and writes its files: on a
+/// thread of its own when `background`, else here. The caller has finished any earlier write.
+fn start_write(inner: &Inner, w: &mut Writer, background: bool) {
+    let split = w.next_id;
+    let mut docs = std::mem::take(&mut w.table_tail);
+    if !w.table_dead.is_empty() {
+        docs.retain(|(id, _)| !w.table_dead.contains(id));
+        // Every id in it is below `split`: left out now, or never in the tail.
+        w.table_dead.clear();
     }
+    let docs = Arc::new(docs);
+    let job = (inner.rocks_path.clone(), inner.layout.clone(), inner.table_gen, docs.clone(), split);
+    let run = |(rp, layout, gen, docs, split): FilesJob| {
+        let files = write_files(&rp, &layout, gen, &docs, split);
+        failpoint::pause_point("table.tail.written");
+        files
+    };
+    let files = if background {
+        match spawn_or_run("fpdb-table-tail", job, run) {
+            Ok(h) => Files::Running(h),
+            Err(done) => Files::Done(done),
+        }
+    } else {
+        Files::Done(run(job))
+    };
+    w.table_job = Some(TableJob { split, docs, files });
+}
+
+/// Installs the frozen part's files, if any: ingested whole (written again without them first if
+/// some of its documents died meanwhile, so RocksDB never receives a dead document's entries), then
+/// the floor moves to the part's end. A stop anywhere leaves a database the next writable open
+/// reads right: before an ingest, stray files (removed at open); after, entries at or above the
+/// old floor of documents live then (written again, the same keys, by that open).
+fn finish_write(inner: &Inner, w: &mut Writer) -> Result<()> {
+    let Some(job) = w.table_job.take() else {
+        return Ok(());
+    };
+    let mut files = match job.files {
+        Files::Running(h) => match h.join() {
+            Ok(Some(r)) => r,
+            Ok(None) => Err(Error::panicked("table tail writer", &"its thread never received the job")),
+            Err(p) => Err(Error::panicked("table tail writer", p.as_ref())),
+        },
+        Files::Done(r) => r,
+    }?;
+    let rp = &inner.rocks_path;
+    if job.docs.iter().any(|(id, _)| w.table_dead.contains(id)) {
+        // Rare (a document replaced or deleted while its entries were written): write them again
+        // without the dead, here, under the lock.
+        for f in &files {
+            let _ = std::fs::remove_file(f);
+        }
+        let live: Vec<(u64, u64)> = job.docs.iter().filter(|(id, _)| !w.table_dead.contains(id)).copied().collect();
+        files = write_files(rp, &inner.layout, inner.table_gen, &live, job.split)?;
+    }
+    ingest_files(&inner.rocks, rp, inner.table_gen, &files, job.split, inner.opts.sync)?;
+    let mut st = inner.state.write();
+    st.published_seq = inner.rocks.latest_sequence_number();
+    w.table_floor = job.split;
+    w.table_dead.retain(|&id| id >= job.split);
     Ok(())
+}
+
+/// A running background write ends before the handle does (the close of a poisoned or read-only
+/// handle): its files, never ingested, are removed by the next writable open.
+pub(super) fn abandon_write(w: &mut Writer) {
+    if let Some(TableJob {
+        files: Files::Running(h), ..
+    }) = w.table_job.take()
+    {
+        let _ = h.join();
+    }
 }
 
 #[cfg(test)]
