@@ -20,7 +20,7 @@ use crate::store::doc_record::ContainmentConfig;
 use crate::store::keys::{contain_value, decode_contain_key, CF_CONTAIN, CF_META};
 use crate::store::segment::SegmentSet;
 
-use super::state::{spawn_or_run, DocMeta, Writer};
+use super::state::{DocMeta, Job, Writer};
 use super::Inner;
 
 /// The `meta` key of the floor: documents with ids below it have their postings in RocksDB, the
@@ -132,12 +132,8 @@ pub(super) fn load_contain(
     Ok((short, tail))
 }
 
-/// The background write of the frozen tail: running on its own thread, or done inline (when no
-/// thread could be started). Its result is the file written (`None`: nothing to write).
-pub(super) enum TailJob {
-    Running(std::thread::JoinHandle<Option<Result<Option<PathBuf>>>>),
-    Done(Result<Option<PathBuf>>),
-}
+/// The stage that names a panic of the tail's background write.
+pub(super) const CONTAIN_TAIL_WRITER: &str = "containment tail writer";
 
 /// Writes `postings` (those `keep` accepts) as one sorted SST file at `path`; `None` when there is
 /// no posting to write (RocksDB refuses an empty file).
@@ -173,7 +169,7 @@ pub(super) fn tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
     if inner.config.containment.is_none() {
         return Ok(());
     }
-    if matches!(&w.contain_job, Some(TailJob::Running(h)) if h.is_finished()) {
+    if w.contain_job.as_ref().is_some_and(Job::is_finished) {
         finish_tail_write(inner, w)?;
     }
     let limit = inner.opts.contain_tail_postings;
@@ -216,14 +212,11 @@ fn start_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
     };
     let path = inner.rocks_path.join(format!("{TAIL_FILE_PREFIX}{split}.sst"));
     let job = (inner.rocks_path.clone(), path, frozen);
-    w.contain_job = Some(
-        match spawn_or_run("fpdb-contain-tail", job, |(rp, path, frozen)| {
-            write_tail_file(&rp, &path, &frozen, |_| true)
-        }) {
-            Ok(h) => TailJob::Running(h),
-            Err(done) => TailJob::Done(done),
-        },
-    );
+    // The background write of the frozen tail; its result is the file written (`None`: nothing to
+    // write).
+    w.contain_job = Some(Job::spawn("fpdb-contain-tail", job, |(rp, path, frozen)| {
+        write_tail_file(&rp, &path, &frozen, |_| true)
+    }));
     Ok(())
 }
 
@@ -237,14 +230,7 @@ fn finish_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
     let Some(job) = w.contain_job.take() else {
         return Ok(());
     };
-    let written = match job {
-        TailJob::Running(h) => match h.join() {
-            Ok(Some(r)) => r,
-            Ok(None) => Err(Error::panicked("containment tail writer", &"its thread never received the job")),
-            Err(p) => Err(Error::panicked("containment tail writer", p.as_ref())),
-        },
-        TailJob::Done(r) => r,
-    }?;
+    let written = job.wait(CONTAIN_TAIL_WRITER)?;
     let rp = &inner.rocks_path;
     let cf = inner
         .rocks

@@ -135,8 +135,8 @@ impl Drop for Inner {
         if self.opts.read_only || w.poisoned.is_some() || w.in_progress.is_some() {
             // containment: a background write of the tail still running ends before the handle
             // does (its file, never ingested, is removed by the next open).
-            if let Some(contain_tail::TailJob::Running(h)) = w.contain_job.take() {
-                let _ = h.join();
+            if let Some(job) = w.contain_job.take() {
+                let _ = job.wait(contain_tail::CONTAIN_TAIL_WRITER);
             }
             table_tail::abandon_write(&mut w);
         } else {

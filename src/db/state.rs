@@ -71,7 +71,7 @@ pub(super) struct Writer {
     pub(super) merge: Option<std::thread::JoinHandle<Option<crate::index::mem::MergedRun>>>,
     // containment:
     /// The containment tail's write running in the background, if any.
-    pub(super) contain_job: Option<super::contain_tail::TailJob>,
+    pub(super) contain_job: Option<Job<Option<std::path::PathBuf>>>,
     /// With the mirror: the documents committed since the table floor (`(id, SimHash)`, in id
     /// order) whose table entries are neither in RocksDB nor being written (`db::table_tail`).
     pub(super) table_tail: Vec<(u64, u64)>,
@@ -88,7 +88,7 @@ pub(super) struct Writer {
 /// Runs `run(job)` on a new thread named `name` (`Ok`: its handle; the thread yields `None` only if
 /// the job never reached it), or here when no thread can be started (`Err`: the result). The job is
 /// sent after the spawn, so a failed spawn still has it. The writer's background work uses it: the
-/// mirror's merge, the containment tail's file.
+/// mirror's merge, and through [`Job`] the containment tail's file and the table tail's files.
 pub(super) fn spawn_or_run<J: Send + 'static, T: Send + 'static>(
     name: &str,
     job: J,
@@ -101,6 +101,44 @@ pub(super) fn spawn_or_run<J: Send + 'static, T: Send + 'static>(
             Ok(h)
         }
         Err(_) => Err(run(job)),
+    }
+}
+
+/// A piece of the writer's background work that yields a result (the containment tail's file,
+/// the table tail's files): running on a thread of its own, or done here (no thread could be
+/// started, or none was wanted).
+pub(super) enum Job<T> {
+    Running(std::thread::JoinHandle<Option<Result<T>>>),
+    Done(Result<T>),
+}
+
+impl<T: Send + 'static> Job<T> {
+    /// Starts `run(job)` on a thread named `name`, or runs it here ([`spawn_or_run`]).
+    pub(super) fn spawn<J: Send + 'static>(name: &str, job: J, run: fn(J) -> Result<T>) -> Self {
+        match spawn_or_run(name, job, run) {
+            Ok(h) => Job::Running(h),
+            Err(done) => Job::Done(done),
+        }
+    }
+
+    /// True when [`Job::wait`] would not wait.
+    pub(super) fn is_finished(&self) -> bool {
+        match self {
+            Job::Running(h) => h.is_finished(),
+            Job::Done(_) => true,
+        }
+    }
+
+    /// The result, once the thread has ended; a panic there is [`Error::Panicked`] of `stage`.
+    pub(super) fn wait(self, stage: &'static str) -> Result<T> {
+        match self {
+            Job::Running(h) => match h.join() {
+                Ok(Some(r)) => r,
+                Ok(None) => Err(Error::panicked(stage, &"its thread never received the job")),
+                Err(p) => Err(Error::panicked(stage, p.as_ref())),
+            },
+            Job::Done(r) => r,
+        }
     }
 }
 

@@ -42,7 +42,7 @@ use crate::store::keys::{table_cf, CF_META};
 
 use super::contain_tail::encode_floor;
 use super::sst::{ingest_moved, write_table_file};
-use super::state::{for_each_on_threads, spawn_or_run, Writer};
+use super::state::{for_each_on_threads, Job, Writer};
 use super::Inner;
 
 /// Threads that write the tail's files, one table at a time each.
@@ -120,14 +120,6 @@ fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floo
         .map_err(|e| Error::rocks("move the table floor", rocks_path, e))
 }
 
-/// The tail's documents being written to files in the background ([`TableJob`]'s `files`):
-/// running on its own thread, or done inline (the close, `flush`, a limit of 0, or no thread could
-/// be started).
-enum Files {
-    Running(std::thread::JoinHandle<Option<Result<Vec<PathBuf>>>>),
-    Done(Result<Vec<PathBuf>>),
-}
-
 /// What the background write needs: the RocksDB directory, the layout, the table generation, the
 /// documents `(id, SimHash)` and the floor the files are named after.
 type FilesJob = (PathBuf, Layout, u32, Arc<Vec<(u64, u64)>>, u64);
@@ -138,8 +130,13 @@ type FilesJob = (PathBuf, Layout, u32, Arc<Vec<(u64, u64)>>, u64);
 pub(super) struct TableJob {
     split: u64,
     docs: Arc<Vec<(u64, u64)>>,
-    files: Files,
+    /// The files, in table order: written in the background, or here (the close, `flush`, a limit
+    /// of 0).
+    files: Job<Vec<PathBuf>>,
 }
+
+/// The stage that names a panic of the background write.
+const TABLE_TAIL_WRITER: &str = "table tail writer";
 
 /// Writes the whole tail now (`Db::flush`, the close): finishes a running write, then writes the
 /// rest and moves the floor to the next doc id, under the writer lock; readers' consistent reads of
@@ -159,7 +156,7 @@ pub(super) fn write_table_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
 /// a write still running: the back-pressure that bounds the tail's memory). With 0 the write is
 /// finished at once, so every batch's entries reach RocksDB before the commit returns.
 pub(super) fn table_tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
-    if matches!(&w.table_job, Some(TableJob { files: Files::Running(h), .. }) if h.is_finished()) {
+    if w.table_job.as_ref().is_some_and(|j| j.files.is_finished()) {
         finish_write(inner, w)?;
     }
     let limit = inner.opts.table_tail_docs;
@@ -192,12 +189,9 @@ fn start_write(inner: &Inner, w: &mut Writer, background: bool) {
         files
     };
     let files = if background {
-        match spawn_or_run("fpdb-table-tail", job, run) {
-            Ok(h) => Files::Running(h),
-            Err(done) => Files::Done(done),
-        }
+        Job::spawn("fpdb-table-tail", job, run)
     } else {
-        Files::Done(run(job))
+        Job::Done(run(job))
     };
     w.table_job = Some(TableJob { split, docs, files });
 }
@@ -211,16 +205,12 @@ fn finish_write(inner: &Inner, w: &mut Writer) -> Result<()> {
     let Some(job) = w.table_job.take() else {
         return Ok(());
     };
-    let mut files = match job.files {
-        Files::Running(h) => match h.join() {
-            Ok(Some(r)) => r,
-            Ok(None) => Err(Error::panicked("table tail writer", &"its thread never received the job")),
-            Err(p) => Err(Error::panicked("table tail writer", p.as_ref())),
-        },
-        Files::Done(r) => r,
-    }?;
+    let mut files = job.files.wait(TABLE_TAIL_WRITER)?;
     let rp = &inner.rocks_path;
-    if job.docs.iter().any(|(id, _)| w.table_dead.contains(id)) {
+    // A dead id below `split` is one of the frozen documents: the set was emptied at the freeze,
+    // and only a live document can be deleted. (One look at the few dead ids, not one per frozen
+    // document under the writer lock.)
+    if w.table_dead.iter().any(|&id| id < job.split) {
         // Rare (a document replaced or deleted while its entries were written): write them again
         // without the dead, here, under the lock.
         for f in &files {
@@ -240,11 +230,8 @@ fn finish_write(inner: &Inner, w: &mut Writer) -> Result<()> {
 /// A running background write ends before the handle does (the close of a poisoned or read-only
 /// handle): its files, never ingested, are removed by the next writable open.
 pub(super) fn abandon_write(w: &mut Writer) {
-    if let Some(TableJob {
-        files: Files::Running(h), ..
-    }) = w.table_job.take()
-    {
-        let _ = h.join();
+    if let Some(job) = w.table_job.take() {
+        let _ = job.files.wait(TABLE_TAIL_WRITER);
     }
 }
 
