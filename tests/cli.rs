@@ -1,46 +1,14 @@
 //! Every CLI command, spawned as a process in a temporary directory.
 
 mod common;
+#[path = "support/cli.rs"]
+mod support;
 
-use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use common::{edit, passage, text, vocab};
-use serde_json::Value;
-
-fn fpdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().expect("spawn fpdb")
-}
-
-fn fpdb_stdin(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn fpdb");
-    child.stdin.take().unwrap().write_all(stdin).unwrap();
-    child.wait_with_output().unwrap()
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn json_lines(s: &str) -> Vec<Value> {
-    s.lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
-        .collect()
-}
+use support::{fpdb, fpdb_stdin, json_lines, ok};
 
 fn init(dir: &Path) -> String {
     let db = dir.join("db").display().to_string();

@@ -3,30 +3,12 @@
 //! error (exit 2) on a database without the index.
 
 mod common;
-
-use std::process::{Command, Output};
+#[path = "support/cli.rs"]
+mod support;
 
 use common::{passage, text, vocab};
 use serde_json::Value;
-
-fn fpdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().expect("spawn fpdb")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
-fn json_lines(s: &str) -> Vec<Value> {
-    s.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
-}
+use support::{fpdb, json_lines, ok};
 
 #[test]
 fn containment_from_the_command_line() {

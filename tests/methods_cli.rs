@@ -1,27 +1,14 @@
 //! method: `fpdb init --method` and the commands on a non-default method, spawned as processes.
 
 mod common;
+#[path = "support/cli.rs"]
+mod support;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use common::{edit, passage, text, vocab};
 use serde_json::Value;
-
-fn fpdb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().expect("spawn fpdb")
-}
-
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
+use support::{fpdb, ok};
 
 fn corpus(dir: &Path) -> String {
     let v = vocab();

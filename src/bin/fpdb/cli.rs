@@ -46,9 +46,12 @@ pub enum Cmd {
     /// Ingest many documents through the parallel pipeline (JSONL file, directory, or - for stdin).
     ///
     /// JSONL lines are {"key": ..., "text": ...}; other fields are kept as metadata. A directory
-    /// gives one document per file, keyed by relative path. With --json, one line per document is
-    /// printed after its batch is durably committed. A read error of the input or a failed commit
-    /// ends the run (exit 3) after reporting everything committed before it.
+    /// gives one document per file, keyed by relative path. Inputs may be gzip-compressed
+    /// (papers.jsonl.gz, a .gz file in a directory) and may start with a UTF-8 byte-order mark;
+    /// UTF-16, zstd, xz, bzip2, zip and PDF inputs are refused with the command that converts them.
+    /// With --json, one line per document is printed after its batch is durably committed. A read
+    /// error of the input or a failed commit ends the run (exit 3) after reporting everything
+    /// committed before it.
     Ingest(IngestArgs),
     /// Show a stored document and its group. Exit code 1 when the key is absent.
     Get(KeyArgs),
@@ -199,7 +202,7 @@ pub struct InsertArgs {
     /// The document's key (replaces an existing document with the same key).
     #[arg(long)]
     pub key: String,
-    /// Text file to insert; standard input when absent.
+    /// Text file to insert (plain or gzip); standard input when absent.
     pub file: Option<PathBuf>,
     /// What to do when near-duplicates exist.
     #[arg(long, value_enum, default_value_t = DedupArg::Link)]
@@ -212,7 +215,8 @@ pub struct InsertArgs {
 pub struct QueryArgs {
     /// Database directory.
     pub db: PathBuf,
-    /// Text file to look up (standard input when no FILE, --text or --simhash is given).
+    /// Text file to look up, plain or gzip (standard input when no FILE, --text or --simhash is
+    /// given).
     pub file: Option<PathBuf>,
     /// Text to look up.
     #[arg(long, conflicts_with_all = ["file", "simhash"])]
@@ -243,7 +247,7 @@ pub struct QueryArgs {
 pub struct IngestArgs {
     /// Database directory.
     pub db: PathBuf,
-    /// JSONL file, directory of text files, or `-` for JSONL on standard input.
+    /// JSONL file (plain or gzip), directory of text files, or `-` for JSONL on standard input.
     pub input: String,
     /// skip: do not store near-duplicates; link: store and join their group; off: store without checking.
     #[arg(long, value_enum, default_value_t = DedupArg::Link)]

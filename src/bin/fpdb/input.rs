@@ -1,4 +1,6 @@
-//! Turning CLI inputs (JSONL files, stdin, directories of text files) into documents.
+//! Turning CLI inputs (JSONL files, stdin, directories of text files) into documents. Every input is
+//! first looked at by [`crate::sniff`]: gzip is decompressed, a UTF-8 byte-order mark dropped, and
+//! formats fpdb does not read are refused with one error.
 //!
 //! Policy for bad input (docs/durability.md, "Bad input"): every problem is reported per item with
 //! its line number or path, and the rest of the input is still ingested. Invalid UTF-8 is rejected
@@ -215,15 +217,17 @@ fn kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
-/// JSONL documents from a reader; blank lines are skipped. Each item's origin (its line) goes to
-/// `origins` when given.
+/// JSONL documents from a reader (plain or gzip, [`crate::sniff`]); blank lines are skipped. Each
+/// item's origin (its line) goes to `origins` when given. Refused before any line is read when the
+/// input is in a format fpdb does not read (UTF-16, zstd, ...).
 pub fn jsonl<R: Read + Send + 'static>(
     reader: R,
     name: String,
     key_field: String,
     text_field: String,
     origins: Option<Origins>,
-) -> impl Iterator<Item = Result<NewDoc, Error>> + Send {
+) -> Result<impl Iterator<Item = Result<NewDoc, Error>> + Send, Error> {
+    let reader = crate::sniff::text_stream(reader, &name)?;
     if let Some(o) = &origins {
         lock(o).name.clone_from(&name);
     }
@@ -231,7 +235,7 @@ pub fn jsonl<R: Read + Send + 'static>(
     let mut lineno = 0u64;
     let mut buf = Vec::new();
     let mut done = false;
-    std::iter::from_fn(move || loop {
+    Ok(std::iter::from_fn(move || loop {
         if done {
             return None;
         }
@@ -266,7 +270,7 @@ pub fn jsonl<R: Read + Send + 'static>(
                 }));
             }
         }
-    })
+    }))
 }
 
 /// Every regular file under `dir` (sorted, recursively), as documents keyed by relative path.
@@ -322,15 +326,28 @@ fn relative_key(root: &Path, p: &Path) -> String {
     p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/")
 }
 
-/// Reads a whole text file, rejecting invalid UTF-8 with the byte offset.
+/// Reads a whole text file (plain or gzip, [`crate::sniff`]), rejecting invalid UTF-8 with the byte
+/// offset.
 pub fn read_text_file(p: &PathBuf) -> Result<String, Error> {
-    let mut bytes = Vec::new();
-    File::open(p).and_then(|mut f| f.read_to_end(&mut bytes)).map_err(|e| Error::Io {
+    let f = File::open(p).map_err(|e| Error::Io {
         op: "read input file",
         path: p.clone(),
         source: e,
     })?;
-    utf8(bytes, &p.display().to_string())
+    read_text(f, &p.display().to_string())
+}
+
+/// Reads a whole text stream named `origin` (a file, standard input), as [`read_text_file`].
+pub fn read_text(r: impl Read + Send + 'static, origin: &str) -> Result<String, Error> {
+    let mut bytes = Vec::new();
+    crate::sniff::text_stream(r, origin)?
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::Io {
+            op: "read input",
+            path: PathBuf::from(origin),
+            source: e,
+        })?;
+    utf8(bytes, origin)
 }
 
 /// Bytes to text, rejecting invalid UTF-8 with its offset.
@@ -456,7 +473,8 @@ mod tests {
             "key".into(),
             "text".into(),
             Some(origins.clone()),
-        );
+        )
+        .unwrap();
         let mut most = 0;
         for (seq, item) in items.enumerate() {
             let o = lock(&origins).take(seq as u64);

@@ -8,6 +8,7 @@ mod input;
 mod print;
 #[cfg(feature = "serve")]
 mod serve;
+mod sniff;
 
 use std::io;
 use std::process::ExitCode;

@@ -52,7 +52,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     })?;
     let mut lat = Vec::new();
     let mut hits = 0usize;
-    for item in input::jsonl(f, cfg.queries.display().to_string(), "key".into(), "text".into(), None) {
+    for item in input::jsonl(f, cfg.queries.display().to_string(), "key".into(), "text".into(), None)? {
         let Ok(doc) = item else { continue };
         let t = Instant::now();
         hits += d.query(&doc.text, &cfg.opts)?.len();

@@ -88,7 +88,7 @@ fn load(cfg: &Config) -> Result<(Vec<fpdb::eval::EvalDoc>, usize), Error> {
     let mut fpr = fpdb::Fingerprinter::new(cfg.spec.clone());
     let mut docs = Vec::new();
     let mut skipped = 0usize;
-    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), None) {
+    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), None)? {
         if cfg.limit.is_some_and(|l| docs.len() >= l) {
             break;
         }
@@ -172,7 +172,7 @@ fn load_texts(cfg: &Config) -> Result<(Vec<CorpusDoc>, usize), Error> {
     })?;
     let mut fpr = fpdb::Fingerprinter::new(cfg.spec.clone());
     let (mut docs, mut skipped) = (Vec::new(), 0usize);
-    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), None) {
+    for item in input::jsonl(f, cfg.corpus.display().to_string(), "key".into(), "text".into(), None)? {
         if cfg.limit.is_some_and(|l| docs.len() >= l) {
             break;
         }

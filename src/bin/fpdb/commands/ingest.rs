@@ -57,7 +57,7 @@ fn items(cfg: &Config, origins: &input::Origins) -> Result<Items, Error> {
             cfg.key_field.clone(),
             cfg.text_field.clone(),
             Some(origins.clone()),
-        )));
+        )?));
     }
     let p = PathBuf::from(&cfg.input);
     let meta = std::fs::metadata(&p).map_err(|e| Error::Io {
@@ -79,7 +79,7 @@ fn items(cfg: &Config, origins: &input::Origins) -> Result<Items, Error> {
         cfg.key_field.clone(),
         cfg.text_field.clone(),
         Some(origins.clone()),
-    )))
+    )?))
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {

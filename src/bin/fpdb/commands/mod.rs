@@ -18,7 +18,7 @@ mod reindex;
 mod serve;
 mod stats;
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -108,11 +108,7 @@ pub fn open_ro_with(db: &Path, opts: Options) -> Result<Db> {
 pub fn read_input(file: Option<&PathBuf>) -> Result<String> {
     match file {
         Some(p) => Ok(input::read_text_file(p)?),
-        None => {
-            let mut bytes = Vec::new();
-            io::stdin().read_to_end(&mut bytes).context("reading standard input")?;
-            Ok(input::utf8(bytes, "standard input")?)
-        }
+        None => Ok(input::read_text(io::stdin(), "standard input")?),
     }
 }
 
