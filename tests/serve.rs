@@ -426,6 +426,90 @@ fn bulk_slots_answer_429_with_retry_after() {
     assert!(m.contains("fpdb_http_errors_total{code=\"queue_full\"}"), "{m}");
 }
 
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn gzip_bodies_are_decompressed_within_the_limits_and_other_codings_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--max-body-bytes", "20000", "--max-bulk-bytes", "60000"]);
+    let (base, near, other, _) = docs();
+    let gz = [("Content-Encoding", "gzip")];
+    // PUT, gzip: stored as the plain text would be.
+    let r = request(
+        s.addr,
+        "PUT",
+        "/v1/documents/a",
+        &gz,
+        &gzip(json!({"text": base}).to_string().as_bytes()),
+    )
+    .unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(body_json(&r)["stored"], true);
+    // NDJSON bulk as a two-member gzip stream (x-gzip): every line, in order.
+    let mut bulk = gzip(format!("{}\n", json!({"key": "b", "text": near})).as_bytes());
+    bulk.extend(gzip(format!("{}\n", json!({"key": "c", "text": other})).as_bytes()));
+    let r = request(s.addr, "POST", "/v1/documents", &[("Content-Encoding", "x-gzip")], &bulk).unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    let lines: Vec<Value> = r.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2, "{}", r.text());
+    assert_eq!(
+        (lines[0]["key"].as_str(), lines[0]["duplicates"][0]["key"].as_str()),
+        (Some("b"), Some("a"))
+    );
+    assert_eq!(lines[1]["key"], "c");
+    // A gzip query finds the same hit as the plain one.
+    let q = json!({"text": base}).to_string();
+    let plain = body_json(&s.req("POST", "/v1/duplicates", q.as_bytes()));
+    let r = request(s.addr, "POST", "/v1/duplicates", &gz, &gzip(q.as_bytes())).unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(body_json(&r)["hits"], plain["hits"]);
+    assert_eq!(plain["hits"][0]["key"], "a");
+    // A small body that inflates past the limit: 413, as sent it was well under.
+    let bomb = gzip(json!({"text": "word ".repeat(50_000)}).to_string().as_bytes());
+    assert!(bomb.len() < 2_000, "{}", bomb.len());
+    assert_error(
+        &request(s.addr, "PUT", "/v1/documents/bomb", &gz, &bomb).unwrap(),
+        413,
+        "body_too_large",
+    );
+    let bulk_bomb = gzip(
+        format!("{}\n", json!({"key": "x", "text": "word ".repeat(20_000)}))
+            .repeat(2)
+            .as_bytes(),
+    );
+    assert_error(
+        &request(s.addr, "POST", "/v1/documents", &gz, &bulk_bomb).unwrap(),
+        413,
+        "body_too_large",
+    );
+    // Not gzip, truncated gzip: 400; other codings: 415. Nothing of these was stored.
+    let q = json!({"text": other}).to_string();
+    assert_error(
+        &request(s.addr, "PUT", "/v1/documents/d", &gz, q.as_bytes()).unwrap(),
+        400,
+        "invalid_encoding",
+    );
+    let cut = gzip(q.as_bytes());
+    assert_error(
+        &request(s.addr, "PUT", "/v1/documents/d", &gz, &cut[..cut.len() / 2]).unwrap(),
+        400,
+        "invalid_encoding",
+    );
+    for coding in ["br", "deflate", "gzip, br"] {
+        let r = request(s.addr, "POST", "/v1/duplicates", &[("Content-Encoding", coding)], q.as_bytes()).unwrap();
+        assert_error(&r, 415, "unsupported_encoding");
+    }
+    assert_eq!(body_json(&s.req("GET", "/v1/stats", b""))["docs"], 3);
+    // identity is the body as sent.
+    let r = request(s.addr, "POST", "/v1/duplicates", &[("Content-Encoding", "identity")], q.as_bytes()).unwrap();
+    assert_eq!(body_json(&r)["hits"][0]["key"], "c");
+}
+
 #[test]
 fn tokens_guard_writes_and_optionally_reads() {
     let dir = tempfile::tempdir().unwrap();

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use fpdb::IngestOptions;
 use fpdb::{Biblio, Dedup, NewDoc, QueryOptions};
@@ -76,6 +76,47 @@ async fn read_limited(body: Body, limit: usize, flag: &str) -> Result<Bytes, Api
     Ok(Bytes::from(buf))
 }
 
+/// The body as sent, decompressed when its `Content-Encoding` is gzip. The decompressed size is held
+/// to the same `limit` as the body (413 past it, without inflating further: a small gzip bomb cannot
+/// take memory); a stream that does not decompress is 400. Any other coding (br, deflate, zstd,
+/// several codings) is 415, naming the two that are accepted.
+async fn decoded(headers: &HeaderMap, body: Bytes, limit: usize, flag: &str) -> Result<Bytes, ApiError> {
+    let Some(coding) = headers.get(header::CONTENT_ENCODING) else {
+        return Ok(body);
+    };
+    let coding = coding.to_str().unwrap_or("").trim().to_ascii_lowercase();
+    match coding.as_str() {
+        "" | "identity" => Ok(body),
+        "gzip" | "x-gzip" => {
+            let flag = flag.to_string();
+            blocking(move || {
+                use std::io::Read as _;
+                let mut out = Vec::new();
+                flate2::read::MultiGzDecoder::new(&body[..])
+                    .take(limit as u64 + 1)
+                    .read_to_end(&mut out)
+                    .map_err(|e| {
+                        ApiError::new(
+                            StatusCode::BAD_REQUEST,
+                            "invalid_encoding",
+                            format!("the gzip body does not decompress: {e}"),
+                        )
+                    })?;
+                if out.len() > limit {
+                    return Err(ApiError::too_large(limit, &format!("{flag}, decompressed")));
+                }
+                Ok(Bytes::from(out))
+            })
+            .await
+        }
+        _ => Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_encoding",
+            format!("Content-Encoding {coding:?} is not supported; send the body uncompressed or with Content-Encoding: gzip"),
+        )),
+    }
+}
+
 fn dedup_of(q: Result<Query<DedupQuery>, QueryRejection>) -> Result<Dedup, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::param(format!("{e}; `dedup` is one of link, skip, off")))?;
     Ok(match q.dedup.unwrap_or(DedupParam::Link) {
@@ -97,7 +138,8 @@ fn dedup_of(q: Result<Query<DedupQuery>, QueryRejection>) -> Result<Dedup, ApiEr
         (status = 400, description = "Bad JSON, document or parameter", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such endpoint", body = ErrorBody),
-        (status = 413, description = "Body over --max-body-bytes", body = ErrorBody),
+        (status = 413, description = "Body over --max-body-bytes (as sent, or decompressed)", body = ErrorBody),
+        (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
         (status = 429, description = "Writer queue full; see Retry-After", body = ErrorBody,
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
         (status = 500, description = "Storage error", body = ErrorBody),
@@ -108,11 +150,13 @@ pub async fn put_document(
     State(s): State<Arc<AppState>>,
     key: Result<Path<String>, PathRejection>,
     q: Result<Query<DedupQuery>, QueryRejection>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> AppResult {
     let key = key_of(key)?;
     let dedup = dedup_of(q)?;
     let body = body_of(body, s.cfg.max_body_bytes, "--max-body-bytes")?;
+    let body = decoded(&headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await?;
     let d: DocumentIn = parse_json(&body)?;
     if s.writer.is_full() {
         s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
@@ -158,13 +202,19 @@ pub async fn put_document(
         (status = 400, description = "Bad parameter", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such endpoint", body = ErrorBody),
-        (status = 413, description = "Body over --max-bulk-bytes", body = ErrorBody),
+        (status = 413, description = "Body over --max-bulk-bytes (as sent, or decompressed)", body = ErrorBody),
+        (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
         (status = 429, description = "All bulk slots busy; see Retry-After", body = ErrorBody,
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
         (status = 503, description = "Shutting down", body = ErrorBody),
     ),
     security((), ("bearer" = [])))]
-pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<DedupQuery>, QueryRejection>, body: Body) -> AppResult {
+pub async fn post_documents(
+    State(s): State<Arc<AppState>>,
+    q: Result<Query<DedupQuery>, QueryRejection>,
+    headers: HeaderMap,
+    body: Body,
+) -> AppResult {
     let dedup = dedup_of(q)?;
     // The slot is taken before the body is read: a slow upload holds it, so the slots bound the
     // memory of bulk bodies (bulk_slots × max_bulk_bytes).
@@ -173,6 +223,7 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
         return Err(ApiError::queue_full("all bulk-ingest slots are busy (--bulk-slots)"));
     };
     let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
+    let body = decoded(&headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_json("the body holds no document; send one JSON object per line"));
     }
@@ -266,12 +317,14 @@ pub async fn post_documents(State(s): State<Arc<AppState>>, q: Result<Query<Dedu
         (status = 400, description = "Bad JSON, document or parameter", body = ErrorBody),
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No such endpoint", body = ErrorBody),
-        (status = 413, description = "Body over --max-body-bytes", body = ErrorBody),
+        (status = 413, description = "Body over --max-body-bytes (as sent, or decompressed)", body = ErrorBody),
+        (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
         (status = 500, description = "Storage error", body = ErrorBody),
     ),
     security((), ("bearer" = [])))]
-pub async fn post_duplicates(State(s): State<Arc<AppState>>, body: Result<Bytes, BytesRejection>) -> AppResult {
+pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> AppResult {
     let body = body_of(body, s.cfg.max_body_bytes, "--max-body-bytes")?;
+    let body = decoded(&headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await?;
     let d: DuplicatesIn = parse_json(&body)?;
     if d.limit.is_some_and(|l| l > MAX_LIMIT) {
         return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));

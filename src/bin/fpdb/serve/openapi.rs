@@ -11,7 +11,7 @@ use super::handlers as h;
 #[openapi(
     info(
         title = "fpdb",
-        description = "Real-time near-duplicate detection over HTTP: verified text near-duplicates (SimHash + exact Jaccard) unioned with exact DOI and title + year matches. Errors are JSON with a stable `code` (docs/serve.md).",
+        description = "Real-time near-duplicate detection over HTTP: verified text near-duplicates (SimHash + exact Jaccard) unioned with exact DOI and title + year matches. Request bodies may be sent with `Content-Encoding: gzip` (limits apply to the decompressed size too). Errors are JSON with a stable `code` (docs/serve.md).",
     ),
     paths(
         h::put_document,
