@@ -95,11 +95,16 @@ impl IngestOptions {
 
 /// The fate of one input item, reported after its batch is durably committed.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct DocResult {
     /// Position in the input (0-based).
     pub seq: u64,
     /// The outcome, or why this item was not stored.
     pub result: Result<InsertOutcome>,
+    /// The last item of its batch: nothing more is reported until the next commit, which may wait
+    /// for input. A caller that buffers what it reports flushes here (`fpdb ingest --json` does,
+    /// so a consumer reading its acknowledgements through a pipe sees each batch at once).
+    pub batch_end: bool,
 }
 
 /// Totals of one ingest run.
@@ -336,6 +341,7 @@ impl Db {
             let results = catch_unwind(AssertUnwindSafe(|| self.commit_prechecked_with(docs, opts.dedup, opts.containment)))
                 .unwrap_or_else(|p| Err(Error::panicked("writer", p.as_ref())))?;
             stats.batches += 1;
+            let last = seqs.last().copied();
             for (seq, result) in seqs.into_iter().zip(results) {
                 match &result {
                     Ok(o) if o.id.is_some() => {
@@ -346,7 +352,11 @@ impl Db {
                     Ok(_) => stats.skipped += 1,
                     Err(_) => stats.errors += 1,
                 }
-                on_done(DocResult { seq, result });
+                on_done(DocResult {
+                    seq,
+                    result,
+                    batch_end: Some(seq) == last,
+                });
             }
             Ok(())
         };

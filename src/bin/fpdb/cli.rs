@@ -17,7 +17,9 @@ EXIT CODES:
   3  I/O or RocksDB error (disk full, permissions, ...), a poisoned handle, or an internal panic
   4  corruption: `check` found faults, or a read hit a damaged record
   5  the database is locked by another process
-  6  `ingest` finished, but some input items were rejected (each one is reported on stderr)";
+  6  `ingest` finished, but some input items were rejected (each one is reported on stderr)
+130  `ingest` stopped by Ctrl-C or SIGTERM: it read no further, committed what it had read and said how
+     far it got (a second Ctrl-C exits at once; what was acknowledged is durable either way)";
 
 /// fpdb — an embedded, persistent near-duplicate fingerprint database.
 ///
@@ -49,9 +51,10 @@ pub enum Cmd {
     /// gives one document per file, keyed by relative path. Inputs may be gzip-compressed
     /// (papers.jsonl.gz, a .gz file in a directory) and may start with a UTF-8 byte-order mark;
     /// UTF-16, zstd, xz, bzip2, zip and PDF inputs are refused with the command that converts them.
-    /// With --json, one line per document is printed after its batch is durably committed. A read
-    /// error of the input or a failed commit ends the run (exit 3) after reporting everything
-    /// committed before it.
+    /// With --json, one line per document is printed (and flushed with its batch) after its batch
+    /// is durably committed. A read error of the input or a failed commit ends the run (exit 3)
+    /// after reporting everything committed before it. Ctrl-C or SIGTERM stops reading the input,
+    /// commits what was read and says up to which line (exit 130); a second Ctrl-C exits at once.
     Ingest(IngestArgs),
     /// Show a stored document and its group. Exit code 1 when the key is absent.
     Get(KeyArgs),

@@ -4,6 +4,8 @@
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -82,10 +84,43 @@ fn items(cfg: &Config, origins: &input::Origins) -> Result<Items, Error> {
     )?))
 }
 
+/// The exit code of an ingest stopped by Ctrl-C or SIGTERM after committing what it had read (the
+/// shell's code for a SIGINT death; `cli::EXIT_CODES`).
+const INTERRUPTED: u8 = 130;
+
+/// The first SIGINT or SIGTERM sets the returned flag (the input is then read no further); a
+/// second one, with the flag set, exits at once with [`INTERRUPTED`]: what was acknowledged is
+/// durable either way, as after a crash. `None` where the handlers cannot be installed: the
+/// signals then kill the process as before.
+fn stop_on_signals() -> Option<Arc<AtomicBool>> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [SIGINT, SIGTERM] {
+        // The exit goes first, so that the signal that sets the flag does not also exit.
+        signal_hook::flag::register_conditional_shutdown(sig, i32::from(INTERRUPTED), stop.clone()).ok()?;
+        signal_hook::flag::register(sig, stop.clone()).ok()?;
+    }
+    Some(stop)
+}
+
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open(&cfg.db, cfg.sync)?;
     let origins = input::Origins::default();
-    let items = items(&cfg, &origins)?;
+    let mut items = items(&cfg, &origins)?;
+    // After a stop signal the next item is not read: the pipeline commits what it holds and ends
+    // as at the end of the input.
+    let stopping = stop_on_signals();
+    let cut = Arc::new(AtomicBool::new(false));
+    let cutting = cut.clone();
+    let items = std::iter::from_fn(move || {
+        if stopping.as_ref().is_some_and(|s| s.load(Ordering::SeqCst)) {
+            cutting.store(true, Ordering::SeqCst);
+            None
+        } else {
+            items.next()
+        }
+    });
+    let mut last_origin: Option<String> = None;
     let bar = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
@@ -103,6 +138,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         }
         // Taken for every item, in order, so the log holds only what is in flight.
         let origin = input::lock(&origins).take(r.seq);
+        last_origin.clone_from(&origin);
         let res = match &r.result {
             Ok(o) => if json {
                 writeln!(out, "{}", outcome_json(o))
@@ -144,6 +180,9 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
                 }
             }
         };
+        // A batch's lines go out together, at once: a consumer reading them through a pipe must
+        // not wait for the buffer to fill (or for the end of the input) to see its acknowledgements.
+        let res = res.and_then(|()| if r.batch_end { out.flush() } else { Ok(()) });
         if let Err(e) = res {
             write_err.get_or_insert(e);
         }
@@ -177,6 +216,14 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         stats.text_bytes as f64 / secs / 1e6,
         stats.batches
     );
+    if cut.load(Ordering::SeqCst) {
+        eprintln!(
+            "fpdb: interrupted: the input was read up to {}, and every item read is committed (or reported \
+             above); the rest was not read",
+            last_origin.as_deref().unwrap_or("its start")
+        );
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
     Ok(if stats.errors > 0 { ExitCode::from(6) } else { ExitCode::SUCCESS })
 }
 

@@ -1,0 +1,191 @@
+//! Ctrl-C during `fpdb ingest`: the first SIGINT stops reading, commits what was read, says how far
+//! the input was read and exits 130; a second exits at once. Either way every acknowledged document
+//! is in the database and `check` is clean.
+#![cfg(unix)]
+
+mod common;
+#[path = "support/cli.rs"]
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use common::{passage, text, vocab};
+use support::{fpdb, json_lines, ok};
+
+fn lines(from: u64, n: u64) -> String {
+    let v = vocab();
+    (from..from + n)
+        .map(|i| serde_json::json!({"key": format!("doc{i}"), "text": text(&passage(&v, 80, i))}).to_string() + "\n")
+        .collect()
+}
+
+/// `fpdb ingest DB - --json`, its input kept open; its output lines arrive on the receiver (read
+/// on a thread of their own, so that a missing line fails the test by a timeout instead of hanging
+/// it).
+fn ingest(db: &str) -> (Child, ChildStdin, Receiver<String>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        .args(["ingest", db, "-", "--json", "--batch-latency-ms", "5"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn fpdb ingest");
+    let stdin = child.stdin.take().unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (child, stdin, rx)
+}
+
+/// Writes `n` documents and waits until each is acknowledged: its line is printed once its batch
+/// is durable, and must reach a reader of the pipe then, not when the output buffer fills.
+fn feed_and_wait(stdin: &mut ChildStdin, acks: &Receiver<String>, from: u64, n: u64) {
+    stdin.write_all(lines(from, n).as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    for i in from..from + n {
+        let line = acks
+            .recv_timeout(Duration::from_secs(60))
+            .unwrap_or_else(|e| panic!("no acknowledgement of doc{i} within 60 s ({e})"));
+        let ack: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(ack["key"], format!("doc{i}"));
+    }
+}
+
+fn signal(child: &Child, sig: &str) {
+    assert!(Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success());
+    // Let the handler run before the test goes on (the flag is all it sets).
+    std::thread::sleep(Duration::from_millis(300));
+}
+
+/// The exit status within 60 s, else the process is killed and the test fails (never hangs).
+fn exits(child: &mut Child) -> ExitStatus {
+    let end = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < end {
+        if let Some(st) = child.try_wait().unwrap() {
+            return st;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    panic!("fpdb ingest did not exit after the signal");
+}
+
+/// A new database in `dir` (its path).
+fn new_db(dir: &std::path::Path) -> String {
+    let db = dir.join("db").display().to_string();
+    ok(&fpdb(&["init", &db]));
+    db
+}
+
+fn docs_in(db: &str) -> u64 {
+    json_lines(&ok(&fpdb(&["stats", db, "--json"])))[0]["docs"].as_u64().unwrap()
+}
+
+/// The database holds `docs` documents and `check` finds no fault.
+fn assert_holds(db: &str, docs: u64) {
+    assert_eq!(docs_in(db), docs);
+    assert!(ok(&fpdb(&["check", db])).contains("0 fault(s)"));
+}
+
+#[test]
+fn the_first_ctrl_c_commits_what_was_read_and_reads_no_further() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = new_db(dir.path());
+    let (mut child, mut stdin, acks) = ingest(&db);
+    feed_and_wait(&mut stdin, &acks, 0, 50);
+    signal(&child, "-INT");
+    // The reader waits in a read of the (open, idle) input: the next line is the last one read.
+    stdin.write_all(lines(50, 20).as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let status = exits(&mut child);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("fpdb: ingested 51 items") && stderr.contains("interrupted: the input was read up to stdin line 51,"),
+        "{stderr}"
+    );
+    let rest: Vec<String> = acks.iter().collect();
+    assert_eq!(rest.len(), 1, "{rest:?}");
+    assert!(rest[0].contains("\"doc50\""), "{rest:?}");
+    drop(stdin);
+    assert_holds(&db, 51);
+}
+
+#[test]
+fn a_second_ctrl_c_exits_at_once_and_keeps_what_was_acknowledged() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = new_db(dir.path());
+    let (mut child, mut stdin, acks) = ingest(&db);
+    feed_and_wait(&mut stdin, &acks, 0, 30);
+    // The input stays open and idle: the first signal cannot end the read, the second exits.
+    signal(&child, "-INT");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the first Ctrl-C must not end a reading ingest"
+    );
+    signal(&child, "-INT");
+    assert_eq!(exits(&mut child).code(), Some(130));
+    drop(stdin);
+    assert_holds(&db, 30);
+}
+
+#[test]
+fn sigterm_stops_a_file_ingest_like_ctrl_c() {
+    // A file is read without waiting: the stop lands mid-file, wherever the reader is.
+    let dir = tempfile::tempdir().unwrap();
+    let db = new_db(dir.path());
+    let f = dir.path().join("many.jsonl");
+    let one = lines(0, 200);
+    std::fs::write(&f, one.repeat(200)).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        .args(["ingest", &db, f.to_str().unwrap(), "--json", "--dedup", "off"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first acknowledgement: the handlers are installed (before the first item is read).
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    stdout.read_line(&mut first).unwrap();
+    assert!(first.contains("\"doc0\""), "{first}");
+    let drain = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    signal(&child, "-TERM");
+    let status = exits(&mut child);
+    drain.join().unwrap().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    match status.code() {
+        // Stopped mid-file: it says where, and every item read was stored (the keys repeat every
+        // 200 lines, so the database holds min(read, 200) documents).
+        Some(130) => {
+            let line: u64 = stderr
+                .split("read up to ")
+                .nth(1)
+                .and_then(|r| r.split(" line ").nth(1))
+                .and_then(|r| r.split(',').next())
+                .and_then(|n| n.parse().ok())
+                .unwrap_or_else(|| panic!("no line in {stderr}"));
+            assert!(line < 40_000, "{stderr}");
+            assert!(stderr.contains(&format!("ingested {line} items")), "{stderr}");
+            assert_eq!(docs_in(&db), line.min(200));
+        }
+        // The whole file was read before the signal (a fast machine): a normal end.
+        Some(0) => assert_eq!(docs_in(&db), 200),
+        other => panic!("exit {other:?}: {stderr}"),
+    }
+    assert!(ok(&fpdb(&["check", &db])).contains("0 fault(s)"));
+}
