@@ -114,6 +114,81 @@ fn init_ingest_jsonl_query_get_stats_check() {
 }
 
 #[test]
+fn query_jsonl_looks_up_every_line_in_input_order_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = init(dir.path());
+    let (jsonl, _) = corpus();
+    let f = dir.path().join("c.jsonl");
+    std::fs::write(&f, &jsonl).unwrap();
+    ok(&fpdb(&["ingest", &db, f.to_str().unwrap(), "--quiet"]));
+    let v = vocab();
+    // 2,500 lookups (three chunks): near-copies of the bases and unrelated passages, alternating,
+    // and one line that is not a document.
+    let mut queries = String::new();
+    for i in 0..2_500u64 {
+        let t = if i.is_multiple_of(2) {
+            text(&edit(&v, &passage(&v, 200, (i / 2) % 10), 1, 5_000 + i))
+        } else {
+            text(&passage(&v, 200, 90_000 + i))
+        };
+        queries.push_str(&(serde_json::json!({"key": format!("q{i}"), "text": t}).to_string() + "\n"));
+        if i == 1_700 {
+            queries.push_str("{not json\n");
+        }
+    }
+    let q = dir.path().join("queries.jsonl");
+    std::fs::write(&q, &queries).unwrap();
+    let o = fpdb(&["query", &db, "--jsonl", q.to_str().unwrap(), "--json"]);
+    assert_eq!(o.status.code(), Some(6), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("queries.jsonl line 1702: malformed JSON"), "{err}");
+    assert!(err.contains("looked up 2501 documents: 1250 with hits, 1 rejected"), "{err}");
+    let out = json_lines(&String::from_utf8(o.stdout).unwrap());
+    assert_eq!(out.len(), 2_501);
+    for (seq, line) in out.iter().enumerate() {
+        assert_eq!(line["seq"], seq as u64, "{line}");
+        if seq == 1_701 {
+            assert_eq!(line["origin"], format!("{} line 1702", q.display()));
+            continue;
+        }
+        let i = if seq > 1_701 { seq - 1 } else { seq } as u64;
+        assert_eq!(line["key"], format!("q{i}"));
+        let hits = line["hits"].as_array().unwrap();
+        if i.is_multiple_of(2) {
+            // Its base, and the base's two copies, all verified.
+            assert_eq!(hits[0]["key"], format!("base{}", (i / 2) % 10), "{line}");
+            assert!(hits.iter().all(|h| h["jaccard"].as_f64().unwrap() >= 0.9), "{line}");
+        } else {
+            assert!(hits.is_empty(), "{line}");
+        }
+    }
+    // The same, one at a time, gives the same hits; nothing was stored.
+    let one = json_lines(&ok(&fpdb(&[
+        "query",
+        &db,
+        "--text",
+        &text(&edit(&v, &passage(&v, 200, 3), 1, 5_006)),
+        "--json",
+    ])));
+    assert_eq!(out[6]["hits"].as_array().unwrap(), &one);
+    let stats = json_lines(&ok(&fpdb(&["stats", &db, "--json"])));
+    assert_eq!(stats[0]["docs"], 30);
+    // gzip on standard input, readable output; no hit at all is exit 1.
+    let misses: String = queries.lines().skip(1).step_by(2).take(20).map(|l| format!("{l}\n")).collect();
+    let gz = {
+        use std::io::Write as _;
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        e.write_all(misses.as_bytes()).unwrap();
+        e.finish().unwrap()
+    };
+    let o = support::fpdb_stdin(&["query", &db, "--jsonl", "-"], &gz);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let table = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(table.matches("no near-duplicates").count(), 20, "{table}");
+    assert!(table.starts_with("\"q1\":\nno near-duplicates\n"), "{table}");
+}
+
+#[test]
 fn ingest_directory_and_stdin_and_insert_delete_compact_export() {
     let dir = tempfile::tempdir().unwrap();
     let db = init(dir.path());

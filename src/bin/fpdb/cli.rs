@@ -224,6 +224,12 @@ pub struct QueryArgs {
     /// Text to look up.
     #[arg(long, conflicts_with_all = ["file", "simhash"])]
     pub text: Option<String>,
+    /// Look up every document of a JSONL file (`-` for standard input; the ingest format
+    /// {"key": ..., "text": ...}, plain or gzip), in input order: one result per document (with
+    /// --json, {"seq","key","hits"}). Nothing is stored. Exit code 1 when no document has a hit, 6
+    /// when some line was rejected (each reported on stderr).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "text", "simhash"])]
+    pub jsonl: Option<String>,
     /// A SimHash (unsigned decimal, or hex with 0x) to look up; no Jaccard is computed.
     #[arg(long, conflicts_with = "file")]
     pub simhash: Option<String>,

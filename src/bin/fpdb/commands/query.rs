@@ -1,13 +1,15 @@
 //! `fpdb query`: near-duplicates of a text, a file or a SimHash.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use fpdb::{Error, QueryOptions};
+use fpdb::{Error, Hit, NewDoc, QueryOptions};
+use serde_json::json;
 
 use crate::cli::QueryArgs;
+use crate::input;
 use crate::print::{hit_json, print_contain_hits, print_hits};
 
 /// What to look up.
@@ -15,6 +17,8 @@ pub enum Lookup {
     Text(String),
     File(Option<PathBuf>),
     SimHash(u64),
+    /// Every document of a JSONL input (`-`: standard input).
+    Jsonl(String),
 }
 
 pub struct Config {
@@ -25,13 +29,14 @@ pub struct Config {
 
 impl Config {
     pub fn from_args(a: QueryArgs) -> Result<Config, Error> {
-        let lookup = match (a.simhash, a.text) {
-            (Some(s), _) => Lookup::SimHash(parse_u64(&s).ok_or_else(|| Error::InvalidOption {
+        let lookup = match (a.simhash, a.text, a.jsonl) {
+            (Some(s), _, _) => Lookup::SimHash(parse_u64(&s).ok_or_else(|| Error::InvalidOption {
                 name: "simhash",
                 message: format!("expected an unsigned 64-bit integer (decimal or 0x hex), got {s:?}"),
             })?),
-            (None, Some(t)) => Lookup::Text(t),
-            (None, None) => Lookup::File(a.file),
+            (None, Some(t), _) => Lookup::Text(t),
+            (None, None, Some(j)) => Lookup::Jsonl(j),
+            (None, None, None) => Lookup::File(a.file),
         };
         Ok(Config {
             db: a.db,
@@ -62,21 +67,118 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         Lookup::SimHash(v) => d.query_simhash(v, &cfg.opts)?,
         Lookup::Text(t) => d.query(&t, &cfg.opts)?,
         Lookup::File(f) => d.query(&super::read_input(f.as_ref())?, &cfg.opts)?,
+        Lookup::Jsonl(input) => return run_jsonl(&d, &input, &cfg.opts, json, out),
     };
     if json {
         for h in &hits {
             writeln!(out, "{}", hit_json(h))?;
         }
-    } else if cfg.opts.min_containment.is_some() {
-        if hits.is_empty() {
-            writeln!(out, "no document contains the text or is contained in it")?;
-        } else {
-            print_contain_hits(out, &hits)?;
-        }
-    } else if hits.is_empty() {
-        writeln!(out, "no near-duplicates")?;
     } else {
-        print_hits(out, &hits)?;
+        print_result(out, &hits, &cfg.opts)?;
     }
     Ok(if hits.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The readable result of one lookup.
+fn print_result(out: &mut impl Write, hits: &[Hit], opts: &QueryOptions) -> std::io::Result<()> {
+    if opts.min_containment.is_some() {
+        if hits.is_empty() {
+            writeln!(out, "no document contains the text or is contained in it")
+        } else {
+            print_contain_hits(out, hits)
+        }
+    } else if hits.is_empty() {
+        writeln!(out, "no near-duplicates")
+    } else {
+        print_hits(out, hits)
+    }
+}
+
+/// Documents looked up together: the threads share a chunk, and its results are printed in input
+/// order before the next chunk is read.
+const CHUNK: usize = 1024;
+
+/// `--jsonl`: every document of the input looked up ([`fpdb::Db::query`] on every core, a chunk
+/// at a time), the results printed in input order; rejected lines reported like `ingest` does.
+fn run_jsonl(d: &fpdb::Db, input: &str, opts: &QueryOptions, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    let origins = input::Origins::default();
+    let (reader, name): (Box<dyn Read + Send>, String) = if input == "-" {
+        (Box::new(std::io::stdin()), "stdin".into())
+    } else {
+        let f = std::fs::File::open(input).map_err(|e| Error::Io {
+            op: "open query input",
+            path: PathBuf::from(input),
+            source: e,
+        })?;
+        (Box::new(f), input.to_string())
+    };
+    let mut items = input::jsonl(reader, name, "key".into(), "text".into(), Some(origins.clone()))?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (mut seq, mut found, mut rejected) = (0u64, 0u64, 0u64);
+    loop {
+        let chunk: Vec<Result<NewDoc, Error>> = items.by_ref().take(CHUNK).collect();
+        if chunk.is_empty() {
+            break;
+        }
+        let per = chunk.len().div_ceil(threads);
+        // `None` for a line that is not a document (its error is in the chunk).
+        let results: Vec<Option<Result<Vec<Hit>, Error>>> = std::thread::scope(|s| {
+            let parts: Vec<_> = chunk
+                .chunks(per)
+                .map(|part| {
+                    s.spawn(move || {
+                        part.iter()
+                            .map(|doc| doc.as_ref().ok().map(|doc| d.query(&doc.text, opts)))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        for (doc, result) in chunk.into_iter().zip(results) {
+            let origin = input::lock(&origins).take(seq).unwrap_or_else(|| format!("item {}", seq + 1));
+            let result = match (doc, result) {
+                (Ok(doc), Some(r)) => r.map(|hits| (doc, hits)),
+                (Err(e), _) => Err(e),
+                (Ok(_), None) => unreachable!("a document is always looked up"),
+            };
+            match result {
+                Ok((doc, hits)) => {
+                    found += u64::from(!hits.is_empty());
+                    if json {
+                        let hits: Vec<_> = hits.iter().map(hit_json).collect();
+                        writeln!(out, "{}", json!({"seq": seq, "key": doc.key, "hits": hits}))?;
+                    } else {
+                        writeln!(out, "{:?}:", doc.key)?;
+                        print_result(out, &hits, opts)?;
+                    }
+                }
+                // A line that is not a document, or a document that cannot be looked up (no
+                // words): that line's problem, reported with its origin; the rest goes on.
+                Err(e @ Error::InvalidInput { .. }) => {
+                    rejected += 1;
+                    let msg = e.to_string();
+                    let line = if msg.contains(&origin) { msg } else { format!("{origin}: {msg}") };
+                    eprintln!("fpdb: rejected {line}");
+                    if json {
+                        writeln!(out, "{}", json!({"seq": seq, "origin": origin, "error": e.to_string()}))?;
+                    }
+                }
+                Err(e) => return Err(e.into()),
+            }
+            seq += 1;
+        }
+        out.flush()?;
+    }
+    eprintln!("fpdb: looked up {seq} documents: {found} with hits, {rejected} rejected");
+    Ok(if rejected > 0 {
+        ExitCode::from(6)
+    } else if found == 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
