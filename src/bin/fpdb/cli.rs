@@ -50,7 +50,8 @@ pub enum Cmd {
     /// JSONL lines are {"key": ..., "text": ...}; other fields are kept as metadata. A directory
     /// gives one document per file, keyed by relative path. Inputs may be gzip-compressed
     /// (papers.jsonl.gz, a .gz file in a directory) and may start with a UTF-8 byte-order mark;
-    /// UTF-16, zstd, xz, bzip2, zip and PDF inputs are refused with the command that converts them.
+    /// UTF-16, zstd, xz, bzip2, zip/Office, PDF and image inputs are refused with the command that
+    /// converts them.
     /// With --json, one line per document is printed (and flushed with its batch) after its batch
     /// is durably committed. A read error of the input or a failed commit ends the run (exit 3)
     /// after reporting everything committed before it. Ctrl-C or SIGTERM stops reading the input,

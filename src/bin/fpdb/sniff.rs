@@ -4,9 +4,10 @@
 //!   every member of a multi-member file included;
 //! - a UTF-8 byte-order mark (`ef bb bf`, written by Windows tools) at the very start is dropped, so
 //!   the first JSONL line parses;
-//! - formats fpdb does not read (UTF-16 or UTF-32 text, zstd, xz, bzip2, zip, PDF) are refused with
-//!   one error that names the format and a command that converts it. Read line by line they would
-//!   each give one rejection per "line" of binary, and nothing stored.
+//! - formats fpdb does not read (UTF-16 or UTF-32 text, zstd, xz, bzip2, zip and the Office/EPUB
+//!   documents inside zip, OLE2 Office files, PDF, PNG and JPEG images) are refused with one error
+//!   that names the format and a command that converts it. Read line by line they would each give
+//!   one rejection per "line" of binary, and nothing stored.
 //!
 //! Anything else is read as it is: invalid UTF-8 is still reported where it is (by line or file).
 
@@ -39,8 +40,19 @@ const REFUSED: &[(&[u8], &str, &str)] = &[
     (b"\xFE\xFF", "UTF-16 text", "iconv -f UTF-16 -t UTF-8 FILE"),
     (b"\x28\xB5\x2F\xFD", "zstd-compressed data", "zstd -dc FILE"),
     (b"\xFD7zXZ\x00", "xz-compressed data", "xz -dc FILE"),
-    (b"PK\x03\x04", "a zip archive", "unzip -p FILE"),
+    (
+        b"PK\x03\x04",
+        "a zip archive (.zip, or an Office or EPUB document)",
+        "pandoc -t plain FILE",
+    ),
+    (
+        b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1",
+        "an OLE2 file (.doc, .xls, .ppt)",
+        "catdoc FILE",
+    ),
     (b"%PDF-", "a PDF file", "pdftotext FILE -"),
+    (b"\x89PNG\r\n\x1A\n", "a PNG image (its text needs OCR)", "tesseract FILE -"),
+    (b"\xFF\xD8\xFF", "a JPEG image (its text needs OCR)", "tesseract FILE -"),
 ];
 
 fn sniff(head: &[u8]) -> Kind {
@@ -176,8 +188,11 @@ mod tests {
             (&b"\x28\xB5\x2F\xFD\x00\x00"[..], "zstd-compressed data", "zstd -dc FILE"),
             (b"\xFD7zXZ\x00\x00", "xz-compressed data", "xz -dc FILE"),
             (b"BZh91AY&SY\x00", "bzip2-compressed data", "bzip2 -dc FILE"),
-            (b"PK\x03\x04\x14\x00", "a zip archive", "unzip -p FILE"),
+            (b"PK\x03\x04\x14\x00", "a zip archive", "pandoc -t plain FILE"),
+            (b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1\x00", "an OLE2 file", "catdoc FILE"),
             (b"%PDF-1.7\n", "a PDF file", "pdftotext FILE -"),
+            (b"\x89PNG\r\n\x1A\n\x00", "a PNG image", "tesseract FILE -"),
+            (b"\xFF\xD8\xFF\xE0", "a JPEG image", "tesseract FILE -"),
         ] {
             let m = refusal(bytes.to_vec());
             assert!(m.contains(what) && m.contains(fix), "{m}");
