@@ -17,28 +17,14 @@ use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::index::contain::{Postings, ShortKeys};
 use crate::intmap::IntMap;
 use crate::store::doc_record::ContainmentConfig;
-use crate::store::keys::{contain_value, decode_contain_key, CF_CONTAIN, CF_META};
+use crate::store::keys::{contain_value, decode_contain_key, le_u64, CF_CONTAIN, CF_META, META_CONTAIN_FLOOR};
 use crate::store::segment::SegmentSet;
 
 use super::state::{DocMeta, Job, Writer};
 use super::Inner;
 
-/// The `meta` key of the floor: documents with ids below it have their postings in RocksDB, the
-/// others in the tail (u64 LE). Absent in a database written before the tail existed: every posting
-/// is then in RocksDB, and the open writes the floor (the next doc id) before anything else.
-pub(super) const META_CONTAIN_FLOOR: &[u8] = b"contain_floor";
-
-/// The floor's value: the doc id, u64 LE (8 bytes).
-pub(super) fn encode_floor(floor: u64) -> [u8; 8] {
-    floor.to_le_bytes()
-}
-
-/// Decodes [`encode_floor`]; `None` unless exactly 8 bytes.
-fn decode_floor(v: &[u8]) -> Option<u64> {
-    Some(u64::from_le_bytes(v.try_into().ok()?))
-}
-
-/// A floor stored under `key` in `meta` ([`encode_floor`]), checked to be at most `next_id`;
+/// A floor stored under `key` in `meta` (a doc id, u64 LE: [`META_CONTAIN_FLOOR`],
+/// [`META_TABLE_FLOOR`](crate::store::keys::META_TABLE_FLOOR)), checked to be at most `next_id`;
 /// `None` when absent. The containment tail's and the table tail's (`db::table_tail`) floors.
 pub(super) fn read_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, key: &[u8], next_id: u64) -> Result<Option<u64>> {
     let name = String::from_utf8_lossy(key);
@@ -47,7 +33,7 @@ pub(super) fn read_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &
         .map_err(|e| Error::rocks("read a floor in meta", rocks_path, e))?;
     stored
         .map(|v| {
-            decode_floor(&v).filter(|&f| f <= next_id).ok_or_else(|| {
+            le_u64(&v).filter(|&f| f <= next_id).ok_or_else(|| {
                 Error::corrupt(
                     rocks_path,
                     None,
@@ -70,7 +56,7 @@ pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &
                 let mut wo = WriteOptions::default();
                 wo.set_sync(true);
                 rocks
-                    .put_cf_opt(meta, META_CONTAIN_FLOOR, encode_floor(next_id), &wo)
+                    .put_cf_opt(meta, META_CONTAIN_FLOOR, next_id.to_le_bytes(), &wo)
                     .map_err(|e| Error::rocks("write meta contain_floor", rocks_path, e))?;
             }
             next_id
@@ -263,7 +249,7 @@ fn finish_tail_write(inner: &Inner, w: &mut Writer) -> Result<()> {
     wo.set_sync(inner.opts.sync);
     inner
         .rocks
-        .put_cf_opt(meta, META_CONTAIN_FLOOR, encode_floor(t.split), &wo)
+        .put_cf_opt(meta, META_CONTAIN_FLOOR, t.split.to_le_bytes(), &wo)
         .map_err(|e| Error::rocks("move the containment floor", rp, e))?;
     t.floor = t.split;
     drop(frozen);

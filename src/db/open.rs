@@ -19,7 +19,7 @@ use crate::store::doc_record::{self, DbConfig};
 use crate::store::keys::CF_META_IDX;
 use crate::store::keys::{
     be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, method_cf_names, parse_table_cf, table_cf, CF_DOCS, CF_EDGES, CF_META,
-    META_TABLE_GEN, SEG_PREFIX,
+    META_CONTAIN_FLOOR, META_TABLE_FLOOR, META_TABLE_GEN, SEG_PREFIX,
 };
 use crate::store::segment;
 
@@ -27,7 +27,7 @@ use super::contain_tail::read_floor;
 use super::method;
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::state::{DocMeta, State, Writer};
-use super::table_tail::{META_TABLE_FLOOR, TABLE_TAIL_FILE_PREFIX};
+use super::table_tail::TABLE_TAIL_FILE_PREFIX;
 use super::{Db, Inner};
 
 /// Options of a table column family created after open (`reindex`), as [`rocks_options`] gives at
@@ -189,7 +189,7 @@ impl Db {
             b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
             // containment: every posting starts in the tail.
             if create.containment.is_some() {
-                b.put_cf(meta, super::contain_tail::META_CONTAIN_FLOOR, super::contain_tail::encode_floor(0));
+                b.put_cf(meta, META_CONTAIN_FLOOR, 0u64.to_le_bytes());
             }
             method::create_meta(&create.spec, &mut b, meta);
             let mut wo = WriteOptions::default();

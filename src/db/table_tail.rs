@@ -38,20 +38,14 @@ use rocksdb::{WriteOptions, DB};
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::index::Layout;
-use crate::store::keys::{table_cf, CF_META};
+use crate::store::keys::{table_cf, CF_META, META_TABLE_FLOOR};
 
-use super::contain_tail::encode_floor;
 use super::sst::{ingest_moved, write_table_file};
 use super::state::{for_each_on_threads, Job, Writer};
 use super::Inner;
 
 /// Threads that write the tail's files, one table at a time each.
 const TAIL_THREADS: usize = 2;
-
-/// The `meta` key of the table floor (u64 LE, [`encode_floor`]). Absent in a database written
-/// before the table tail existed: every entry is then in RocksDB, and a writable open records the
-/// next doc id.
-pub(super) const META_TABLE_FLOOR: &[u8] = b"table_floor";
 
 /// Name prefix of a table tail file while it is written (in the RocksDB directory); one a crash
 /// left before its ingest is removed at the next writable open.
@@ -116,7 +110,7 @@ fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floo
     let mut wo = WriteOptions::default();
     wo.set_sync(sync);
     rocks
-        .put_cf_opt(meta, META_TABLE_FLOOR, encode_floor(floor), &wo)
+        .put_cf_opt(meta, META_TABLE_FLOOR, floor.to_le_bytes(), &wo)
         .map_err(|e| Error::rocks("move the table floor", rocks_path, e))
 }
 
@@ -237,8 +231,8 @@ pub(super) fn abandon_write(w: &mut Writer) {
 
 #[cfg(test)]
 mod tests {
-    use super::META_TABLE_FLOOR;
     use crate::store::keys::CF_META;
+    use crate::store::keys::META_TABLE_FLOOR;
     use crate::{CreateOptions, Db, Options, QueryOptions};
 
     fn text(i: usize) -> String {

@@ -88,6 +88,18 @@ pub fn decode_meta_idx_key(key: &[u8]) -> Option<(u8, &[u8], u64)> {
 /// in one synced batch.
 pub const META_TABLE_GEN: &[u8] = b"table_gen";
 
+/// Meta key of the containment floor, a doc id (u64 LE, decoded by [`le_u64`], like `next_doc`):
+/// documents with ids below it have their postings in `contain`, the others in the in-memory tail.
+/// Absent in a database written before the tail existed: every posting is then in `contain`, and
+/// the open writes the next doc id before anything else.
+pub const META_CONTAIN_FLOOR: &[u8] = b"contain_floor";
+
+/// Meta key of the table floor, a doc id (u64 LE, as [`META_CONTAIN_FLOOR`]): every live document
+/// below it has its entries in every table of the generation in force; the others' may still be
+/// in the table tail. Absent in a database written before the table tail existed: every entry is
+/// then in RocksDB, and a writable open records the next doc id.
+pub const META_TABLE_FLOOR: &[u8] = b"table_floor";
+
 /// Name of table `i`'s column family in table generation `gen`: `t{i}` for generation 0 (every
 /// database before its first re-layout), `t{i}.g{gen}` after.
 pub fn table_cf(gen: u32, i: usize) -> String {
