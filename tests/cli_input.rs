@@ -164,10 +164,17 @@ fn unreadable_formats_are_refused_with_one_error_and_nothing_stored() {
     std::fs::create_dir_all(&docs).unwrap();
     std::fs::write(docs.join("paper.pdf"), b"%PDF-1.7\n%\xE2\xE3\xCF\xD3\n1 0 obj").unwrap();
     std::fs::write(docs.join("paper.txt"), text(&passage(&vocab(), 150, 9))).unwrap();
+    // Latin-1 text is not refused by its first bytes, but its first non-ASCII byte is invalid
+    // UTF-8: rejected with the offset and the conversion.
+    std::fs::write(docs.join("latin1.txt"), b"Gr\xFC\xDFe aus M\xFCnchen, caf\xE9 cr\xE8me").unwrap();
     let o = fpdb(&["ingest", &db, docs.to_str().unwrap(), "--quiet"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(6), "{err}");
     assert!(err.contains("paper.pdf: a PDF file") && err.contains("pdftotext"), "{err}");
+    assert!(
+        err.contains("latin1.txt: invalid UTF-8 at byte 2") && err.contains("iconv -f WINDOWS-1252 -t UTF-8"),
+        "{err}"
+    );
     assert_eq!(docs_in(&db), 1);
 }
 

@@ -87,7 +87,7 @@ pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, tex
         bad(
             None,
             format!(
-                "invalid UTF-8 at byte {} (fpdb rejects invalid UTF-8; re-encode the input)",
+                "invalid UTF-8 at byte {} (fpdb rejects invalid UTF-8; re-encode the input, e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE` for Latin-1 text)",
                 e.valid_up_to()
             ),
         )
@@ -357,7 +357,7 @@ pub fn utf8(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
             origin,
             None,
             format!(
-                "invalid UTF-8 at byte {} (fpdb rejects invalid UTF-8; re-encode the input)",
+                "invalid UTF-8 at byte {} (fpdb rejects invalid UTF-8; re-encode the input, e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE` for Latin-1 text)",
                 e.utf8_error().valid_up_to()
             ),
         )
