@@ -186,6 +186,28 @@ fn query_jsonl_looks_up_every_line_in_input_order_and_stores_nothing() {
     let table = String::from_utf8(o.stdout).unwrap();
     assert_eq!(table.matches("no near-duplicates").count(), 20, "{table}");
     assert!(table.starts_with("\"q1\":\nno near-duplicates\n"), "{table}");
+    // Other field names, as `ingest --key-field/--text-field`.
+    let renamed = queries.replace("\"key\":", "\"coreId\":").replace("\"text\":", "\"fullText\":");
+    let o = support::fpdb_stdin(
+        &[
+            "query",
+            &db,
+            "--jsonl",
+            "-",
+            "--key-field",
+            "coreId",
+            "--text-field",
+            "fullText",
+            "--json",
+        ],
+        renamed.as_bytes(),
+    );
+    assert_eq!(o.status.code(), Some(6), "{}", String::from_utf8_lossy(&o.stderr));
+    let again = json_lines(&String::from_utf8(o.stdout).unwrap());
+    assert_eq!(again[..1_701], out[..1_701]);
+    assert_eq!(again[1_702..], out[1_702..]);
+    // The field options mean nothing without --jsonl: a usage error.
+    assert_eq!(fpdb(&["query", &db, "--text", "x", "--key-field", "id"]).status.code(), Some(2));
 }
 
 #[test]

@@ -12,8 +12,10 @@ pub fn fpdb(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().expect("spawn fpdb")
 }
 
-/// Runs `fpdb ARGS` with `stdin` on its standard input. fpdb may stop reading early (a refused
-/// input, an error): a closed pipe is not a failure of the test.
+/// Runs `fpdb ARGS` with `stdin` on its standard input, written on a thread of its own while the
+/// output is read (fpdb may write more than a pipe holds before it has read all of its input).
+/// fpdb may stop reading early (a refused input, an error): a closed pipe is not a failure of the
+/// test.
 pub fn fpdb_stdin(args: &[&str], stdin: &[u8]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
         .args(args)
@@ -22,8 +24,14 @@ pub fn fpdb_stdin(args: &[&str], stdin: &[u8]) -> Output {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn fpdb");
-    let _ = child.stdin.take().expect("piped stdin").write_all(stdin);
-    child.wait_with_output().expect("wait for fpdb")
+    let mut input = child.stdin.take().expect("piped stdin");
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let out = child.wait_with_output().expect("wait for fpdb");
+    writer.join().expect("the stdin writer");
+    out
 }
 
 /// The standard output of a run that must have succeeded (else a panic showing both streams).

@@ -231,6 +231,14 @@ pub struct QueryArgs {
     /// when some line was rejected (each reported on stderr).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["file", "text", "simhash"])]
     pub jsonl: Option<String>,
+    /// With --jsonl: the JSON field holding each document's key (as `ingest --key-field`; default
+    /// "key").
+    #[arg(long)]
+    pub key_field: Option<String>,
+    /// With --jsonl: the JSON field holding each document's text (as `ingest --text-field`; default
+    /// "text").
+    #[arg(long)]
+    pub text_field: Option<String>,
     /// A SimHash (unsigned decimal, or hex with 0x) to look up; no Jaccard is computed.
     #[arg(long, conflicts_with = "file")]
     pub simhash: Option<String>,

@@ -17,8 +17,12 @@ pub enum Lookup {
     Text(String),
     File(Option<PathBuf>),
     SimHash(u64),
-    /// Every document of a JSONL input (`-`: standard input).
-    Jsonl(String),
+    /// Every document of a JSONL input (`-`: standard input), its key and text fields.
+    Jsonl {
+        input: String,
+        key_field: String,
+        text_field: String,
+    },
 }
 
 pub struct Config {
@@ -29,13 +33,28 @@ pub struct Config {
 
 impl Config {
     pub fn from_args(a: QueryArgs) -> Result<Config, Error> {
+        if a.jsonl.is_none() {
+            if let Some((name, _)) = [("key-field", &a.key_field), ("text-field", &a.text_field)]
+                .into_iter()
+                .find(|(_, v)| v.is_some())
+            {
+                return Err(Error::InvalidOption {
+                    name,
+                    message: "names a field of the --jsonl input; without --jsonl there is none".into(),
+                });
+            }
+        }
         let lookup = match (a.simhash, a.text, a.jsonl) {
             (Some(s), _, _) => Lookup::SimHash(parse_u64(&s).ok_or_else(|| Error::InvalidOption {
                 name: "simhash",
                 message: format!("expected an unsigned 64-bit integer (decimal or 0x hex), got {s:?}"),
             })?),
             (None, Some(t), _) => Lookup::Text(t),
-            (None, None, Some(j)) => Lookup::Jsonl(j),
+            (None, None, Some(input)) => Lookup::Jsonl {
+                input,
+                key_field: a.key_field.unwrap_or_else(|| "key".into()),
+                text_field: a.text_field.unwrap_or_else(|| "text".into()),
+            },
             (None, None, None) => Lookup::File(a.file),
         };
         Ok(Config {
@@ -67,7 +86,11 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         Lookup::SimHash(v) => d.query_simhash(v, &cfg.opts)?,
         Lookup::Text(t) => d.query(&t, &cfg.opts)?,
         Lookup::File(f) => d.query(&super::read_input(f.as_ref())?, &cfg.opts)?,
-        Lookup::Jsonl(input) => return run_jsonl(&d, &input, &cfg.opts, json, out),
+        Lookup::Jsonl {
+            input,
+            key_field,
+            text_field,
+        } => return run_jsonl(&d, &input, (key_field, text_field), &cfg.opts, json, out),
     };
     if json {
         for h in &hits {
@@ -100,7 +123,14 @@ const CHUNK: usize = 1024;
 
 /// `--jsonl`: every document of the input looked up ([`fpdb::Db::query`] on every core, a chunk
 /// at a time), the results printed in input order; rejected lines reported like `ingest` does.
-fn run_jsonl(d: &fpdb::Db, input: &str, opts: &QueryOptions, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+fn run_jsonl(
+    d: &fpdb::Db,
+    input: &str,
+    fields: (String, String),
+    opts: &QueryOptions,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<ExitCode> {
     let origins = input::Origins::default();
     let (reader, name): (Box<dyn Read + Send>, String) = if input == "-" {
         (Box::new(std::io::stdin()), "stdin".into())
@@ -112,7 +142,7 @@ fn run_jsonl(d: &fpdb::Db, input: &str, opts: &QueryOptions, json: bool, out: &m
         })?;
         (Box::new(f), input.to_string())
     };
-    let mut items = input::jsonl(reader, name, "key".into(), "text".into(), Some(origins.clone()))?;
+    let mut items = input::jsonl(reader, name, fields.0, fields.1, Some(origins.clone()))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (mut seq, mut found, mut rejected) = (0u64, 0u64, 0u64);
     loop {
