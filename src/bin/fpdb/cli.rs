@@ -17,7 +17,8 @@ EXIT CODES:
   3  I/O or RocksDB error (disk full, permissions, ...), a poisoned handle, or an internal panic
   4  corruption: `check` found faults, or a read hit a damaged record
   5  the database is locked by another process
-  6  `ingest` finished, but some input items were rejected (each one is reported on stderr)
+  6  `ingest` or `query --jsonl` finished, but some input items were rejected (each one is reported
+     on stderr)
 130  `ingest` stopped by Ctrl-C or SIGTERM: it read no further, committed what it had read and said how
      far it got (a second Ctrl-C exits at once; what was acknowledged is durable either way)";
 
