@@ -47,6 +47,49 @@ fn near_duplicate_is_found_with_its_exact_jaccard_and_unrelated_text_is_not() {
 }
 
 #[test]
+fn query_many_gives_what_query_gives_text_by_text_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let bases: Vec<Vec<String>> = (0..20u64).map(|b| passage(&v, 150, b)).collect();
+    for (b, words) in bases.iter().enumerate() {
+        db.insert(&format!("base{b}"), &text(words)).unwrap();
+    }
+    // Near-copies, unrelated texts, a wordless one, and more texts than cores.
+    let mut texts: Vec<String> = Vec::new();
+    for i in 0..61u64 {
+        texts.push(match i % 3 {
+            0 => text(&edit(&v, &bases[(i as usize / 3) % 20], 1, 700 + i)),
+            1 => text(&passage(&v, 150, 5_000 + i)),
+            _ => "-- --".to_string(),
+        });
+    }
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let opts = QueryOptions::default();
+    let many = db.query_many(&refs, &opts);
+    assert_eq!(many.len(), texts.len());
+    let mut found = 0;
+    for (t, got) in refs.iter().zip(&many) {
+        let want = db.query(t, &opts).unwrap();
+        let got = got.as_ref().unwrap();
+        assert_eq!(
+            got.iter().map(|h| (&h.key, h.jaccard)).collect::<Vec<_>>(),
+            want.iter().map(|h| (&h.key, h.jaccard)).collect::<Vec<_>>()
+        );
+        found += usize::from(!got.is_empty());
+    }
+    assert_eq!(found, 21, "every near-copy finds its base, nothing else finds anything");
+    assert!(db.query_many(&[], &opts).is_empty());
+    // An option out of range is every text's error.
+    let mut bad = QueryOptions::default();
+    bad.min_jaccard = Some(1.5);
+    assert!(db
+        .query_many(&refs[..5], &bad)
+        .iter()
+        .all(|r| matches!(r, Err(Error::InvalidOption { .. }))));
+}
+
+#[test]
 fn table_query_returns_exactly_the_brute_force_set_for_every_k_and_layout() {
     let fps = fingerprint_set(5, 150);
     let queries: Vec<u64> = fps.iter().step_by(7).copied().chain(fingerprint_set(6, 10)).collect();

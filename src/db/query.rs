@@ -103,6 +103,32 @@ impl Db {
         self.query_fingerprint(&fp, opts)
     }
 
+    /// [`Db::query`] for many texts, on every core (each thread takes an equal share, in order):
+    /// one result per text, in the order of `texts`. Used by `fpdb query --jsonl`. A thread that
+    /// panics makes each of its texts' results [`Error::Panicked`]; the other threads' stand.
+    pub fn query_many(&self, texts: &[&str], opts: &QueryOptions) -> Vec<Result<Vec<Hit>>> {
+        let threads = crate::index::threads_or_cores(0).min(texts.len()).max(1);
+        let per = texts.len().div_ceil(threads).max(1);
+        std::thread::scope(|s| {
+            let parts: Vec<_> = texts
+                .chunks(per)
+                .map(|part| {
+                    (
+                        part.len(),
+                        s.spawn(move || part.iter().map(|t| self.query(t, opts)).collect::<Vec<_>>()),
+                    )
+                })
+                .collect();
+            parts
+                .into_iter()
+                .flat_map(|(n, h)| {
+                    h.join()
+                        .unwrap_or_else(|p| (0..n).map(|_| Err(Error::panicked("query worker", p.as_ref()))).collect())
+                })
+                .collect()
+        })
+    }
+
     /// Near-duplicates of a fingerprint (SimHash within k, then exact Jaccard ≥ t).
     pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<Vec<Hit>> {
         // containment:

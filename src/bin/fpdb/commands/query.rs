@@ -117,12 +117,12 @@ fn print_result(out: &mut impl Write, hits: &[Hit], opts: &QueryOptions) -> std:
     }
 }
 
-/// Documents looked up together: the threads share a chunk, and its results are printed in input
-/// order before the next chunk is read.
+/// Documents looked up together ([`fpdb::Db::query_many`], on every core); a chunk's results are
+/// printed in input order before the next chunk is read.
 const CHUNK: usize = 1024;
 
-/// `--jsonl`: every document of the input looked up ([`fpdb::Db::query`] on every core, a chunk
-/// at a time), the results printed in input order; rejected lines reported like `ingest` does.
+/// `--jsonl`: every document of the input looked up ([`fpdb::Db::query_many`], a chunk at a time),
+/// the results printed in input order; rejected lines reported like `ingest` does.
 fn run_jsonl(
     d: &fpdb::Db,
     input: &str,
@@ -143,31 +143,16 @@ fn run_jsonl(
         (Box::new(f), input.to_string())
     };
     let mut items = input::jsonl(reader, name, fields.0, fields.1, Some(origins.clone()))?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let (mut seq, mut found, mut rejected) = (0u64, 0u64, 0u64);
     loop {
         let chunk: Vec<Result<NewDoc, Error>> = items.by_ref().take(CHUNK).collect();
         if chunk.is_empty() {
             break;
         }
-        let per = chunk.len().div_ceil(threads);
+        let texts: Vec<&str> = chunk.iter().filter_map(|d| d.as_ref().ok().map(|d| d.text.as_str())).collect();
+        let mut found_hits = d.query_many(&texts, opts).into_iter();
         // `None` for a line that is not a document (its error is in the chunk).
-        let results: Vec<Option<Result<Vec<Hit>, Error>>> = std::thread::scope(|s| {
-            let parts: Vec<_> = chunk
-                .chunks(per)
-                .map(|part| {
-                    s.spawn(move || {
-                        part.iter()
-                            .map(|doc| doc.as_ref().ok().map(|doc| d.query(&doc.text, opts)))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            parts
-                .into_iter()
-                .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-                .collect()
-        });
+        let results: Vec<Option<Result<Vec<Hit>, Error>>> = chunk.iter().map(|d| d.as_ref().ok().and_then(|_| found_hits.next())).collect();
         for (doc, result) in chunk.into_iter().zip(results) {
             let origin = input::lock(&origins).take(seq).unwrap_or_else(|| format!("item {}", seq + 1));
             let result = match (doc, result) {
