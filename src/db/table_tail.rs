@@ -231,8 +231,7 @@ pub(super) fn abandon_write(w: &mut Writer) {
 
 #[cfg(test)]
 mod tests {
-    use crate::store::keys::CF_META;
-    use crate::store::keys::META_TABLE_FLOOR;
+    use crate::store::keys::{CF_META, META_TABLE_FLOOR};
     use crate::{CreateOptions, Db, Options, QueryOptions};
 
     fn text(i: usize) -> String {

@@ -77,21 +77,32 @@ fn bad(origin: &str, key: Option<&str>, msg: impl std::fmt::Display) -> Error {
     }
 }
 
+/// What is wrong with bytes that are not UTF-8 from byte `at` on, and what to do.
+fn invalid_utf8(at: usize) -> String {
+    format!(
+        "invalid UTF-8 at byte {at} (fpdb rejects invalid UTF-8; re-encode the input, e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE` for \
+         Latin-1 text)"
+    )
+}
+
+/// The line that reports a rejected item on stderr (after `fpdb: rejected `): its error, named by
+/// `origin` unless the message names it already. `ingest` and `query --jsonl` report with it.
+pub fn rejection(origin: &str, e: &Error) -> String {
+    let msg = e.to_string();
+    if msg.contains(origin) {
+        msg
+    } else {
+        format!("{origin}: {msg}")
+    }
+}
+
 /// Parses one JSONL line into a document. Fields other than `key` and `text` are kept as metadata;
 /// `title`, `year` and `doi` (optional) also become the document's [`fpdb::Biblio`] (indexed for
 /// exact metadata matches). `origin` names the line in error messages (formatted only for a
 /// rejected line).
 pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, text_field: &str) -> Result<NewDoc, Error> {
     let bad = |key: Option<&str>, msg: String| bad(&origin(), key, msg);
-    let s = std::str::from_utf8(line).map_err(|e| {
-        bad(
-            None,
-            format!(
-                "invalid UTF-8 at byte {} (fpdb rejects invalid UTF-8; re-encode the input, e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE` for Latin-1 text)",
-                e.valid_up_to()
-            ),
-        )
-    })?;
+    let s = std::str::from_utf8(line).map_err(|e| bad(None, invalid_utf8(e.valid_up_to())))?;
     // An object is read field by field (`Fields`): the key and text straight into their values, the
     // other fields into the metadata map. Anything else is parsed whole only to say what it is.
     let fields = if s.trim_start().starts_with('{') {
@@ -273,6 +284,23 @@ pub fn jsonl<R: Read + Send + 'static>(
     }))
 }
 
+/// The documents of an input, each one or why it was rejected.
+pub type Items = Box<dyn Iterator<Item = Result<NewDoc, Error>> + Send>;
+
+/// The JSONL documents of an input named on the command line: a file (plain or gzip), or `-` for
+/// standard input (named `stdin` in messages). See [`jsonl`].
+pub fn jsonl_named(input: &str, key_field: String, text_field: String, origins: Option<Origins>) -> Result<Items, Error> {
+    if input == "-" {
+        return Ok(Box::new(jsonl(std::io::stdin(), "stdin".into(), key_field, text_field, origins)?));
+    }
+    let f = File::open(input).map_err(|e| Error::Io {
+        op: "open input",
+        path: PathBuf::from(input),
+        source: e,
+    })?;
+    Ok(Box::new(jsonl(f, input.to_string(), key_field, text_field, origins)?))
+}
+
 /// Every regular file under `dir` (sorted, recursively), as documents keyed by relative path.
 pub fn directory(dir: &Path, origins: Origins) -> Result<impl Iterator<Item = Result<NewDoc, Error>> + Send, Error> {
     let mut files = Vec::new();
@@ -352,16 +380,7 @@ pub fn read_text(r: impl Read + Send + 'static, origin: &str) -> Result<String, 
 
 /// Bytes to text, rejecting invalid UTF-8 with its offset.
 pub fn utf8(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
-    String::from_utf8(bytes).map_err(|e| {
-        bad(
-            origin,
-            None,
-            format!(
-                "invalid UTF-8 at byte {} (fpdb rejects invalid UTF-8; re-encode the input, e.g. `iconv -f WINDOWS-1252 -t UTF-8 FILE` for Latin-1 text)",
-                e.utf8_error().valid_up_to()
-            ),
-        )
-    })
+    String::from_utf8(bytes).map_err(|e| bad(origin, None, invalid_utf8(e.utf8_error().valid_up_to())))
 }
 
 #[cfg(test)]

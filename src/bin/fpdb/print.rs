@@ -25,6 +25,12 @@ pub fn outcome_json(o: &InsertOutcome) -> serde_json::Value {
     })
 }
 
+/// The `--json` line of a rejected input item (`ingest`, `query --jsonl`): its position, origin
+/// and error.
+pub fn rejection_json(seq: u64, origin: &str, e: &fpdb::Error) -> serde_json::Value {
+    json!({"seq": seq, "origin": origin, "error": e.to_string()})
+}
+
 /// A Jaccard value for a table cell.
 pub fn fmt_j(j: Option<f64>) -> String {
     j.map_or("-".into(), |j| format!("{j:.4}"))

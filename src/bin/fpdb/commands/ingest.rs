@@ -9,12 +9,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use fpdb::{Error, IngestOptions, NewDoc};
-use serde_json::json;
+use fpdb::{Error, IngestOptions};
 
 use crate::cli::IngestArgs;
 use crate::input;
-use crate::print::{fmt_j, outcome_json};
+use crate::print::{fmt_j, outcome_json, rejection_json};
 
 pub struct Config {
     pub db: PathBuf,
@@ -49,39 +48,19 @@ impl From<IngestArgs> for Config {
     }
 }
 
-type Items = Box<dyn Iterator<Item = Result<NewDoc, Error>> + Send>;
-
-fn items(cfg: &Config, origins: &input::Origins) -> Result<Items, Error> {
-    if cfg.input == "-" {
-        return Ok(Box::new(input::jsonl(
-            io::stdin(),
-            "stdin".into(),
-            cfg.key_field.clone(),
-            cfg.text_field.clone(),
-            Some(origins.clone()),
-        )?));
+fn items(cfg: &Config, origins: &input::Origins) -> Result<input::Items, Error> {
+    if cfg.input != "-" {
+        let p = PathBuf::from(&cfg.input);
+        let meta = std::fs::metadata(&p).map_err(|e| Error::Io {
+            op: "open input",
+            path: p.clone(),
+            source: e,
+        })?;
+        if meta.is_dir() {
+            return Ok(Box::new(input::directory(&p, origins.clone())?));
+        }
     }
-    let p = PathBuf::from(&cfg.input);
-    let meta = std::fs::metadata(&p).map_err(|e| Error::Io {
-        op: "open ingest input",
-        path: p.clone(),
-        source: e,
-    })?;
-    if meta.is_dir() {
-        return Ok(Box::new(input::directory(&p, origins.clone())?));
-    }
-    let f = std::fs::File::open(&p).map_err(|e| Error::Io {
-        op: "open ingest input",
-        path: p.clone(),
-        source: e,
-    })?;
-    Ok(Box::new(input::jsonl(
-        f,
-        p.display().to_string(),
-        cfg.key_field.clone(),
-        cfg.text_field.clone(),
-        Some(origins.clone()),
-    )?))
+    input::jsonl_named(&cfg.input, cfg.key_field.clone(), cfg.text_field.clone(), Some(origins.clone()))
 }
 
 /// The exit code of an ingest stopped by Ctrl-C or SIGTERM after committing what it had read (the
@@ -166,15 +145,14 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             .and_then(|()| if json { Ok(()) } else { print_relations(out, o) }),
             Err(e) => {
                 let origin = origin.unwrap_or_else(|| format!("item {}", r.seq + 1));
-                let msg = e.to_string();
-                let line = if msg.contains(&origin) { msg } else { format!("{origin}: {msg}") };
+                let line = input::rejection(&origin, e);
                 if let Some(b) = &bar {
                     b.suspend(|| eprintln!("fpdb: rejected {line}"));
                 } else {
                     eprintln!("fpdb: rejected {line}");
                 }
                 if json {
-                    writeln!(out, "{}", json!({"seq": r.seq, "origin": origin, "error": e.to_string()}))
+                    writeln!(out, "{}", rejection_json(r.seq, &origin, e))
                 } else {
                     Ok(())
                 }

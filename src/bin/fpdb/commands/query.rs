@@ -1,6 +1,6 @@
 //! `fpdb query`: near-duplicates of a text, a file or a SimHash.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::cli::QueryArgs;
 use crate::input;
-use crate::print::{hit_json, print_contain_hits, print_hits};
+use crate::print::{hit_json, print_contain_hits, print_hits, rejection_json};
 
 /// What to look up.
 pub enum Lookup {
@@ -132,17 +132,7 @@ fn run_jsonl(
     out: &mut impl Write,
 ) -> Result<ExitCode> {
     let origins = input::Origins::default();
-    let (reader, name): (Box<dyn Read + Send>, String) = if input == "-" {
-        (Box::new(std::io::stdin()), "stdin".into())
-    } else {
-        let f = std::fs::File::open(input).map_err(|e| Error::Io {
-            op: "open query input",
-            path: PathBuf::from(input),
-            source: e,
-        })?;
-        (Box::new(f), input.to_string())
-    };
-    let mut items = input::jsonl(reader, name, fields.0, fields.1, Some(origins.clone()))?;
+    let mut items = input::jsonl_named(input, fields.0, fields.1, Some(origins.clone()))?;
     let (mut seq, mut found, mut rejected) = (0u64, 0u64, 0u64);
     loop {
         let chunk: Vec<Result<NewDoc, Error>> = items.by_ref().take(CHUNK).collect();
@@ -175,11 +165,9 @@ fn run_jsonl(
                 // words): that line's problem, reported with its origin; the rest goes on.
                 Err(e @ Error::InvalidInput { .. }) => {
                     rejected += 1;
-                    let msg = e.to_string();
-                    let line = if msg.contains(&origin) { msg } else { format!("{origin}: {msg}") };
-                    eprintln!("fpdb: rejected {line}");
+                    eprintln!("fpdb: rejected {}", input::rejection(&origin, &e));
                     if json {
-                        writeln!(out, "{}", json!({"seq": seq, "origin": origin, "error": e.to_string()}))?;
+                        writeln!(out, "{}", rejection_json(seq, &origin, &e))?;
                     }
                 }
                 Err(e) => return Err(e.into()),

@@ -51,14 +51,16 @@ fn key_of(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
     })
 }
 
-fn body_of(b: Result<Bytes, BytesRejection>, limit: usize, flag: &str) -> Result<Bytes, ApiError> {
-    b.map_err(|e| {
+/// A body read whole by axum (within `limit`, the `DefaultBodyLimit`), then [`decoded`].
+async fn body_of(headers: &HeaderMap, b: Result<Bytes, BytesRejection>, limit: usize, flag: &str) -> Result<Bytes, ApiError> {
+    let body = b.map_err(|e| {
         if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::too_large(limit, flag)
         } else {
             ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("cannot read the body: {e}"))
         }
-    })
+    })?;
+    decoded(headers, body, limit, flag).await
 }
 
 /// Reads a whole body, refusing it (413) as soon as it passes `limit` bytes.
@@ -155,8 +157,7 @@ pub async fn put_document(
 ) -> AppResult {
     let key = key_of(key)?;
     let dedup = dedup_of(q)?;
-    let body = body_of(body, s.cfg.max_body_bytes, "--max-body-bytes")?;
-    let body = decoded(&headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await?;
+    let body = body_of(&headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await?;
     let d: DocumentIn = parse_json(&body)?;
     if s.writer.is_full() {
         s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
@@ -323,8 +324,7 @@ pub async fn post_documents(
     ),
     security((), ("bearer" = [])))]
 pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> AppResult {
-    let body = body_of(body, s.cfg.max_body_bytes, "--max-body-bytes")?;
-    let body = decoded(&headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await?;
+    let body = body_of(&headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await?;
     let d: DuplicatesIn = parse_json(&body)?;
     if d.limit.is_some_and(|l| l > MAX_LIMIT) {
         return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
