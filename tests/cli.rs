@@ -8,13 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use common::{edit, passage, text, vocab};
-use support::{fpdb, fpdb_stdin, json_lines, ok};
-
-fn init(dir: &Path) -> String {
-    let db = dir.join("db").display().to_string();
-    ok(&fpdb(&["init", &db]));
-    db
-}
+use support::{fpdb, fpdb_stdin, gzip, json_lines, new_db, ok};
 
 /// A JSONL corpus: 10 base passages and 2 edited copies of each.
 fn corpus() -> (String, Vec<(String, String)>) {
@@ -37,7 +31,7 @@ fn corpus() -> (String, Vec<(String, String)>) {
 #[test]
 fn init_ingest_jsonl_query_get_stats_check() {
     let dir = tempfile::tempdir().unwrap();
-    let db = init(dir.path());
+    let db = new_db(dir.path(), "db");
     let (jsonl, docs) = corpus();
     let input = dir.path().join("in.jsonl");
     std::fs::write(&input, jsonl).unwrap();
@@ -116,7 +110,7 @@ fn init_ingest_jsonl_query_get_stats_check() {
 #[test]
 fn query_jsonl_looks_up_every_line_in_input_order_and_stores_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let db = init(dir.path());
+    let db = new_db(dir.path(), "db");
     let (jsonl, _) = corpus();
     let f = dir.path().join("c.jsonl");
     std::fs::write(&f, &jsonl).unwrap();
@@ -175,20 +169,14 @@ fn query_jsonl_looks_up_every_line_in_input_order_and_stores_nothing() {
     assert_eq!(stats[0]["docs"], 30);
     // gzip on standard input, readable output; no hit at all is exit 1.
     let misses: String = queries.lines().skip(1).step_by(2).take(20).map(|l| format!("{l}\n")).collect();
-    let gz = {
-        use std::io::Write as _;
-        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-        e.write_all(misses.as_bytes()).unwrap();
-        e.finish().unwrap()
-    };
-    let o = support::fpdb_stdin(&["query", &db, "--jsonl", "-"], &gz);
+    let o = fpdb_stdin(&["query", &db, "--jsonl", "-"], &gzip(misses.as_bytes()));
     assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
     let table = String::from_utf8(o.stdout).unwrap();
     assert_eq!(table.matches("no near-duplicates").count(), 20, "{table}");
     assert!(table.starts_with("\"q1\":\nno near-duplicates\n"), "{table}");
     // Other field names, as `ingest --key-field/--text-field`.
     let renamed = queries.replace("\"key\":", "\"coreId\":").replace("\"text\":", "\"fullText\":");
-    let o = support::fpdb_stdin(
+    let o = fpdb_stdin(
         &[
             "query",
             &db,
@@ -213,7 +201,7 @@ fn query_jsonl_looks_up_every_line_in_input_order_and_stores_nothing() {
 #[test]
 fn ingest_directory_and_stdin_and_insert_delete_compact_export() {
     let dir = tempfile::tempdir().unwrap();
-    let db = init(dir.path());
+    let db = new_db(dir.path(), "db");
     let v = vocab();
     let docs = dir.path().join("docs");
     std::fs::create_dir_all(docs.join("sub")).unwrap();
@@ -260,7 +248,7 @@ fn ingest_directory_and_stdin_and_insert_delete_compact_export() {
 #[test]
 fn bad_lines_get_clear_errors_and_the_rest_still_ingests() {
     let dir = tempfile::tempdir().unwrap();
-    let db = init(dir.path());
+    let db = new_db(dir.path(), "db");
     let v = vocab();
     let good = |k: &str, s: u64| serde_json::json!({"key": k, "text": text(&passage(&v, 50, s))}).to_string();
     let mut input = Vec::new();
@@ -302,7 +290,7 @@ fn bad_lines_get_clear_errors_and_the_rest_still_ingests() {
 #[test]
 fn pairs_equal_the_brute_force_set_from_exported_simhashes() {
     let dir = tempfile::tempdir().unwrap();
-    let db = init(dir.path());
+    let db = new_db(dir.path(), "db");
     let (jsonl, _) = corpus();
     let input = dir.path().join("in.jsonl");
     std::fs::write(&input, jsonl).unwrap();
@@ -351,7 +339,7 @@ fn usage_errors_exit_2_and_missing_databases_say_what_to_do() {
     let o = fpdb(&["stats", dir.path().join("missing").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("fpdb init"));
-    let db = init(dir.path());
+    let db = new_db(dir.path(), "db");
     let o = fpdb(&["init", &db]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("already exists"));
@@ -385,7 +373,7 @@ fn fpdb_within(args: &[&str], secs: u64) -> Option<Output> {
 #[test]
 fn out_of_range_numbers_are_usage_errors_naming_the_range() {
     let dir = tempfile::tempdir().unwrap();
-    let db = init(dir.path());
+    let db = new_db(dir.path(), "db");
     let (jsonl, _) = corpus();
     let input = dir.path().join("in.jsonl");
     std::fs::write(&input, &jsonl).unwrap();

@@ -6,28 +6,8 @@ mod common;
 #[path = "support/cli.rs"]
 mod support;
 
-use std::io::Write;
-use std::path::Path;
-use std::process::Output;
-
 use common::{passage, text, vocab};
-use support::{fpdb, fpdb_stdin, json_lines, ok};
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(bytes).unwrap();
-    e.finish().unwrap()
-}
-
-fn new_db(dir: &Path, name: &str) -> String {
-    let db = dir.join(name).display().to_string();
-    ok(&fpdb(&["init", &db]));
-    db
-}
+use support::{docs_in, fpdb, fpdb_stdin, gzip, json_lines, new_db, ok, stderr};
 
 /// Every document's key, SimHash and shingle count, in id order.
 fn exported(db: &str) -> Vec<(String, u64, u64)> {
@@ -41,10 +21,6 @@ fn exported(db: &str) -> Vec<(String, u64, u64)> {
             )
         })
         .collect()
-}
-
-fn docs_in(db: &str) -> u64 {
-    json_lines(&ok(&fpdb(&["stats", db, "--json"])))[0]["docs"].as_u64().unwrap()
 }
 
 /// 12 documents, 4 of them copies of others, with non-ASCII text.

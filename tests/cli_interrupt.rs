@@ -13,7 +13,7 @@ use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use common::{passage, text, vocab};
-use support::{fpdb, json_lines, ok};
+use support::{docs_in, fpdb, new_db, ok};
 
 fn lines(from: u64, n: u64) -> String {
     let v = vocab();
@@ -83,17 +83,6 @@ fn exits(child: &mut Child) -> ExitStatus {
     panic!("fpdb ingest did not exit after the signal");
 }
 
-/// A new database in `dir` (its path).
-fn new_db(dir: &std::path::Path) -> String {
-    let db = dir.join("db").display().to_string();
-    ok(&fpdb(&["init", &db]));
-    db
-}
-
-fn docs_in(db: &str) -> u64 {
-    json_lines(&ok(&fpdb(&["stats", db, "--json"])))[0]["docs"].as_u64().unwrap()
-}
-
 /// The database holds `docs` documents and `check` finds no fault.
 fn assert_holds(db: &str, docs: u64) {
     assert_eq!(docs_in(db), docs);
@@ -103,7 +92,7 @@ fn assert_holds(db: &str, docs: u64) {
 #[test]
 fn the_first_ctrl_c_commits_what_was_read_and_reads_no_further() {
     let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let db = new_db(dir.path(), "db");
     let (mut child, mut stdin, acks) = ingest(&db);
     feed_and_wait(&mut stdin, &acks, 0, 50);
     signal(&child, "-INT");
@@ -128,7 +117,7 @@ fn the_first_ctrl_c_commits_what_was_read_and_reads_no_further() {
 #[test]
 fn a_second_ctrl_c_exits_at_once_and_keeps_what_was_acknowledged() {
     let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let db = new_db(dir.path(), "db");
     let (mut child, mut stdin, acks) = ingest(&db);
     feed_and_wait(&mut stdin, &acks, 0, 30);
     // The input stays open and idle: the first signal cannot end the read, the second exits.
@@ -147,7 +136,7 @@ fn a_second_ctrl_c_exits_at_once_and_keeps_what_was_acknowledged() {
 fn sigterm_stops_a_file_ingest_like_ctrl_c() {
     // A file is read without waiting: the stop lands mid-file, wherever the reader is.
     let dir = tempfile::tempdir().unwrap();
-    let db = new_db(dir.path());
+    let db = new_db(dir.path(), "db");
     let f = dir.path().join("many.jsonl");
     let one = lines(0, 200);
     std::fs::write(&f, one.repeat(200)).unwrap();

@@ -5,6 +5,8 @@
 mod common;
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/cli.rs"]
+mod support;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -15,6 +17,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use common::{edit, passage, text, vocab};
 use http::{encode_segment, request, Conn, Resp};
 use serde_json::{json, Value};
+use support::gzip;
 
 struct Server {
     child: Child,
@@ -424,13 +427,6 @@ fn bulk_slots_answer_429_with_retry_after() {
     assert_eq!(r.status, 200, "{}", r.text());
     let m = s.req("GET", "/metrics", b"").text();
     assert!(m.contains("fpdb_http_errors_total{code=\"queue_full\"}"), "{m}");
-}
-
-fn gzip(bytes: &[u8]) -> Vec<u8> {
-    use std::io::Write as _;
-    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    e.write_all(bytes).unwrap();
-    e.finish().unwrap()
 }
 
 #[test]

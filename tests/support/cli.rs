@@ -1,8 +1,10 @@
-//! Running the `fpdb` binary from the CLI tests (`cli.rs`, `cli_input.rs`, `cli_containment.rs`,
-//! `methods_cli.rs`): spawn it, feed it standard input, insist on success, read its JSON lines.
+//! Running the `fpdb` binary from the CLI tests (`cli.rs`, `cli_input.rs`, `cli_interrupt.rs`,
+//! `cli_containment.rs`, `methods_cli.rs`; `serve.rs` takes `gzip`): spawn it, feed it standard
+//! input, insist on success, read its JSON lines, make a database and count its documents.
 #![allow(dead_code)]
 
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use serde_json::Value;
@@ -51,4 +53,30 @@ pub fn json_lines(s: &str) -> Vec<Value> {
     s.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON: {l:?}: {e}")))
         .collect()
+}
+
+/// Its standard error, as text.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A new database `name` in `dir` (`fpdb init`); its path.
+pub fn new_db(dir: &Path, name: &str) -> String {
+    let db = dir.join(name).display().to_string();
+    ok(&fpdb(&["init", &db]));
+    db
+}
+
+/// The number of documents `fpdb stats` counts.
+pub fn docs_in(db: &str) -> u64 {
+    json_lines(&ok(&fpdb(&["stats", db, "--json"])))[0]["docs"]
+        .as_u64()
+        .expect("stats docs")
+}
+
+/// `bytes` gzip-compressed.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    e.write_all(bytes).expect("gzip into memory");
+    e.finish().expect("gzip into memory")
 }
