@@ -1,6 +1,6 @@
 //! normalize + shingle + simhash throughput on real text (MB/s).
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use fpdb::fingerprint::normalize::normalize;
+use fpdb::fingerprint::normalize::{normalize, normalize_into_version};
 use fpdb::fingerprint::simhash::{simhash, simhash_reference};
 use fpdb::{FingerprintSpec, Fingerprinter};
 
@@ -15,9 +15,35 @@ fn bench(c: &mut Criterion) {
         b.iter(|| docs.iter().map(|d| normalize(d).len()).sum::<usize>())
     });
     let accented: Vec<String> = docs.iter().map(|d| d.replace('e', "é")).collect();
-    g.bench_function("normalize_nfkc", |b| {
-        b.iter(|| accented.iter().map(|d| normalize(d).len()).sum::<usize>())
-    });
+    // The same passages with each lower-case ASCII letter replaced by a Han ideograph (3 bytes).
+    let han: Vec<String> = docs
+        .iter()
+        .map(|d| {
+            d.chars()
+                .map(|c| match c {
+                    'a'..='z' => char::from_u32(0x4E00 + (c as u32 - 'a' as u32) * 37).unwrap_or(c),
+                    _ => c,
+                })
+                .collect()
+        })
+        .collect();
+    // Normalizer 2 (new databases) and 1 (databases made before it), side by side.
+    let mut out = String::new();
+    for (name, texts) in [("nfkc", &accented), ("han", &han)] {
+        for version in [2, 1] {
+            g.bench_function(format!("normalize_{name}_v{version}"), |b| {
+                b.iter(|| {
+                    texts
+                        .iter()
+                        .map(|d| {
+                            normalize_into_version(version, d, &mut out);
+                            out.len()
+                        })
+                        .sum::<usize>()
+                })
+            });
+        }
+    }
     for (name, spec) in [("word3", FingerprintSpec::words(3)), ("char5", FingerprintSpec::chars(5))] {
         let mut f = Fingerprinter::new(spec);
         g.bench_function(format!("full_{name}"), |b| {

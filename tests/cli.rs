@@ -430,3 +430,38 @@ fn out_of_range_numbers_are_usage_errors_naming_the_range() {
     ok(&fpdb(&["compact", &db, "--min-dead", "1"]));
     ok(&fpdb(&["pairs", &db, "-k", "32", "--threads", "1", "--summary"]));
 }
+
+#[test]
+fn init_normalizer_picks_the_text_normalizer_and_refuses_unknown_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let new = new_db(dir.path(), "new");
+    let old = dir.path().join("old").display().to_string();
+    ok(&fpdb(&["init", &old, "--normalizer", "1"]));
+    let spec = |db: &str| {
+        json_lines(&ok(&fpdb(&["stats", db, "--json"])))[0]["spec"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(spec(&new).ends_with("normalizer=2"), "{}", spec(&new));
+    assert!(spec(&old).ends_with("normalizer=1"), "{}", spec(&old));
+    // A Japanese paragraph and a copy with one character changed: a near-duplicate under 2;
+    // version 1 saw a few clause-long tokens, and the changed clause took most shingles with it.
+    let ja = "重複文書の検出は、電子図書館が同じ論文の異なる版を一つの記録にまとめるために欠かせない技術である。\
+              検索エンジンは同じ文書を何度も収集するので、指紋の比較と集合の類似度によって、到着した文書を\
+              すぐに既存の記録と照合しなければならない。";
+    let near = ja.replacen("論文", "論考", 1);
+    for db in [&new, &old] {
+        ok(&fpdb_stdin(&["insert", db, "--key", "ja"], ja.as_bytes()));
+    }
+    let hits = json_lines(&ok(&fpdb(&["query", &new, "--text", &near, "--json"])));
+    assert_eq!(hits[0]["key"], "ja", "{hits:?}");
+    assert_eq!(fpdb(&["query", &old, "--text", &near]).status.code(), Some(1));
+    let bad = fpdb(&["init", &dir.path().join("bad").display().to_string(), "--normalizer", "3"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("1..=2"),
+        "{}",
+        String::from_utf8_lossy(&bad.stderr)
+    );
+}

@@ -17,9 +17,14 @@ const TEXTS: [&str; 8] = [
     "",
 ];
 
-/// (simhash, shingle count, xxh3 of the shingle set's little-endian bytes) per text.
+/// (simhash, shingle count, xxh3 of the shingle set's little-endian bytes) per text of [`TEXTS`].
 fn vectors(spec: &FingerprintSpec) -> Vec<(u64, usize, u64)> {
-    TEXTS
+    vectors_of(spec, &TEXTS)
+}
+
+/// The same for any list of texts.
+fn vectors_of(spec: &FingerprintSpec, texts: &[&str]) -> Vec<(u64, usize, u64)> {
+    texts
         .iter()
         .map(|t| {
             let fp = fingerprint(spec, t);
@@ -200,5 +205,53 @@ mod methods {
         (0xd5cfe64a0faf1869, 6, 0x6e4472e98cc31a94),
         (0xa48b67f5795dbce2, 6, 0x57d3d4dfcce790d2),
         (0x0, 6, 0xe255222d4cbbadba),
+    ];
+}
+
+// The normalizer versions (fingerprint/normalize.rs): on texts where version 2's rules apply, both
+// are pinned — version 1 for the databases that hold it, version 2 for new ones.
+
+mod normalizers {
+    use fpdb::FingerprintSpec;
+
+    const TEXTS: [&str; 5] = [
+        "近似重复文档检测：网络爬虫多次抓取同一篇论文的不同版本。",
+        "ひらがなとカタカナ、そして漢字の文章を比べる。ｶﾀｶﾅ",
+        "การตรวจจับเอกสารที่ซ้ำกันเกือบทั้งหมดในห้องสมุดดิจิทัล",
+        "हिन्दी में लिखे गए दस्तावेज़ों की तुलना",
+        "Repre\u{AD}sentation of finger\u{2010}\nprints with zero\u{200B}width spaces and a \u{FEFF}BOM.",
+    ];
+
+    fn vectors(normalizer: u32) -> Vec<(u64, usize, u64)> {
+        let spec = FingerprintSpec {
+            normalizer,
+            ..FingerprintSpec::default()
+        };
+        super::vectors_of(&spec, &TEXTS)
+    }
+
+    #[test]
+    fn both_normalizers_are_pinned_on_unicode_texts() {
+        let (one, two) = (vectors(1), vectors(2));
+        assert_eq!(one, GOLDEN_V1);
+        assert_eq!(two, GOLDEN_V2);
+        assert_eq!(FingerprintSpec::default().normalizer, 2);
+        // Version 1 made the Chinese and Japanese texts one or two tokens: a single shingle each.
+        assert_eq!((one[0].1, one[1].1), (1, 1));
+    }
+
+    const GOLDEN_V1: [(u64, usize, u64); 5] = [
+        (0x2454406286f98da1, 1, 0x5771442236f5058),
+        (0x22ceeaad438be334, 1, 0x60bef687a3ff7a3b),
+        (0xf5949b74a4dfa095, 3, 0xa592b1bd5a25fdcc),
+        (0x7141b0c09140580f, 8, 0x94d97595f174cc49),
+        (0x2ab8c26330218a7c, 10, 0xbdb06d9a923ac3ff),
+    ];
+    const GOLDEN_V2: [(u64, usize, u64); 5] = [
+        (0x257d7d330855e4c4, 24, 0x10586e3b2bf37aee),
+        (0x2e996ac4d29dd058, 21, 0xef879a6cbf9a260f),
+        (0xc12fabeac3d918bb, 39, 0x15ad5de95da04c08),
+        (0x8ae890a5714ead86, 5, 0x83ef5e4a58110885),
+        (0xc9a19d80f0d7c54, 7, 0xf1e81c1cdacfd5e5),
     ];
 }

@@ -402,7 +402,9 @@ class Ingest(Iterator[IngestResult]):
 class FingerprintSpec:
     """Shingle unit and length, hash seed and SimHash weighting."""
 
-    def __new__(cls, shingle: str = "word:3", weights: str = "binary", seed: Optional[int] = None) -> FingerprintSpec: ...
+    def __new__(
+        cls, shingle: str = "word:3", weights: str = "binary", seed: Optional[int] = None, normalizer: Optional[int] = None
+    ) -> FingerprintSpec: ...
     @classmethod
     def default(cls) -> FingerprintSpec: ...
     @property
@@ -455,9 +457,10 @@ class Db:
         containment: Optional[bool] = None,
         containment_sample: Optional[int] = None,
         containment_max_postings: Optional[int] = None,
+        normalizer: Optional[int] = None,
     ) -> Db:
         """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9,
-        method="simhash", containment index on)."""
+        method="simhash", containment index on, normalizer 2; normalizer=1 for fpdb builds before it)."""
     @staticmethod
     def reindex(path: _PathLike, tables: Union[int, str, None] = None) -> dict[str, Any]:
         """Rebuild the tables with another table count ("auto": the modelled best for the size)."""

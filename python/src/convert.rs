@@ -110,7 +110,15 @@ pub fn tables(py: Python<'_>, obj: Option<&Bound<'_, PyAny>>) -> PyResult<Tables
 }
 
 /// A spec from `shingle` (`"word:3"`, `"char:5"`), `weights` (`"binary"`, `"count"`) and `seed`.
-pub fn spec(py: Python<'_>, shingle: Option<&str>, weights: Option<&str>, seed: Option<u64>) -> PyResult<FingerprintSpec> {
+/// A spec from its Python arguments (None: the library's default), checked by the library
+/// (`FingerprintSpec::validate`: e.g. a normalizer this build does not implement).
+pub fn spec(
+    py: Python<'_>,
+    shingle: Option<&str>,
+    weights: Option<&str>,
+    seed: Option<u64>,
+    normalizer: Option<u32>,
+) -> PyResult<FingerprintSpec> {
     let mut spec = match shingle {
         Some(s) => s.parse::<FingerprintSpec>().map_err(|e| to_py(py, e))?,
         None => FingerprintSpec::default(),
@@ -121,6 +129,10 @@ pub fn spec(py: Python<'_>, shingle: Option<&str>, weights: Option<&str>, seed: 
     if let Some(seed) = seed {
         spec.seed = seed;
     }
+    if let Some(v) = normalizer {
+        spec.normalizer = v;
+    }
+    spec.validate().map_err(|e| to_py(py, e))?;
     Ok(spec)
 }
 

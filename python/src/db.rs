@@ -74,7 +74,8 @@ fn query_opts(
 impl Db {
     /// Db.create(path, *, max_distance=12, tables="auto", shingle="word:3", weights="binary",
     ///           min_jaccard=0.9, sync=True, method="simhash", idf_from=None, min_shared=None,
-    ///           containment=True, containment_sample=None, containment_max_postings=None) -> Db
+    ///           containment=True, containment_sample=None, containment_max_postings=None,
+    ///           normalizer=2) -> Db
     ///
     /// Creates a database in `path` (a missing or empty directory) and opens it for writing.
     /// `max_distance` (k) and `min_jaccard` (t) are the defaults of queries and dedup; `tables` is a
@@ -95,11 +96,13 @@ impl Db {
     /// shingle in N is indexed) and `containment_max_postings` (queries skip longer posting lists)
     /// tune it, None taking the library's defaults; giving either with `containment=False` raises
     /// InvalidOptionError (as `fpdb init --containment off --containment-sample N` exits 2).
+    /// `normalizer` is the text normalizer's version (`fpdb init --normalizer`): 2 makes each
+    /// Chinese, Japanese, Thai … character a word; 1 is what fpdb builds before it can open.
     /// Raises AlreadyExistsError, InvalidOptionError, IoError.
     #[staticmethod]
     #[pyo3(signature = (path, *, max_distance = None, tables = None, shingle = None, weights = None, min_jaccard = None, sync = true,
                         method = None, idf_from = None, min_shared = None, containment = None, containment_sample = None,
-                        containment_max_postings = None))]
+                        containment_max_postings = None, normalizer = None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -116,12 +119,13 @@ impl Db {
         containment: Option<bool>,
         containment_sample: Option<u32>,
         containment_max_postings: Option<u32>,
+        normalizer: Option<u32>,
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
         let method = convert::method(py, method, idf_from.filter(|c| !c.is_none()), min_shared)?;
         let contain = ContainmentConfig::from_options(containment, containment_sample, containment_max_postings).or_raise(py)?;
         let create = CreateOptions::default()
-            .with_spec(convert::spec(py, shingle, weights, None)?.with_method(method.clone()))
+            .with_spec(convert::spec(py, shingle, weights, None, normalizer)?.with_method(method.clone()))
             .with_tables(convert::tables(py, tables)?)
             .with_max_distance(max_distance.unwrap_or_else(|| method.default_max_distance()))
             .with_min_jaccard(min_jaccard.unwrap_or(defaults.min_jaccard))

@@ -25,6 +25,37 @@ def test_fingerprint_and_spec():
     assert fpdb.fingerprint(t, s) != fpdb.fingerprint(t, fpdb.FingerprintSpec("char:5", "count"))
 
 
+def test_normalizer_versions(tmp_path):
+    zh = ("网络爬虫在抓取学术论文时，经常会多次获得同一篇文章的不同版本，例如预印本、会议录用稿以及课程网页上的副本。"
+          "这些版本之间只有少量差异，比如作者信息、页眉页脚或者个别错别字。")
+    near = zh.replace("经常", "常常")
+    v1 = fpdb.FingerprintSpec(normalizer=1)
+    assert fpdb.FingerprintSpec().normalizer == 2 and v1.normalizer == 1
+    # Version 2: one word per Chinese character, so a word trigram is a character trigram.
+    assert len(fpdb.fingerprint(zh).shingles) > 40 and len(fpdb.fingerprint(zh, v1).shingles) <= 5
+    assert "normalizer=1" in repr(v1)
+    # ASCII text fingerprints the same under both.
+    t = "near duplicate documents are posted many times"
+    assert fpdb.fingerprint(t, v1) == fpdb.fingerprint(t)
+    with pytest.raises(fpdb.InvalidOptionError):
+        fpdb.FingerprintSpec(normalizer=3)
+    with fpdb.Db.create(tmp_path / "old", normalizer=1) as db:
+        db.insert("zh", zh)
+    # An existing database keeps its normalizer, whatever the default spec says.
+    with fpdb.Db.open(tmp_path / "old", spec=fpdb.FingerprintSpec.default()) as db:
+        assert db.spec.normalizer == 1
+        # Under 1 the text is seven clause-long words; a change in the last keeps four trigrams of five.
+        last = zh.replace("错别字", "错字")
+        [hit] = db.query(last, min_jaccard=0.1, max_distance=32)
+        old = fpdb.fingerprint(zh, v1).shingles, fpdb.fingerprint(last, v1).shingles
+        assert len(old[0]) == 5 and hit.jaccard == 4 / 6
+        assert hit.jaccard == len(set(old[0]) & set(old[1])) / len(set(old[0]) | set(old[1]))
+    with fpdb.Db.create(tmp_path / "new") as db:
+        db.insert("zh", zh)
+        [hit] = db.query(near)
+        assert hit.key == "zh" and hit.jaccard > 0.9
+
+
 def test_outcomes_groups_delete_compact(tmp_path):
     base = " ".join(f"token{i}" for i in range(100))
     variant = base.replace("token50", "changed")

@@ -132,9 +132,12 @@ pub fn normalize_doi(raw: &str) -> Result<String> {
     Ok(s)
 }
 
-/// Normalises a title with the crate's text normalizer (may be empty: no words).
+/// Normalises a title with the crate's text normalizer, version 1 for every database (the
+/// metadata index stores the result; may be empty: no words).
 pub fn normalize_title(raw: &str) -> String {
-    crate::fingerprint::normalize::normalize(raw)
+    let mut out = String::new();
+    crate::fingerprint::normalize::normalize_into_version(1, raw, &mut out);
+    out
 }
 
 /// Checks every field of `b`; the error names the field and what is accepted.

@@ -25,7 +25,7 @@ pub mod spec;
 pub mod weighted;
 
 use crate::fingerprint::method::Method;
-use crate::fingerprint::normalize::normalize_into;
+use crate::fingerprint::normalize::normalize_into_version;
 use crate::fingerprint::shingle::{shingle_hashes, shingle_set};
 use crate::fingerprint::simhash::simhash;
 use crate::fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
@@ -88,7 +88,7 @@ impl Fingerprinter {
     /// A `weighted-simhash` spec must carry its IDF table (`Method::validate` refuses one without;
     /// databases attach theirs); without it every word weighs the same.
     pub fn fingerprint(&mut self, text: &str) -> Fingerprint {
-        normalize_into(text, &mut self.norm);
+        normalize_into_version(self.spec.normalizer, text, &mut self.norm);
         shingle_hashes(&self.spec, &self.norm, &mut self.hashes);
         // A binary SimHash counts each distinct hash once: one sort gives those and the shingle set.
         // (No sketch reads `hashes`; they hash the normalized text.)

@@ -1,30 +1,62 @@
 //! Step 1 of the data path: text → normalized token stream.
 //!
-//! Normalizer version 1 ([`crate::fingerprint::spec::NORMALIZER_VERSION`]):
+//! Two versions, chosen by the spec's `normalizer` field ([`crate::fingerprint::spec`]); a database
+//! keeps the one it was created with, new specs get [`NORMALIZER_VERSION`] (2). Their output is the
+//! same for every text whose normalized form holds none of the characters rule 5–8 name, ASCII
+//! text among them.
+//!
+//! Version 1:
 //! 1. Input that is all ASCII skips Unicode normalization (fast path). Other input is NFKC-normalized.
 //! 2. Letters are lower-cased (`char::to_lowercase`, after NFKC).
 //! 3. A token is a maximal run of alphanumeric characters (`char::is_alphanumeric`; ASCII: `[a-z0-9]`).
 //! 4. De-hyphenation: a token that ends in `-` followed by whitespace containing a line break (`\n`)
 //!    and then another token is joined with it: `"finger-\n  print"` → `fingerprint`.
 //!
+//! Version 2: rules 1–4, and
+//! 5. Scripts written without spaces between words (Han, Hiragana, Katakana, Thai, Lao, Khmer,
+//!    Myanmar; [`is_unspaced`]): each character is a token of its own, so a word shingle is a
+//!    character n-gram there. (Version 1 made a whole clause one token: one changed character lost
+//!    every shingle that touched the clause.)
+//! 6. A combining mark (`Mn`, `Mc`, `Me`) that follows a token's character belongs to the token
+//!    (version 1 split Devanagari words at the virama and Thai ones at tone marks).
+//! 7. Default-ignorable code points (soft hyphen, zero-width space and joiners, bidi controls,
+//!    variation selectors, BOM; [`is_ignorable`]) are dropped: they neither end a token nor appear
+//!    in it, so `"repre\u{AD}sentation"` → `representation`.
+//! 8. Rule 4 also joins at U+2010 HYPHEN and U+00AD SOFT HYPHEN before a line break.
+//!
 //! The output is the tokens joined by exactly one ASCII space, no leading or trailing space.
 //! Word shingles hash byte ranges of this string directly, so its exact bytes are part of the spec.
 
+use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::UnicodeNormalization;
 
-/// Normalizes `text` into `out` (cleared first): lower-cased tokens separated by single spaces.
+pub use crate::fingerprint::spec::NORMALIZER_VERSION;
+
+/// Normalizes `text` into `out` (cleared first) with the current normalizer ([`NORMALIZER_VERSION`]).
 pub fn normalize_into(text: &str, out: &mut String) {
+    normalize_into_version(NORMALIZER_VERSION, text, out);
+}
+
+/// Normalizes `text` into `out` (cleared first) with normalizer `version`: lower-cased tokens
+/// separated by single spaces. A version other than 1 or 2 is refused earlier, by
+/// `FingerprintSpec::validate`; here it is treated as 2.
+pub fn normalize_into_version(version: u32, text: &str, out: &mut String) {
     out.clear();
     out.reserve(text.len());
     if text.is_ascii() {
+        // Rules 5–8 name no ASCII character: both versions take this path.
         tokens_ascii(text, out);
     } else {
         let folded: String = text.nfkc().flat_map(char::to_lowercase).collect();
-        tokens_unicode(&folded, out);
+        if version == 1 {
+            tokens_unicode(&folded, out);
+        } else {
+            tokens_unicode_v2(&folded, out);
+        }
     }
 }
 
-/// Normalizes `text`; see the module docs for the exact rules.
+/// Normalizes `text` with the current normalizer; see the module docs for the exact rules.
 pub fn normalize(text: &str) -> String {
     let mut out = String::new();
     normalize_into(text, &mut out);
@@ -122,7 +154,7 @@ fn tokens_unicode(s: &str, out: &mut String) {
             i += len;
         } else {
             if in_token && c == '-' {
-                if let Some(j) = hyphen_join(i + len, |k| s.get(k..).and_then(|r| r.chars().next()).map(|x| (x, x.len_utf8()))) {
+                if let Some(j) = hyphen_join(i + len, |k| char_at(s, k)) {
                     i = j;
                     continue;
                 }
@@ -133,10 +165,103 @@ fn tokens_unicode(s: &str, out: &mut String) {
     }
 }
 
+/// The character at byte `k` of `s` and its length, if `k` is inside `s` at a character boundary.
+fn char_at(s: &str, k: usize) -> Option<(char, usize)> {
+    s.get(k..).and_then(|r| r.chars().next()).map(|x| (x, x.len_utf8()))
+}
+
+/// Version 2's Unicode path (rules 5–8 on top of [`tokens_unicode`]).
+fn tokens_unicode_v2(s: &str, out: &mut String) {
+    #[derive(PartialEq)]
+    enum At {
+        Gap,
+        Word,
+        /// Just after a character of an unspaced script: the next letter starts a new token.
+        Single,
+    }
+    let mut at = At::Gap;
+    let mut i = 0;
+    while let Some(c) = s[i..].chars().next() {
+        let len = c.len_utf8();
+        i += len;
+        if at != At::Gap && matches!(c, '-' | '\u{2010}' | '\u{AD}') {
+            if let Some(j) = hyphen_join(i, |k| char_at(s, k)) {
+                i = j;
+                continue;
+            }
+        }
+        if is_ignorable(c) {
+            continue;
+        }
+        if c.is_alphanumeric() {
+            // Does `c` continue the token? A mark always does (an alphabetic one as in version 1);
+            // after a word, so does any letter of a spaced script. The mark table is looked up
+            // only where it decides.
+            let attach = match at {
+                At::Gap => false,
+                At::Word => !is_unspaced(c) || is_mark(c),
+                At::Single => is_mark(c),
+            };
+            if !attach {
+                if !out.is_empty() {
+                    out.push(' ');
+                }
+                at = if is_unspaced(c) { At::Single } else { At::Word };
+            }
+            out.push(c);
+        } else if at != At::Gap && is_mark(c) {
+            out.push(c);
+        } else {
+            at = At::Gap;
+        }
+    }
+}
+
+/// A combining mark (`Mn`, `Mc`, `Me`); none lies below U+0300, so most text skips the table.
+#[inline]
+fn is_mark(c: char) -> bool {
+    c as u32 >= 0x300 && is_combining_mark(c)
+}
+
+/// Rule 5: a character of a script written without spaces between words (by code block: Han
+/// ideographs with their radicals, iteration marks and extensions, Hiragana, Katakana, Thai, Lao,
+/// Khmer, Myanmar). Hangul is written with spaces and is not among them.
+pub fn is_unspaced(c: char) -> bool {
+    c as u32 >= 0x0E00
+        && matches!(c as u32,
+            0x0E00..=0x0EFF // Thai, Lao
+            | 0x1000..=0x109F // Myanmar
+            | 0x1780..=0x17FF | 0x19E0..=0x19FF // Khmer, Khmer symbols
+            | 0x2E80..=0x2FDF // CJK radicals, Kangxi radicals
+            | 0x3005..=0x3007 | 0x3021..=0x3029 | 0x3038..=0x303C // ideographic iteration marks, numerals
+            | 0x3040..=0x30FF | 0x31F0..=0x31FF // Hiragana, Katakana, Katakana phonetic extensions
+            | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF // CJK ideographs, compatibility ideographs
+            | 0xFF66..=0xFF9F // half-width Katakana (NFKC folds them; kept for completeness)
+            | 0x1B000..=0x1B16F // Kana supplement and extensions
+            | 0x20000..=0x3FFFF // CJK ideographs, extensions B and later
+        )
+}
+
+/// Rule 7: Unicode's `Default_Ignorable_Code_Point` set (DerivedCoreProperties.txt, Unicode 15).
+pub fn is_ignorable(c: char) -> bool {
+    c as u32 >= 0xAD
+        && matches!(c as u32,
+            0x00AD | 0x034F | 0x061C | 0x115F..=0x1160 | 0x17B4..=0x17B5 | 0x180B..=0x180F
+            | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
+            | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFF8 | 0x1BCA0..=0x1BCA3 | 0x1D173..=0x1D17A | 0xE0000..=0xE0FFF
+        )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{normalize, tokens_ascii, tokens_unicode};
+    use super::{normalize, normalize_into_version, tokens_ascii, tokens_unicode};
     use proptest::prelude::*;
+
+    fn v(version: u32, text: &str) -> String {
+        let mut out = String::new();
+        normalize_into_version(version, text, &mut out);
+        out
+    }
 
     proptest! {
         /// The ASCII fast path gives the tokens of the general path on the lower-cased text.
@@ -147,6 +272,53 @@ mod tests {
             tokens_unicode(&text.to_lowercase(), &mut general);
             prop_assert_eq!(fast, general);
         }
+
+        /// Both versions agree on every text without the characters of rules 5–8 (drawn from Latin,
+        /// Greek, Cyrillic, accented letters, digits, punctuation and line breaks).
+        #[test]
+        fn versions_agree_where_rules_5_to_8_name_no_character(text in "[a-zA-Zé ÜßΩжё0-9\\-\n.,'ﬁ]{0,60}") {
+            prop_assert_eq!(v(1, &text), v(2, &text));
+        }
+    }
+
+    #[test]
+    fn unspaced_scripts_give_one_token_per_character_in_version_2() {
+        assert_eq!(v(2, "近似重复文档检测。"), "近 似 重 复 文 档 检 测");
+        assert_eq!(v(1, "近似重复文档检测。"), "近似重复文档检测");
+        // Mixed with spaced words and digits: those stay whole.
+        assert_eq!(v(2, "SimHash指纹2024年"), "simhash 指 纹 2024 年");
+        assert_eq!(v(2, "ひらがなとカタカナ"), "ひ ら が な と カ タ カ ナ");
+        // Half-width Katakana folds (NFKC) to the full-width letters.
+        assert_eq!(v(2, "ｶﾀｶﾅ"), v(2, "カタカナ"));
+        // Hangul is written with spaces: its words stay whole.
+        assert_eq!(v(2, "한국어 문서"), "한국어 문서");
+    }
+
+    #[test]
+    fn combining_marks_stay_in_their_token_in_version_2() {
+        // Devanagari: the virama (U+094D, not alphabetic) split the word in version 1.
+        assert_eq!(v(1, "हिन्दी"), "हिन दी");
+        assert_eq!(v(2, "हिन्दी"), "हिन्दी");
+        // Thai: a consonant keeps its vowel and tone marks (U+0E48 is not alphabetic).
+        assert_eq!(v(2, "ก่อน"), "ก่ อ น");
+    }
+
+    #[test]
+    fn ignorable_characters_are_dropped_in_version_2() {
+        assert_eq!(v(2, "repre\u{AD}sentation"), "representation");
+        assert_eq!(v(1, "repre\u{AD}sentation"), "repre sentation");
+        assert_eq!(v(2, "finger\u{200B}print \u{FEFF}data"), "fingerprint data");
+        assert_eq!(v(2, "\u{AD}\u{200D}"), "");
+    }
+
+    #[test]
+    fn version_2_joins_at_unicode_hyphens_before_a_line_break() {
+        assert_eq!(v(2, "finger\u{2010}\nprint"), "fingerprint");
+        assert_eq!(v(2, "finger\u{AD}\r\n print"), "fingerprint");
+        assert_eq!(v(1, "finger\u{2010}\nprint"), "finger print");
+        // Not before a line break: a hyphen separates, a soft hyphen disappears.
+        assert_eq!(v(2, "data\u{2010}set"), "data set");
+        assert_eq!(v(2, "data\u{AD} set"), "data set");
     }
 
     #[test]

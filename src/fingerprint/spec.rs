@@ -2,13 +2,16 @@
 //!
 //! A spec is written to the database's `meta` column family when the database is created and compared
 //! field by field when it is opened; a mismatch is refused with [`Error::SpecMismatch`] naming the
-//! first field that differs. Bump [`NORMALIZER_VERSION`] whenever `normalize` changes its output.
+//! first field that differs — except the normalizer when the database is opened: a database keeps
+//! the normalizer it was created with. Add a normalizer version (and keep the old one) whenever
+//! `normalize` would change its output.
 //!
 //! Stored form (key `spec` in CF `meta`): one version byte, then bincode 1.x (little-endian,
 //! fixed-width integers) of [`FingerprintSpec`]:
 //! * version `1` (every `simhash` database, so older builds still open them): `normalizer u32,
 //!   unit u32 (0 = word, 1 = char), n u32, hash u32 (0 = xxh3-64), seed u64, weighting u32
-//!   (0 = count, 1 = binary)` = 28 bytes. Default: normalizer 1, word, 3, xxh3-64, seed
+//!   (0 = count, 1 = binary)` = 28 bytes. Default: normalizer 2 (databases created before it
+//!   hold 1), word, 3, xxh3-64, seed
 //!   `0x667064625f763031`, binary.
 //! * version `2` (every other method): the same 28 bytes, then the method: `variant u32` (0 =
 //!   simhash, 1 = broder, 2 = charikar, 3 = broder-charikar, 4 = weighted-simhash, 5 =
@@ -27,8 +30,10 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::fingerprint::method::Method;
 
-/// Version of the normalizer (see `normalize`). Part of every spec.
-pub const NORMALIZER_VERSION: u32 = 1;
+/// Version of the normalizer new specs get (see `normalize`). Part of every spec.
+pub const NORMALIZER_VERSION: u32 = 2;
+/// The oldest normalizer this build still implements (databases keep theirs).
+pub const OLDEST_NORMALIZER_VERSION: u32 = 1;
 /// The default xxh3 seed (recorded in each database's spec).
 pub const DEFAULT_SEED: u64 = 0x6670_6462_5f76_3031; // "fpdb_v01"
 const SPEC_RECORD_V1: u8 = 1;
@@ -62,7 +67,7 @@ pub enum Weighting {
 /// The fingerprint spec. Two documents are comparable only when fingerprinted under equal specs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct FingerprintSpec {
-    /// Normalizer version.
+    /// Normalizer version, 1 or 2 (`fingerprint::normalize`); new specs get [`NORMALIZER_VERSION`].
     pub normalizer: u32,
     /// Word or character shingles.
     pub unit: ShingleUnit,
@@ -123,10 +128,13 @@ impl FingerprintSpec {
 
     /// Checks that the spec can be used by this build.
     pub fn validate(&self) -> Result<()> {
-        if self.normalizer != NORMALIZER_VERSION {
+        if !(OLDEST_NORMALIZER_VERSION..=NORMALIZER_VERSION).contains(&self.normalizer) {
             return Err(Error::InvalidOption {
                 name: "spec.normalizer",
-                message: format!("this build implements normalizer {NORMALIZER_VERSION}, not {}", self.normalizer),
+                message: format!(
+                    "this build implements normalizers {OLDEST_NORMALIZER_VERSION}..={NORMALIZER_VERSION}, not {}; a newer fpdb made this spec",
+                    self.normalizer
+                ),
             });
         }
         if !(1..=32).contains(&self.n) {
@@ -303,16 +311,24 @@ mod tests {
 
     #[test]
     fn simhash_specs_keep_the_version_1_record_byte_for_byte() {
-        let spec = FingerprintSpec::default();
-        let bytes = spec.encode().unwrap();
-        assert_eq!(bytes.len(), 29);
-        assert_eq!(bytes[0], 1);
-        // The bytes today's databases hold: normalizer 1, word, 3, xxh3, seed, binary.
-        let mut want = vec![1u8, 1, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0];
-        want.extend_from_slice(&DEFAULT_SEED.to_le_bytes());
-        want.extend_from_slice(&[1, 0, 0, 0]);
-        assert_eq!(bytes, want);
-        assert_eq!(FingerprintSpec::decode(&bytes, Path::new("db")).unwrap(), spec);
+        // The bytes the databases made before normalizer 2 hold: normalizer 1, word, 3, xxh3, seed,
+        // binary; a new default spec differs in the normalizer's byte alone.
+        for normalizer in [1u8, 2] {
+            let spec = FingerprintSpec {
+                normalizer: normalizer as u32,
+                ..FingerprintSpec::default()
+            };
+            let bytes = spec.encode().unwrap();
+            assert_eq!(bytes.len(), 29);
+            assert_eq!(bytes[0], 1);
+            let mut want = vec![1u8, normalizer, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0];
+            want.extend_from_slice(&DEFAULT_SEED.to_le_bytes());
+            want.extend_from_slice(&[1, 0, 0, 0]);
+            assert_eq!(bytes, want);
+            assert_eq!(FingerprintSpec::decode(&bytes, Path::new("db")).unwrap(), spec);
+            spec.validate().unwrap();
+        }
+        assert_eq!(FingerprintSpec::default().normalizer, NORMALIZER_VERSION);
     }
 
     #[test]

@@ -16,13 +16,13 @@ pub struct Spec(pub EngineSpec);
 
 #[pymethods]
 impl Spec {
-    /// `FingerprintSpec(shingle="word:3", weights="binary", seed=None)`: word or character
-    /// n-grams (n in 1..=32), binary (each distinct shingle once) or count weights, the xxh3 seed
-    /// (None = the library's default).
+    /// `FingerprintSpec(shingle="word:3", weights="binary", seed=None, normalizer=None)`: word or
+    /// character n-grams (n in 1..=32), binary (each distinct shingle once) or count weights, the
+    /// xxh3 seed and the text normalizer version (1 or 2; None = the library's defaults).
     #[new]
-    #[pyo3(signature = (shingle = "word:3", weights = "binary", seed = None))]
-    fn new(py: Python<'_>, shingle: &str, weights: &str, seed: Option<u64>) -> PyResult<Self> {
-        convert::spec(py, Some(shingle), Some(weights), seed).map(Spec)
+    #[pyo3(signature = (shingle = "word:3", weights = "binary", seed = None, normalizer = None))]
+    fn new(py: Python<'_>, shingle: &str, weights: &str, seed: Option<u64>, normalizer: Option<u32>) -> PyResult<Self> {
+        convert::spec(py, Some(shingle), Some(weights), seed, normalizer).map(Spec)
     }
 
     /// The default spec of new databases.
@@ -67,7 +67,8 @@ impl Spec {
         self.0.seed
     }
 
-    /// Normalizer version.
+    /// Text normalizer version: 2 for new databases (each Chinese, Japanese, Thai … character a
+    /// word), 1 for databases made before it.
     #[getter]
     fn normalizer(&self) -> u32 {
         self.0.normalizer
@@ -86,10 +87,11 @@ impl Spec {
 
     fn __repr__(&self) -> String {
         format!(
-            "FingerprintSpec(shingle={}, weights={}, seed={:#x})",
+            "FingerprintSpec(shingle={}, weights={}, seed={:#x}, normalizer={})",
             r(&self.shingle()),
             r(self.weights()),
-            self.0.seed
+            self.0.seed,
+            self.0.normalizer
         )
     }
 }
@@ -104,7 +106,7 @@ pub fn spec_arg(py: Python<'_>, spec: Option<&Bound<'_, PyAny>>) -> PyResult<Eng
                 return Ok(sp.get().0.clone());
             }
             match s.extract::<String>() {
-                Ok(text) => convert::spec(py, Some(&text), None, None),
+                Ok(text) => convert::spec(py, Some(&text), None, None, None),
                 Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(
                     "spec must be a FingerprintSpec, a shingle string such as \"word:3\", or None",
                 )),

@@ -179,6 +179,13 @@ pub struct InitArgs {
     /// SimHash weights: `binary` (each distinct shingle once; default) or `count` (occurrences).
     #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
     pub weights: WeightArg,
+    /// Text normalizer version. 2 (default) makes each character of Chinese, Japanese, Thai, Lao,
+    /// Khmer and Myanmar text a word, keeps combining marks in their word and drops soft hyphens
+    /// and zero-width characters; 1 is the normalizer of databases made before it, which fpdb
+    /// builds older than it need. The two agree on ASCII text (docs/format.md, spec record).
+    #[arg(long, default_value_t = fpdb::fingerprint::spec::NORMALIZER_VERSION,
+          value_parser = clap::value_parser!(u32).range(1..=fpdb::fingerprint::spec::NORMALIZER_VERSION as i64))]
+    pub normalizer: u32,
     /// Keep a containment index (finds a document inside a longer one: `query --min-containment`,
     /// `pairs --min-containment`, `ingest --containment`). Costs disk and ingest time: see
     /// docs/containment.md.

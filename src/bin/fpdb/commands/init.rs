@@ -19,12 +19,14 @@ pub struct Config {
 impl Config {
     pub fn from_args(a: InitArgs) -> Result<Config, Error> {
         let method = method_from(&a.method, a.idf_from.as_deref(), a.min_shared)?;
+        let mut spec = super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone());
+        spec.normalizer = a.normalizer;
         let containment =
             ContainmentConfig::from_options(Some(a.containment == OnOff::On), a.containment_sample, a.containment_max_postings)?;
         Ok(Config {
             db: a.db,
             create: CreateOptions::default()
-                .with_spec(super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone()))
+                .with_spec(spec)
                 .with_tables(a.tables.parse()?)
                 .with_max_distance(a.max_distance.unwrap_or_else(|| method.default_max_distance()))
                 .with_min_jaccard(a.min_jaccard)
