@@ -132,8 +132,13 @@ impl FingerprintSpec {
             return Err(Error::InvalidOption {
                 name: "spec.normalizer",
                 message: format!(
-                    "this build implements normalizers {OLDEST_NORMALIZER_VERSION}..={NORMALIZER_VERSION}, not {}; a newer fpdb made this spec",
-                    self.normalizer
+                    "this build implements normalizers {OLDEST_NORMALIZER_VERSION}..={NORMALIZER_VERSION}, not {}{}",
+                    self.normalizer,
+                    if self.normalizer > NORMALIZER_VERSION {
+                        " (a newer fpdb made it: upgrade fpdb to open it)"
+                    } else {
+                        ""
+                    }
                 ),
             });
         }
