@@ -197,16 +197,17 @@ fn tokens_unicode_v2(s: &str, out: &mut String) {
             // Does `c` continue the token? A mark always does (an alphabetic one as in version 1);
             // after a word, so does any letter of a spaced script. The mark table is looked up
             // only where it decides.
+            let unspaced = is_unspaced(c);
             let attach = match at {
                 At::Gap => false,
-                At::Word => !is_unspaced(c) || is_mark(c),
+                At::Word => !unspaced || is_mark(c),
                 At::Single => is_mark(c),
             };
             if !attach {
                 if !out.is_empty() {
                     out.push(' ');
                 }
-                at = if is_unspaced(c) { At::Single } else { At::Word };
+                at = if unspaced { At::Single } else { At::Word };
             }
             out.push(c);
         } else if at != At::Gap && is_mark(c) {

@@ -140,16 +140,14 @@ fn run_jsonl(
             break;
         }
         let texts: Vec<&str> = chunk.iter().filter_map(|d| d.as_ref().ok().map(|d| d.text.as_str())).collect();
+        // One result per document of the chunk, in order; a line that is not a document has none.
         let mut found_hits = d.query_many(&texts, opts).into_iter();
-        // `None` for a line that is not a document (its error is in the chunk).
-        let results: Vec<Option<Result<Vec<Hit>, Error>>> = chunk.iter().map(|d| d.as_ref().ok().and_then(|_| found_hits.next())).collect();
-        for (doc, result) in chunk.into_iter().zip(results) {
+        for doc in chunk {
             let origin = input::lock(&origins).take(seq).unwrap_or_else(|| format!("item {}", seq + 1));
-            let result = match (doc, result) {
-                (Ok(doc), Some(r)) => r.map(|hits| (doc, hits)),
-                (Err(e), _) => Err(e),
-                (Ok(_), None) => unreachable!("a document is always looked up"),
-            };
+            let result = doc.and_then(|doc| match found_hits.next() {
+                Some(r) => r.map(|hits| (doc, hits)),
+                None => unreachable!("query_many gives one result per text"),
+            });
             match result {
                 Ok((doc, hits)) => {
                     found += u64::from(!hits.is_empty());
