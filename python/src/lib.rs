@@ -9,6 +9,7 @@ mod convert;
 mod db;
 mod errors;
 mod ingest;
+mod scale;
 mod types;
 
 /// The only place that names the library's API: the library is being reorganised, and a moved item
@@ -39,5 +40,6 @@ fn _fpdb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ingest::IngestResult>()?;
     types::register(m)?;
     m.add_function(wrap_pyfunction!(types::fingerprint, m)?)?;
+    scale::register(m)?;
     Ok(())
 }
