@@ -536,3 +536,29 @@ class Db:
         """Every pair of stored documents within the distance (verified by Jaccard when asked)."""
     def containment_pairs(self, min_containment: float, *, threads: int = 0) -> list[ContainPair]:
         """Every pair of stored documents with containment >= min_containment in either direction."""
+
+# ---------------------------------------------------------------------------------------------
+# The engine's pieces that fpdb.spark runs inside Spark tasks (python/src/scale.rs).
+
+def fingerprint_batch(texts: list[_Text], spec: _SpecArg = None) -> Tuple[list[int], list[bytes]]:
+    """SimHashes (signed 64-bit: the same bits as Fingerprint.simhash) and shingle sets encoded as
+    4 bytes little-endian per hash, ascending, of many texts."""
+
+def candidate_blocks(k: int) -> list[Tuple[int, int]]:
+    """(start, width) of the k + 1 blocks whose values are the all-pairs shuffle keys (k <= 31)."""
+
+def bucket_pairs(
+    table: int,
+    k: int,
+    ids: list[int],
+    simhashes: list[int],
+    other_ids: Optional[list[int]] = None,
+    other_simhashes: Optional[list[int]] = None,
+) -> Tuple[list[int], list[int], list[int]]:
+    """(a, b, hamming) of the pairs within k that qualify first in table `table`, a < b: inside one
+    bucket, or across two sub-buckets of one bucket."""
+
+def jaccard_batch(sets_a: list[bytes], sets_b: list[bytes]) -> list[float]:
+    """Exact Jaccard of each pair of encoded shingle sets (the engine's own value)."""
+
+__all__ += ["bucket_pairs", "candidate_blocks", "fingerprint_batch", "jaccard_batch"]

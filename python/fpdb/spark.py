@@ -340,19 +340,19 @@ def run_pairs(
     _write(with_keys(pairs, fps), outp / "pairs", fmt)
     summary: dict[str, Any] = {"docs": docs, "k": k, "min_jaccard": min_jaccard, "max_bucket": max_bucket}
     # Per-distance and per-Jaccard totals (at most k + 1 and 6 rows), as `fpdb pairs --summary`.
-    by_h = {r["hamming"]: (r["pairs"], r["docs"]) for r in _dist(pairs, F.col("hamming")).collect()}
+    by_h = {r["value"]: (r["pairs"], r["docs"]) for r in _dist(pairs, F.col("hamming")).collect()}
     summary["pairs"] = sum(p for p, _ in by_h.values())
     summary["by_hamming"] = [
         {"label": str(d), "pairs": by_h.get(d, (0, 0))[0], "docs": by_h.get(d, (0, 0))[1]} for d in range(max([k, *by_h]) + 1)
     ]
     if min_jaccard is not None:
         edges = [1.0001, 0.9, 0.8, 0.7, 0.6, 0.5, 0.0]
-        rows = []
-        for hi, lo in zip(edges, edges[1:]):
-            sel = pairs.where((F.col("jaccard") >= lo) & (F.col("jaccard") < hi))
-            r = _dist(sel, F.lit(0)).collect()
-            rows.append({"label": f"{lo:.1f}-{min(hi, 1.0):.1f}", "pairs": r[0]["pairs"] if r else 0, "docs": r[0]["docs"] if r else 0})
-        summary["by_jaccard"] = rows
+        labels = [f"{lo:.1f}-{min(hi, 1.0):.1f}" for hi, lo in zip(edges, edges[1:])]
+        band = F.lit(None).cast("string")
+        for label, hi, lo in reversed(list(zip(labels, edges, edges[1:]))):
+            band = F.when((F.col("jaccard") >= lo) & (F.col("jaccard") < hi), F.lit(label)).otherwise(band)
+        by_j = {r["value"]: (r["pairs"], r["docs"]) for r in _dist(pairs, band).collect()}
+        summary["by_jaccard"] = [{"label": x, "pairs": by_j.get(x, (0, 0))[0], "docs": by_j.get(x, (0, 0))[1]} for x in labels]
     if groups:
         g = groups_of(pairs, fps).localCheckpoint()
         _write(g, outp / "groups", fmt)
@@ -371,7 +371,7 @@ def run_pairs(
 
 
 def _dist(pairs: Any, by: Any) -> Any:
-    """(hamming, pairs, docs) per value of `by`: pair count and distinct documents."""
+    """(value, pairs, docs) per value of `by`: pair count and distinct documents."""
     from pyspark.sql import functions as F
 
     p = pairs.withColumn("g", by)
@@ -383,7 +383,7 @@ def _dist(pairs: Any, by: Any) -> Any:
         .groupBy("g")
         .agg(F.count(F.lit(1)).alias("docs"))
     )
-    return counts.join(docs, "g").select(F.col("g").alias("hamming"), "pairs", "docs")
+    return counts.join(docs, "g").select(F.col("g").alias("value"), "pairs", "docs")
 
 
 def _bucket_sizes(fps: Any, k: int, max_bucket: int) -> tuple[int, int]:

@@ -21,7 +21,8 @@ CLIENTS = 4
 def ray_local():
     import ray
 
-    ray.init(num_cpus=4, include_dashboard=False, namespace="fpdb", log_to_driver=False)
+    # 127.0.0.2: Ray replaces 127.0.0.1 with the machine's network address, but keeps this one.
+    ray.init(address="local", num_cpus=4, include_dashboard=False, namespace="fpdb", log_to_driver=False, _node_ip_address="127.0.0.2")
     yield ray
     ray.shutdown()
 
@@ -70,6 +71,8 @@ def test_concurrent_ingest_equals_single_node_and_survives_a_dead_shard(tmp_path
     st = c.stats()
     assert st["docs"] == N and not st["partial"] and len(st["shards"]) == 4
     assert len({shard_of(k, 4) for k, _ in docs}) == 4  # every shard took part
+    # Most pairs span two shards: found by the query after the insert, not by a shard's own insert.
+    assert sum(shard_of(a, 4) != shard_of(b, 4) for a, b in want) > len(want) // 2
 
     # Groups across shards: the components of the single node's pair graph, canonical = smallest global id.
     gs = c.groups()["groups"]

@@ -5,8 +5,6 @@ also when every bucket is split into salted sub-buckets (the skew bound), and fr
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -45,17 +43,16 @@ def truth(tmp_path_factory, cli_bin):
     return tmp, src, pairs, groups, hamming_only
 
 
-def test_cli_jsonl_pairs_and_groups_equal_fpdb_pairs_with_split_buckets(truth):
+def test_cli_jsonl_pairs_and_groups_equal_fpdb_pairs_with_split_buckets(truth, capsys):
+    import fpdb.spark as fs
+
     tmp, src, pairs, groups, _ = truth
     out = tmp / "out-jsonl"
-    p = subprocess.run(
-        [sys.executable, "-m", "fpdb.spark", "pairs", str(src), "--master", "local[2]", "--out", str(out),
-         "--k", str(K), "--min-jaccard", str(T), "--groups", "--format", "jsonl", "--max-bucket", "4",
-         "--partitions", "4"],
-        capture_output=True, text=True, timeout=600,
-    )
-    assert p.returncode == 0, p.stderr[-3000:]
-    summary = json.loads(p.stdout.strip().splitlines()[-1])
+    # `python -m fpdb.spark pairs ...`, in this process (one JVM for the module's tests).
+    rc = fs.main(["pairs", str(src), "--master", "local[2]", "--out", str(out), "--k", str(K), "--min-jaccard", str(T),
+                  "--groups", "--format", "jsonl", "--max-bucket", "4", "--partitions", "4"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     got_pairs = read_jsonl_dir(out / "pairs")
     got_groups = read_jsonl_dir(out / "groups")
     assert got_pairs == pairs  # same order, keys, ids, distances and Jaccard values
