@@ -2,8 +2,8 @@
 # A 2-node Ray cluster on loopback: a head node (127.0.0.2) and one worker node (127.0.0.3), each a
 # `ray start --block` process of the ray that `pip install './python[ray]'` installed. (Ray replaces
 # 127.0.0.1 by the machine's network address; the other loopback addresses it keeps.) The worker
-# node offers the custom resource `fpdb_worker`, so a test can place shards on it
-# (FPDB_RAY_SHARD_RESOURCE) and kill that node.
+# node offers the custom resource `fpdb_worker` (the head `fpdb_head`), so a test can place shards on it
+# (`Cluster.create(..., placement=[...])`) and kill that node.
 #
 #   bash scripts/ray-cluster.sh start          prints the address (127.0.0.2:6390)
 #   bash scripts/ray-cluster.sh kill-worker    SIGKILLs the worker node's raylet (a node crash)
@@ -64,7 +64,7 @@ case "${1:-}" in
       exit 1
     fi
     nohup "$ray" start --head --block --node-ip-address="$head_ip" --port="$port" --num-cpus="$cpus" \
-      --include-dashboard=false --disable-usage-stats >"$dir/head.log" 2>&1 &
+      --resources='{"fpdb_head": 1}' --include-dashboard=false --disable-usage-stats >"$dir/head.log" 2>&1 &
     echo $! >"$dir/head.pid"
     node_up "$head_ip" 60
     start_worker

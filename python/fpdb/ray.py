@@ -222,12 +222,12 @@ def _shard_name(i: int) -> str:
 class Cluster:
     """N fpdb shards as Ray actors; see the module doc for the write order and failure answers."""
 
-    def __init__(self, path_prefix: str, shards: int, actors: list[Any], create: dict[str, Any], namespace: str):
+    def __init__(self, path_prefix: str, shards: int, create: dict[str, Any], placement: Optional[list[dict[str, float]]] = None):
         self.path_prefix = str(path_prefix)
         self.shards = shards
-        self._actors = actors
+        self._actors: list[Any] = [None] * shards
         self._create = create
-        self._namespace = namespace
+        self._placement = placement
         self._lock = threading.Lock()
 
     # -- lifecycle -----------------------------------------------------------------------------
@@ -245,19 +245,30 @@ class Cluster:
         return f"fpdb:{os.path.abspath(path_prefix)}:{i}"
 
     @classmethod
-    def create(cls, path_prefix: Union[str, os.PathLike[str]], shards: int = 4, address: Optional[str] = None, **db_options: Any) -> "Cluster":
+    def create(
+        cls,
+        path_prefix: Union[str, os.PathLike[str]],
+        shards: int = 4,
+        address: Optional[str] = None,
+        placement: Optional[list[dict[str, float]]] = None,
+        **db_options: Any,
+    ) -> "Cluster":
         """Start `shards` shard actors, each creating (or reopening) `{path_prefix}-shard{i}.fpdb`;
-        `db_options` are Db.create's (max_distance, min_jaccard, shingle, ...)."""
+        `db_options` are Db.create's (max_distance, min_jaccard, shingle, ...). `placement`: per
+        shard, the Ray custom resources its actor needs (e.g. {"fpdb_worker": 0.01} puts it on the
+        node that offers them), so a restarted shard comes back where its database is."""
         if shards < 1:
             raise ValueError(f"shards must be at least 1, got {shards}")
+        if placement is not None and len(placement) != shards:
+            raise ValueError(f"placement must name the resources of each of the {shards} shards, got {len(placement)}")
         prefix = os.path.abspath(os.fspath(path_prefix))
         cls._ray(address)
         manifest = Path(prefix + ".cluster.json")
         if manifest.exists():
             raise FileExistsError(f"{manifest}: a cluster exists at this prefix; use Cluster.connect")
         manifest.parent.mkdir(parents=True, exist_ok=True)
-        manifest.write_text(json.dumps({"shards": shards, "options": db_options}) + "\n")
-        c = cls(prefix, shards, [None] * shards, dict(db_options), "fpdb")
+        manifest.write_text(json.dumps({"shards": shards, "options": db_options, "placement": placement}) + "\n")
+        c = cls(prefix, shards, dict(db_options), placement)
         for i in range(shards):
             c._actors[i] = c._start(i)
         c._wait_ready()
@@ -273,7 +284,7 @@ class Cluster:
         if not manifest.exists():
             raise FileNotFoundError(f"{manifest}: no cluster at this prefix; use Cluster.create")
         m = json.loads(manifest.read_text())
-        c = cls(prefix, int(m["shards"]), [None] * int(m["shards"]), dict(m.get("options", {})), "fpdb")
+        c = cls(prefix, int(m["shards"]), dict(m.get("options", {})), m.get("placement"))
         for i in range(c.shards):
             try:
                 a = ray.get_actor(cls._actor_name(prefix, i), namespace="fpdb")
@@ -294,9 +305,8 @@ class Cluster:
         except ValueError:
             pass
         opts: dict[str, Any] = {"name": name, "namespace": "fpdb", "lifetime": "detached", "max_restarts": 0, "num_cpus": 0}
-        res = os.environ.get("FPDB_RAY_SHARD_RESOURCE")
-        if res:  # e.g. "shard_node" to place the shards on nodes that offer that custom resource
-            opts["resources"] = {res: 0.001}
+        if self._placement and self._placement[i]:
+            opts["resources"] = dict(self._placement[i])
         actor_cls = ray.remote(_Shard)
         return actor_cls.options(**opts).remote(f"{self.path_prefix}-shard{i}.fpdb", i, self.shards, self._create)
 
@@ -305,13 +315,24 @@ class Cluster:
 
         ray.get([a.ping.remote() for a in self._actors], timeout=120)
 
-    def restart(self, shard: int) -> None:
-        """Start shard `shard` again (killing what is left of it); it reopens its own database."""
-        with self._lock:
-            self._actors[shard] = self._start(shard)
+    def restart(self, shard: int, timeout: float = 120.0) -> None:
+        """Start shard `shard` again (killing what is left of it); it reopens its own database.
+        Retries while the database is still locked by the dying process, up to `timeout` seconds."""
+        import time
+
         import ray
 
-        ray.get(self._actors[shard].ping.remote(), timeout=120)
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._lock:
+                self._actors[shard] = self._start(shard)
+            try:
+                ray.get(self._actors[shard].ping.remote(), timeout=max(deadline - time.monotonic(), 1.0))
+                return
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                if time.monotonic() >= deadline:
+                    raise
+                time.sleep(1.0)
 
     def kill(self, shard: int) -> None:
         """Stop shard `shard`'s actor at once (for failure drills): answers become partial."""
