@@ -47,7 +47,7 @@ DEFAULT_MAX_BUCKET = 20000
 
 
 def _native() -> Any:
-    from . import _fpdb
+    from fpdb import _fpdb  # absolute: this file also runs as a script under spark-submit
 
     return _fpdb
 
@@ -154,6 +154,10 @@ def candidate_pairs(fps: Any, k: int, max_bucket: int = DEFAULT_MAX_BUCKET) -> A
     )
     keyed = fps.select("id", "simhash", F.explode(keys).alias("kv")).select("id", "simhash", "kv.t", "kv.v")
     sizes = keyed.groupBy("t", "v").agg(F.count(F.lit(1)).alias("n"))
+    # At most (k + 1) * 2^width bucket sizes: for k >= 3 (16-bit blocks or narrower) few enough to
+    # broadcast, so the keyed records are shuffled once (to their tasks), not also for this join.
+    if (k + 1) << max(w for _, w in blocks) <= 1 << 20:
+        sizes = F.broadcast(sizes)
     salted = (
         keyed.join(sizes, ["t", "v"])
         .withColumn("s", F.ceil(F.col("n") / F.lit(max_bucket)).cast("int"))

@@ -236,22 +236,3 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(jaccard_batch, m)?)?;
     Ok(())
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn set_column_round_trips_and_rejects_bad_values() {
-        let set = vec![1u32, 7, 0xdead_beef];
-        let bytes = encode_set(&set);
-        assert_eq!(bytes.len(), 12);
-        assert_eq!(&bytes[..4], &[1, 0, 0, 0]);
-        let mut out = Vec::new();
-        decode_set(&bytes, 0, &mut out).unwrap();
-        assert_eq!(out, set);
-        assert!(decode_set(&bytes[..5], 3, &mut out).unwrap_err().to_string().contains("row 3"));
-        let unsorted = encode_set(&[5, 5]);
-        assert!(decode_set(&unsorted, 0, &mut out).unwrap_err().to_string().contains("byte 4"));
-    }
-}
