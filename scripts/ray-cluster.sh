@@ -21,6 +21,9 @@ ray="$(dirname "$py")/ray"
 dir="${FPDB_RAY_DIR:-/tmp/fpdb-ray-cluster}"
 port="${FPDB_RAY_PORT:-6390}"
 cpus="${FPDB_RAY_CPUS:-1}"
+# Token authentication off for this loopback-only test cluster (`ray start` and `ray.init` default
+# to different modes); a real cluster keeps Ray's token auth (docs/scale-out.md).
+export RAY_AUTH_MODE="${RAY_AUTH_MODE:-disabled}"
 head_ip=127.0.0.2
 worker_ip=127.0.0.3
 addr="$head_ip:$port"

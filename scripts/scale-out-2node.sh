@@ -28,6 +28,7 @@ corpus="${CORPUS:-data/scale/scale200k.jsonl}"
 k="${K:-12}"
 t="${T:-0.5}"
 ray_docs="${RAY_DOCS:-20000}"
+export RAY_AUTH_MODE="${RAY_AUTH_MODE:-disabled}"  # as scripts/ray-cluster.sh: loopback only
 start=$(date +%s)
 step() { echo "== scale-out: $* ($(($(date +%s) - start)) s)"; }
 cleanup() {
@@ -91,21 +92,21 @@ fi
 if [ "${SKIP_RAY:-0}" != 1 ]; then
   step "ray: single-node truth (fpdb ingest --dedup link) over the first $ray_docs documents"
   head -n "$ray_docs" "$corpus" >"$out/ray-docs.jsonl"
-  "$fpdb" init "$out/ray-one.fpdb" >/dev/null
+  "$fpdb" init "$out/ray-one.fpdb" --min-jaccard "$t" >/dev/null
   "$fpdb" --json ingest "$out/ray-one.fpdb" "$out/ray-docs.jsonl" --dedup link --quiet >"$out/ray-truth.jsonl"
   step "ray: head + worker node, 4 shards, 4 clients"
   addr=$(bash scripts/ray-cluster.sh start | tail -1)
-  "$py" - "$addr" "$out" <<'PY' | tee "$out/ray.json"
+  "$py" - "$addr" "$out" "$t" <<'PY' | tee "$out/ray.json"
 import json, subprocess, sys, threading, time
 from pathlib import Path
 from fpdb.ray import Cluster, shard_of
-addr, out = sys.argv[1], Path(sys.argv[2])
+addr, out, t = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3])
 docs = [json.loads(l) for l in (out / "ray-docs.jsonl").read_text().splitlines()]
 docs = [(d["key"], d["text"]) for d in docs]
 want = {tuple(sorted((r["key"], d["key"]))) for l in (out / "ray-truth.jsonl").read_text().splitlines()
         for r in [json.loads(l)] for d in r["duplicates"]}
 head, worker = {"fpdb_head": 0.01}, {"fpdb_worker": 0.01}
-c = Cluster.create(out / "ray-cluster", shards=4, address=addr, placement=[head, head, worker, worker])
+c = Cluster.create(out / "ray-cluster", shards=4, address=addr, placement=[head, head, worker, worker], min_jaccard=t)
 acked, found, errs = [[] for _ in range(4)], [set() for _ in range(4)], []
 def client(i):
     try:
