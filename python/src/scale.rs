@@ -184,7 +184,11 @@ fn bucket_pairs(
         let (mut a, mut b, mut d) = (Vec::new(), Vec::new(), Vec::new());
         for (n, (&x, &xi)) in fps.iter().zip(&ids).enumerate() {
             // Inside one bucket each unordered pair is visited once (j > n).
-            let (from, pool) = if cross.is_some() { (0, &ofps[..]) } else { (n + 1, &ofps[(n + 1).min(ofps.len())..]) };
+            let (from, pool) = if cross.is_some() {
+                (0, &ofps[..])
+            } else {
+                (n + 1, &ofps[(n + 1).min(ofps.len())..])
+            };
             for_each_within(pool, x, k, |j, dist| {
                 let (yi, y) = (oids[from + j], pool[j]);
                 // In this table's bucket (the caller grouped by its block value), and first here.
