@@ -299,18 +299,23 @@ def _write(df: Any, path: Path, fmt: str) -> None:
         w.parquet(str(path))
 
 
-def _shuffle_bytes(spark: Any) -> Optional[int]:
-    """Bytes written to the shuffle by this application's stages (the Spark UI's REST API), or None."""
+def _shuffle_stages(spark: Any) -> Optional[list[dict[str, int]]]:
+    """Bytes and records each stage of this application wrote to the shuffle (the Spark UI's REST
+    API on the driver), or None where the UI is off."""
     url = spark.sparkContext.uiWebUrl
     if not url:
         return None
     try:
         app = spark.sparkContext.applicationId
-        with urllib.request.urlopen(f"{url}/api/v1/applications/{app}/stages", timeout=10) as r:
+        with urllib.request.urlopen(f"{url}/api/v1/applications/{app}/stages?details=false", timeout=10) as r:
             stages = json.load(r)
-        return int(sum(s.get("shuffleWriteBytes", 0) for s in stages))
     except (OSError, ValueError):
         return None
+    return [
+        {"stage": int(s["stageId"]), "bytes": int(s.get("shuffleWriteBytes", 0)), "records": int(s.get("shuffleWriteRecords", 0))}
+        for s in sorted(stages, key=lambda s: s["stageId"])
+        if s.get("shuffleWriteBytes", 0) > 0
+    ]
 
 
 def run_pairs(
@@ -366,8 +371,10 @@ def run_pairs(
     summary["largest_bucket"], summary["split_buckets"] = buckets
     summary["seconds"] = round(time.time() - t0, 3)
     summary["docs_per_second"] = round(docs / summary["seconds"], 1) if summary["seconds"] else None
-    sb = _shuffle_bytes(spark)
+    stages = _shuffle_stages(spark)
+    sb = sum(x["bytes"] for x in stages) if stages is not None else None
     summary["shuffle_bytes"] = sb
+    summary["shuffle_stages"] = [x for x in stages or [] if sb and x["bytes"] * 100 >= sb]
     summary["shuffle_bytes_per_doc"] = round(sb / docs, 1) if sb is not None and docs else None
     summary["workers"] = _executors(spark)
     (outp / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
