@@ -429,7 +429,7 @@ class Cluster:
                     results[q] = IngestResult(q, k, s, None, ShardDownError(s, k, down[s]))
         # 2. Then every other shard is asked about them.
         queries: dict[tuple[int, int], Any] = {}
-        for s in stored:
+        for s in stored if dedup == "link" else ():
             texts = [t for _, _, t in per[s]]
             for o in range(self.shards):
                 if o != s:
@@ -451,7 +451,7 @@ class Cluster:
                     results[q] = IngestResult(q, k, s, None, ValueError(r["error"]))
                     continue
                 dups = list(r["duplicates"])
-                missing = sorted(o for o in range(self.shards) if o != s and (s, o) not in answers)
+                missing = sorted(o for o in range(self.shards) if dedup == "link" and o != s and (s, o) not in answers)
                 if r["stored"] and dedup == "link":
                     for o in range(self.shards):
                         if (s, o) in answers:
