@@ -15,7 +15,8 @@
 #
 # Env: OUT (data/scale-out), CORPUS (data/scale/scale200k.jsonl; built by
 # scripts/corpora/make_scale.py --docs 200000 when missing), K (12), T (0.5: Jaccard floor of the
-# pairs), RAY_DOCS (20000), SKIP_SPARK / SKIP_RAY (1 to skip a part), FPDB_BIN (the CLI; default
+# pairs), RAY_DOCS (20000), RAY_NODES (2; 1 = all 4 shards on the head node, no node kill: the
+# 1-node throughput figure), SKIP_SPARK / SKIP_RAY (1 to skip a part), FPDB_BIN (the CLI; default
 # $CARGO_TARGET_DIR/debug/fpdb), FPDB_PY (python with fpdb[spark,ray]; default python/.venv/bin/python,
 # as python/ci.sh builds it). Takes ~15-25 min on the 2-core dev box.
 set -euo pipefail
@@ -96,17 +97,18 @@ if [ "${SKIP_RAY:-0}" != 1 ]; then
   "$fpdb" --json ingest "$out/ray-one.fpdb" "$out/ray-docs.jsonl" --dedup link --quiet >"$out/ray-truth.jsonl"
   step "ray: head + worker node, 4 shards, 4 clients"
   addr=$(bash scripts/ray-cluster.sh start | tail -1)
-  "$py" - "$addr" "$out" "$t" <<'PY' | tee "$out/ray.json"
+  "$py" - "$addr" "$out" "$t" "${RAY_NODES:-2}" <<'PY' | tee "$out/ray.json"
 import json, subprocess, sys, threading, time
 from pathlib import Path
 from fpdb.ray import Cluster, shard_of
-addr, out, t = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3])
+addr, out, t, nodes = sys.argv[1], Path(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 docs = [json.loads(l) for l in (out / "ray-docs.jsonl").read_text().splitlines()]
 docs = [(d["key"], d["text"]) for d in docs]
 want = {tuple(sorted((r["key"], d["key"]))) for l in (out / "ray-truth.jsonl").read_text().splitlines()
         for r in [json.loads(l)] for d in r["duplicates"]}
 head, worker = {"fpdb_head": 0.01}, {"fpdb_worker": 0.01}
-c = Cluster.create(out / "ray-cluster", shards=4, address=addr, placement=[head, head, worker, worker], min_jaccard=t)
+place = [head, head, worker, worker] if nodes == 2 else [head] * 4
+c = Cluster.create(out / "ray-cluster", shards=4, address=addr, placement=place, min_jaccard=t)
 acked, found, errs = [[] for _ in range(4)], [set() for _ in range(4)], []
 def client(i):
     try:
@@ -122,8 +124,13 @@ ths = [threading.Thread(target=client, args=(i,)) for i in range(4)]
 [t.start() for t in ths]; [t.join() for t in ths]
 secs = time.time() - t0
 got = set().union(*found)
-res = {"docs": len(docs), "ingest_seconds": round(secs, 2), "docs_per_second": round(len(docs) / secs, 1),
+res = {"nodes": nodes, "docs": len(docs), "ingest_seconds": round(secs, 2), "docs_per_second": round(len(docs) / secs, 1),
        "pairs": len(want), "missed": len(want - got), "extra": len(got - want), "errors": errs[:3]}
+if nodes == 1:
+    res["ok"] = not res["missed"] and not res["extra"] and not errs
+    c.close()
+    print(json.dumps(res))
+    sys.exit(0 if res["ok"] else 1)
 # Kill the worker node while a client queries: answers turn partial, naming shards 2 and 3.
 probe = docs[1][1]
 answers, stop = [], threading.Event()
