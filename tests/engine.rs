@@ -528,23 +528,48 @@ fn the_handle_is_send_and_sync_and_readers_run_during_writes() {
     let db = create(dir.path());
     let v = vocab();
     let texts: Vec<String> = (0..200).map(|i| text(&passage(&v, 120, i))).collect();
+    // Readers query only documents already written, so every query must hit; the writer waits at
+    // the halfway mark until each reader has completed a query there, so reads run during writes
+    // by construction.
+    let written = std::sync::atomic::AtomicUsize::new(0);
+    let mid = [std::sync::atomic::AtomicBool::new(false), std::sync::atomic::AtomicBool::new(false)];
+    use std::sync::atomic::Ordering::{Acquire, Release};
     std::thread::scope(|s| {
         let w = s.spawn(|| {
             for (i, t) in texts.iter().enumerate() {
                 db.insert(&format!("k{i}"), t).unwrap();
+                written.store(i + 1, Release);
+                if i == 99 {
+                    while !mid.iter().all(|m| m.load(Acquire)) {
+                        std::thread::yield_now();
+                    }
+                }
             }
         });
         for r in 0..2 {
-            let (db, texts) = (&db, &texts);
+            let (db, texts, written, mid) = (&db, &texts, &written, &mid);
             s.spawn(move || {
                 let mut seen = 0;
-                while seen < 200 {
+                loop {
+                    let n = written.load(Acquire);
+                    if n == 200 && seen >= 200 {
+                        break;
+                    }
+                    if n == 0 {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     // A document is visible only whole: found by its own text with J = 1.
-                    let i = (seen * 7 + r) % 200;
+                    let i = (seen * 7 + r) % n;
                     let hits = db.query(&texts[i], &QueryOptions::default()).unwrap();
-                    if let Some(h) = hits.first() {
-                        assert_eq!(h.jaccard, Some(1.0));
-                        assert_eq!(db.get(&h.key).unwrap().map(|d| d.id), Some(h.id));
+                    let h = hits
+                        .first()
+                        .unwrap_or_else(|| panic!("reader {r}: k{i} was written before the query but not found"));
+                    assert_eq!(h.key, format!("k{i}"));
+                    assert_eq!(h.jaccard, Some(1.0));
+                    assert_eq!(db.get(&h.key).unwrap().map(|d| d.id), Some(h.id));
+                    if n < 200 {
+                        mid[r].store(true, Release);
                     }
                     seen += 1;
                 }
@@ -552,6 +577,7 @@ fn the_handle_is_send_and_sync_and_readers_run_during_writes() {
         }
         w.join().unwrap();
     });
+    assert!(mid.iter().all(|m| m.load(Acquire)));
     assert_eq!(db.stats().docs, 200);
 }
 

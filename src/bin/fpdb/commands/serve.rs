@@ -25,6 +25,12 @@ impl From<ServeArgs> for Config {
             sync: !a.write.no_sync,
             log_requests: a.log_requests,
             shutdown_timeout: Duration::from_secs(a.shutdown_timeout_s),
+            max_connections: a.max_connections,
+            max_inflight: a.max_inflight,
+            max_queries: a.max_queries,
+            header_timeout: Duration::from_secs(a.header_timeout_s),
+            body_timeout: Duration::from_secs(a.body_timeout_s),
+            request_timeout: Duration::from_secs(a.request_timeout_s),
         }
     }
 }
