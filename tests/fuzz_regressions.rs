@@ -1,8 +1,71 @@
-//! Regressions found by the cargo-fuzz targets in `fuzz/` (see fuzz/README.md). Each test replays a
-//! minimized fuzz input through the public API; the raw input is kept inline so that it can be fed
-//! back to its target (`cargo fuzz run -O <target> <file>`).
+//! Regressions found by the cargo-fuzz targets in `fuzz/` (see fuzz/README.md). Each test decodes
+//! the raw minimized crash input exactly as its target does (`arbitrary`, the version of
+//! fuzz/Cargo.lock, with the target's input types copied below), checks that the bytes still
+//! decode to the case documented beside them, and runs that decoded case through the public API;
+//! the raw input can also be fed back to its target (`cargo fuzz run -O <target> <file>`).
 
+use arbitrary::{Arbitrary, Unstructured};
 use fpdb::{CreateOptions, Db, Options, QueryOptions};
+
+/// The input of fuzz/fuzz_targets/model.rs (same variants, fields and order: `arbitrary` decodes
+/// by position).
+#[derive(Arbitrary, Debug, Clone, PartialEq)]
+enum Extra {
+    Vocab(u8),
+    Raw(String),
+}
+
+#[derive(Arbitrary, Debug, Clone, PartialEq)]
+enum Op {
+    Insert { key: u8, text: u8, extra: Vec<Extra> },
+    Delete { key: u8 },
+    Query { text: u8, extra: Vec<Extra> },
+    Reopen,
+    Compact { min_dead: u8 },
+}
+
+/// The input of fuzz/fuzz_targets/segment_file.rs.
+#[derive(Arbitrary, Debug, Clone, PartialEq)]
+enum LocEdit {
+    Count(u32),
+    Offset(u64),
+    OffsetDelta(i16),
+    Segment(u32),
+}
+
+#[derive(Arbitrary, Debug, Clone, PartialEq)]
+struct SegmentInput {
+    sealed: Vec<Vec<u16>>,
+    active: Vec<Vec<u16>>,
+    bytes: Vec<(bool, u16, u8)>,
+    locs: Vec<(u8, LocEdit)>,
+    tail: Option<(bool, Vec<u8>)>,
+    committed: Option<(bool, u64)>,
+}
+
+/// Decodes a raw fuzz input the way `libfuzzer_sys::fuzz_target!` does.
+fn decode<T: for<'a> Arbitrary<'a>>(raw: &[u8]) -> T {
+    T::arbitrary_take_rest(Unstructured::new(raw)).expect("the raw input decodes")
+}
+
+/// The model target's pseudo-words (fuzz/fuzz_targets/model.rs `words`): its pool text 5 is the
+/// first 95 of `words(1, 100)`.
+fn words(seed: u64, n: usize) -> Vec<String> {
+    const SYLL: [&str; 16] = ["ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "de", "pa", "xe", "zu", "ba", "ho", "gi", "fe"];
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    (0..n)
+        .map(|_| {
+            let r = next();
+            (0..1 + r % 3).map(|j| SYLL[((r >> (8 + 4 * j)) & 15) as usize]).collect()
+        })
+        .collect()
+}
 
 fn small_segments() -> Options {
     Options {
@@ -26,15 +89,40 @@ const COMPACT_ALL_DEAD_SEGMENT: &[u8] = &[
 
 #[test]
 fn compacting_a_segment_without_live_records_commits_its_removal() {
-    assert_eq!(COMPACT_ALL_DEAD_SEGMENT.len(), 25);
+    let ops: Vec<Op> = decode(COMPACT_ALL_DEAD_SEGMENT);
+    assert_eq!(
+        ops,
+        [
+            Op::Insert {
+                key: 77,
+                text: 5,
+                extra: vec![]
+            },
+            Op::Delete { key: 45 },
+            Op::Compact { min_dead: 255 },
+            Op::Compact { min_dead: 0 },
+        ]
+    );
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
     let db = Db::create_with(&path, &CreateOptions::default(), small_segments()).unwrap();
-    let text = (0..95).map(|i| format!("w{i}")).collect::<Vec<_>>().join(" ");
-    db.insert("k13", &text).unwrap();
-    assert!(db.delete("k13").unwrap());
-    db.compact(1.0).expect("first compaction");
-    db.compact(0.0).expect("second compaction must not find the dropped segment again");
+    let pool5 = words(1, 100)[..95].join(" ");
+    // The target's semantics: key `k{key % 16}`, pool text, min_dead from [0, 0.25, 0.5, 1].
+    for op in &ops {
+        match op {
+            Op::Insert { key, text, extra } => {
+                assert_eq!((*text, extra.len()), (5, 0));
+                db.insert(&format!("k{}", key % 16), &pool5).unwrap();
+            }
+            Op::Delete { key } => assert!(db.delete(&format!("k{}", key % 16)).unwrap()),
+            Op::Compact { min_dead } => {
+                let min_dead = [0.0, 0.25, 0.5, 1.0][*min_dead as usize % 4];
+                db.compact(min_dead)
+                    .unwrap_or_else(|e| panic!("compact({min_dead}) must not find the dropped segment again: {e}"));
+            }
+            other => unreachable!("{other:?}"),
+        }
+    }
     let rep = db.check().unwrap();
     assert!(rep.faults.is_empty(), "{:?}", rep.faults);
     assert_eq!(db.stats().segments, 0, "the dropped segment is gone from the books");
@@ -45,12 +133,20 @@ fn compacting_a_segment_without_live_records_commits_its_removal() {
     let rep = db.check().unwrap();
     assert!(rep.faults.is_empty(), "{:?}", rep.faults);
     // The database keeps working: a new insert gets a new segment and is found.
-    db.insert("k1", &text).unwrap();
-    let hits = db.query(&text, &QueryOptions::default()).unwrap();
+    db.insert("k1", &pool5).unwrap();
+    let hits = db.query(&pool5, &QueryOptions::default()).unwrap();
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].key, "k1");
     let rep = db.check().unwrap();
     assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+}
+
+#[test]
+fn the_segment_crash_inputs_decode_as_the_target_reads_them() {
+    for raw in [COMMITTED_LENGTH_SHORTER_THAN_HEADER, COUNT_LARGER_THAN_THE_FILE] {
+        let input: SegmentInput = decode(raw);
+        eprintln!("{input:?}");
+    }
 }
 
 /// Writes one record (doc 1, shingles `set`) into a fresh segment directory with the real writer and

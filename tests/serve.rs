@@ -19,6 +19,12 @@ use http::{encode_segment, request, Conn, Resp};
 use serde_json::{json, Value};
 use support::gzip;
 
+/// The binary under test: this build's, or `FPDB_TEST_BIN` (to run these tests against another
+/// build, e.g. the one before a fix, and see them fail).
+fn fpdb_bin() -> String {
+    std::env::var("FPDB_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_fpdb").to_string())
+}
+
 struct Server {
     child: Child,
     addr: SocketAddr,
@@ -32,7 +38,7 @@ impl Server {
 
     fn start_env(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let stderr = PathBuf::from(format!("{}.serve-{}.log", db.display(), rand_suffix()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        let mut child = Command::new(fpdb_bin())
             .envs(env.iter().copied())
             .arg("serve")
             .arg(db)
@@ -566,7 +572,7 @@ fn refuses_bad_listen_and_token_settings() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
     let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        Command::new(fpdb_bin())
             .arg("serve")
             .arg(&db)
             .args(args)
@@ -658,7 +664,7 @@ fn sigterm_finishes_in_flight_requests_and_exits_0() {
     assert!(st.success(), "{st:?}\n{log}");
     assert!(log.contains("stopped cleanly"), "{log}");
     // Everything is there after a restart, and check is clean.
-    let out = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+    let out = Command::new(fpdb_bin())
         .args(["--json", "check"])
         .arg(&db)
         .output()

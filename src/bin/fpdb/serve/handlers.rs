@@ -394,7 +394,8 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
     let (hits, took) = blocking(move || {
         if let Some(k) = d.max_distance {
             let bound = state.distance_bound();
-            if k > bound {
+            // Past 32 the library refuses it (400 `invalid_parameter`, out of range).
+            if k > bound && k <= fpdb::MAX_DISTANCE {
                 return Err(ApiError::new(
                     StatusCode::UNPROCESSABLE_ENTITY,
                     "max_distance_too_expensive",
@@ -443,6 +444,8 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No document with that key", body = ErrorBody),
         (status = 500, description = "Storage error", body = ErrorBody),
+        (status = 503, description = "Overloaded or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn get_document(State(s): State<Arc<AppState>>, key: Result<Path<String>, PathRejection>) -> AppResult {
@@ -462,6 +465,8 @@ pub async fn get_document(State(s): State<Arc<AppState>>, key: Result<Path<Strin
         (status = 413, description = "Body over --max-body-bytes", body = ErrorBody),
         (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
         (status = 500, description = "Storage error", body = ErrorBody),
+        (status = 503, description = "Overloaded or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn post_documents_get(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
@@ -570,6 +575,8 @@ async fn delete_by_key(s: &AppState, key: String) -> AppResult {
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No group with that id", body = ErrorBody),
         (status = 500, description = "Storage error", body = ErrorBody),
+        (status = 503, description = "Overloaded or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn get_group(State(s): State<Arc<AppState>>, id: Result<Path<String>, PathRejection>) -> AppResult {
@@ -616,6 +623,8 @@ pub async fn get_group(State(s): State<Arc<AppState>>, id: Result<Path<String>, 
     responses(
         (status = 200, description = "Counters", body = StatsOut),
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
+        (status = 503, description = "Overloaded or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn get_stats(State(s): State<Arc<AppState>>) -> AppResult {
