@@ -816,7 +816,7 @@ fn slow_clients_time_out_and_load_past_the_bounds_is_refused_at_once() {
             "--max-connections",
             "12",
             "--body-timeout-s",
-            "2",
+            "4",
             "--header-timeout-s",
             "2",
         ],
@@ -835,11 +835,19 @@ fn slow_clients_time_out_and_load_past_the_bounds_is_refused_at_once() {
             c
         })
         .collect();
-    // ...so the next one is refused at once (503 with Retry-After), while /healthz still answers.
+    // Wait until the server works on all three (/metrics is not counted).
     let t = std::time::Instant::now();
+    while metric(&metrics_text(&s), "fpdb_http_inflight") < 3.0 {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(3),
+            "the slow requests were not admitted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // ...so the next one is refused at once (503 with Retry-After), while /healthz still answers.
     let mut refused = None;
-    while t.elapsed() < std::time::Duration::from_millis(1500) {
-        let r = put(&s, "fast", json!({"text": "a quick document"}));
+    while t.elapsed() < std::time::Duration::from_millis(3000) {
+        let r = s.req("GET", "/v1/stats", b"");
         if r.status == 503 {
             refused = Some(r);
             break;
@@ -854,7 +862,7 @@ fn slow_clients_time_out_and_load_past_the_bounds_is_refused_at_once() {
     for c in &mut slow {
         let r = c.read_response().unwrap();
         assert_error(&r, 408, "body_timeout");
-        assert!(t.elapsed() < std::time::Duration::from_secs(10));
+        assert!(t.elapsed() < std::time::Duration::from_secs(12));
     }
     assert_eq!(put(&s, "fast", json!({"text": "a quick document"})).status, 200);
     // A client that never finishes its request head is closed after --header-timeout-s.
@@ -963,4 +971,41 @@ fn puts_alternating_dedup_modes_share_group_commits() {
     // One commit per mode per batch: far fewer commits than documents.
     eprintln!("{batches} group commits for {docs} documents");
     assert!(batches <= docs / 2.0, "{batches} group commits for {docs} documents");
+}
+
+#[test]
+fn a_broad_duplicate_check_is_cut_at_its_bounds_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let voc = vocab();
+    let base = passage(&voc, 150, 1);
+    let mut nd = String::new();
+    for i in 0..12u64 {
+        nd.push_str(&json!({"key": format!("c{i}"), "text": text(&edit(&voc, &base, 2, 100 + i))}).to_string());
+        nd.push('\n');
+    }
+    let broad = json!({"text": text(&base), "max_distance": 32, "min_jaccard": 0}).to_string();
+    {
+        let s = Server::start(&db, &[]);
+        assert_eq!(s.req("POST", "/v1/documents?dedup=off", nd.as_bytes()).status, 200);
+        let v = body_json(&s.req("POST", "/v1/duplicates", broad.as_bytes()));
+        assert_eq!((v["truncated"].as_bool(), v["candidates"].as_u64()), (Some(false), Some(12)), "{v}");
+        assert_eq!(v["hits"].as_array().unwrap().len(), 12);
+        assert_eq!(body_json(&s.req("GET", "/v1/stats", b""))["max_query_distance"], 32);
+    }
+    // At most 3 candidates verified: 3 hits at most, and the answer says it is incomplete.
+    let s = Server::start(&db, &["--max-candidates", "3"]);
+    let v = body_json(&s.req("POST", "/v1/duplicates", broad.as_bytes()));
+    assert_eq!((v["truncated"].as_bool(), v["candidates"].as_u64()), (Some(true), Some(3)), "{v}");
+    assert!(v["hits"].as_array().unwrap().len() <= 3, "{v}");
+    // A narrow check under the same cap is complete.
+    let narrow = json!({"text": text(&edit(&voc, &base, 2, 100)), "max_distance": 0, "min_jaccard": 1.0}).to_string();
+    let n = body_json(&s.req("POST", "/v1/duplicates", narrow.as_bytes()));
+    assert_eq!(n["truncated"], false, "{n}");
+    drop(s);
+    // A deadline already past when verification starts: nothing verified, truncated.
+    let s = Server::start(&db, &["--query-deadline-ms", "0"]);
+    let v = body_json(&s.req("POST", "/v1/duplicates", broad.as_bytes()));
+    assert_eq!((v["truncated"].as_bool(), v["candidates"].as_u64()), (Some(true), Some(0)), "{v}");
+    assert_eq!(v["hits"], json!([]));
 }

@@ -151,6 +151,12 @@ pub struct ServeArgs {
     /// Seconds a request may take in all (then 503 `timeout`).
     #[arg(long, default_value_t = 60)]
     pub request_timeout_s: u64,
+    /// Candidates a duplicate check verifies at most (more: the answer says `truncated: true`).
+    #[arg(long, default_value_t = 10_000)]
+    pub max_candidates: usize,
+    /// Milliseconds a duplicate check may verify candidates (then `truncated: true`).
+    #[arg(long, default_value_t = 500)]
+    pub query_deadline_ms: u64,
     #[command(flatten)]
     pub write: WriteArgs,
 }

@@ -31,6 +31,8 @@ impl From<ServeArgs> for Config {
             header_timeout: Duration::from_secs(a.header_timeout_s),
             body_timeout: Duration::from_secs(a.body_timeout_s),
             request_timeout: Duration::from_secs(a.request_timeout_s),
+            max_candidates: a.max_candidates,
+            query_deadline: Duration::from_millis(a.query_deadline_ms),
         }
     }
 }

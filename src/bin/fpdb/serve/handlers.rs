@@ -391,7 +391,11 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
         return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
     }
     let state = s.clone();
-    let (hits, took) = blocking(move || {
+    // The verification deadline counts from here (the body is in): the answer comes at most
+    // --query-deadline-ms after, plus the probe (bounded by max_query_distance) and the metadata
+    // lookup.
+    let deadline = Instant::now() + s.cfg.query_deadline;
+    let (answer, took) = blocking(move || {
         if let Some(k) = d.max_distance {
             let bound = state.distance_bound();
             // Past 32 the library refuses it (400 `invalid_parameter`, out of range).
@@ -405,8 +409,9 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
                 ));
             }
         }
-        let db = &state.db;
-        let mut opts = QueryOptions::default();
+        let mut opts = QueryOptions::default()
+            .with_max_candidates(state.cfg.max_candidates)
+            .with_deadline(deadline);
         if let Some(k) = d.max_distance {
             opts = opts.with_max_distance(k);
         }
@@ -422,17 +427,52 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
             doi: d.doi,
         };
         let t = Instant::now();
-        let hits = db.check_duplicates(&d.text, &biblio, &opts)?;
-        Ok((hits, t.elapsed()))
+        let answer = bounded_check(&state.db, &d.text, &biblio, &opts)?;
+        Ok((answer, t.elapsed()))
     })
     .await?;
     Ok(json(
         StatusCode::OK,
         &DuplicatesOut {
-            hits: hits.iter().map(HitOut::from).collect(),
+            hits: answer.hits.iter().map(HitOut::from).collect(),
+            truncated: answer.truncated,
+            candidates: answer.candidates as u64,
             took_us: took.as_micros() as u64,
         },
     ))
+}
+
+/// `Db::check_duplicates` with its bounds reported: the verified text hits of a bounded query
+/// (`Db::query_fingerprint_answer`: `truncated` when candidates were left unverified) followed by
+/// the metadata-only hits, the whole list cut to `opts.limit`.
+///
+/// The library has no `check_duplicates_answer` yet (the `db` helper's API of issue 31 reports the
+/// bounds of text queries only), so the union is taken here: the metadata hits are those of
+/// `check_duplicates` with no candidate verified, less the documents already among the text hits
+/// — the rule `check_duplicates` applies. Without metadata it is the library's answer as is.
+fn bounded_check(db: &fpdb::Db, text: &str, biblio: &Biblio, opts: &QueryOptions) -> Result<fpdb::QueryAnswer, ApiError> {
+    let fp = db.fingerprinter().fingerprint(text);
+    let mut text_opts = opts.clone();
+    if !biblio.is_empty() {
+        text_opts.limit = None; // the limit applies to the union
+    }
+    let mut answer = if fp.shingles.is_empty() {
+        // No words: no text hits (as in `check_duplicates`), nothing verified.
+        let mut a = db.query_fingerprint_answer(&fp, &text_opts.clone().with_max_candidates(0))?;
+        a.hits.clear();
+        a.truncated = false;
+        a
+    } else {
+        db.query_fingerprint_answer(&fp, &text_opts)?
+    };
+    if biblio.is_empty() {
+        return Ok(answer);
+    }
+    let meta = db.check_duplicates(text, biblio, &text_opts.with_max_candidates(0))?;
+    let seen: std::collections::HashSet<u64> = answer.hits.iter().map(|h| h.id).collect();
+    answer.hits.extend(meta.into_iter().filter(|h| !seen.contains(&h.id)));
+    answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
+    Ok(answer)
 }
 
 /// A stored document and its group.
@@ -685,7 +725,8 @@ pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
 pub async fn metrics(State(s): State<Arc<AppState>>) -> AppResult {
     let db = s.db.clone();
     let st = blocking(move || Ok(db.stats())).await?;
-    let text = s.metrics.render(&st);
+    let inflight = s.cfg.max_inflight.saturating_sub(s.inflight.available_permits()) as u64;
+    let text = s.metrics.render(&st, inflight);
     Ok((
         StatusCode::OK,
         [(

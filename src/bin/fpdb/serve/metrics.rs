@@ -68,7 +68,7 @@ impl Metrics {
         }
     }
 
-    pub fn render(&self, stats: &fpdb::Stats) -> String {
+    pub fn render(&self, stats: &fpdb::Stats, inflight: u64) -> String {
         let mut o = String::new();
         let _ = writeln!(
             o,
@@ -157,8 +157,15 @@ impl Metrics {
         );
         g(
             &mut o,
+            "fpdb_http_inflight",
+            "Requests being worked on (--max-inflight bounds it; /healthz and /metrics aside).",
+            "gauge",
+            inflight.to_string(),
+        );
+        g(
+            &mut o,
             "fpdb_rejected_busy_total",
-            "Requests answered 429 because a queue or slot was full.",
+            "Requests refused (429 or 503) because a queue, slot or bound was full.",
             "counter",
             ld(&self.rejected_busy),
         );

@@ -81,6 +81,10 @@ pub struct ServeConfig {
     pub body_timeout: Duration,
     /// A request must be answered within this (503 `timeout`).
     pub request_timeout: Duration,
+    /// A duplicate check verifies at most this many candidates (then `truncated: true`).
+    pub max_candidates: usize,
+    /// A duplicate check stops verifying this long after its body arrived (then `truncated: true`).
+    pub query_deadline: Duration,
 }
 
 fn usage(name: &'static str, message: String) -> anyhow::Error {
@@ -134,6 +138,7 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
         ("max-connections", cfg.max_connections),
         ("max-inflight", cfg.max_inflight),
         ("max-queries", cfg.max_queries),
+        ("max-candidates", cfg.max_candidates),
     ] {
         if v == 0 {
             return Err(usage(name, "must be at least 1".into()));

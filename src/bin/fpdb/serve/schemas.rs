@@ -213,6 +213,12 @@ pub struct DuplicatesIn {
 pub struct DuplicatesOut {
     /// Text hits first (best first), then metadata-only hits.
     pub hits: Vec<HitOut>,
+    /// True when candidates were left unverified (past `--max-candidates` or the deadline
+    /// `--query-deadline-ms`): the text hits may be incomplete; a narrower check
+    /// (smaller `max_distance`, higher `min_jaccard`) finishes.
+    pub truncated: bool,
+    /// Candidates verified by exact Jaccard.
+    pub candidates: u64,
     /// Time spent in the engine, microseconds.
     pub took_us: u64,
 }
