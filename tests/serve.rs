@@ -993,8 +993,15 @@ fn a_broad_duplicate_check_is_cut_at_its_bounds_and_says_so() {
         assert_eq!(v["hits"].as_array().unwrap().len(), 12);
         assert_eq!(body_json(&s.req("GET", "/v1/stats", b""))["max_query_distance"], 32);
     }
-    // At most 3 candidates verified: 3 hits at most, and the answer says it is incomplete.
+    // At most 3 candidates verified: 3 hits at most, and the answer says it is incomplete. The
+    // accepted max_distance shrinks with the cap (12 documents · P(distance ≤ k) ≤ 3): k = 32 is
+    // refused, the bound is taken.
     let s = Server::start(&db, &["--max-candidates", "3"]);
+    let r = s.req("POST", "/v1/duplicates", broad.as_bytes());
+    assert_error(&r, 422, "max_distance_too_expensive");
+    let bound = body_json(&s.req("GET", "/v1/stats", b""))["max_query_distance"].as_u64().unwrap();
+    assert!((12..32).contains(&bound), "{bound}");
+    let broad = json!({"text": text(&base), "max_distance": bound, "min_jaccard": 0}).to_string();
     let v = body_json(&s.req("POST", "/v1/duplicates", broad.as_bytes()));
     assert_eq!((v["truncated"].as_bool(), v["candidates"].as_u64()), (Some(true), Some(3)), "{v}");
     assert!(v["hits"].as_array().unwrap().len() <= 3, "{v}");

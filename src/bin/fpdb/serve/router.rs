@@ -63,20 +63,32 @@ pub const PROBE_BUDGET_NS: f64 = 10e6;
 
 impl AppState {
     /// The largest `max_distance` a duplicate check may ask for: the database's own k always, and
-    /// beyond it every k whose probe the index answers within [`PROBE_BUDGET_NS`] (10 ms) by the
-    /// layout's cost model (`query_cost_ns`: probed buckets × 380 ns + expected entries scanned ×
-    /// 1 ns, at the current number of documents). The probe is the part of a check that runs on
-    /// the published state as a whole, so this bounds how long one request can make the writer's
-    /// next publish wait; the verification after it has its own bounds (candidates, deadline).
-    /// The document count is re-read at most once a second.
+    /// beyond it every k that the index answers fast at the current number of documents n:
+    ///
+    /// * the probe, by the layout's cost model (`query_cost_ns`: probed buckets × 380 ns +
+    ///   expected entries scanned × 1 ns), within [`PROBE_BUDGET_NS`] (10 ms), and
+    /// * the candidates it gathers — the documents within Hamming distance k, n · P(Bin(64, ½) ≤ k)
+    ///   for SimHashes spread over the space — at most `--max-candidates`.
+    ///
+    /// Both run on the published state as a whole (the library collects the candidates under its
+    /// read lock and verifies them afterwards on a snapshot, bounded by `--max-candidates` and the
+    /// deadline), so this bounds how long one request can make the writer's next publish wait.
+    /// At 1M documents and the default layout this is k = 22 (~8,500 expected candidates; k = 32
+    /// would gather half the database). The document count is re-read at most once a second.
     pub fn distance_bound(&self) -> u32 {
         let mut cache = self.bound_cache.lock();
         if cache.0.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(1)) {
             let docs = self.db.stats().docs;
             let own = self.db.config().max_distance;
             let layout = self.db.layout();
+            let max_candidates = self.cfg.max_candidates as f64;
+            let fast = |k: u32| {
+                use fpdb::internals::layout::{ball_size, query_cost_ns};
+                let within = ball_size(64, k) as f64 / 2f64.powi(64) * docs as f64;
+                query_cost_ns(layout, k, docs) <= PROBE_BUDGET_NS && within <= max_candidates
+            };
             let bound = (own..=fpdb::MAX_DISTANCE)
-                .take_while(|&k| k == own || fpdb::internals::layout::query_cost_ns(layout, k, docs) <= PROBE_BUDGET_NS)
+                .take_while(|&k| k == own || fast(k))
                 .last()
                 .unwrap_or(own);
             *cache = (Some(std::time::Instant::now()), bound);
