@@ -416,13 +416,35 @@ fn mixed(addr: &str, args: &[String]) {
     let docs: u64 = arg(args, "--docs").map_or(1_000_000, |s| s.parse().expect("--docs"));
     let stats = http::request(addr, "GET", "/v1/stats", &[], b"").expect("GET /v1/stats");
     let stats: serde_json::Value = serde_json::from_slice(&stats.body).expect("stats JSON");
-    let k = stats["max_query_distance"]
+    let k0 = stats["max_query_distance"]
         .as_u64()
         .expect("max_query_distance (fpdb serve of issue 31)");
     println!(
-        "database: {} documents; most expensive read: POST /v1/duplicates max_distance {k}, min_jaccard 0, no limit",
+        "database: {} documents; most expensive read: POST /v1/duplicates max_distance {k0} (max_query_distance, re-read every 200 ms as the PUTs grow the database), min_jaccard 0, no limit",
         stats["docs"]
     );
+    // The bound shrinks as the database grows: follow it.
+    let k = Arc::new(AtomicU64::new(k0));
+    let done = Arc::new(AtomicBool::new(false));
+    let follower = {
+        let (k, done) = (k.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while !done.load(Ordering::Relaxed) {
+                if let Ok(r) = http::request(addr, "GET", "/v1/stats", &[], b"") {
+                    if let Some(v) = serde_json::from_slice::<serde_json::Value>(&r.body)
+                        .ok()
+                        .and_then(|s| s["max_query_distance"].as_u64())
+                    {
+                        k.store(v, Ordering::Relaxed);
+                        seen.insert(v);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            seen
+        })
+    };
     let v = Arc::new(vocab());
     let run_id = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -439,8 +461,9 @@ fn mixed(addr: &str, args: &[String]) {
         }) as Arc<dyn Fn(usize, u64) -> (&'static str, String, String) + Send + Sync>
     };
     let read = {
-        let v = v.clone();
+        let (v, k) = (v.clone(), k.clone());
         Arc::new(move |t: usize, i: u64| {
+            let k = k.load(Ordering::Relaxed);
             let text = edited(&v, (t as u64 * 7919 + i * 104_729) % docs, i);
             (
                 "POST",
@@ -458,7 +481,9 @@ fn mixed(addr: &str, args: &[String]) {
     let mut w = w.join().expect("writers");
     let mut r = r.join().expect("readers");
     w.row(&format!("PUT, {writers} writers + {readers} readers"), seconds);
-    r.row(&format!("POST /v1/duplicates k={k}, {readers} readers"), seconds);
+    done.store(true, Ordering::Relaxed);
+    let ks = follower.join().unwrap_or_default();
+    r.row(&format!("POST /v1/duplicates k in {ks:?}, {readers} readers"), seconds);
     println!("PUT p99 with readers / alone: {:.2}x", pct(&w.ms, 0.99) / pct(&alone.ms, 0.99));
 }
 

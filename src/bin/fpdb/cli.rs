@@ -139,8 +139,9 @@ pub struct ServeArgs {
     /// Requests being worked on at most, /healthz and /metrics aside (more: 503 `overloaded`).
     #[arg(long, default_value_t = 64)]
     pub max_inflight: usize,
-    /// POST /v1/duplicates being worked on at most (more: 503 `overloaded`).
-    #[arg(long, default_value_t = 16)]
+    /// POST /v1/duplicates being worked on at most (more: 503 `overloaded`). 0: half the cores, at
+    /// least 1 — duplicate checks never take the cores the writes need.
+    #[arg(long, default_value_t = 0)]
     pub max_queries: usize,
     /// Seconds a client has to send a request head (then the connection is closed).
     #[arg(long, default_value_t = 10)]

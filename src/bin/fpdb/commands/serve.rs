@@ -27,7 +27,10 @@ impl From<ServeArgs> for Config {
             shutdown_timeout: Duration::from_secs(a.shutdown_timeout_s),
             max_connections: a.max_connections,
             max_inflight: a.max_inflight,
-            max_queries: a.max_queries,
+            max_queries: match a.max_queries {
+                0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+                n => n,
+            },
             header_timeout: Duration::from_secs(a.header_timeout_s),
             body_timeout: Duration::from_secs(a.body_timeout_s),
             request_timeout: Duration::from_secs(a.request_timeout_s),
