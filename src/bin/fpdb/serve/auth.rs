@@ -61,7 +61,7 @@ pub async fn require_token(State(state): State<Arc<AppState>>, req: Request, nex
 /// (RFC 7235 §2.1: `bearer`, `BEARER` are the same scheme); one or more spaces follow it.
 fn bearer(v: &[u8]) -> Option<&[u8]> {
     let (scheme, rest) = v.split_at_checked(6)?;
-    if !scheme.eq_ignore_ascii_case(b"bearer") || !rest.first().is_some_and(|&b| b == b' ') {
+    if !scheme.eq_ignore_ascii_case(b"bearer") || rest.first() != Some(&b' ') {
         return None;
     }
     Some(rest.trim_ascii())
