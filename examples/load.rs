@@ -11,6 +11,18 @@
 //!                                     appended to FILE (flushed) before the next request
 //! load verify DB --acked FILE         opens DB for writing (recovery), checks every acked key is
 //!                                     present and Db::check is clean
+//! load mixed ADDR --writers 16 --readers 4 --seconds S [--docs N]
+//!                                     PUTs from W clients alone, then the same with R clients
+//!                                     looping the most expensive duplicate check the server
+//!                                     accepts (max_distance = /v1/stats' max_query_distance,
+//!                                     min_jaccard 0, no limit); p50/p99/max of both, and the
+//!                                     statuses (issue 31: PUT p99 within 3x, no request past the
+//!                                     deadline)
+//! load slow-bodies ADDR --conns 2000 --seconds S --pid PID
+//!                                     C connections that send a PUT head and then one body byte
+//!                                     a second; meanwhile /healthz every 100 ms and the server's
+//!                                     RSS (/proc/PID/status) every 100 ms: max RSS, /healthz
+//!                                     failures and worst latency
 //! ```
 //!
 //! Synthetic documents: 150 words drawn from a fixed vocabulary of 20,000 pseudo-words (seeded), so
@@ -79,6 +91,8 @@ fn main() {
         "bench" => bench(&target, &args),
         "put-until-error" => put_until_error(&target, &args),
         "verify" => verify(&target, &arg(&args, "--acked").expect("--acked FILE")),
+        "mixed" => mixed(&target, &args),
+        "slow-bodies" => slow_bodies(&target, &args),
         _ => {
             eprintln!("usage: load prepare DB --docs N | bench ADDR --op put|dup --clients 1,16,64 --seconds S | put-until-error ADDR --clients C --acked FILE | verify DB --acked FILE");
             std::process::exit(2);
@@ -303,4 +317,243 @@ fn verify(db: &str, acked: &str) {
     if missing > 0 || faults > 0 {
         std::process::exit(1);
     }
+}
+
+/// Latencies (ms) and statuses of one kind of request.
+#[derive(Default)]
+struct Tally {
+    ms: Vec<f64>,
+    statuses: std::collections::BTreeMap<u16, u64>,
+    failed: u64,
+}
+
+impl Tally {
+    fn row(&mut self, what: &str, secs: f64) {
+        self.ms.sort_by(f64::total_cmp);
+        println!(
+            "| {what} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {:?} | {} |",
+            self.ms.len(),
+            self.ms.len() as f64 / secs,
+            pct(&self.ms, 0.5),
+            pct(&self.ms, 0.99),
+            self.ms.last().copied().unwrap_or(f64::NAN),
+            self.statuses,
+            self.failed
+        );
+    }
+}
+
+/// Closed-loop clients running `req(thread, i)` for `seconds`; every answer's latency and status.
+fn clients(
+    addr: SocketAddr,
+    n: usize,
+    seconds: f64,
+    req: Arc<dyn Fn(usize, u64) -> (&'static str, String, String) + Send + Sync>,
+) -> std::thread::JoinHandle<Tally> {
+    std::thread::spawn(move || {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads: Vec<_> = (0..n)
+            .map(|t| {
+                let (stop, req) = (stop.clone(), req.clone());
+                std::thread::spawn(move || {
+                    let mut tally = Tally::default();
+                    let mut conn = http::Conn::connect(addr).ok();
+                    let mut i = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        let (method, path, body) = req(t, i);
+                        i += 1;
+                        let Some(c) = conn.as_mut() else {
+                            tally.failed += 1;
+                            std::thread::sleep(Duration::from_millis(10));
+                            conn = http::Conn::connect(addr).ok();
+                            continue;
+                        };
+                        let t0 = Instant::now();
+                        match c.request(method, &path, &[], body.as_bytes()) {
+                            Ok(r) => {
+                                tally.ms.push(t0.elapsed().as_secs_f64() * 1e3);
+                                *tally.statuses.entry(r.status).or_default() += 1;
+                                if r.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")) {
+                                    conn = http::Conn::connect(addr).ok();
+                                }
+                                if r.status == 503 {
+                                    // Retry-After: 1 second is the contract; a load client backs off a little.
+                                    std::thread::sleep(Duration::from_millis(50));
+                                }
+                            }
+                            Err(_) => {
+                                tally.failed += 1;
+                                conn = http::Conn::connect(addr).ok();
+                            }
+                        }
+                    }
+                    tally
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_secs_f64(seconds));
+        stop.store(true, Ordering::Relaxed);
+        let mut all = Tally::default();
+        for t in threads {
+            if let Ok(t) = t.join() {
+                all.ms.extend(t.ms);
+                for (k, v) in t.statuses {
+                    *all.statuses.entry(k).or_default() += v;
+                }
+                all.failed += t.failed;
+            }
+        }
+        all
+    })
+}
+
+fn mixed(addr: &str, args: &[String]) {
+    let addr: SocketAddr = addr.parse().expect("ADDR like 127.0.0.1:7878");
+    assert!(addr.ip().is_loopback(), "load only on loopback");
+    let writers: usize = arg(args, "--writers").map_or(16, |s| s.parse().expect("--writers"));
+    let readers: usize = arg(args, "--readers").map_or(4, |s| s.parse().expect("--readers"));
+    let seconds: f64 = arg(args, "--seconds").map_or(20.0, |s| s.parse().expect("--seconds"));
+    let docs: u64 = arg(args, "--docs").map_or(1_000_000, |s| s.parse().expect("--docs"));
+    let stats = http::request(addr, "GET", "/v1/stats", &[], b"").expect("GET /v1/stats");
+    let stats: serde_json::Value = serde_json::from_slice(&stats.body).expect("stats JSON");
+    let k0 = stats["max_query_distance"]
+        .as_u64()
+        .expect("max_query_distance (fpdb serve of issue 31)");
+    println!(
+        "database: {} documents; most expensive read: POST /v1/duplicates max_distance {k0} (max_query_distance, re-read every 200 ms as the PUTs grow the database), min_jaccard 0, no limit",
+        stats["docs"]
+    );
+    // The bound shrinks as the database grows: follow it.
+    let k = Arc::new(AtomicU64::new(k0));
+    let done = Arc::new(AtomicBool::new(false));
+    let follower = {
+        let (k, done) = (k.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut seen = std::collections::BTreeSet::new();
+            while !done.load(Ordering::Relaxed) {
+                if let Ok(r) = http::request(addr, "GET", "/v1/stats", &[], b"") {
+                    if let Some(v) = serde_json::from_slice::<serde_json::Value>(&r.body)
+                        .ok()
+                        .and_then(|s| s["max_query_distance"].as_u64())
+                    {
+                        k.store(v, Ordering::Relaxed);
+                        seen.insert(v);
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+            seen
+        })
+    };
+    let v = Arc::new(vocab());
+    let run_id = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let put = {
+        let v = v.clone();
+        Arc::new(move |t: usize, i: u64| {
+            let text = doc_text(&v, run_id.wrapping_mul(1_000_003) ^ ((t as u64) << 40) ^ (i << 1) ^ (1 << 63));
+            (
+                "PUT",
+                format!("/v1/documents/mixed-{run_id}-{t}-{i}"),
+                format!("{{\"text\":{}}}", json_str(&text)),
+            )
+        }) as Arc<dyn Fn(usize, u64) -> (&'static str, String, String) + Send + Sync>
+    };
+    let read = {
+        let (v, k) = (v.clone(), k.clone());
+        Arc::new(move |t: usize, i: u64| {
+            let k = k.load(Ordering::Relaxed);
+            let text = edited(&v, (t as u64 * 7919 + i * 104_729) % docs, i);
+            (
+                "POST",
+                "/v1/duplicates".to_string(),
+                format!("{{\"text\":{},\"max_distance\":{k},\"min_jaccard\":0}}", json_str(&text)),
+            )
+        }) as Arc<dyn Fn(usize, u64) -> (&'static str, String, String) + Send + Sync>
+    };
+    println!("| phase | requests | req/s | p50 ms | p99 ms | max ms | statuses | failed |");
+    println!("|---|---:|---:|---:|---:|---:|---|---:|");
+    let mut alone = clients(addr, writers, seconds, put.clone()).join().expect("writers");
+    alone.row(&format!("PUT, {writers} writers alone"), seconds);
+    let r = clients(addr, readers, seconds, read);
+    let w = clients(addr, writers, seconds, put);
+    let mut w = w.join().expect("writers");
+    let mut r = r.join().expect("readers");
+    w.row(&format!("PUT, {writers} writers + {readers} readers"), seconds);
+    done.store(true, Ordering::Relaxed);
+    let ks = follower.join().unwrap_or_default();
+    r.row(&format!("POST /v1/duplicates k in {ks:?}, {readers} readers"), seconds);
+    println!("PUT p99 with readers / alone: {:.2}x", pct(&w.ms, 0.99) / pct(&alone.ms, 0.99));
+}
+
+fn rss_kib(pid: &str) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    s.lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+fn slow_bodies(addr: &str, args: &[String]) {
+    let addr: SocketAddr = addr.parse().expect("ADDR like 127.0.0.1:7878");
+    assert!(addr.ip().is_loopback(), "load only on loopback");
+    let conns: usize = arg(args, "--conns").map_or(2000, |s| s.parse().expect("--conns"));
+    let seconds: f64 = arg(args, "--seconds").map_or(30.0, |s| s.parse().expect("--seconds"));
+    let pid = arg(args, "--pid").expect("--pid PID of the server");
+    let before = rss_kib(&pid).unwrap_or(0);
+    let stop = Arc::new(AtomicBool::new(false));
+    // One thread opens the connections and trickles one body byte per connection a second.
+    let opened = Arc::new(AtomicU64::new(0));
+    let trickler = {
+        let (stop, opened) = (stop.clone(), opened.clone());
+        std::thread::spawn(move || {
+            let head = b"PUT /v1/documents/slow HTTP/1.1\r\nHost: x\r\nContent-Length: 8000000\r\n\r\n{\"text\":\"";
+            let mut open: Vec<std::net::TcpStream> = Vec::new();
+            let mut closed = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                while open.len() < conns && !stop.load(Ordering::Relaxed) {
+                    match std::net::TcpStream::connect(addr) {
+                        Ok(mut s) => {
+                            let _ = s.write_all(head);
+                            open.push(s);
+                            opened.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(_) => break,
+                    }
+                }
+                let t = Instant::now();
+                open.retain_mut(|s| {
+                    let ok = s.write_all(b"a").is_ok();
+                    closed += u64::from(!ok);
+                    ok
+                });
+                std::thread::sleep(Duration::from_secs(1).saturating_sub(t.elapsed()));
+            }
+            (open.len(), closed)
+        })
+    };
+    let started = Instant::now();
+    let mut max_rss = before;
+    let mut health = Tally::default();
+    while started.elapsed().as_secs_f64() < seconds {
+        max_rss = max_rss.max(rss_kib(&pid).unwrap_or(0));
+        let t0 = Instant::now();
+        match http::request(addr, "GET", "/healthz", &[], b"") {
+            Ok(r) => {
+                health.ms.push(t0.elapsed().as_secs_f64() * 1e3);
+                *health.statuses.entry(r.status).or_default() += 1;
+            }
+            Err(_) => health.failed += 1,
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (open, closed) = trickler.join().expect("trickler");
+    println!(
+        "slow-body connections: {} opened, {open} open at the end, {closed} closed by the server; RSS {before} KiB before, max {max_rss} KiB",
+        opened.load(Ordering::Relaxed)
+    );
+    println!("| probe | requests | req/s | p50 ms | p99 ms | max ms | statuses | failed |");
+    println!("|---|---:|---:|---:|---:|---:|---|---:|");
+    health.row("GET /healthz every 100 ms", seconds);
 }

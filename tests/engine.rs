@@ -528,23 +528,48 @@ fn the_handle_is_send_and_sync_and_readers_run_during_writes() {
     let db = create(dir.path());
     let v = vocab();
     let texts: Vec<String> = (0..200).map(|i| text(&passage(&v, 120, i))).collect();
+    // Readers query only documents already written, so every query must hit; the writer waits at
+    // the halfway mark until each reader has completed a query there, so reads run during writes
+    // by construction.
+    let written = std::sync::atomic::AtomicUsize::new(0);
+    let mid = [std::sync::atomic::AtomicBool::new(false), std::sync::atomic::AtomicBool::new(false)];
+    use std::sync::atomic::Ordering::{Acquire, Release};
     std::thread::scope(|s| {
         let w = s.spawn(|| {
             for (i, t) in texts.iter().enumerate() {
                 db.insert(&format!("k{i}"), t).unwrap();
+                written.store(i + 1, Release);
+                if i == 99 {
+                    while !mid.iter().all(|m| m.load(Acquire)) {
+                        std::thread::yield_now();
+                    }
+                }
             }
         });
         for r in 0..2 {
-            let (db, texts) = (&db, &texts);
+            let (db, texts, written, mid) = (&db, &texts, &written, &mid);
             s.spawn(move || {
                 let mut seen = 0;
-                while seen < 200 {
+                loop {
+                    let n = written.load(Acquire);
+                    if n == 200 && seen >= 200 {
+                        break;
+                    }
+                    if n == 0 {
+                        std::thread::yield_now();
+                        continue;
+                    }
                     // A document is visible only whole: found by its own text with J = 1.
-                    let i = (seen * 7 + r) % 200;
+                    let i = (seen * 7 + r) % n;
                     let hits = db.query(&texts[i], &QueryOptions::default()).unwrap();
-                    if let Some(h) = hits.first() {
-                        assert_eq!(h.jaccard, Some(1.0));
-                        assert_eq!(db.get(&h.key).unwrap().map(|d| d.id), Some(h.id));
+                    let h = hits
+                        .first()
+                        .unwrap_or_else(|| panic!("reader {r}: k{i} was written before the query but not found"));
+                    assert_eq!(h.key, format!("k{i}"));
+                    assert_eq!(h.jaccard, Some(1.0));
+                    assert_eq!(db.get(&h.key).unwrap().map(|d| d.id), Some(h.id));
+                    if n < 200 {
+                        mid[r].store(true, Release);
                     }
                     seen += 1;
                 }
@@ -552,6 +577,7 @@ fn the_handle_is_send_and_sync_and_readers_run_during_writes() {
         }
         w.join().unwrap();
     });
+    assert!(mid.iter().all(|m| m.load(Acquire)));
     assert_eq!(db.stats().docs, 200);
 }
 
@@ -759,4 +785,130 @@ fn a_precheck_of_more_documents_than_one_part_equals_one_precheck_each() {
     }
     // Not vacuous: both parts found near-duplicates (the second holds documents 8,192..8,300).
     assert!(with_dups[0] >= 150 && with_dups[1] >= 2, "{with_dups:?}");
+}
+
+/// Issue 31 item 2: `max_candidates` bounds how many candidates are verified (the nearest first)
+/// and marks the answer truncated; without a bound every candidate is verified.
+#[test]
+fn max_candidates_bounds_the_verification_and_marks_the_answer_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let original = passage(&v, 400, 21);
+    for i in 0..6u64 {
+        db.insert(&format!("near{i}"), &text(&edit(&v, &original, 2 + i as usize, 100 + i)))
+            .unwrap();
+    }
+    let q = text(&original);
+    let all = db
+        .query_answer(&q, &QueryOptions::default().with_max_distance(20).with_min_jaccard(0.0))
+        .unwrap();
+    assert!(!all.truncated);
+    assert_eq!(all.candidates, 6, "{all:?}");
+    assert_eq!(all.hits.len(), 6);
+    let bounded = db
+        .query_answer(
+            &q,
+            &QueryOptions::default()
+                .with_max_distance(20)
+                .with_min_jaccard(0.0)
+                .with_max_candidates(2),
+        )
+        .unwrap();
+    assert!(bounded.truncated);
+    assert_eq!(bounded.candidates, 2);
+    assert_eq!(bounded.hits.len(), 2);
+    // The nearest two by Hamming distance are the ones verified.
+    let mut by_distance: Vec<(u32, u64)> = all.hits.iter().map(|h| (h.hamming, h.id)).collect();
+    by_distance.sort_unstable();
+    let mut got: Vec<(u32, u64)> = bounded.hits.iter().map(|h| (h.hamming, h.id)).collect();
+    got.sort_unstable();
+    assert_eq!(got, by_distance[..2].to_vec());
+    // A bound no smaller than the candidates changes nothing.
+    let loose = db
+        .query_answer(
+            &q,
+            &QueryOptions::default()
+                .with_max_distance(20)
+                .with_min_jaccard(0.0)
+                .with_max_candidates(6),
+        )
+        .unwrap();
+    assert_eq!(loose, all);
+    // The plain query is the unbounded answer's hits.
+    assert_eq!(
+        db.query(&q, &QueryOptions::default().with_max_distance(20).with_min_jaccard(0.0))
+            .unwrap(),
+        all.hits
+    );
+}
+
+/// Issue 31 item 2: a deadline already past verifies nothing and says the answer is truncated; a
+/// query with nothing to verify is not truncated.
+#[test]
+fn a_deadline_already_past_verifies_nothing_and_marks_the_answer_truncated() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = create(dir.path());
+    let v = vocab();
+    let original = passage(&v, 400, 22);
+    db.insert("a", &text(&original)).unwrap();
+    let past = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(2));
+    let opts = QueryOptions::default().with_deadline(past);
+    let ans = db.query_answer(&text(&original), &opts).unwrap();
+    assert!(ans.truncated, "{ans:?}");
+    assert_eq!(ans.candidates, 0);
+    assert!(ans.hits.is_empty());
+    let none = db.query_answer(&text(&passage(&v, 400, 23)), &opts).unwrap();
+    assert!(!none.truncated && none.candidates == 0 && none.hits.is_empty(), "{none:?}");
+    // A containment query keeps the same bounds.
+    let c = db.query_answer(&text(&original), &opts.clone().with_min_containment(0.5)).unwrap();
+    assert!(c.truncated && c.candidates == 0 && c.hits.is_empty(), "{c:?}");
+    let c = db
+        .query_answer(&text(&original), &QueryOptions::default().with_min_containment(0.5))
+        .unwrap();
+    assert!(!c.truncated && c.candidates == 1 && c.hits.len() == 1, "{c:?}");
+}
+
+/// Issue 31 item 8: compaction streams its copy into segments of the normal size (one segment's
+/// records in memory at a time), not one segment holding every live record.
+#[test]
+fn compaction_writes_segments_of_the_normal_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let segment_size = 8u64 << 10;
+    let opts = Options {
+        segment_size,
+        ..Options::default()
+    };
+    let db = Db::create_with(&path, &CreateOptions::default(), opts.clone()).unwrap();
+    let v = vocab();
+    let texts: Vec<String> = (0..60).map(|i| text(&passage(&v, 400, i + 300))).collect();
+    for (i, t) in texts.iter().enumerate() {
+        db.insert(&format!("k{i}"), t).unwrap();
+    }
+    for i in (0..60).step_by(2) {
+        db.delete(&format!("k{i}")).unwrap();
+    }
+    let c = db.compact(0.0).unwrap();
+    assert_eq!(c.records_moved, 30, "{c:?}");
+    let sizes: Vec<u64> = std::fs::read_dir(path.join("segments"))
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .collect();
+    let live: u64 = 30 * 1500;
+    assert!(sizes.len() as u64 >= live / segment_size, "{sizes:?}");
+    assert!(
+        sizes.iter().all(|&s| s <= segment_size),
+        "a segment over {segment_size} bytes: {sizes:?}"
+    );
+    for (i, t) in texts.iter().enumerate() {
+        let keys: Vec<String> = db.query(t, &QueryOptions::default()).unwrap().into_iter().map(|h| h.key).collect();
+        assert_eq!(keys.is_empty(), i % 2 == 0, "k{i}: {keys:?}");
+    }
+    assert!(db.check().unwrap().faults.is_empty());
+    drop(db);
+    let db = Db::open_with(&path, opts).unwrap();
+    assert!(db.check().unwrap().faults.is_empty());
+    assert_eq!(db.stats().docs, 30);
 }

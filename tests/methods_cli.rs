@@ -54,13 +54,61 @@ fn every_method_inits_ingests_queries_pairs_checks_and_compacts() {
             .map(|l| serde_json::from_str::<Value>(l).unwrap()["key"].as_str().unwrap().to_string())
             .collect();
         assert_eq!(keys, ["copy0", "base0"], "{method}: {hits}");
+        // The score is the method's own measure, an object named after it.
         let first: Value = serde_json::from_str(hits.lines().next().unwrap()).unwrap();
-        assert!(
-            first["score"].is_object() || first["score"].is_number() || first["score"].is_array(),
-            "{method}: {first}"
-        );
-        let pairs = ok(&fpdb(&["pairs", &db, "--summary"]));
-        let _ = pairs;
+        let (name, fields): (&str, &[&str]) = match method {
+            "simhash" | "weighted-simhash" => ("hamming", &[]),
+            "broder" => ("supershingles", &["equal", "of"]),
+            "charikar" => ("projection", &["agree", "bits"]),
+            "broder-charikar" => ("combined", &["equal", "of", "agree", "bits"]),
+            _ => ("lexicons", &[]),
+        };
+        let score = first["score"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method}: score is not an object: {first}"));
+        assert_eq!(score.keys().collect::<Vec<_>>(), [name], "{method}: {first}");
+        match method {
+            "simhash" | "weighted-simhash" => assert!(score[name].is_u64(), "{method}: {first}"),
+            "multi-lexicon" => assert!(
+                score[name]
+                    .as_array()
+                    .is_some_and(|a| !a.is_empty() && a.iter().all(|d| d.is_u64() || d.is_null())),
+                "{method}: {first}"
+            ),
+            _ => {
+                for f in fields {
+                    assert!(score[name][f].is_u64(), "{method}: {f} in {first}");
+                }
+            }
+        }
+        // Pairs: exactly the (base, copy) pairs that a query of the copy finds under this method
+        // (Broder's supershingles may miss a 1-word edit; the two views must agree), base0 with
+        // copy0 among them (the query above found it).
+        let pairs = ok(&fpdb(&["--json", "pairs", &db]));
+        let mut got: Vec<(String, String)> = pairs
+            .lines()
+            .map(|l| {
+                let p: Value = serde_json::from_str(l).unwrap();
+                let (a, b) = (p["a"].as_str().unwrap().to_string(), p["b"].as_str().unwrap().to_string());
+                if a < b {
+                    (a, b)
+                } else {
+                    (b, a)
+                }
+            })
+            .collect();
+        got.sort();
+        let want: Vec<(String, String)> = (0..6u64)
+            .filter(|&b| {
+                let copy = text(&edit(&vocab(), &passage(&vocab(), 300, b), 1, 9 + b));
+                ok(&fpdb(&["--json", "query", &db, "--text", &copy]))
+                    .lines()
+                    .any(|l| serde_json::from_str::<Value>(l).unwrap()["key"] == format!("base{b}"))
+            })
+            .map(|b| (format!("base{b}"), format!("copy{b}")))
+            .collect();
+        assert!(want.contains(&("base0".to_string(), "copy0".to_string())), "{method}");
+        assert_eq!(got, want, "{method}: {pairs}");
         ok(&fpdb(&["delete", &db, "base1"]));
         ok(&fpdb(&["compact", &db]));
         ok(&fpdb(&["check", &db]));

@@ -19,6 +19,12 @@ use http::{encode_segment, request, Conn, Resp};
 use serde_json::{json, Value};
 use support::gzip;
 
+/// The binary under test: this build's, or `FPDB_TEST_BIN` (to run these tests against another
+/// build, e.g. the one before a fix, and see them fail).
+fn fpdb_bin() -> String {
+    std::env::var("FPDB_TEST_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_fpdb").to_string())
+}
+
 struct Server {
     child: Child,
     addr: SocketAddr,
@@ -27,8 +33,13 @@ struct Server {
 
 impl Server {
     fn start(db: &Path, extra: &[&str]) -> Server {
+        Server::start_env(db, extra, &[])
+    }
+
+    fn start_env(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let stderr = PathBuf::from(format!("{}.serve-{}.log", db.display(), rand_suffix()));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_fpdb"))
+        let mut child = Command::new(fpdb_bin())
+            .envs(env.iter().copied())
             .arg("serve")
             .arg(db)
             .args(["--listen", "127.0.0.1:0"])
@@ -560,14 +571,7 @@ fn tokens_guard_writes_and_optionally_reads() {
 fn refuses_bad_listen_and_token_settings() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db");
-    let run = |args: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_fpdb"))
-            .arg("serve")
-            .arg(&db)
-            .args(args)
-            .output()
-            .unwrap()
-    };
+    let run = |args: &[&str]| Command::new(fpdb_bin()).arg("serve").arg(&db).args(args).output().unwrap();
     // Any non-loopback address without a token is refused before binding (exit 2).
     let o = run(&["--listen", "0.0.0.0:0"]);
     assert_eq!(o.status.code(), Some(2));
@@ -653,11 +657,7 @@ fn sigterm_finishes_in_flight_requests_and_exits_0() {
     assert!(st.success(), "{st:?}\n{log}");
     assert!(log.contains("stopped cleanly"), "{log}");
     // Everything is there after a restart, and check is clean.
-    let out = Command::new(env!("CARGO_BIN_EXE_fpdb"))
-        .args(["--json", "check"])
-        .arg(&db)
-        .output()
-        .unwrap();
+    let out = Command::new(fpdb_bin()).args(["--json", "check"]).arg(&db).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
     let s = Server::start(&db, &[]);
     let v = body_json(&s.req("GET", "/v1/stats", b""));
@@ -670,4 +670,349 @@ impl Server {
         let status = self.child.wait().unwrap();
         (status, std::fs::read_to_string(&self.stderr).unwrap_or_default())
     }
+}
+
+/// The text of `/metrics`.
+fn metrics_text(s: &Server) -> String {
+    s.req("GET", "/metrics", b"").text()
+}
+
+/// The value of a metric line `name` (without labels).
+fn metric(m: &str, name: &str) -> f64 {
+    m.lines()
+        .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(' ')))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{m}"))
+}
+
+#[test]
+fn invented_methods_and_paths_do_not_grow_the_metrics() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    let mut c = Conn::connect(s.addr).unwrap();
+    for i in 0..60 {
+        let r = c.request(&format!("M{i}"), "/healthz", &[], b"").unwrap();
+        assert_error(&r, 405, "method_not_allowed");
+        let r = c.request("GET", &format!("/nope/p{i}"), &[], b"").unwrap();
+        assert_error(&r, 404, "not_found");
+    }
+    let m = metrics_text(&s);
+    assert!(
+        m.contains(r#"fpdb_http_requests_total{route="/healthz",method="other",status="405"} 60"#),
+        "{m}"
+    );
+    assert!(
+        m.contains(r#"fpdb_http_requests_total{route="unmatched",method="GET",status="404"} 60"#),
+        "{m}"
+    );
+    assert!(!m.contains("M7") && !m.contains("/nope"), "{m}");
+}
+
+#[test]
+fn the_bearer_scheme_is_case_insensitive() {
+    let dir = tempfile::tempdir().unwrap();
+    let token_file = dir.path().join("token");
+    let token = "s3cret-token-0123456789abcdef";
+    std::fs::write(&token_file, token).unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--token-file", &token_file.display().to_string()]);
+    let doc = json!({"text": "a document written with a lower-case scheme name"}).to_string();
+    for (i, scheme) in ["bearer", "BEARER", "Bearer"].iter().enumerate() {
+        let auth = format!("{scheme} {token}");
+        let r = request(
+            s.addr,
+            "PUT",
+            &format!("/v1/documents/k{i}"),
+            &[("Authorization", &auth)],
+            doc.as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(r.status, 200, "{scheme}: {}", r.text());
+    }
+    let r = request(
+        s.addr,
+        "PUT",
+        "/v1/documents/x",
+        &[("Authorization", &format!("Basic {token}"))],
+        doc.as_bytes(),
+    )
+    .unwrap();
+    assert_error(&r, 401, "unauthorized");
+}
+
+#[test]
+fn every_content_encoding_header_counts_and_non_ascii_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    let q = json!({"text": "some words to check for duplicates"}).to_string();
+    // A non-ASCII coding is not identity.
+    let r = request(
+        s.addr,
+        "POST",
+        "/v1/duplicates",
+        &[("Content-Encoding", "gzip\u{e9}")],
+        q.as_bytes(),
+    )
+    .unwrap();
+    assert_error(&r, 415, "unsupported_encoding");
+    // Repeated headers are one list: gzip then br is two codings (415), identity then gzip is gzip.
+    let gz = gzip(q.as_bytes());
+    let r = request(
+        s.addr,
+        "POST",
+        "/v1/duplicates",
+        &[("Content-Encoding", "gzip"), ("Content-Encoding", "br")],
+        &gz,
+    )
+    .unwrap();
+    assert_error(&r, 415, "unsupported_encoding");
+    let r = request(
+        s.addr,
+        "POST",
+        "/v1/duplicates",
+        &[("Content-Encoding", "identity"), ("Content-Encoding", "gzip")],
+        &gz,
+    )
+    .unwrap();
+    assert_eq!(r.status, 200, "{}", r.text());
+}
+
+#[test]
+fn keys_too_long_for_a_url_are_addressed_in_the_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    // 60,000 bytes of key: storable (at most 65,536), but 180,000 bytes percent-encoded.
+    let key = "é".repeat(30_000);
+    let line = format!(
+        "{}\n",
+        json!({"key": key, "text": "a document whose key is far too long for any URL"})
+    );
+    let r = s.req("POST", "/v1/documents", line.as_bytes());
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("\"stored\":true"), "{}", &r.text()[..200.min(r.text().len())]);
+    // The URL form is refused, as JSON like every error.
+    let r = s.req("GET", &format!("/v1/documents/{}", encode_segment(&key)), b"");
+    assert_error(&r, 414, "uri_too_long");
+    // The body-addressed forms reach it.
+    let body = json!({"key": key}).to_string();
+    let r = s.req("POST", "/v1/documents:get", body.as_bytes());
+    assert_eq!(r.status, 200);
+    assert_eq!(body_json(&r)["key"], key.as_str());
+    let r = s.req("POST", "/v1/documents:delete", body.as_bytes());
+    assert_eq!(r.status, 200);
+    assert_eq!(body_json(&r)["deleted"], true);
+    assert_error(&s.req("POST", "/v1/documents:get", body.as_bytes()), 404, "document_not_found");
+    assert_error(&s.req("POST", "/v1/documents:delete", body.as_bytes()), 404, "document_not_found");
+    assert_error(&s.req("POST", "/v1/documents:get", b"{\"id\": 1}"), 400, "invalid_json");
+}
+
+#[test]
+fn slow_clients_time_out_and_load_past_the_bounds_is_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(
+        &dir.path().join("db"),
+        &[
+            "--max-inflight",
+            "3",
+            "--max-connections",
+            "12",
+            "--body-timeout-s",
+            "4",
+            "--header-timeout-s",
+            "2",
+        ],
+    );
+    let doc = json!({"text": "a document sent very slowly by a client"}).to_string();
+    let head = format!(
+        "PUT /v1/documents/slow HTTP/1.1\r\nHost: x\r\nContent-Length: {}\r\n\r\n",
+        doc.len()
+    );
+    // Three requests whose bodies never finish hold every slot...
+    let mut slow: Vec<Conn> = (0..3)
+        .map(|_| {
+            let mut c = Conn::connect(s.addr).unwrap();
+            c.write_raw(head.as_bytes()).unwrap();
+            c.write_raw(&doc.as_bytes()[..5]).unwrap();
+            c
+        })
+        .collect();
+    // Wait until the server works on all three (/metrics is not counted).
+    let t = std::time::Instant::now();
+    while metric(&metrics_text(&s), "fpdb_http_inflight") < 3.0 {
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(3),
+            "the slow requests were not admitted"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // ...so the next one is refused at once (503 with Retry-After), while /healthz still answers.
+    let mut refused = None;
+    while t.elapsed() < std::time::Duration::from_millis(3000) {
+        let r = s.req("GET", "/v1/stats", b"");
+        if r.status == 503 {
+            refused = Some(r);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let r = refused.expect("a request past --max-inflight was not refused");
+    assert_error(&r, 503, "overloaded");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    assert_eq!(s.req("GET", "/healthz", b"").status, 200);
+    // The slow bodies end with 408 after --body-timeout-s.
+    for c in &mut slow {
+        let r = c.read_response().unwrap();
+        assert_error(&r, 408, "body_timeout");
+        assert!(t.elapsed() < std::time::Duration::from_secs(12));
+    }
+    assert_eq!(put(&s, "fast", json!({"text": "a quick document"})).status, 200);
+    // A client that never finishes its request head is closed after --header-timeout-s.
+    let mut idle = Conn::connect(s.addr).unwrap();
+    idle.write_raw(b"GET /healthz HTTP/1.1\r\n").unwrap();
+    let t = std::time::Instant::now();
+    assert!(idle.read_response().is_err(), "a trickled head was answered");
+    assert!(t.elapsed() < std::time::Duration::from_secs(8), "{:?}", t.elapsed());
+    // Past --max-connections, a new connection is answered 503 at once and closed.
+    let held: Vec<Conn> = (0..12).map(|_| Conn::connect(s.addr).unwrap()).collect();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let mut extra = Conn::connect(s.addr).unwrap();
+    let r = extra.read_response().unwrap();
+    assert_error(&r, 503, "overloaded");
+    assert_eq!(r.header("retry-after"), Some("1"));
+    drop(held);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(s.req("GET", "/healthz", b"").status, 200);
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_writer_panic_makes_healthz_answer_503_and_writes_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_env(&dir.path().join("db"), &[], &[("FPDB_FAILPOINTS", "writer.decide.panic=2")]);
+    let (base, _, other, third) = docs();
+    assert_eq!(put(&s, "a", json!({"text": base})).status, 200);
+    let r = put(&s, "b", json!({"text": other}));
+    assert_error(&r, 503, "unavailable");
+    let v = body_json(&r);
+    assert!(!r.text().contains("injected panic"), "a panic text reached the client: {v}");
+    let rid = v["error"]["request_id"].as_str().expect("request id").to_string();
+    assert_eq!(r.header("x-request-id"), Some(rid.as_str()));
+    let h = s.req("GET", "/healthz", b"");
+    assert_eq!(h.status, 503, "{}", h.text());
+    let hv = body_json(&h);
+    assert_eq!(hv["status"], "failed");
+    assert!(hv["reason"].as_str().is_some_and(|r| r.contains("restart")), "{hv}");
+    // Later writes are refused (the handle is poisoned), reads still work.
+    assert_error(&put(&s, "c", json!({"text": third})), 503, "unavailable");
+    assert_eq!(s.req("GET", "/v1/documents/a", b"").status, 200);
+    let (_, log) = s.stop();
+    assert!(log.contains("injected panic"), "{log}");
+    assert!(log.contains(&format!("request {rid}: unavailable")), "{log}");
+}
+
+#[cfg(feature = "failpoints")]
+#[test]
+fn error_bodies_carry_a_request_id_and_never_internals() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start_env(&dir.path().join("db"), &[], &[("FPDB_FAILPOINTS", "writer.decide=1")]);
+    let (base, ..) = docs();
+    let r = put(&s, "a", json!({"text": base}));
+    assert_eq!(r.status, 500, "{}", r.text());
+    let v = body_json(&r);
+    assert_eq!(v["error"]["code"], "internal");
+    let rid = v["error"]["request_id"].as_str().expect("request id").to_string();
+    assert_eq!(r.header("x-request-id"), Some(rid.as_str()));
+    assert!(
+        !r.text().contains("failpoint") && !r.text().contains(&*dir.path().to_string_lossy()),
+        "{v}"
+    );
+    // A failed commit poisons the handle: the health check says so.
+    assert_eq!(s.req("GET", "/healthz", b"").status, 503);
+    // Client errors carry their id too.
+    let r = s.req("GET", "/v1/documents/none", b"");
+    assert_error(&r, 404, "document_not_found");
+    assert!(body_json(&r)["error"]["request_id"].as_str().is_some_and(|id| id != rid));
+    let (_, log) = s.stop();
+    assert!(
+        log.lines().any(|l| l.contains(&rid) && l.contains("failpoint `writer.decide`")),
+        "the log lacks the detail under {rid}:\n{log}"
+    );
+}
+
+#[test]
+fn puts_alternating_dedup_modes_share_group_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    let v = vocab();
+    let clients = 48;
+    let per = 6;
+    std::thread::scope(|sc| {
+        for c in 0..clients {
+            let (s, v) = (&s, &v);
+            sc.spawn(move || {
+                let mut conn = Conn::connect(s.addr).unwrap();
+                for i in 0..per {
+                    let n = c * per + i;
+                    // Concurrent requests carry different modes (clients run in step: client c
+                    // is at its i-th document while the others are at theirs).
+                    let mode = ["link", "off", "skip"][(c + i) % 3];
+                    let body = json!({"text": text(&passage(v, 60, 5000 + n as u64))}).to_string();
+                    let r = conn
+                        .request("PUT", &format!("/v1/documents/d{n}?dedup={mode}"), &[], body.as_bytes())
+                        .unwrap();
+                    assert_eq!(r.status, 200, "{}", r.text());
+                }
+            });
+        }
+    });
+    let m = metrics_text(&s);
+    let docs = metric(&m, "fpdb_writer_documents_total");
+    let batches = metric(&m, "fpdb_writer_batches_total");
+    assert_eq!(docs, (clients * per) as f64);
+    // One commit per mode per batch: far fewer commits than documents.
+    eprintln!("{batches} group commits for {docs} documents");
+    assert!(batches <= docs / 2.0, "{batches} group commits for {docs} documents");
+}
+
+#[test]
+fn a_broad_duplicate_check_is_cut_at_its_bounds_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let voc = vocab();
+    let base = passage(&voc, 150, 1);
+    let mut nd = String::new();
+    for i in 0..12u64 {
+        nd.push_str(&json!({"key": format!("c{i}"), "text": text(&edit(&voc, &base, 2, 100 + i))}).to_string());
+        nd.push('\n');
+    }
+    let broad = json!({"text": text(&base), "max_distance": 32, "min_jaccard": 0}).to_string();
+    {
+        let s = Server::start(&db, &[]);
+        assert_eq!(s.req("POST", "/v1/documents?dedup=off", nd.as_bytes()).status, 200);
+        let v = body_json(&s.req("POST", "/v1/duplicates", broad.as_bytes()));
+        assert_eq!((v["truncated"].as_bool(), v["candidates"].as_u64()), (Some(false), Some(12)), "{v}");
+        assert_eq!(v["hits"].as_array().unwrap().len(), 12);
+        assert_eq!(body_json(&s.req("GET", "/v1/stats", b""))["max_query_distance"], 32);
+    }
+    // At most 3 candidates verified: 3 hits at most, and the answer says it is incomplete. The
+    // accepted max_distance shrinks with the cap (12 documents · P(distance ≤ k) ≤ 3): k = 32 is
+    // refused, the bound is taken.
+    let s = Server::start(&db, &["--max-candidates", "3"]);
+    let r = s.req("POST", "/v1/duplicates", broad.as_bytes());
+    assert_error(&r, 422, "max_distance_too_expensive");
+    let bound = body_json(&s.req("GET", "/v1/stats", b""))["max_query_distance"].as_u64().unwrap();
+    assert!((12..32).contains(&bound), "{bound}");
+    let broad = json!({"text": text(&base), "max_distance": bound, "min_jaccard": 0}).to_string();
+    let v = body_json(&s.req("POST", "/v1/duplicates", broad.as_bytes()));
+    assert_eq!((v["truncated"].as_bool(), v["candidates"].as_u64()), (Some(true), Some(3)), "{v}");
+    assert!(v["hits"].as_array().unwrap().len() <= 3, "{v}");
+    // A narrow check under the same cap is complete.
+    let narrow = json!({"text": text(&edit(&voc, &base, 2, 100)), "max_distance": 0, "min_jaccard": 1.0}).to_string();
+    let n = body_json(&s.req("POST", "/v1/duplicates", narrow.as_bytes()));
+    assert_eq!(n["truncated"], false, "{n}");
+    drop(s);
+    // A deadline already past when verification starts: nothing verified, truncated.
+    let s = Server::start(&db, &["--query-deadline-ms", "0"]);
+    let v = body_json(&s.req("POST", "/v1/duplicates", broad.as_bytes()));
+    assert_eq!((v["truncated"].as_bool(), v["candidates"].as_u64()), (Some(true), Some(0)), "{v}");
+    assert_eq!(v["hits"], json!([]));
 }

@@ -29,6 +29,17 @@ pub struct Db {
     path: PathBuf,
 }
 
+impl Drop for Db {
+    /// A `Db` dropped without `close()`: the last handle's drop flushes RocksDB's memtables and
+    /// waits for its background work; do it without the GIL.
+    fn drop(&mut self) {
+        let engine = self.engine.get_mut().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(engine) = engine {
+            crate::without_gil(move || drop(engine));
+        }
+    }
+}
+
 impl Db {
     fn wrap(engine: Engine, path: PathBuf) -> Self {
         Db {

@@ -81,12 +81,19 @@ impl Running {
 }
 
 impl Drop for Running {
-    /// An abandoned ingest: stop feeding, let the pipeline commit what it already took, wait for it.
+    /// An abandoned ingest: stop feeding, let the pipeline commit what it already took, wait for it
+    /// — with the GIL released (the wait lasts as long as the batches in flight take to commit).
     fn drop(&mut self) {
-        self.stop();
-        let (_, dead) = bounded::<DocResult>(0);
-        drop(std::mem::replace(&mut self.results, dead));
-        let _ = self.join();
+        // The Python objects are released here, with the GIL; the wait below needs none.
+        let input = self.input.take();
+        let input_error = self.input_error.take();
+        crate::without_gil(|| {
+            self.stop();
+            let (_, dead) = bounded::<DocResult>(0);
+            drop(std::mem::replace(&mut self.results, dead));
+            let _ = self.join();
+        });
+        drop((input, input_error));
     }
 }
 

@@ -30,6 +30,24 @@ mod api {
 
 use pyo3::prelude::*;
 
+/// Runs `f` with the GIL released. For the drops that wait on the engine (an abandoned `Ingest`
+/// draining its pipeline, a `Db` dropped without `close()` flushing RocksDB): Python runs a
+/// class's drop with the GIL held, and other Python threads must not stop while it waits. Where
+/// this thread cannot attach (interpreter shutting down, inside a GC traversal) `f` runs as is.
+pub(crate) fn without_gil(f: impl FnOnce() + Send) {
+    let mut f = Some(f);
+    let _ = Python::try_attach(|py| {
+        py.detach(|| {
+            if let Some(f) = f.take() {
+                f();
+            }
+        })
+    });
+    if let Some(f) = f.take() {
+        f();
+    }
+}
+
 /// Native module; import `fpdb` instead.
 #[pymodule]
 fn _fpdb(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -14,7 +14,9 @@ def test_fingerprint_and_spec():
     assert fp == fpdb.fingerprint(t.encode("utf-8"), "word:3")
     assert fp == fpdb.fingerprint(t, fpdb.FingerprintSpec())
     assert fp.shingles == sorted(set(fp.shingles)) and len(fp.shingles) == len(t.split()) - 2
-    assert 0 <= fp.simhash < 2**64
+    # The stable fingerprint (golden: the CLI's `fpdb get` of this text in a default database says
+    # the same), a full 64-bit value: bit 63 set would come out negative through a signed type.
+    assert fp.simhash == 3747413796200355719
     assert fpdb.fingerprint(t, "char:5") != fp
     assert fpdb.fingerprint("") == fpdb.fingerprint("   ")
     assert fpdb.fingerprint("").simhash == 0 and fpdb.fingerprint("").shingles == []
@@ -64,7 +66,10 @@ def test_outcomes_groups_delete_compact(tmp_path):
         assert a.stored and a.id == 0 and a.duplicates == [] and a.group.size == 1 and a.replaced is None
         b = db.insert("b", variant)
         [hit] = b.duplicates
-        assert (hit.key, hit.id, hit.hamming) == ("a", 0, hit.hamming) and 0.9 < hit.jaccard < 1
+        # The Hamming distance of the two stable fingerprints (golden values, see above).
+        expected = bin(fpdb.fingerprint(base).simhash ^ fpdb.fingerprint(variant).simhash).count("1")
+        assert fpdb.fingerprint(base).simhash == 15150381067380646044 and fpdb.fingerprint(variant).simhash == 15438593814839156892
+        assert (hit.key, hit.id, hit.hamming) == ("a", 0, expected) and expected == 5 and 0.9 < hit.jaccard < 1
         assert b.group.canonical == "a" and b.group.size == 2 and b.group.id == 0
         assert "InsertOutcome(key='b'" in repr(b) or 'InsertOutcome(key="b"' in repr(b)
         c = db.insert("c", variant, dedup="skip")

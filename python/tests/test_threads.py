@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import threading
+import time
 
 import fpdb
 from conftest import corpus, lazy_corpus
@@ -71,3 +73,84 @@ def test_parallel_inserts_from_threads(tmp_path):
             t.join()
         assert len(db) == 200
         assert db.check().ok
+
+
+class Ticker:
+    """A Python thread that records the time of each of its loop turns. A turn needs the GIL, so a
+    call that holds the GIL shows as a gap: no turn between its start and its end."""
+
+    def __init__(self) -> None:
+        self.turns: list[float] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self.stop.is_set():
+            self.turns.append(time.monotonic())
+            time.sleep(0.001)
+
+    def __enter__(self) -> "Ticker":
+        self.thread.start()
+        while not self.turns:
+            time.sleep(0.001)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def during(self, start: float, end: float) -> int:
+        """Turns strictly inside (start + 20 ms, end): the margin covers a turn that began before."""
+        return sum(1 for t in self.turns if start + 0.02 < t < end)
+
+
+def timed(ticker: Ticker, f) -> tuple[float, int]:
+    start = time.monotonic()
+    f()
+    end = time.monotonic()
+    return end - start, ticker.during(start, end)
+
+
+def test_a_second_thread_runs_during_a_long_call(tmp_path):
+    with fpdb.Db.create(tmp_path / "db", sync=False) as db:
+        db.ingest(lazy_corpus(20_000), batch_size=2000).run()
+        with Ticker() as ticker:
+            took, turns = timed(ticker, db.check)
+        # A call that long with the GIL held would leave no turn at all.
+        assert took > 0.1, f"check took {took:.3f} s: too short to show anything"
+        assert turns >= 10, f"{turns} turns of the other thread during a {took:.3f} s check"
+
+
+def test_an_abandoned_ingest_drains_without_the_gil(tmp_path):
+    with fpdb.Db.create(tmp_path / "db", sync=True) as db:
+        ing = db.ingest(lazy_corpus(100_000), batch_size=4000)
+        first = next(ing)
+        assert first.ok
+        with Ticker() as ticker:
+            # Dropping the iterator stops the input and waits for the batches in flight to commit.
+            def drop():
+                nonlocal ing
+                del ing
+                gc.collect()
+
+            took, turns = timed(ticker, drop)
+        assert took > 0.1, f"the drain took {took:.3f} s: too short to show anything"
+        assert turns >= 10, f"{turns} turns of the other thread during a {took:.3f} s drain"
+        assert len(db) > 4000
+
+
+def test_a_db_dropped_without_close_flushes_without_the_gil(tmp_path):
+    db = fpdb.Db.create(tmp_path / "db", sync=False)
+    db.ingest(lazy_corpus(60_000), batch_size=2000).run()
+    with Ticker() as ticker:
+
+        def drop():
+            nonlocal db
+            del db
+            gc.collect()
+
+        took, turns = timed(ticker, drop)
+    assert took > 0.05, f"the drop took {took:.3f} s: too short to show anything"
+    assert turns >= 5, f"{turns} turns of the other thread during a {took:.3f} s drop"
+    with fpdb.Db.open(tmp_path / "db") as db:
+        assert len(db) == 60_000 and db.check().ok

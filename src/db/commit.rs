@@ -362,9 +362,23 @@ impl Db {
             };
         }
         drop(st);
+        self.after_publish(w);
+        Ok(())
+    }
+
+    /// The background work a commit drives once its batch is durable and published: the mirror's
+    /// merge, the containment tail, the table tail. A failure there is not the batch's (it is
+    /// stored and visible, and reported so): it poisons the handle, and the next call says why
+    /// (issue 31 item 5).
+    fn after_publish(&self, w: &mut Writer) {
         self.merge_mirror(w);
-        super::contain_tail::tail_after_commit(&self.inner, w)?; // containment:
-        super::table_tail::table_tail_after_commit(&self.inner, w)
+        let r = super::contain_tail::tail_after_commit(&self.inner, w) // containment:
+            .and_then(|()| super::table_tail::table_tail_after_commit(&self.inner, w));
+        if let Err(e) = r {
+            if w.poisoned.is_none() {
+                w.poisoned = Some(format!("background work after a commit: {e}"));
+            }
+        }
     }
 
     /// The mirror's merges (`MemTables::start_merge`): one at a time, built on a thread of its own

@@ -4,72 +4,125 @@
 use std::fs;
 
 use crate::error::{Error, Result};
-use crate::store::segment;
+use crate::failpoint;
+use crate::store::segment::{self, SegmentSet};
 use crate::store::ShingleLoc;
 
 use super::commit::Pending;
+use super::state::Writer;
 use super::types::CompactStats;
 use super::Db;
 
+/// What a compaction rewrites, taken under the state's read lock: the victim segments, their live
+/// records (`(id, location)`, in id order) and the segment readers to copy them from (`Arc`s).
+struct Plan {
+    victims: Vec<u32>,
+    live: Vec<(u64, ShingleLoc)>,
+    segs: SegmentSet,
+}
+
 impl Db {
-    /// Rewrites segments whose dead share is at least `min_dead` (0.0..=1.0) and reclaims their bytes.
+    /// Rewrites segments whose dead share is at least `min_dead` (0.0..=1.0) and reclaims their
+    /// bytes. Streamed: the live records are copied into new segments of the normal size
+    /// (`Options::segment_size`), one segment's worth in memory at a time, with no state lock held
+    /// (queries go on); one commit then repoints the moved records and drops the victims. Writes
+    /// wait for it (the writer lock is held throughout).
     pub fn compact(&self, min_dead: f64) -> Result<CompactStats> {
         let mut w = self.lock_writer()?;
         let mut stats = CompactStats::default();
-        let (victims, moved_records) = {
-            let st = self.inner.state.read();
-            let mut victims: Vec<u32> = st
-                .seg_usage
-                .iter()
-                .filter(|(_, &(len, live))| {
-                    let data = len.saturating_sub(segment::FILE_HEADER);
-                    data > 0 && (data - live.min(data)) as f64 >= min_dead * data as f64 && live < data
-                })
-                .map(|(&id, _)| id)
-                .collect();
-            victims.sort_unstable();
-            let mut recs: Vec<(u64, Vec<u32>)> = Vec::new();
-            let mut ids: Vec<(u64, ShingleLoc)> = st
-                .docs
-                .iter()
-                .filter(|(_, m)| victims.contains(&m.loc.segment))
-                .map(|(&id, m)| (id, m.loc))
-                .collect();
-            ids.sort_unstable_by_key(|&(id, _)| id);
-            for (id, loc) in ids {
-                recs.push((id, st.segs.read(loc, id)?.into_owned()));
-            }
-            for v in &victims {
-                let (len, live) = st.seg_usage[v];
-                stats.bytes_reclaimed += len - live - segment::FILE_HEADER.min(len - live);
-            }
-            (victims, recs)
-        };
-        if victims.is_empty() {
+        let plan = self.compaction_plan(min_dead, &mut stats);
+        if plan.victims.is_empty() {
             return Ok(stats);
         }
         Self::mutation(&mut w, "compaction", |w| {
-            if victims.iter().any(|&v| Some(v) == w.segw.active()) {
+            if plan.victims.iter().any(|&v| Some(v) == w.segw.active()) {
                 w.segw.seal_active();
             }
             let mut pend = Pending::default();
-            let mut moved = Vec::new();
-            if !moved_records.is_empty() {
-                let refs: Vec<(u64, &[u32])> = moved_records.iter().map(|(id, s)| (*id, s.as_slice())).collect();
-                let (seg, locs, len) = w.segw.write_compacted(&refs)?;
-                pend.seg_created.push(seg);
-                pend.seg_lengths.push((seg, len));
-                moved = moved_records.iter().map(|(id, _)| *id).zip(locs).collect();
-            }
-            pend.seg_dropped = victims.clone();
+            let moved = self.copy_live(w, &plan, &mut pend)?;
+            pend.seg_dropped = plan.victims.clone();
             stats.records_moved = moved.len() as u64;
-            stats.segments_rewritten = victims.len() as u64;
-            self.commit(w, pend, moved)
+            stats.segments_rewritten = plan.victims.len() as u64;
+            self.commit(w, pend, moved)?;
+            // The victims' files may go only once the commit that stops naming them is durable:
+            // with sync off it is not yet, and a power cut that lost it while the files were gone
+            // would leave doc records naming missing segments (issue 31 item 1).
+            self.sync_wal()
         })?;
         drop(w);
+        self.remove_segments(&plan.victims)?;
+        Ok(stats)
+    }
+
+    /// The segments whose dead share is at least `min_dead`, their live records and the bytes
+    /// their rewrite reclaims (into `stats`).
+    fn compaction_plan(&self, min_dead: f64, stats: &mut CompactStats) -> Plan {
+        let st = self.inner.state.read();
+        let mut victims: Vec<u32> = st
+            .seg_usage
+            .iter()
+            .filter(|(_, &(len, live))| {
+                let data = len.saturating_sub(segment::FILE_HEADER);
+                data > 0 && (data - live.min(data)) as f64 >= min_dead * data as f64 && live < data
+            })
+            .map(|(&id, _)| id)
+            .collect();
+        victims.sort_unstable();
+        let mut live: Vec<(u64, ShingleLoc)> = st
+            .docs
+            .iter()
+            .filter(|(_, m)| victims.binary_search(&m.loc.segment).is_ok())
+            .map(|(&id, m)| (id, m.loc))
+            .collect();
+        live.sort_unstable_by_key(|&(id, _)| id);
+        for v in &victims {
+            let (len, live) = st.seg_usage[v];
+            stats.bytes_reclaimed += len - live - segment::FILE_HEADER.min(len - live);
+        }
+        Plan {
+            victims,
+            live,
+            segs: st.segs.clone(),
+        }
+    }
+
+    /// Copies the plan's live records into new segments of at most `Options::segment_size` bytes
+    /// (a single larger record gets a segment of its own), holding one segment's records at a
+    /// time; records the new segments in `pend`. Returns each record's new location.
+    fn copy_live(&self, w: &mut Writer, plan: &Plan, pend: &mut Pending) -> Result<Vec<(u64, ShingleLoc)>> {
+        let target = self.inner.opts.segment_size.saturating_sub(segment::FILE_HEADER);
+        let mut moved = Vec::with_capacity(plan.live.len());
+        let mut chunk: Vec<(u64, Vec<u32>)> = Vec::new();
+        let mut bytes = 0u64;
+        let mut write = |chunk: &mut Vec<(u64, Vec<u32>)>, w: &mut Writer| -> Result<()> {
+            if chunk.is_empty() {
+                return Ok(());
+            }
+            let refs: Vec<(u64, &[u32])> = chunk.iter().map(|(id, s)| (*id, s.as_slice())).collect();
+            let (seg, locs, len) = w.segw.write_compacted(&refs)?;
+            pend.seg_created.push(seg);
+            pend.seg_lengths.push((seg, len));
+            moved.extend(chunk.drain(..).map(|(id, _)| id).zip(locs));
+            Ok(())
+        };
+        for &(id, loc) in &plan.live {
+            if bytes + loc.record_len() > target {
+                write(&mut chunk, w)?;
+                bytes = 0;
+            }
+            failpoint::pause_point("compact.copy");
+            chunk.push((id, plan.segs.read(loc, id)?.into_owned()));
+            bytes += loc.record_len();
+        }
+        write(&mut chunk, w)?;
+        Ok(moved)
+    }
+
+    /// Removes compacted segments' files (their committed lengths are already dropped).
+    fn remove_segments(&self, victims: &[u32]) -> Result<()> {
         let dir = self.inner.path.join("segments");
         for v in victims {
-            let p = dir.join(segment::file_name(v));
+            let p = dir.join(segment::file_name(*v));
             match fs::remove_file(&p) {
                 Ok(()) => {}
                 // Already gone: the unlink is idempotent (its committed length is dropped either way).
@@ -77,7 +130,17 @@ impl Db {
                 Err(e) => return Err(Error::io("remove compacted segment", &p, e)),
             }
         }
-        Ok(stats)
+        Ok(())
+    }
+
+    /// Makes every commit so far durable: with sync off, syncs RocksDB's WAL (with sync on, each
+    /// commit already was).
+    fn sync_wal(&self) -> Result<()> {
+        crate::failpoint!("compact.durable");
+        if !self.inner.opts.sync {
+            self.inner.rocks.flush_wal(true).map_err(self.rocks_err("sync the WAL"))?;
+        }
+        Ok(())
     }
 
     /// Writes what the handle holds in memory to files, as a clean close does: the containment

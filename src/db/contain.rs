@@ -20,7 +20,7 @@ use rocksdb::{IteratorMode, WriteBatch};
 use crate::error::{Error, Result};
 use crate::fingerprint::containment::{min_shared_keys, sample_threshold, samples};
 use crate::fingerprint::containment::{stored_keys, KeyKind};
-use crate::fingerprint::similarity::{containment_at_least, hamming, Containment};
+use crate::fingerprint::similarity::{containment_at_least, hamming, Containment, MethodScore};
 use crate::fingerprint::Fingerprint;
 use crate::index::contain::{MemContain, RocksContain};
 use crate::intmap::IntMap;
@@ -28,9 +28,10 @@ use crate::store::doc_record::{ContainmentConfig, DocRecord};
 use crate::store::keys::{contain_key, decode_contain_key, decode_contain_value, CF_CONTAIN};
 
 use super::commit::Pending;
-use super::options::check_c;
+use super::options::{check_c, QueryOptions};
+use super::snapshot::Snapshot;
 use super::state::State;
-use super::types::{CheckReport, ContainPair, ContainmentStats, Fault, Hit};
+use super::types::{CheckReport, ContainPair, ContainmentStats, Fault, Hit, QueryAnswer};
 use super::Db;
 
 /// The hit of a verified containment: `r` is the query (A) against the stored document (B).
@@ -181,18 +182,32 @@ impl Db {
         Ok(())
     }
 
-    /// A containment query (see [`QueryOptions::min_containment`](super::QueryOptions)).
-    pub(super) fn query_containment(&self, fp: &Fingerprint, c: f64, limit: Option<usize>) -> Result<Vec<Hit>> {
+    /// A containment query (see [`QueryOptions::min_containment`](super::QueryOptions)): the
+    /// candidates under the lock, their verification on a snapshot with no lock held, within the
+    /// bounds of `opts` (`db::snapshot`).
+    pub(super) fn query_containment(&self, fp: &Fingerprint, c: f64, opts: &QueryOptions) -> Result<QueryAnswer> {
         let c = check_c(c)?;
-        self.contain_cfg()?;
-        let mut hits = self.read_rocks(|st| {
-            let mut hits = Vec::new();
-            self.contain_search(st, fp, c, |_| true, &mut hits)?;
-            Ok(hits)
+        let cfg = self.contain_cfg()?;
+        let snapshot = self.read_rocks(|st| {
+            let mut cands = Candidates::new(&fp.shingles, cfg, c);
+            let found = self
+                .contain_index(st, cfg)?
+                .candidates(&fp.shingles, &st.contain_short, |id, kind, keys| cands.add(id, kind, keys))?;
+            let passing = cands.passing(found.frequent, |id| st.docs.get(&id).map(|m| m.loc.count as usize));
+            // The index may hold documents of a batch not yet published (read_rocks prevents it);
+            // only published documents are answers (`Snapshot::take` keeps those).
+            Ok(Snapshot::take(
+                st,
+                passing.into_iter().map(|(id, _)| (id, MethodScore::Hamming(0))),
+                |_| true,
+            ))
         })?;
-        sort_contain_hits(&mut hits);
-        hits.truncate(limit.unwrap_or(usize::MAX));
-        Ok(hits)
+        let mut answer = snapshot.verify(opts, |set, d| {
+            containment_at_least(&fp.shingles, set, c).map(|r| contain_hit(&d.key, d.id, fp.simhash, d.simhash, &r))
+        })?;
+        sort_contain_hits(&mut answer.hits);
+        answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
+        Ok(answer)
     }
 
     /// The writer's containment relations of a new document: the committed documents (minus those

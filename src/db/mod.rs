@@ -8,6 +8,7 @@
 //! | `open.rs` | create / open / recover / load the state |
 //! | `state.rs` | the published `State`, the `Writer`, poisoning, consistent reads |
 //! | `query.rs` | queries, `get`, groups, counters |
+//! | `snapshot.rs` | a query's verification on a snapshot, with no lock held; its bounds |
 //! | `write.rs` | the writer's decisions (dedup, replace, delete, groups) |
 //! | `commit.rs` | one batch: segment append + fsync → one `WriteBatch` → publish |
 //! | `groups.rs` | connected components |
@@ -32,6 +33,7 @@ mod open;
 mod options;
 mod query;
 mod reindex;
+mod snapshot;
 mod sst;
 mod state;
 mod table_tail;
@@ -60,7 +62,9 @@ pub use options::{
 };
 pub use reindex::ReindexReport;
 use state::{State, Writer};
-pub use types::{CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, Stats};
+pub use types::{
+    CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, QueryAnswer, Stats,
+};
 // containment:
 pub(crate) use options::check_c;
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};

@@ -224,6 +224,13 @@ pub struct QueryOptions {
     /// method: fewest equal supershingles under broder / broder-charikar (default: the spec's
     /// `min_shared`, 2). Ignored by the other methods.
     pub min_shared: Option<u32>,
+    /// At most this many candidates (those that passed the Hamming and size filters, the nearest
+    /// first) are verified by exact Jaccard; more make the answer truncated
+    /// ([`QueryAnswer::truncated`](crate::QueryAnswer)). `None`: no bound.
+    pub max_candidates: Option<usize>,
+    /// Verification stops at this instant; candidates left make the answer truncated. `None`: no
+    /// bound.
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// Checks a key against the accepted range.
@@ -401,6 +408,18 @@ impl QueryOptions {
     /// [`QueryOptions::min_shared`]).
     pub fn with_min_shared(mut self, s: u32) -> Self {
         self.min_shared = Some(s);
+        self
+    }
+
+    /// With at most `n` candidates verified (see [`QueryOptions::max_candidates`]).
+    pub fn with_max_candidates(mut self, n: usize) -> Self {
+        self.max_candidates = Some(n);
+        self
+    }
+
+    /// With a deadline for the verification (see [`QueryOptions::deadline`]).
+    pub fn with_deadline(mut self, deadline: std::time::Instant) -> Self {
+        self.deadline = Some(deadline);
         self
     }
 }

@@ -12,8 +12,9 @@ use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{be_u64, table_cf, CF_DOCS};
 
 use super::options::{check_k, check_t, QueryOptions};
+use super::snapshot::{jaccard_hit, size_filter, Snapshot};
 use super::state::State;
-use super::types::{Document, GroupInfo, Hit, Stats};
+use super::types::{Document, GroupInfo, Hit, QueryAnswer, Stats};
 use super::Db;
 
 pub(super) fn sort_hits(hits: &mut [Hit]) {
@@ -131,22 +132,35 @@ impl Db {
 
     /// Near-duplicates of a fingerprint (SimHash within k, then exact Jaccard ≥ t).
     pub fn query_fingerprint(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<Vec<Hit>> {
+        Ok(self.query_fingerprint_answer(fp, opts)?.hits)
+    }
+
+    /// [`Db::query`] with the bounds of `opts` (`max_candidates`, `deadline`) reported: the hits,
+    /// how many candidates were verified, and whether some were left unverified.
+    pub fn query_answer(&self, text: &str, opts: &QueryOptions) -> Result<QueryAnswer> {
+        let fp = self.fingerprinter().fingerprint(text);
+        self.query_fingerprint_answer(&fp, opts)
+    }
+
+    /// [`Db::query_fingerprint`] with the bounds of `opts` reported ([`Db::query_answer`]). The
+    /// candidates are found under the state's read lock; their verification (segment reads and
+    /// exact Jaccard) runs on a snapshot with no lock held (`db::snapshot`).
+    pub fn query_fingerprint_answer(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryAnswer> {
         // containment:
         if let Some(c) = opts.min_containment {
-            return self.query_containment(fp, c, opts.limit);
+            return self.query_containment(fp, c, opts);
         }
         let rule = self.rule(opts.max_distance, opts.min_shared)?; // method: k, and s for Broder
         let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
-        let mut hits = self.with_state(|st| {
+        let snapshot = self.with_state(|st| {
             let mut cands = Vec::new();
             self.candidates(st, fp, rule, |id, d| cands.push((id, d)))?;
-            let mut hits = Vec::new();
-            self.verify(st, fp, t, cands, &mut hits)?;
-            Ok(hits)
+            Ok(Snapshot::take(st, cands, size_filter(fp, t)))
         })?;
-        sort_hits(&mut hits);
-        hits.truncate(opts.limit.unwrap_or(usize::MAX));
-        Ok(hits)
+        let mut answer = snapshot.verify(opts, |set, c| jaccard_hit(fp, t, set, c))?;
+        sort_hits(&mut answer.hits);
+        answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
+        Ok(answer)
     }
 
     /// Documents whose SimHash is within k of `simhash` (no Jaccard: there is no shingle set to compare).

@@ -9,7 +9,7 @@ use crate::store::doc_record::DocRecord;
 use super::options::validate_key;
 
 /// One query hit.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Hit {
     /// External key.
     pub key: String,
@@ -32,10 +32,31 @@ pub struct Hit {
     // metadata:
     /// How it matched: verified text, or an exact metadata match (then Hamming distance, Jaccard
     /// and containment are given for information only).
+    #[serde(rename = "match", serialize_with = "match_name")]
     pub matched: MatchKind,
     /// method: the method's own similarity (supershingles shared, agreeing bits, Hamming per
     /// lexicon; the Hamming distance under simhash).
     pub score: MethodScore,
+}
+
+/// `Hit::matched` as its name (`text`, `doi`, `title_year`).
+fn match_name<S: serde::Serializer>(m: &MatchKind, s: S) -> std::result::Result<S::Ok, S::Error> {
+    s.serialize_str(m.as_str())
+}
+
+/// A query's answer with its bounds ([`Db::query_answer`](crate::Db::query_answer)): the hits,
+/// how many candidates were verified by exact Jaccard (or containment), and whether some that
+/// passed the filters were left unverified (by `QueryOptions::max_candidates` or
+/// `QueryOptions::deadline`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[non_exhaustive]
+pub struct QueryAnswer {
+    /// The verified hits, best first (at most `QueryOptions::limit`).
+    pub hits: Vec<Hit>,
+    /// True when candidates were left unverified: the hits may be incomplete.
+    pub truncated: bool,
+    /// How many candidates were verified.
+    pub candidates: usize,
 }
 
 /// A duplicate group as seen at a point in time.

@@ -4,8 +4,8 @@
 
 use crate::error::{Error, Result};
 use crate::failpoint;
-use crate::fingerprint::biblio::{Biblio, MatchKind};
-use crate::fingerprint::similarity::{for_each_within, jaccard_at_least, MethodScore, Rule};
+use crate::fingerprint::biblio::Biblio;
+use crate::fingerprint::similarity::{for_each_within, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::index::ProbeLists;
 
@@ -13,6 +13,7 @@ use super::commit::{Pending, PendingDoc};
 use super::groups::components;
 use super::options::{check_c, validate_key, Dedup};
 use super::query::{size_compatible, sort_hits};
+use super::snapshot::verified_hit;
 use super::state::{State, Writer};
 use super::types::{GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc};
 use super::Db;
@@ -396,20 +397,7 @@ impl Db {
             if !size_compatible(fp.shingles.len(), meta.loc.count, t) {
                 continue;
             }
-            if let Some(sim) = jaccard_at_least(&fp.shingles, &st.segs.read(meta.loc, id)?, t) {
-                hits.push(Hit {
-                    key: meta.key.to_string(),
-                    id,
-                    hamming: d.distance(),
-                    jaccard: Some(sim.jaccard),
-                    shared: Some(sim.shared),
-                    // containment: free from the overlap.
-                    containment: Some(share(sim.shared, fp.shingles.len())),
-                    reverse_containment: Some(share(sim.shared, meta.loc.count as usize)),
-                    matched: MatchKind::Text,
-                    score: d,
-                });
-            }
+            hits.extend(verified_hit(fp, t, &st.segs.read(meta.loc, id)?, id, &meta.key, meta.loc.count, d));
         }
         Ok(())
     }
@@ -493,19 +481,7 @@ impl Db {
                 continue;
             }
             if d.satisfies(k) {
-                if let Some(sim) = jaccard_at_least(&fp.shingles, &p.fp.shingles, t) {
-                    hits.push(Hit {
-                        key: p.key.clone(),
-                        id: p.id,
-                        hamming: d.distance(),
-                        jaccard: Some(sim.jaccard),
-                        shared: Some(sim.shared),
-                        containment: Some(share(sim.shared, fp.shingles.len())),
-                        reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
-                        matched: MatchKind::Text,
-                        score: d.clone(),
-                    });
-                }
+                hits.extend(verified_hit(fp, t, &p.fp.shingles, p.id, &p.key, p.fp.shingles.len() as u32, d));
             }
         }
     }

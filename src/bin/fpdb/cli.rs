@@ -133,6 +133,31 @@ pub struct ServeArgs {
     /// Seconds to wait for in-flight requests after SIGINT/SIGTERM.
     #[arg(long, default_value_t = 30)]
     pub shutdown_timeout_s: u64,
+    /// Open connections at most (one more: 503 with Retry-After, closed at once).
+    #[arg(long, default_value_t = 4096)]
+    pub max_connections: usize,
+    /// Requests being worked on at most, /healthz and /metrics aside (more: 503 `overloaded`).
+    #[arg(long, default_value_t = 64)]
+    pub max_inflight: usize,
+    /// POST /v1/duplicates being worked on at most (more: 503 `overloaded`). 0: half the cores, at
+    /// least 1 — duplicate checks never take the cores the writes need.
+    #[arg(long, default_value_t = 0)]
+    pub max_queries: usize,
+    /// Seconds a client has to send a request head (then the connection is closed).
+    #[arg(long, default_value_t = 10)]
+    pub header_timeout_s: u64,
+    /// Seconds a client has to send a request body (then 408).
+    #[arg(long, default_value_t = 30)]
+    pub body_timeout_s: u64,
+    /// Seconds a request may take in all (then 503 `timeout`).
+    #[arg(long, default_value_t = 60)]
+    pub request_timeout_s: u64,
+    /// Candidates a duplicate check verifies at most (more: the answer says `truncated: true`).
+    #[arg(long, default_value_t = 10_000)]
+    pub max_candidates: usize,
+    /// Milliseconds a duplicate check may verify candidates (then `truncated: true`).
+    #[arg(long, default_value_t = 500)]
+    pub query_deadline_ms: u64,
     #[command(flatten)]
     pub write: WriteArgs,
 }

@@ -228,15 +228,33 @@ fn kind(v: &serde_json::Value) -> &'static str {
     }
 }
 
-/// JSONL documents from a reader (plain or gzip, [`crate::sniff`]); blank lines are skipped. Each
-/// item's origin (its line) goes to `origins` when given. Refused before any line is read when the
-/// input is in a format fpdb does not read (UTF-16, zstd, ...).
+/// The longest JSONL line read, bytes (64 MiB; the server's NDJSON bodies have the same default
+/// bound, `--max-bulk-bytes`). A longer line is rejected with its number and skipped without
+/// being held in memory: a multi-GB line without a newline cannot exhaust memory.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
+/// JSONL documents from a reader (plain or gzip, [`crate::sniff`]); blank lines are skipped, and
+/// lines over [`MAX_LINE_BYTES`] are rejected. Each item's origin (its line) goes to `origins`
+/// when given. Refused before any line is read when the input is in a format fpdb does not read
+/// (UTF-16, zstd, ...).
 pub fn jsonl<R: Read + Send + 'static>(
     reader: R,
     name: String,
     key_field: String,
     text_field: String,
     origins: Option<Origins>,
+) -> Result<impl Iterator<Item = Result<NewDoc, Error>> + Send, Error> {
+    jsonl_capped(reader, name, key_field, text_field, origins, MAX_LINE_BYTES)
+}
+
+/// [`jsonl`] with lines of at most `max_line` bytes.
+fn jsonl_capped<R: Read + Send + 'static>(
+    reader: R,
+    name: String,
+    key_field: String,
+    text_field: String,
+    origins: Option<Origins>,
+    max_line: usize,
 ) -> Result<impl Iterator<Item = Result<NewDoc, Error>> + Send, Error> {
     let reader = crate::sniff::text_stream(reader, &name)?;
     if let Some(o) = &origins {
@@ -253,9 +271,19 @@ pub fn jsonl<R: Read + Send + 'static>(
         buf.clear();
         lineno += 1;
         let origin = || line_origin(&name, lineno);
-        match r.read_until(b'\n', &mut buf) {
-            Ok(0) => return None,
-            Ok(_) => {
+        match read_line_capped(&mut r, &mut buf, max_line) {
+            Ok(None) => return None,
+            Ok(Some(false)) => {
+                if let Some(o) = &origins {
+                    lock(o).push(Origin::Line(lineno));
+                }
+                return Some(Err(bad(
+                    &origin(),
+                    None,
+                    format!("the line is over {max_line} bytes; it was skipped (split the document or shorten its text)"),
+                )));
+            }
+            Ok(Some(true)) => {
                 let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
                 let line = line.strip_suffix(b"\r").unwrap_or(line);
                 if line.iter().all(|b| b.is_ascii_whitespace()) {
@@ -282,6 +310,39 @@ pub fn jsonl<R: Read + Send + 'static>(
             }
         }
     }))
+}
+
+/// Reads one line (its `\n` included) into `buf`, holding at most `max` bytes of it: `None` at the
+/// end of the input, `Some(true)` for a line read, `Some(false)` for a line over `max` bytes (the
+/// rest of it is read and dropped, `buf` is cleared).
+fn read_line_capped(r: &mut impl BufRead, buf: &mut Vec<u8>, max: usize) -> std::io::Result<Option<bool>> {
+    let n = r.by_ref().take(max as u64 + 1).read_until(b'\n', buf)?;
+    if n == 0 {
+        return Ok(None);
+    }
+    let complete = buf.last() == Some(&b'\n') || n <= max;
+    if complete {
+        return Ok(Some(true));
+    }
+    buf.clear();
+    // Skip to the end of the line, a buffer at a time.
+    loop {
+        let chunk = r.fill_buf()?;
+        if chunk.is_empty() {
+            break;
+        }
+        match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                r.consume(i + 1);
+                break;
+            }
+            None => {
+                let len = chunk.len();
+                r.consume(len);
+            }
+        }
+    }
+    Ok(Some(false))
 }
 
 /// The documents of an input, each one or why it was rejected.
@@ -504,5 +565,45 @@ mod tests {
             assert_eq!(item.is_err(), seq % 1_000 == 999, "item {seq}");
         }
         assert_eq!(most, 0, "each origin is taken as its item is reported");
+    }
+
+    #[test]
+    fn a_line_over_the_cap_is_rejected_with_its_number_and_skipped() {
+        let long = format!("{{\"key\": \"big\", \"text\": \"{}\"}}", "word ".repeat(200));
+        for tail in ["\n", ""] {
+            let input = format!("{{\"key\": \"a\", \"text\": \"one two\"}}\n{long}{tail}{{\"key\": \"b\", \"text\": \"three\"}}\n");
+            // Without a newline after it the long line runs to the end of the input.
+            let items: Vec<_> = jsonl_capped(
+                std::io::Cursor::new(input.into_bytes()),
+                "s".into(),
+                "key".into(),
+                "text".into(),
+                None,
+                100,
+            )
+            .unwrap()
+            .collect();
+            assert_eq!(items.len(), if tail.is_empty() { 2 } else { 3 }, "{tail:?}");
+            assert_eq!(items[0].as_ref().unwrap().key, "a");
+            let e = items[1].as_ref().unwrap_err().to_string();
+            assert!(e.contains("s line 2") && e.contains("over 100 bytes"), "{e}");
+            if !tail.is_empty() {
+                assert_eq!(items[2].as_ref().unwrap().key, "b");
+            }
+        }
+        // A line of exactly the cap (newline aside) is read.
+        let line = format!("{{\"key\": \"c\", \"text\": \"{}\"}}", "x".repeat(50));
+        let cap = line.len();
+        let items: Vec<_> = jsonl_capped(
+            std::io::Cursor::new(format!("{line}\n").into_bytes()),
+            "s".into(),
+            "key".into(),
+            "text".into(),
+            None,
+            cap,
+        )
+        .unwrap()
+        .collect();
+        assert_eq!(items[0].as_ref().unwrap().key, "c");
     }
 }

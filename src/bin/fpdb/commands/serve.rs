@@ -25,6 +25,17 @@ impl From<ServeArgs> for Config {
             sync: !a.write.no_sync,
             log_requests: a.log_requests,
             shutdown_timeout: Duration::from_secs(a.shutdown_timeout_s),
+            max_connections: a.max_connections,
+            max_inflight: a.max_inflight,
+            max_queries: match a.max_queries {
+                0 => std::thread::available_parallelism().map_or(1, |n| (n.get() / 2).max(1)),
+                n => n,
+            },
+            header_timeout: Duration::from_secs(a.header_timeout_s),
+            body_timeout: Duration::from_secs(a.body_timeout_s),
+            request_timeout: Duration::from_secs(a.request_timeout_s),
+            max_candidates: a.max_candidates,
+            query_deadline: Duration::from_millis(a.query_deadline_ms),
         }
     }
 }

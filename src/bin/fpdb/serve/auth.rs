@@ -29,7 +29,9 @@ impl Auth {
 
     /// Whether a request with this method and path changes data.
     pub fn is_write(method: &Method, path: &str) -> bool {
-        *method == Method::PUT || *method == Method::DELETE || (*method == Method::POST && path == "/v1/documents")
+        *method == Method::PUT
+            || *method == Method::DELETE
+            || (*method == Method::POST && (path == "/v1/documents" || path == "/v1/documents:delete"))
     }
 
     fn allows(&self, presented: Option<&[u8]>) -> bool {
@@ -47,16 +49,22 @@ pub async fn require_token(State(state): State<Arc<AppState>>, req: Request, nex
     let path = req.uri().path();
     let needed = auth.enabled() && path != "/healthz" && (auth.for_reads || Auth::is_write(req.method(), path));
     if needed {
-        let presented = req
-            .headers()
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.as_bytes().strip_prefix(b"Bearer "))
-            .map(|t| t.trim_ascii());
+        let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| bearer(v.as_bytes()));
         if !auth.allows(presented) {
             return ApiError::unauthorized().into_response();
         }
     }
     next.run(req).await
+}
+
+/// The token of an `Authorization: Bearer <token>` value. The scheme name is case-insensitive
+/// (RFC 7235 §2.1: `bearer`, `BEARER` are the same scheme); one or more spaces follow it.
+fn bearer(v: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = v.split_at_checked(6)?;
+    if !scheme.eq_ignore_ascii_case(b"bearer") || rest.first() != Some(&b' ') {
+        return None;
+    }
+    Some(rest.trim_ascii())
 }
 
 #[cfg(test)]
@@ -76,5 +84,17 @@ mod tests {
         assert!(!Auth::is_write(&Method::POST, "/v1/duplicates"));
         assert!(Auth::is_write(&Method::DELETE, "/v1/documents/x"));
         assert!(!Auth::is_write(&Method::GET, "/v1/documents/x"));
+        assert!(Auth::is_write(&Method::POST, "/v1/documents:delete"));
+        assert!(!Auth::is_write(&Method::POST, "/v1/documents:get"));
+    }
+
+    #[test]
+    fn bearer_scheme_is_case_insensitive() {
+        for v in ["Bearer tok", "bearer tok", "BEARER tok", "bEaReR   tok "] {
+            assert_eq!(bearer(v.as_bytes()), Some(&b"tok"[..]), "{v}");
+        }
+        for v in ["Bearertok", "Basic tok", "Bear tok", ""] {
+            assert_eq!(bearer(v.as_bytes()), None, "{v}");
+        }
     }
 }

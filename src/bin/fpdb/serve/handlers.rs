@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
-use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Extension, Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use fpdb::IngestOptions;
@@ -16,12 +16,12 @@ use fpdb::{Biblio, Dedup, NewDoc, QueryOptions};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use super::errors::{ApiError, ErrorBody};
+use super::errors::{ApiError, ErrorBody, RequestId};
 use super::router::AppState;
 use super::schemas::{parse_json, MAX_LIMIT};
 use super::schemas::{
     BulkDocumentIn, BulkLineOut, DedupParam, DedupQuery, DeleteOut, DocumentIn, DocumentOut, DuplicatesIn, DuplicatesOut, GroupMembersOut,
-    GroupOut, HealthOut, HitOut, MemberOut, PutResponse, StatsOut,
+    GroupOut, HealthOut, HitOut, KeyIn, MemberOut, PutResponse, StatsOut,
 };
 use super::writer::Job;
 
@@ -34,11 +34,21 @@ fn json<T: Serialize>(status: StatusCode, v: &T) -> Response {
     }
 }
 
-/// Runs a blocking library call on tokio's blocking pool.
+/// Runs a blocking library call on tokio's blocking pool (a panic there is a 500 `internal`, its
+/// text in the server log only).
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| ApiError::internal(format!("a worker task failed: {e}")))?
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        let text = if e.is_panic() {
+            let p = e.into_panic();
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-text panic".into())
+        } else {
+            e.to_string()
+        };
+        ApiError::internal(format!("a worker task failed: {text}"))
+    })?
 }
 
 fn key_of(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
@@ -51,31 +61,59 @@ fn key_of(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
     })
 }
 
-/// A body read whole by axum (within `limit`, the `DefaultBodyLimit`), then [`decoded`].
-async fn body_of(headers: &HeaderMap, b: Result<Bytes, BytesRejection>, limit: usize, flag: &str) -> Result<Bytes, ApiError> {
-    let body = b.map_err(|e| {
-        if e.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::too_large(limit, flag)
-        } else {
-            ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("cannot read the body: {e}"))
-        }
-    })?;
+/// A single-document body (`--max-body-bytes`), read within `--body-timeout-s`, then [`decoded`].
+async fn body_of(s: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+    let (limit, flag) = (s.cfg.max_body_bytes, "--max-body-bytes");
+    let body = read_limited(body, limit, flag, s.cfg.body_timeout).await?;
     decoded(headers, body, limit, flag).await
 }
 
-/// Reads a whole body, refusing it (413) as soon as it passes `limit` bytes.
-async fn read_limited(body: Body, limit: usize, flag: &str) -> Result<Bytes, ApiError> {
+/// Reads a whole body, refusing it (413) as soon as it passes `limit` bytes — at once when its
+/// `Content-Length` says so — and (408) when it has not fully arrived within `timeout`.
+async fn read_limited(body: Body, limit: usize, flag: &str, timeout: Duration) -> Result<Bytes, ApiError> {
+    use axum::body::HttpBody as _;
     use futures_util::StreamExt as _;
-    let mut stream = body.into_data_stream();
-    let mut buf = Vec::new();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("cannot read the body: {e}")))?;
-        if buf.len() + chunk.len() > limit {
-            return Err(ApiError::too_large(limit, flag));
-        }
-        buf.extend_from_slice(&chunk);
+    if body.size_hint().lower() > limit as u64 {
+        return Err(ApiError::too_large(limit, flag));
     }
-    Ok(Bytes::from(buf))
+    let read = async {
+        let mut stream = body.into_data_stream();
+        let mut buf = Vec::new();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_json", format!("cannot read the body: {e}")))?;
+            if buf.len() + chunk.len() > limit {
+                return Err(ApiError::too_large(limit, flag));
+            }
+            buf.extend_from_slice(&chunk);
+        }
+        Ok(Bytes::from(buf))
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .map_err(|_| ApiError::body_timeout(timeout))?
+}
+
+/// The content codings of a request, in order, `identity` left out. Every `Content-Encoding`
+/// header counts (a repeated header is a list, RFC 9110 §5.3); a value that is not visible ASCII
+/// is refused (415), never taken for identity.
+fn codings(headers: &HeaderMap) -> Result<Vec<String>, ApiError> {
+    let mut out = Vec::new();
+    for v in headers.get_all(header::CONTENT_ENCODING) {
+        let v = v.to_str().map_err(|_| {
+            ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_encoding",
+                "the Content-Encoding is not ASCII; send the body uncompressed or with Content-Encoding: gzip",
+            )
+        })?;
+        for c in v.split(',') {
+            let c = c.trim().to_ascii_lowercase();
+            if !c.is_empty() && c != "identity" {
+                out.push(c);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The body as sent, decompressed when its `Content-Encoding` is gzip. The decompressed size is held
@@ -83,13 +121,10 @@ async fn read_limited(body: Body, limit: usize, flag: &str) -> Result<Bytes, Api
 /// take memory); a stream that does not decompress is 400. Any other coding (br, deflate, zstd,
 /// several codings) is 415, naming the two that are accepted.
 async fn decoded(headers: &HeaderMap, body: Bytes, limit: usize, flag: &str) -> Result<Bytes, ApiError> {
-    let Some(coding) = headers.get(header::CONTENT_ENCODING) else {
-        return Ok(body);
-    };
-    let coding = coding.to_str().unwrap_or("").trim().to_ascii_lowercase();
-    match coding.as_str() {
-        "" | "identity" => Ok(body),
-        "gzip" | "x-gzip" => {
+    let codings = codings(headers)?;
+    match codings.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [] => Ok(body),
+        ["gzip" | "x-gzip"] => {
             let flag = flag.to_string();
             blocking(move || {
                 use std::io::Read as _;
@@ -114,7 +149,10 @@ async fn decoded(headers: &HeaderMap, body: Bytes, limit: usize, flag: &str) -> 
         _ => Err(ApiError::new(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported_encoding",
-            format!("Content-Encoding {coding:?} is not supported; send the body uncompressed or with Content-Encoding: gzip"),
+            format!(
+                "Content-Encoding {:?} is not supported; send the body uncompressed or with Content-Encoding: gzip (one coding)",
+                codings.join(", ")
+            ),
         )),
     }
 }
@@ -140,12 +178,14 @@ fn dedup_of(q: Result<Query<DedupQuery>, QueryRejection>) -> Result<Dedup, ApiEr
         (status = 400, description = "Bad JSON, document or parameter", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such endpoint", body = ErrorBody),
+        (status = 408, description = "The body did not arrive within --body-timeout-s", body = ErrorBody),
         (status = 413, description = "Body over --max-body-bytes (as sent, or decompressed)", body = ErrorBody),
         (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
         (status = 429, description = "Writer queue full; see Retry-After", body = ErrorBody,
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
         (status = 500, description = "Storage error", body = ErrorBody),
-        (status = 503, description = "Shutting down or unavailable; see Retry-After", body = ErrorBody),
+        (status = 503, description = "Overloaded, past --request-timeout-s, shutting down or unavailable; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn put_document(
@@ -153,11 +193,11 @@ pub async fn put_document(
     key: Result<Path<String>, PathRejection>,
     q: Result<Query<DedupQuery>, QueryRejection>,
     headers: HeaderMap,
-    body: Result<Bytes, BytesRejection>,
+    body: Body,
 ) -> AppResult {
     let key = key_of(key)?;
     let dedup = dedup_of(q)?;
-    let body = body_of(&headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await?;
+    let body = body_of(&s, &headers, body).await?;
     let d: DocumentIn = parse_json(&body)?;
     if s.writer.is_full() {
         s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
@@ -203,15 +243,18 @@ pub async fn put_document(
         (status = 400, description = "Bad parameter", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
         (status = 404, description = "No such endpoint", body = ErrorBody),
+        (status = 408, description = "The body did not arrive within --body-timeout-s", body = ErrorBody),
         (status = 413, description = "Body over --max-bulk-bytes (as sent, or decompressed)", body = ErrorBody),
         (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
         (status = 429, description = "All bulk slots busy; see Retry-After", body = ErrorBody,
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
-        (status = 503, description = "Shutting down", body = ErrorBody),
+        (status = 503, description = "Overloaded, past --request-timeout-s or shutting down; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn post_documents(
     State(s): State<Arc<AppState>>,
+    Extension(rid): Extension<RequestId>,
     q: Result<Query<DedupQuery>, QueryRejection>,
     headers: HeaderMap,
     body: Body,
@@ -223,7 +266,7 @@ pub async fn post_documents(
         s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
         return Err(ApiError::queue_full("all bulk-ingest slots are busy (--bulk-slots)"));
     };
-    let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
+    let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes", s.cfg.body_timeout).await?;
     let body = decoded(&headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_json("the body holds no document; send one JSON object per line"));
@@ -231,6 +274,8 @@ pub async fn post_documents(
     let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(256);
     let db = s.db.clone();
     let metrics = s.metrics.clone();
+    let health = s.health.clone();
+    let stopping = s.stopping.clone();
     let opts = IngestOptions::default()
         .with_workers(s.cfg.workers)
         .with_batch_size(s.cfg.batch_size)
@@ -271,7 +316,9 @@ pub async fn post_documents(
             b.push(b'\n');
             let _ = tx.blocking_send(Bytes::from(b));
         };
-        let input = docs.into_iter().map(Ok);
+        // At shutdown the ingest stops taking documents and commits what it took (the answer
+        // then ends early: the lines not answered were not stored).
+        let input = docs.into_iter().take_while(|_| !stopping.load(Ordering::Relaxed)).map(Ok);
         let result = db.ingest(input, &opts, |r| {
             let seq = r.seq as usize;
             let line = lines.get(seq).copied().unwrap_or_default();
@@ -286,20 +333,30 @@ pub async fn post_documents(
                         error: None,
                     }
                 }
-                Err(e) => BulkLineOut {
-                    line,
-                    outcome: None,
-                    error: Some(ApiError::of(e).body().error),
-                },
+                Err(e) => {
+                    let e = ApiError::of(e);
+                    if let Some(d) = &e.detail {
+                        eprintln!("fpdb serve: request {}: line {line}: {}: {d}", rid.0, e.code);
+                    }
+                    BulkLineOut {
+                        line,
+                        outcome: None,
+                        error: Some(e.body_with_id(e.detail.as_ref().map(|_| &rid)).error),
+                    }
+                }
             };
             send(&out);
         });
         if let Err(e) = result {
+            health.note("a bulk ingest", &e);
             let e = ApiError::from(e);
+            if let Some(d) = &e.detail {
+                eprintln!("fpdb serve: request {}: {}: {d}", rid.0, e.code);
+            }
             send(&BulkLineOut {
                 line: 0,
                 outcome: None,
-                error: Some(e.body().error),
+                error: Some(e.body_with_id(Some(&rid)).error),
             });
         }
     });
@@ -318,20 +375,43 @@ pub async fn post_documents(
         (status = 400, description = "Bad JSON, document or parameter", body = ErrorBody),
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No such endpoint", body = ErrorBody),
+        (status = 408, description = "The body did not arrive within --body-timeout-s", body = ErrorBody),
         (status = 413, description = "Body over --max-body-bytes (as sent, or decompressed)", body = ErrorBody),
         (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
+        (status = 422, description = "max_distance past what the index answers fast at this database size (the message names the largest accepted)", body = ErrorBody),
         (status = 500, description = "Storage error", body = ErrorBody),
+        (status = 503, description = "Too many requests in flight, or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
-pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> AppResult {
-    let body = body_of(&headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await?;
+pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
+    let body = body_of(&s, &headers, body).await?;
     let d: DuplicatesIn = parse_json(&body)?;
     if d.limit.is_some_and(|l| l > MAX_LIMIT) {
         return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
     }
-    let db = s.db.clone();
-    let (hits, took) = blocking(move || {
-        let mut opts = QueryOptions::default();
+    let state = s.clone();
+    // The verification deadline counts from here (the body is in): the answer comes at most
+    // --query-deadline-ms after, plus the probe (bounded by max_query_distance) and the metadata
+    // lookup.
+    let deadline = Instant::now() + s.cfg.query_deadline;
+    let (answer, took) = blocking(move || {
+        if let Some(k) = d.max_distance {
+            let bound = state.distance_bound();
+            // Past 32 the library refuses it (400 `invalid_parameter`, out of range).
+            if k > bound && k <= fpdb::MAX_DISTANCE {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "max_distance_too_expensive",
+                    format!(
+                        "max_distance {k} is past what the index answers fast at this database size: at most {bound} (GET /v1/stats: max_query_distance; docs/serve.md, \"Limits of a duplicate check\")"
+                    ),
+                ));
+            }
+        }
+        let mut opts = QueryOptions::default()
+            .with_max_candidates(state.cfg.max_candidates)
+            .with_deadline(deadline);
         if let Some(k) = d.max_distance {
             opts = opts.with_max_distance(k);
         }
@@ -347,17 +427,52 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
             doi: d.doi,
         };
         let t = Instant::now();
-        let hits = db.check_duplicates(&d.text, &biblio, &opts)?;
-        Ok((hits, t.elapsed()))
+        let answer = bounded_check(&state.db, &d.text, &biblio, &opts)?;
+        Ok((answer, t.elapsed()))
     })
     .await?;
     Ok(json(
         StatusCode::OK,
         &DuplicatesOut {
-            hits: hits.iter().map(HitOut::from).collect(),
+            hits: answer.hits.iter().map(HitOut::from).collect(),
+            truncated: answer.truncated,
+            candidates: answer.candidates as u64,
             took_us: took.as_micros() as u64,
         },
     ))
+}
+
+/// `Db::check_duplicates` with its bounds reported: the verified text hits of a bounded query
+/// (`Db::query_fingerprint_answer`: `truncated` when candidates were left unverified) followed by
+/// the metadata-only hits, the whole list cut to `opts.limit`.
+///
+/// The library has no `check_duplicates_answer` yet (the `db` helper's API of issue 31 reports the
+/// bounds of text queries only), so the union is taken here: the metadata hits are those of
+/// `check_duplicates` with no candidate verified, less the documents already among the text hits
+/// — the rule `check_duplicates` applies. Without metadata it is the library's answer as is.
+fn bounded_check(db: &fpdb::Db, text: &str, biblio: &Biblio, opts: &QueryOptions) -> Result<fpdb::QueryAnswer, ApiError> {
+    let fp = db.fingerprinter().fingerprint(text);
+    let mut text_opts = opts.clone();
+    if !biblio.is_empty() {
+        text_opts.limit = None; // the limit applies to the union
+    }
+    let mut answer = if fp.shingles.is_empty() {
+        // No words: no text hits (as in `check_duplicates`), nothing verified.
+        let mut a = db.query_fingerprint_answer(&fp, &text_opts.clone().with_max_candidates(0))?;
+        a.hits.clear();
+        a.truncated = false;
+        a
+    } else {
+        db.query_fingerprint_answer(&fp, &text_opts)?
+    };
+    if biblio.is_empty() {
+        return Ok(answer);
+    }
+    let meta = db.check_duplicates(text, biblio, &text_opts.with_max_candidates(0))?;
+    let seen: std::collections::HashSet<u64> = answer.hits.iter().map(|h| h.id).collect();
+    answer.hits.extend(meta.into_iter().filter(|h| !seen.contains(&h.id)));
+    answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
+    Ok(answer)
 }
 
 /// A stored document and its group.
@@ -369,10 +484,38 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No document with that key", body = ErrorBody),
         (status = 500, description = "Storage error", body = ErrorBody),
+        (status = 503, description = "Overloaded or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn get_document(State(s): State<Arc<AppState>>, key: Result<Path<String>, PathRejection>) -> AppResult {
-    let key = key_of(key)?;
+    get_by_key(&s, key_of(key)?).await
+}
+
+/// A stored document by a key given in the body: for keys too long for a URL (the request line
+/// is at most 65,534 bytes, and percent-encoding triples non-ASCII bytes; keys may have 65,536).
+#[utoipa::path(post, path = "/v1/documents:get", tag = "documents",
+    request_body(content = KeyIn, content_type = "application/json"),
+    responses(
+        (status = 200, description = "The document", body = DocumentOut),
+        (status = 400, description = "Bad JSON", body = ErrorBody),
+        (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
+        (status = 404, description = "No document with that key", body = ErrorBody),
+        (status = 408, description = "The body did not arrive within --body-timeout-s", body = ErrorBody),
+        (status = 413, description = "Body over --max-body-bytes", body = ErrorBody),
+        (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
+        (status = 500, description = "Storage error", body = ErrorBody),
+        (status = 503, description = "Overloaded or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
+    ),
+    security((), ("bearer" = [])))]
+pub async fn post_documents_get(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
+    let body = body_of(&s, &headers, body).await?;
+    let k: KeyIn = parse_json(&body)?;
+    get_by_key(&s, k.key).await
+}
+
+async fn get_by_key(s: &AppState, key: String) -> AppResult {
     let db = s.db.clone();
     let k = key.clone();
     let doc = blocking(move || Ok(db.get(&k)?)).await?;
@@ -421,10 +564,42 @@ fn not_found_doc(key: &str) -> ApiError {
     ),
     security((), ("bearer" = [])))]
 pub async fn delete_document(State(s): State<Arc<AppState>>, key: Result<Path<String>, PathRejection>) -> AppResult {
-    let key = key_of(key)?;
+    delete_by_key(&s, key_of(key)?).await
+}
+
+/// Delete a document by a key given in the body (see `POST /v1/documents:get`).
+#[utoipa::path(post, path = "/v1/documents:delete", tag = "documents",
+    request_body(content = KeyIn, content_type = "application/json"),
+    responses(
+        (status = 200, description = "Deleted, durably", body = DeleteOut),
+        (status = 400, description = "Bad JSON", body = ErrorBody),
+        (status = 401, description = "Token missing or wrong", body = ErrorBody),
+        (status = 404, description = "No document with that key", body = ErrorBody),
+        (status = 408, description = "The body did not arrive within --body-timeout-s", body = ErrorBody),
+        (status = 413, description = "Body over --max-body-bytes", body = ErrorBody),
+        (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
+        (status = 500, description = "Storage error", body = ErrorBody),
+        (status = 503, description = "Unavailable", body = ErrorBody),
+    ),
+    security((), ("bearer" = [])))]
+pub async fn post_documents_delete(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
+    let body = body_of(&s, &headers, body).await?;
+    let k: KeyIn = parse_json(&body)?;
+    delete_by_key(&s, k.key).await
+}
+
+async fn delete_by_key(s: &AppState, key: String) -> AppResult {
     let db = s.db.clone();
+    let health = s.health.clone();
     let k = key.clone();
-    if blocking(move || Ok(db.delete(&k)?)).await? {
+    let deleted = blocking(move || {
+        db.delete(&k).map_err(|e| {
+            health.note("a delete", &e);
+            ApiError::from(e)
+        })
+    })
+    .await?;
+    if deleted {
         Ok(json(StatusCode::OK, &DeleteOut { key, deleted: true }))
     } else {
         Err(not_found_doc(&key))
@@ -440,6 +615,8 @@ pub async fn delete_document(State(s): State<Arc<AppState>>, key: Result<Path<St
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No group with that id", body = ErrorBody),
         (status = 500, description = "Storage error", body = ErrorBody),
+        (status = 503, description = "Overloaded or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn get_group(State(s): State<Arc<AppState>>, id: Result<Path<String>, PathRejection>) -> AppResult {
@@ -486,11 +663,13 @@ pub async fn get_group(State(s): State<Arc<AppState>>, id: Result<Path<String>, 
     responses(
         (status = 200, description = "Counters", body = StatsOut),
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
+        (status = 503, description = "Overloaded or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
 pub async fn get_stats(State(s): State<Arc<AppState>>) -> AppResult {
-    let db = s.db.clone();
-    let st = blocking(move || Ok(db.stats())).await?;
+    let state = s.clone();
+    let (st, bound) = blocking(move || Ok((state.db.stats(), state.distance_bound()))).await?;
     Ok(json(
         StatusCode::OK,
         &StatsOut {
@@ -504,15 +683,36 @@ pub async fn get_stats(State(s): State<Arc<AppState>>) -> AppResult {
             max_distance: st.max_distance,
             min_jaccard: st.min_jaccard,
             spec: st.spec,
+            max_query_distance: bound,
         },
     ))
 }
 
-/// Liveness (never needs a token).
+/// Liveness (never needs a token, never refused for load): 503 once the server can no longer
+/// write (the writer panicked, or a failed write poisoned the database handle), so that an
+/// orchestrator restarts it.
 #[utoipa::path(get, path = "/healthz", tag = "service",
-    responses((status = 200, description = "Serving", body = HealthOut)))]
-pub async fn healthz() -> Response {
-    json(StatusCode::OK, &HealthOut { status: "ok".into() })
+    responses(
+        (status = 200, description = "Serving", body = HealthOut),
+        (status = 503, description = "Failed: restart the server (`reason` says why)", body = HealthOut),
+    ))]
+pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
+    match s.health.failed() {
+        None => json(
+            StatusCode::OK,
+            &HealthOut {
+                status: "ok".into(),
+                reason: None,
+            },
+        ),
+        Some(reason) => json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &HealthOut {
+                status: "failed".into(),
+                reason: Some(reason),
+            },
+        ),
+    }
 }
 
 /// Prometheus metrics (text format 0.0.4).
@@ -525,7 +725,8 @@ pub async fn healthz() -> Response {
 pub async fn metrics(State(s): State<Arc<AppState>>) -> AppResult {
     let db = s.db.clone();
     let st = blocking(move || Ok(db.stats())).await?;
-    let text = s.metrics.render(&st);
+    let inflight = s.cfg.max_inflight.saturating_sub(s.inflight.available_permits()) as u64;
+    let text = s.metrics.render(&st, inflight);
     Ok((
         StatusCode::OK,
         [(

@@ -1,6 +1,8 @@
 //! `/metrics` in the Prometheus text format (version 0.0.4): requests by route template, method and
 //! status; latency histograms by route; errors by code; documents, group commits and the writer queue.
-//! Labels are route templates (`/v1/documents/{key}`), never keys or text.
+//! Labels are route templates (`/v1/documents/{key}`, `unmatched` for every unknown path), never
+//! keys or text, and methods are the nine standard ones or `other`: a client cannot grow the label
+//! set (and the memory of this page) by inventing paths or methods.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -13,7 +15,7 @@ use axum::middleware::Next;
 use axum::response::Response;
 use parking_lot::Mutex;
 
-use super::errors::ErrorCode;
+use super::errors::{self, ErrorCode, RequestId};
 use super::router::AppState;
 
 /// Upper bounds of the latency buckets, seconds.
@@ -44,7 +46,7 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn observe(&self, route: &str, method: &str, status: u16, took: Duration, code: Option<&'static str>) {
+    pub fn observe(&self, route: &str, method: &'static str, status: u16, took: Duration, code: Option<&'static str>) {
         *self
             .requests
             .lock()
@@ -66,7 +68,7 @@ impl Metrics {
         }
     }
 
-    pub fn render(&self, stats: &fpdb::Stats) -> String {
+    pub fn render(&self, stats: &fpdb::Stats, inflight: u64) -> String {
         let mut o = String::new();
         let _ = writeln!(
             o,
@@ -155,8 +157,15 @@ impl Metrics {
         );
         g(
             &mut o,
+            "fpdb_http_inflight",
+            "Requests being worked on (--max-inflight bounds it; /healthz and /metrics aside).",
+            "gauge",
+            inflight.to_string(),
+        );
+        g(
+            &mut o,
             "fpdb_rejected_busy_total",
-            "Requests answered 429 because a queue or slot was full.",
+            "Requests refused (429 or 503) because a queue, slot or bound was full.",
             "counter",
             ld(&self.rejected_busy),
         );
@@ -168,26 +177,73 @@ fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
-/// Middleware: counts and times every request; with `--log-requests`, one stderr line per request
-/// (method, route template, status, milliseconds; never keys or text).
-pub async fn track(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let route = req
-        .extensions()
+/// The label of a method: one of the nine standard methods, else `other`.
+pub fn method_label(m: &axum::http::Method) -> &'static str {
+    use axum::http::Method as M;
+    for (known, label) in [
+        (M::GET, "GET"),
+        (M::PUT, "PUT"),
+        (M::POST, "POST"),
+        (M::DELETE, "DELETE"),
+        (M::HEAD, "HEAD"),
+        (M::OPTIONS, "OPTIONS"),
+        (M::PATCH, "PATCH"),
+        (M::TRACE, "TRACE"),
+        (M::CONNECT, "CONNECT"),
+    ] {
+        if *m == known {
+            return label;
+        }
+    }
+    "other"
+}
+
+/// The label of a route: its template, or `unmatched`.
+pub fn route_label(req: &Request) -> String {
+    req.extensions()
         .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
-    let method = req.method().to_string();
-    let resp = next.run(req).await;
+        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string())
+}
+
+/// Middleware (the outermost): gives the request its id, counts and times it, and finishes its
+/// answer (error bodies get the request id, details go to the log: [`errors::finish`]); with
+/// `--log-requests`, one stderr line per request (method, route template, status, milliseconds,
+/// request id; never keys or text).
+pub async fn track(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
+    let started = Instant::now();
+    let route = route_label(&req);
+    let method = method_label(req.method());
+    let id = RequestId::next();
+    req.extensions_mut().insert(id.clone());
+    let resp = errors::finish(next.run(req).await, &id);
     let took = started.elapsed();
     let code = resp.extensions().get::<ErrorCode>().map(|c| c.0);
-    state.metrics.observe(&route, &method, resp.status().as_u16(), took, code);
+    state.metrics.observe(&route, method, resp.status().as_u16(), took, code);
     if state.cfg.log_requests {
         eprintln!(
-            "fpdb serve: {method} {route} {} {:.3} ms{}",
+            "fpdb serve: {method} {route} {} {:.3} ms {}{}",
             resp.status().as_u16(),
             took.as_secs_f64() * 1e3,
+            id.0,
             code.map(|c| format!(" {c}")).unwrap_or_default()
         );
     }
     resp
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invented_methods_share_one_label() {
+        let m = Metrics::default();
+        for i in 0..1000 {
+            let method = axum::http::Method::from_bytes(format!("M{i}").as_bytes()).unwrap();
+            m.observe("unmatched", method_label(&method), 405, Duration::from_millis(1), None);
+        }
+        m.observe("/healthz", method_label(&axum::http::Method::GET), 200, Duration::ZERO, None);
+        assert_eq!(m.requests.lock().len(), 2);
+        assert_eq!(m.requests.lock()[&("unmatched".to_string(), "other".to_string(), 405)], 1000);
+    }
 }

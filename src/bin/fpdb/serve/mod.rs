@@ -11,12 +11,18 @@
 //!   handlers' annotations and the request and response types of `schemas`. `errors`: JSON errors
 //!   with stable codes.
 //!
-//! Document text is never logged: `--log-requests` prints method, route template, status and latency.
-//! See docs/serve.md.
+//! * `conn`: the accept loop (connection cap, header-read timeout, JSON parse errors) and graceful
+//!   shutdown; `limits`: per-request admission (requests and duplicate checks in flight) and the
+//!   request deadline.
+//!
+//! Document text is never logged: `--log-requests` prints method, route template, status, latency
+//! and request id. See docs/serve.md.
 
 mod auth;
+mod conn;
 mod errors;
 mod handlers;
+mod limits;
 mod metrics;
 mod openapi;
 mod router;
@@ -63,6 +69,22 @@ pub struct ServeConfig {
     pub log_requests: bool,
     /// After SIGINT/SIGTERM, wait at most this long for in-flight requests.
     pub shutdown_timeout: Duration,
+    /// Open connections at most; one more is answered 503 and closed.
+    pub max_connections: usize,
+    /// Requests being worked on at most (`/healthz`, `/metrics` aside); more: 503 `overloaded`.
+    pub max_inflight: usize,
+    /// `POST /v1/duplicates` being worked on at most; more: 503 `overloaded`.
+    pub max_queries: usize,
+    /// The request head must arrive within this.
+    pub header_timeout: Duration,
+    /// A request body must arrive within this (408).
+    pub body_timeout: Duration,
+    /// A request must be answered within this (503 `timeout`).
+    pub request_timeout: Duration,
+    /// A duplicate check verifies at most this many candidates (then `truncated: true`).
+    pub max_candidates: usize,
+    /// A duplicate check stops verifying this long after its body arrived (then `truncated: true`).
+    pub query_deadline: Duration,
 }
 
 fn usage(name: &'static str, message: String) -> anyhow::Error {
@@ -113,6 +135,10 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
         ("queue-depth", cfg.queue_depth),
         ("batch-size", cfg.batch_size),
         ("bulk-slots", cfg.bulk_slots),
+        ("max-connections", cfg.max_connections),
+        ("max-inflight", cfg.max_inflight),
+        ("max-queries", cfg.max_queries),
+        ("max-candidates", cfg.max_candidates),
     ] {
         if v == 0 {
             return Err(usage(name, "must be at least 1".into()));
@@ -130,19 +156,29 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
     }
     .with_context(|| format!("cannot open database {}", cfg.db.display()))?;
 
+    arm_failpoints();
+    // Blocking tasks: each admitted request runs at most one at a time (`--max-inflight`), bulk
+    // ingests one each; a few more for requests that outlived their deadline.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("fpdb-serve")
+        .max_blocking_threads(cfg.max_inflight + cfg.bulk_slots + 16)
         .build()
         .context("cannot start the tokio runtime")?;
     let metrics = Arc::new(metrics::Metrics::default());
-    let writer = writer::Writer::start(db.clone(), cfg.queue_depth, cfg.batch_size, metrics.clone());
+    let health = Arc::new(writer::Health::default());
+    let writer = writer::Writer::start(db.clone(), cfg.queue_depth, cfg.batch_size, metrics.clone(), health.clone());
     let state = Arc::new(router::AppState {
         db: db.clone(),
         writer: writer.clone(),
         metrics,
         auth: auth::Auth::new(token, cfg.token_for_reads),
         bulk: Arc::new(tokio::sync::Semaphore::new(cfg.bulk_slots)),
+        inflight: Arc::new(tokio::sync::Semaphore::new(cfg.max_inflight)),
+        queries: Arc::new(tokio::sync::Semaphore::new(cfg.max_queries)),
+        health,
+        stopping: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+        bound_cache: parking_lot::Mutex::new((None, 0)),
         cfg: cfg.clone(),
     });
     let result = rt.block_on(async move {
@@ -172,29 +208,30 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
             cfg.queue_depth
         );
         let app = router::router(state.clone());
-        let (stop_tx, mut stop_rx) = tokio::sync::watch::channel(false);
-        let signal = async move {
+        let signal = async {
             shutdown_signal().await;
             eprintln!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
-            let _ = stop_tx.send(true);
         };
-        let serve = axum::serve(listener, app.into_make_service()).with_graceful_shutdown(signal);
-        let timeout = cfg.shutdown_timeout;
-        let deadline = async move {
-            while !*stop_rx.borrow() {
-                if stop_rx.changed().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
-            }
-            tokio::time::sleep(timeout).await;
+        let limits = conn::Limits {
+            max_connections: cfg.max_connections,
+            header_timeout: cfg.header_timeout,
+            shutdown_timeout: cfg.shutdown_timeout,
         };
-        tokio::select! {
-            r = serve => r.context("serving HTTP")?,
-            () = deadline => eprintln!("fpdb serve: in-flight requests still open after {timeout:?}; closing anyway"),
+        if !conn::serve(listener, app, limits, signal).await {
+            eprintln!(
+                "fpdb serve: in-flight requests still open after {:?}; closing anyway",
+                cfg.shutdown_timeout
+            );
         }
+        // Bulk ingests still running (their clients were cut off at the deadline) stop taking
+        // documents and commit what they took; wait for each to finish its commit.
+        state.stopping.store(true, std::sync::atomic::Ordering::Relaxed);
+        let _all = state.bulk.acquire_many(cfg.bulk_slots as u32).await;
         anyhow::Ok(())
     });
     // Drain the writer queue (every accepted document is committed and answered), then flush.
+    // Nothing is mid-commit any more when the runtime goes: the writer thread is joined and every
+    // bulk ingest has returned its slot.
     let drained = writer.close();
     rt.shutdown_timeout(Duration::from_secs(5));
     result?;
@@ -202,6 +239,19 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
     db.flush().context("flushing the database")?;
     eprintln!("fpdb serve: stopped cleanly");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Test builds (feature `failpoints`) arm the failpoints named in `FPDB_FAILPOINTS`
+/// (`name=n,name=n`: fail on the n-th hit) — how tests/serve.rs makes the writer panic.
+fn arm_failpoints() {
+    #[cfg(feature = "failpoints")]
+    if let Ok(spec) = std::env::var("FPDB_FAILPOINTS") {
+        for item in spec.split(',').filter(|s| !s.is_empty()) {
+            let (name, n) = item.split_once('=').unwrap_or((item, "1"));
+            let name: &'static str = Box::leak(name.to_string().into_boxed_str());
+            fpdb::failpoint::set(name, n.parse().unwrap_or(1));
+        }
+    }
 }
 
 async fn shutdown_signal() {

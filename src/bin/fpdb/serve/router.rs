@@ -1,8 +1,9 @@
-//! Routes, shared state and the middleware stack (metrics outside, auth inside).
+//! Routes, shared state and the middleware stack (metrics and request ids outside, then
+//! admission, then auth).
 
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use axum::extract::DefaultBodyLimit;
 use axum::routing::{get, post, put};
 use axum::{middleware, Router};
 use fpdb::Db;
@@ -10,8 +11,9 @@ use tokio::sync::Semaphore;
 
 use super::auth::{self, Auth};
 use super::handlers as h;
+use super::limits;
 use super::metrics::{self, Metrics};
-use super::writer::Writer;
+use super::writer::{Health, Writer};
 use super::ServeConfig;
 
 pub struct AppState {
@@ -20,6 +22,16 @@ pub struct AppState {
     pub metrics: Arc<Metrics>,
     pub auth: Auth,
     pub bulk: Arc<Semaphore>,
+    /// Requests being worked on (`--max-inflight`).
+    pub inflight: Arc<Semaphore>,
+    /// Duplicate checks being worked on (`--max-queries`).
+    pub queries: Arc<Semaphore>,
+    /// Set once the server is failed (writer panic, poisoned handle): `/healthz` answers 503.
+    pub health: Arc<Health>,
+    /// Set at shutdown: bulk ingests stop reading their body and commit what they have.
+    pub stopping: Arc<AtomicBool>,
+    /// When [`AppState::distance_bound`] was computed, and its value.
+    pub bound_cache: parking_lot::Mutex<(Option<std::time::Instant>, u32)>,
     pub cfg: ServeConfig,
 }
 
@@ -30,6 +42,8 @@ pub fn router(state: Arc<AppState>) -> Router {
             put(h::put_document).get(h::get_document).delete(h::delete_document),
         )
         .route("/v1/documents", post(h::post_documents))
+        .route("/v1/documents:get", post(h::post_documents_get))
+        .route("/v1/documents:delete", post(h::post_documents_delete))
         .route("/v1/duplicates", post(h::post_duplicates))
         .route("/v1/groups/{id}", get(h::get_group))
         .route("/v1/stats", get(h::get_stats))
@@ -38,8 +52,47 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/openapi.json", get(h::openapi_json))
         .fallback(h::not_found)
         .method_not_allowed_fallback(h::method_not_allowed)
-        .layer(DefaultBodyLimit::max(state.cfg.max_body_bytes))
         .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), limits::admit))
         .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
         .with_state(state)
+}
+
+/// Modelled probe time (ns) a duplicate check may ask for: see [`AppState::distance_bound`].
+pub const PROBE_BUDGET_NS: f64 = 10e6;
+
+impl AppState {
+    /// The largest `max_distance` a duplicate check may ask for: the database's own k always, and
+    /// beyond it every k that the index answers fast at the current number of documents n:
+    ///
+    /// * the probe, by the layout's cost model (`query_cost_ns`: probed buckets × 380 ns +
+    ///   expected entries scanned × 1 ns), within [`PROBE_BUDGET_NS`] (10 ms), and
+    /// * the candidates it gathers — the documents within Hamming distance k, n · P(Bin(64, ½) ≤ k)
+    ///   for SimHashes spread over the space — at most `--max-candidates`.
+    ///
+    /// Both run on the published state as a whole (the library collects the candidates under its
+    /// read lock and verifies them afterwards on a snapshot, bounded by `--max-candidates` and the
+    /// deadline), so this bounds how long one request can make the writer's next publish wait.
+    /// At 1M documents and the default layout this is k = 22 (~8,500 expected candidates; k = 32
+    /// would gather half the database). The document count is re-read at most once a second.
+    pub fn distance_bound(&self) -> u32 {
+        let mut cache = self.bound_cache.lock();
+        if cache.0.is_none_or(|t| t.elapsed() >= std::time::Duration::from_secs(1)) {
+            let docs = self.db.stats().docs;
+            let own = self.db.config().max_distance;
+            let layout = self.db.layout();
+            let max_candidates = self.cfg.max_candidates as f64;
+            let fast = |k: u32| {
+                use fpdb::internals::layout::{ball_size, query_cost_ns};
+                let within = ball_size(64, k) as f64 / 2f64.powi(64) * docs as f64;
+                query_cost_ns(layout, k, docs) <= PROBE_BUDGET_NS && within <= max_candidates
+            };
+            let bound = (own..=fpdb::MAX_DISTANCE)
+                .take_while(|&k| k == own || fast(k))
+                .last()
+                .unwrap_or(own);
+            *cache = (Some(std::time::Instant::now()), bound);
+        }
+        cache.1
+    }
 }

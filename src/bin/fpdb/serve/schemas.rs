@@ -213,6 +213,12 @@ pub struct DuplicatesIn {
 pub struct DuplicatesOut {
     /// Text hits first (best first), then metadata-only hits.
     pub hits: Vec<HitOut>,
+    /// True when candidates were left unverified (past `--max-candidates` or the deadline
+    /// `--query-deadline-ms`): the text hits may be incomplete; a narrower check
+    /// (smaller `max_distance`, higher `min_jaccard`) finishes.
+    pub truncated: bool,
+    /// Candidates verified by exact Jaccard.
+    pub candidates: u64,
     /// Time spent in the engine, microseconds.
     pub took_us: u64,
 }
@@ -298,13 +304,28 @@ pub struct StatsOut {
     pub min_jaccard: f64,
     /// Fingerprint spec.
     pub spec: String,
+    /// The largest `max_distance` a duplicate check accepts now (grows and shrinks with the
+    /// database: docs/serve.md, "Limits of a duplicate check").
+    pub max_query_distance: u32,
 }
 
 /// Liveness.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HealthOut {
-    /// `ok`.
+    /// `ok`, or `failed` (then answered with 503: restart the server).
     pub status: String,
+    /// Why the server failed (absent when `ok`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A key given in the body (`POST /v1/documents:get`, `POST /v1/documents:delete`): any key the
+/// database holds, however long.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct KeyIn {
+    /// The document's key.
+    pub key: String,
 }
 
 /// Largest `limit` of a duplicate check.

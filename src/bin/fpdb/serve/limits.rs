@@ -1,0 +1,44 @@
+//! Per-request bounds (issue 31, items 2 and 3): at most `--max-inflight` requests are being
+//! worked on at once and at most `--max-queries` duplicate checks; past either bound the request is
+//! refused at once with 503 `overloaded` and `Retry-After` instead of queueing (memory and blocking
+//! threads stay bounded: each admitted request holds at most one body and one blocking task). Every
+//! admitted request must finish within `--request-timeout-s` (503 `timeout`). `/healthz` and
+//! `/metrics` are exempt, so that the server answers its health check while saturated.
+//!
+//! Bodies are read by the handlers ([`super::handlers`]) within `--body-timeout-s` (408), and the
+//! request head within `--header-timeout-s` by the connection layer ([`super::conn`]).
+
+use std::sync::Arc;
+
+use axum::extract::{Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::errors::ApiError;
+use super::router::AppState;
+
+/// Middleware: admission and the request deadline.
+pub async fn admit(State(s): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+    let path = req.uri().path();
+    if path == "/healthz" || path == "/metrics" {
+        return next.run(req).await;
+    }
+    let Ok(_inflight) = s.inflight.clone().try_acquire_owned() else {
+        s.metrics.rejected_busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return ApiError::overloaded("too many requests in flight (--max-inflight)").into_response();
+    };
+    let _query = if path == "/v1/duplicates" {
+        let Ok(p) = s.queries.clone().try_acquire_owned() else {
+            s.metrics.rejected_busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            return ApiError::overloaded("too many duplicate checks in flight (--max-queries)").into_response();
+        };
+        Some(p)
+    } else {
+        None
+    };
+    let limit = s.cfg.request_timeout;
+    match tokio::time::timeout(limit, next.run(req)).await {
+        Ok(r) => r,
+        Err(_) => ApiError::timeout(limit).into_response(),
+    }
+}
