@@ -1,8 +1,10 @@
 //! End-to-end throughput and latency on a JSONL corpus (docs/performance.md).
 //!
 //! cargo run --release --example perf -- CORPUS.jsonl [--docs N] [--truth TRUTH.jsonl] [--queries Q] [--skip-off] [--k K]
+//!     [--rounds R] [--fingerprint-only]
 //!
-//! Measures, on this machine: fingerprinting rate (1 thread and all cores), durable ingest without
+//! Measures, on this machine: fingerprinting rate by stage (normalize, + shingle hashes, the whole
+//! fingerprint; one thread, best of `--rounds`, 3) and on all cores, durable ingest without
 //! dedup, durable query-then-insert (`Dedup::Link`, the crawler loop), query latency p50/p99 by text
 //! and by fingerprint at k = 3, 8, 12, disk bytes, and (with a truth file of planted pairs) the recall
 //! of planted pairs whose exact Jaccard is at least t.
@@ -37,27 +39,53 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("| measurement | value |");
     println!("|---|---:|");
 
-    // Fingerprinting alone.
+    // Fingerprinting alone, by stage (each row runs the stages before it too), best of --rounds.
     let spec = fpdb::FingerprintSpec::default();
-    let t0 = Instant::now();
-    let mut f = fpdb::Fingerprinter::new(spec.clone());
-    let mut x = 0u64;
-    for d in &docs {
-        x ^= f.fingerprint(&d.1).simhash;
-    }
-    let one = t0.elapsed().as_secs_f64();
-    let t0 = Instant::now();
-    let chunk = n.div_ceil(cores);
-    std::thread::scope(|s| {
-        for part in docs.chunks(chunk.max(1)) {
-            let spec = spec.clone();
-            s.spawn(move || {
-                let mut f = fpdb::Fingerprinter::new(spec);
-                part.iter().fold(0u64, |a, d| a ^ f.fingerprint(&d.1).simhash)
-            });
-        }
+    let rounds: usize = arg(&args, "--rounds").map_or(Ok(3), |s| s.parse())?;
+    let best = |f: &mut dyn FnMut() -> u64| {
+        (0..rounds.max(1))
+            .map(|_| {
+                let t0 = Instant::now();
+                std::hint::black_box(f());
+                t0.elapsed().as_secs_f64()
+            })
+            .fold(f64::INFINITY, f64::min)
+    };
+    let mut norm = String::new();
+    let mut hashes = Vec::new();
+    let normalize = best(&mut || {
+        docs.iter().fold(0u64, |a, d| {
+            fpdb::fingerprint::normalize::normalize_into_version(spec.normalizer, &d.1, &mut norm);
+            a ^ norm.len() as u64
+        })
     });
-    let all = t0.elapsed().as_secs_f64();
+    let shingle = best(&mut || {
+        docs.iter().fold(0u64, |a, d| {
+            fpdb::fingerprint::normalize::normalize_into_version(spec.normalizer, &d.1, &mut norm);
+            fpdb::fingerprint::shingle::shingle_hashes(&spec, &norm, &mut hashes);
+            a ^ hashes.len() as u64
+        })
+    });
+    let mut f = fpdb::Fingerprinter::new(spec.clone());
+    let one = best(&mut || docs.iter().fold(0u64, |a, d| a ^ f.fingerprint(&d.1).simhash));
+    let x = 0u64;
+    let rate = |s: f64| format!("{:.1} MB/s, {:.1} µs/doc", bytes as f64 / s / 1e6, s / n as f64 * 1e6);
+    println!("| normalize, 1 thread | {} |", rate(normalize));
+    println!("| normalize + shingle hashes, 1 thread | {} |", rate(shingle));
+    println!("| SIMD level (FPDB_SIMD caps it) | {:?} |", fpdb::fingerprint::kernels::level());
+    let chunk = n.div_ceil(cores);
+    let all = best(&mut || {
+        std::thread::scope(|s| {
+            for part in docs.chunks(chunk.max(1)) {
+                let spec = spec.clone();
+                s.spawn(move || {
+                    let mut f = fpdb::Fingerprinter::new(spec);
+                    part.iter().fold(0u64, |a, d| a ^ f.fingerprint(&d.1).simhash)
+                });
+            }
+        });
+        0
+    });
     println!(
         "| fingerprint, 1 thread | {:.0} docs/s ({:.1} MB/s) |",
         n as f64 / one,
@@ -70,6 +98,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let fp_rate = n as f64 / all;
     std::hint::black_box(x);
+    if args.iter().any(|a| a == "--fingerprint-only") {
+        return Ok(());
+    }
 
     let tmp = tempfile::tempdir()?;
     let input = |docs: &[(String, String)]| -> Vec<fpdb::Result<NewDoc>> {
