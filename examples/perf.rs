@@ -1,7 +1,7 @@
 //! End-to-end throughput and latency on a JSONL corpus (docs/performance.md).
 //!
 //! cargo run --release --example perf -- CORPUS.jsonl [--docs N] [--truth TRUTH.jsonl] [--queries Q] [--skip-off] [--k K]
-//!     [--rounds R] [--fingerprint-only]
+//!     [--rounds R] [--fingerprint-only] [--containment off]
 //!
 //! Measures, on this machine: fingerprinting rate by stage (normalize, + shingle hashes, the whole
 //! fingerprint; one thread, best of `--rounds`, 3) and on all cores, durable ingest without
@@ -17,7 +17,7 @@ use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, Dedup, NewDoc, QueryOptions};
 
 mod common;
-use common::{arg, dir_bytes, pct};
+use common::{arg, cpu_seconds, dir_bytes, pct};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
@@ -98,9 +98,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let fp_rate = n as f64 / all;
     std::hint::black_box(x);
+    // What a shingle set costs stored: 4 bytes a shingle today; Elias-Fano over the 2^32 universe
+    // (its size depends on the count alone); the information bound log2 C(2^32, n).
+    let (mut raw, mut ef, mut bound) = (0f64, 0f64, 0f64);
+    for d in &docs {
+        let c = f.fingerprint(&d.1).shingles.len() as f64;
+        raw += 4.0 * c;
+        if c > 0.0 {
+            let low = (4294967296f64 / c).log2().floor().max(0.0);
+            ef += (c * low + c + (4294967296f64 / low.exp2()).floor() + 1.0) / 8.0;
+            bound += c * ((4294967296f64 / c).log2() + std::f64::consts::LOG2_E) / 8.0;
+        }
+    }
+    let of_text = |b: f64| format!("{:.0} B/doc, {:.0}% of the text", b / n as f64, 100.0 * b / bytes as f64);
+    println!("| shingle set, 4 B a shingle | {} |", of_text(raw));
+    println!("| shingle set, Elias-Fano | {} |", of_text(ef));
+    println!("| shingle set, information bound log2 C(2^32, n) | {} |", of_text(bound));
     if args.iter().any(|a| a == "--fingerprint-only") {
         return Ok(());
     }
+    let containment = if arg(&args, "--containment").as_deref() == Some("off") {
+        None
+    } else {
+        CreateOptions::default().containment
+    };
 
     let tmp = tempfile::tempdir()?;
     let input = |docs: &[(String, String)]| -> Vec<fpdb::Result<NewDoc>> {
@@ -116,7 +137,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .collect()
     };
     if !args.iter().any(|a| a == "--skip-off") {
-        let db = Db::create(tmp.path().join("off"), &CreateOptions::default())?;
+        let db = Db::create(tmp.path().join("off"), &CreateOptions::default().with_containment(containment))?;
         let items = input(&docs);
         let t0 = Instant::now();
         let st = db.ingest(items, &IngestOptions::default().with_dedup(Dedup::Off), |_| {})?;
@@ -135,10 +156,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The crawler loop: query-then-insert with dedup link, durable.
     let path = tmp.path().join("link");
     let k: u32 = arg(&args, "--k").map_or(Ok(CreateOptions::default().max_distance), |s| s.parse())?;
-    let db = Db::create(&path, &CreateOptions::default().with_max_distance(k))?;
+    let db = Db::create(&path, &CreateOptions::default().with_max_distance(k).with_containment(containment))?;
     let items = input(&docs);
     let mut dups: HashMap<String, Vec<String>> = HashMap::new();
     let t0 = Instant::now();
+    let cpu = cpu_seconds();
     let st = db.ingest(items, &IngestOptions::default(), |r| {
         if let Ok(o) = r.result {
             if !o.duplicates.is_empty() {
@@ -148,12 +170,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     })?;
     db.flush()?;
     let s = t0.elapsed().as_secs_f64();
+    let cpu = cpu_seconds() - cpu;
     println!(
-        "| durable query-then-insert, dedup link, k = {} ({} batches) | {:.0} docs/s; {} docs had verified duplicates |",
+        "| durable query-then-insert, dedup link, k = {} ({} batches) | {:.0} docs/s ({:.0}% of fingerprinting, {:.1} MB/s); {} docs had verified duplicates |",
         db.config().max_distance,
         st.batches,
         n as f64 / s,
+        100.0 * n as f64 / s / fp_rate,
+        bytes as f64 / s / 1e6,
         st.with_duplicates
+    );
+    println!(
+        "| crawler loop CPU (user + sys, whole process) | {:.0} µs/doc ({:.2} cores busy) |",
+        cpu / n as f64 * 1e6,
+        cpu / s
     );
     db.compact_index()?;
     println!(
