@@ -46,26 +46,6 @@ MIN_BYTES = 10_000
 MAX_BYTES = 60_000
 PIECE_BYTES = 24_000  # a long file is cut into pieces of about this size (20-60 KB)
 
-_TOKEN = re.compile(r"(\S+)(\s*)")
-
-
-def edit_copy(text: str, rate: float, rng: random.Random, pool: list[str]) -> str:
-    """Word-level random insert/delete/replace at the given rate (>= 1 operation); the leading
-    whitespace and the whitespace after every kept word (line breaks included) are kept."""
-    lead = text[: len(text) - len(text.lstrip())]
-    items = [[w, s] for w, s in _TOKEN.findall(text[len(lead):])]
-    n_ops = max(1, round(rate * len(items)))
-    for _ in range(n_ops):
-        op = rng.randrange(3)
-        if op == 0 or len(items) <= 1:  # insert
-            items.insert(rng.randint(0, len(items)), [rng.choice(pool), " "])
-        elif op == 1:  # delete
-            del items[rng.randrange(len(items))]
-        else:  # replace
-            items[rng.randrange(len(items))][0] = rng.choice(pool)
-    return lead + "".join(w + s for w, s in items)
-
-
 def pieces(text: str) -> list[str]:
     """The 10-60 KB documents of one rendered file (see the module docs)."""
     n = len(text.encode("utf-8"))
@@ -153,7 +133,7 @@ def main() -> None:
             out.write({"key": key, "text": text, "label": label})
             nbytes += len(text.encode("utf-8"))
             if i in planted:
-                copy = edit_copy(text, args.edit_rate, random.Random(args.seed * 1_000_003 + i), pool)
+                copy = cl.edit_copy(text, args.edit_rate, random.Random(args.seed * 1_000_003 + i), pool)
                 out.write({"key": f"{key}~edit", "text": copy, "label": label})
                 nbytes += len(copy.encode("utf-8"))
                 truth.write(json.dumps({"a": key, "b": f"{key}~edit", "edit_rate": args.edit_rate}) + "\n")

@@ -170,14 +170,26 @@ pub fn within_scalar(fps: &[u64], q: u64, k: u32, f: &mut impl FnMut(usize, u32)
         for (j, &x) in c.iter().enumerate() {
             mask |= u32::from((x ^ q).count_ones() <= k) << j;
         }
-        while mask != 0 {
-            let j = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            f(base + j, (c[j] ^ q).count_ones());
-        }
+        report(mask, c, base, q, f);
         base += 8;
     }
-    for (j, &x) in chunks.remainder().iter().enumerate() {
+    tail(chunks.remainder(), base, q, k, f);
+}
+
+/// Calls `f` for the entries of chunk `c` (at `base`) whose bit is set in `mask`, in order.
+#[inline(always)]
+fn report(mut mask: u32, c: &[u64], base: usize, q: u64, f: &mut impl FnMut(usize, u32)) {
+    while mask != 0 {
+        let j = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        f(base + j, (c[j] ^ q).count_ones());
+    }
+}
+
+/// The entries after the last whole chunk, one at a time.
+#[inline(always)]
+fn tail(rest: &[u64], base: usize, q: u64, k: u32, f: &mut impl FnMut(usize, u32)) {
+    for (j, &x) in rest.iter().enumerate() {
         let d = (x ^ q).count_ones();
         if d <= k {
             f(base + j, d);
@@ -253,20 +265,10 @@ mod x86 {
             // SAFETY: `c` is 8 readable u64 (64 bytes); the load is unaligned.
             let v = unsafe { _mm512_loadu_si512(c.as_ptr().cast()) };
             let d = _mm512_popcnt_epi64(_mm512_xor_si512(v, qv));
-            let mut mask = _mm512_cmple_epu64_mask(d, kv);
-            while mask != 0 {
-                let j = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                f(base + j, (c[j] ^ q).count_ones());
-            }
+            super::report(u32::from(_mm512_cmple_epu64_mask(d, kv)), c, base, q, f);
             base += 8;
         }
-        for (j, &x) in chunks.remainder().iter().enumerate() {
-            let d = (x ^ q).count_ones();
-            if d <= k {
-                f(base + j, d);
-            }
-        }
+        super::tail(chunks.remainder(), base, q, k, f);
     }
 
     /// AVX2 + popcnt: the scalar loop, compiled with those features.

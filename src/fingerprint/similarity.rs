@@ -459,26 +459,3 @@ mod method_tests {
         );
     }
 }
-
-#[cfg(test)]
-mod within_tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// `for_each_within` reports exactly the brute-force matches, in order, with their
-        /// distances, for every length (chunks of 8 and the remainder) and every k.
-        #[test]
-        fn for_each_within_equals_brute_force(
-            q in any::<u64>(),
-            flips in proptest::collection::vec(proptest::collection::vec(0u32..64, 0..24), 0..70),
-            k in 0u32..=64,
-        ) {
-            let fps: Vec<u64> = flips.iter().map(|bits| bits.iter().fold(q, |x, &b| x ^ (1u64 << b))).collect();
-            let want: Vec<(usize, u32)> = fps.iter().enumerate().map(|(i, &x)| (i, hamming(x, q))).filter(|&(_, d)| d <= k).collect();
-            let mut got = Vec::new();
-            for_each_within(&fps, q, k, |i, d| got.push((i, d)));
-            prop_assert_eq!(got, want);
-        }
-    }
-}
