@@ -1,5 +1,6 @@
 //! normalize + shingle + simhash throughput on real text (MB/s).
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use fpdb::fingerprint::kernels::{self, Level};
 use fpdb::fingerprint::normalize::{normalize, normalize_into_version};
 use fpdb::fingerprint::simhash::{simhash, simhash_reference};
 use fpdb::{FingerprintSpec, Fingerprinter};
@@ -54,8 +55,36 @@ fn bench(c: &mut Criterion) {
     let hashes: Vec<u64> = (0..100_000u64).map(fpdb::fingerprint::shingle::splitmix64).collect();
     let mut g = c.benchmark_group("simhash");
     g.throughput(Throughput::Elements(hashes.len() as u64));
-    g.bench_function("byte_lanes", |b| b.iter(|| simhash(&hashes)));
+    g.bench_function("dispatched", |b| b.iter(|| simhash(&hashes)));
+    for level in [Level::Scalar, Level::Avx2, Level::Avx512]
+        .into_iter()
+        .filter(|&l| l <= kernels::detected())
+    {
+        g.bench_function(format!("bit_counts_{level:?}"), |b| {
+            b.iter(|| {
+                let mut ones = [0u32; 64];
+                kernels::bit_counts_at(level, &hashes, &mut ones);
+                ones[0]
+            })
+        });
+    }
     g.bench_function("per_bit_reference", |b| b.iter(|| simhash_reference(&hashes)));
+    g.finish();
+    // The Hamming bucket scan: 100,000 fingerprints against one query, k = 12.
+    let mut g = c.benchmark_group("hamming_scan");
+    g.throughput(Throughput::Elements(hashes.len() as u64));
+    for level in [Level::Scalar, Level::Avx2, Level::Avx512]
+        .into_iter()
+        .filter(|&l| l <= kernels::detected())
+    {
+        g.bench_function(format!("{level:?}"), |b| {
+            b.iter(|| {
+                let mut hits = 0usize;
+                kernels::for_each_within_at(level, &hashes, hashes[7], 12, |_, _| hits += 1);
+                hits
+            })
+        });
+    }
     g.finish();
 }
 

@@ -14,6 +14,9 @@
 //!   `query_owned` (LSH candidates whose *estimated* Jaccard ≥ 0.9) → `insert`. In memory, one
 //!   thread, nothing durable — the peer's best case.
 //!
+//! CPU per document is the user + system time of the whole process over each loop (`/proc/self/stat`;
+//! fpdb's includes its workers, writer, fsync thread and RocksDB's threads), divided by the documents.
+//!
 //! With a truth file of planted pairs (`scripts/corpora/make_scale.py`), each side's recall of the
 //! planted pairs whose exact Jaccard is ≥ 0.9: found when the later document's result names the
 //! earlier one.
@@ -29,10 +32,11 @@ use fpdb::{CreateOptions, Db, IngestOptions, NewDoc};
 use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
 
 mod common;
-use common::{arg, load, Res};
+use common::{arg, cpu_seconds, load, Res};
 
-/// fpdb's durable crawler loop; returns docs/s and, per doc index, the doc indices it was linked to.
-fn fpdb_loop(docs: &[(String, String)], workers: Option<usize>) -> Res<(f64, Vec<Vec<usize>>)> {
+/// fpdb's durable crawler loop; returns docs/s, CPU seconds (user + sys of the whole process) and,
+/// per doc index, the doc indices it was linked to.
+fn fpdb_loop(docs: &[(String, String)], workers: Option<usize>) -> Res<(f64, f64, Vec<Vec<usize>>)> {
     let tmp = tempfile::tempdir()?;
     let db = Db::create(tmp.path().join("db"), &CreateOptions::default())?;
     let index: HashMap<&str, usize> = docs.iter().enumerate().map(|(i, d)| (d.0.as_str(), i)).collect();
@@ -50,6 +54,7 @@ fn fpdb_loop(docs: &[(String, String)], workers: Option<usize>) -> Res<(f64, Vec
         opts = opts.with_workers(w);
     }
     let t = Instant::now();
+    let cpu = cpu_seconds();
     db.ingest(input, &opts, |r| {
         if let (Ok(o), Some(f)) = (&r.result, found.get_mut(r.seq as usize)) {
             *f = o.duplicates.iter().filter_map(|h| index.get(h.key.as_str()).copied()).collect();
@@ -58,7 +63,7 @@ fn fpdb_loop(docs: &[(String, String)], workers: Option<usize>) -> Res<(f64, Vec
     // The close's work (the containment tail and the memtables to files) counts, as in `fpdb ingest`.
     db.flush()?;
     let secs = t.elapsed().as_secs_f64();
-    Ok((docs.len() as f64 / secs, found))
+    Ok((docs.len() as f64 / secs, cpu_seconds() - cpu, found))
 }
 
 fn main() -> Res<()> {
@@ -83,6 +88,7 @@ fn main() -> Res<()> {
     let mut lsh: MinHashIndex<u32, usize> = MinHashIndex::new(bands, rows, 0.9);
     let mut g_found = vec![Vec::new(); n];
     let t = Instant::now();
+    let cpu = cpu_seconds();
     for (i, (_, text)) in docs.iter().enumerate() {
         let shingles = fp.fingerprint(text).shingles;
         let sig = hasher.create_signature(shingles.iter());
@@ -90,20 +96,32 @@ fn main() -> Res<()> {
         lsh.insert(i, sig);
     }
     let g_rate = n as f64 / t.elapsed().as_secs_f64();
+    let g_cpu = cpu_seconds() - cpu;
     drop(lsh);
 
-    let (f_rate, f_found) = fpdb_loop(&docs, None)?;
-    let (f1_rate, _) = fpdb_loop(&docs, Some(1))?;
+    let (f_rate, f_cpu, f_found) = fpdb_loop(&docs, None)?;
+    let (f1_rate, f1_cpu, _) = fpdb_loop(&docs, Some(1))?;
 
+    let per_doc = |c: f64| c / n as f64 * 1e6;
     println!();
-    println!("| system | crawler loop (docs/s) | vs gaoya | durable |");
-    println!("|---|---:|---:|---|");
+    println!("| system | crawler loop (docs/s) | vs gaoya | CPU µs/doc (user+sys) | CPU vs gaoya | durable |");
+    println!("|---|---:|---:|---:|---:|---|");
     println!(
-        "| fpdb, default workers (k = 12, exact Jaccard ≥ 0.9) | {f_rate:.0} | {:.2}× | yes |",
-        f_rate / g_rate
+        "| fpdb, default workers (k = 12, exact Jaccard ≥ 0.9) | {f_rate:.0} | {:.2}× | {:.0} | {:.2}× | yes |",
+        f_rate / g_rate,
+        per_doc(f_cpu),
+        f_cpu / g_cpu
     );
-    println!("| fpdb, 1 worker | {f1_rate:.0} | {:.2}× | yes |", f1_rate / g_rate);
-    println!("| gaoya MinHashIndex ({bands} bands × {rows} rows, estimated J ≥ 0.9), 1 thread | {g_rate:.0} | 1.00× | no |");
+    println!(
+        "| fpdb, 1 worker | {f1_rate:.0} | {:.2}× | {:.0} | {:.2}× | yes |",
+        f1_rate / g_rate,
+        per_doc(f1_cpu),
+        f1_cpu / g_cpu
+    );
+    println!(
+        "| gaoya MinHashIndex ({bands} bands × {rows} rows, estimated J ≥ 0.9), 1 thread | {g_rate:.0} | 1.00× | {:.0} | 1.00× | no |",
+        per_doc(g_cpu)
+    );
 
     if let Some(truth) = arg(&args, "--truth") {
         let index: HashMap<&str, usize> = docs.iter().enumerate().map(|(i, d)| (d.0.as_str(), i)).collect();

@@ -34,7 +34,8 @@
 
 #![deny(missing_docs)]
 #![forbid(unsafe_op_in_unsafe_fn)]
-// Invariants carried by lints: `unsafe` only where memory maps are made (the `mmap` module), and
+// Invariants carried by lints: `unsafe` only where memory maps are made (the `mmap` module) and in
+// the SIMD kernels' `#[target_feature]` functions (`fingerprint::kernels`), and
 // no `unwrap`/`expect` in library code (tests may).
 #![deny(unsafe_code)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]

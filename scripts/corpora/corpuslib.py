@@ -13,6 +13,8 @@ import io
 import json
 import lzma
 import os
+import random
+import re
 import shutil
 import subprocess
 import sys
@@ -192,3 +194,25 @@ def deb822_stanzas(f: Iterable[str]) -> Iterator[dict[str, str]]:
 
 def glob_lists(pattern: str) -> list[str]:
     return sorted(glob.glob(str(apt_lists_dir() / pattern)))
+
+
+# ---------------------------------------------------------------- planted edits
+
+
+_TOKEN = re.compile(r"(\S+)(\s*)")
+
+
+def edit_copy(text: str, rate: float, rng: random.Random, pool: list[str]) -> str:
+    """Word-level random insert/delete/replace at the given rate (>= 1 operation)."""
+    lead = text[: len(text) - len(text.lstrip())]
+    items = [[w, s] for w, s in _TOKEN.findall(text[len(lead):])]
+    n_ops = max(1, round(rate * len(items)))
+    for _ in range(n_ops):
+        op = rng.randrange(3)
+        if op == 0 or len(items) <= 1:  # insert
+            items.insert(rng.randint(0, len(items)), [rng.choice(pool), " "])
+        elif op == 1:  # delete
+            del items[rng.randrange(len(items))]
+        else:  # replace
+            items[rng.randrange(len(items))][0] = rng.choice(pool)
+    return lead + "".join(w + s for w, s in items)

@@ -46,7 +46,6 @@ import io
 import json
 import os
 import random
-import re
 import subprocess
 import sys
 import tarfile
@@ -55,7 +54,7 @@ from typing import IO, Iterator
 
 sys.dont_write_bytecode = True  # keep scripts/corpora free of __pycache__
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpuslib import APT_CACHE, Timer, log  # noqa: E402
+from corpuslib import APT_CACHE, Timer, edit_copy, log  # noqa: E402
 
 PKG = "linux-source-6.1"
 EXTS = (".c", ".h", ".rst", ".txt")
@@ -210,25 +209,6 @@ def _emit(path: str, buf: list[bytes], stats: dict) -> Iterator[tuple[str, str]]
 
 
 # ------------------------------------------------------------------ edits
-
-_TOKEN = re.compile(r"(\S+)(\s*)")
-
-
-def edit_copy(text: str, rate: float, rng: random.Random, pool: list[str]) -> str:
-    """Word-level random insert/delete/replace at the given rate (>= 1 operation)."""
-    lead = text[: len(text) - len(text.lstrip())]
-    items = [[w, s] for w, s in _TOKEN.findall(text[len(lead):])]
-    n_ops = max(1, round(rate * len(items)))
-    for _ in range(n_ops):
-        op = rng.randrange(3)
-        if op == 0 or len(items) <= 1:  # insert
-            items.insert(rng.randint(0, len(items)), [rng.choice(pool), " "])
-        elif op == 1:  # delete
-            del items[rng.randrange(len(items))]
-        else:  # replace
-            items[rng.randrange(len(items))][0] = rng.choice(pool)
-    return lead + "".join(w + s for w, s in items)
-
 
 # ------------------------------------------------------------------ main
 

@@ -17,7 +17,7 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use super::method::BroderParams;
+use super::params::BroderParams;
 use super::shingle::splitmix64;
 
 const SHINGLE_DOMAIN: u64 = 0x6272_6f64_6572_5f73; // "broder_s"

@@ -12,7 +12,7 @@
 //! near-duplicates agree on at least 372 of 384 (at most 12 differ).
 
 use super::broder::derive;
-use super::method::CharikarParams;
+use super::params::CharikarParams;
 use super::shingle::splitmix64;
 use super::simhash::simhash;
 

@@ -13,9 +13,9 @@
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 use super::broder::derive;
-use super::method::LexiconParams;
+use super::params::LexiconParams;
+use super::params::Weighting;
 use super::simhash::simhash;
-use super::spec::Weighting;
 
 const LEXICON_DOMAIN: u64 = 0x6c65_7869_636f_6e5f; // "lexicon_"
 

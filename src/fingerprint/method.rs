@@ -26,108 +26,9 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::fingerprint::weighted::IdfTable;
-
-/// Paper 004's Algorithm B (Broder et al.'s supershingles as run by Henzinger).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub struct BroderParams {
-    /// Tokens per shingle (paper: 8), 1..=32; no wrap-around.
-    pub shingle: u32,
-    /// Min-hash functions (paper: 84), a multiple of `supershingles`, at most 1024.
-    pub minhashes: u32,
-    /// Supershingles (paper: 6), 1..=64; each hashes `minhashes / supershingles` consecutive minvalues.
-    pub supershingles: u32,
-    /// Default rule: at least this many equal supershingles (paper: 2), 1..=`supershingles`.
-    /// Not part of the sketch; a query may ask for another value.
-    pub min_shared: u32,
-}
-
-impl Default for BroderParams {
-    fn default() -> Self {
-        BroderParams {
-            shingle: 8,
-            minhashes: 84,
-            supershingles: 6,
-            min_shared: 2,
-        }
-    }
-}
-
-/// Paper 004's Algorithm C (Charikar's random projection).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub struct CharikarParams {
-    /// Bits of the projection (paper: 384), a multiple of 64, 64..=1024.
-    pub bits: u32,
-    /// Blocks of the exact candidate index (default 13 = k + 1 for the paper's k = 12: two
-    /// projections within 12 bits agree exactly on at least one of 13 blocks). 1..=64. An index
-    /// setting, not part of the sketch.
-    pub blocks: u32,
-}
-
-impl Default for CharikarParams {
-    fn default() -> Self {
-        CharikarParams { bits: 384, blocks: 13 }
-    }
-}
-
-/// Paper 002 §3.1: SimHash over word shingles weighted by the sum of their words' IDF.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub struct WeightedParams {
-    /// Words per feature shingle (paper's best: 2), 1..=32.
-    pub shingle: u32,
-    /// xxh3-64 of the stored IDF table's bytes ([`IdfTable::hash`]).
-    pub idf_hash: u64,
-    /// The IDF table itself (loaded from the database; not serialized into the spec record).
-    #[serde(skip)]
-    pub idf: IdfHandle,
-}
-
-/// Paper 002 §3.2: one SimHash per random sub-lexicon.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub struct LexiconParams {
-    /// Number of lexicons L (paper's best: 5), 1..=16.
-    pub lexicons: u32,
-    /// Share of the vocabulary each lexicon keeps, in thousandths (1..=1000). A word is kept by
-    /// lexicon j iff `xxh3(word, seed_j) · 1000 / 2^64 < keep_permille`.
-    pub keep_permille: u32,
-    /// Words per feature shingle over the kept words (paper: 2), 1..=32.
-    pub shingle: u32,
-}
-
-impl Default for LexiconParams {
-    /// L = 5 (paper 002's best), keep 900‰ (docs/methods.md: of 300/500/700/900‰ at L = 5, the
-    /// best mean F1 of the rule alone over our three corpora), bigrams.
-    fn default() -> Self {
-        LexiconParams {
-            lexicons: 5,
-            keep_permille: 900,
-            shingle: 2,
-        }
-    }
-}
-
-/// The loaded IDF table of a weighted-simhash spec. Compares equal and hashes to nothing: the
-/// table's identity is [`WeightedParams::idf_hash`].
-#[derive(Clone, Default)]
-pub struct IdfHandle(pub Option<Arc<IdfTable>>);
-
-impl PartialEq for IdfHandle {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
-}
-impl Eq for IdfHandle {}
-impl std::hash::Hash for IdfHandle {
-    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
-}
-impl fmt::Debug for IdfHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.0 {
-            Some(t) => write!(f, "IdfTable({} words, {} docs)", t.len(), t.docs()),
-            None => f.write_str("IdfTable(not loaded)"),
-        }
-    }
-}
+use crate::fingerprint::idf::IdfTable;
+use crate::fingerprint::normalize::NORMALIZER_VERSION;
+pub use crate::fingerprint::params::{BroderParams, CharikarParams, IdfHandle, LexiconParams, WeightedParams};
 
 /// The method of a database (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash, Default)]
@@ -345,14 +246,24 @@ impl Method {
     /// `idf` builds the IDF table (called only once the name is known to be weighted-simhash, so a
     /// wrong combination is refused before a corpus is read); required by weighted-simhash and
     /// refused by the others. `min_shared` applies to broder and broder-charikar only. The result
-    /// is validated.
+    /// is validated. The table must be tokenized by the spec's normalizer
+    /// ([`Method::with_options_for`] says which; this one builds for the current default).
     pub fn with_options<F>(name: &str, idf: Option<F>, min_shared: Option<u32>) -> Result<Method>
     where
         F: FnOnce() -> Result<IdfTable>,
     {
+        Self::with_options_for(NORMALIZER_VERSION, name, idf.map(|b| move |_| b()), min_shared)
+    }
+
+    /// [`Method::with_options`] for a spec with normalizer `normalizer`: `idf` is called with it, to
+    /// tokenize the training texts as the database will (`IdfTable::from_jsonl_with(path, n)`).
+    pub fn with_options_for<F>(normalizer: u32, name: &str, idf: Option<F>, min_shared: Option<u32>) -> Result<Method>
+    where
+        F: FnOnce(u32) -> Result<IdfTable>,
+    {
         let mut method: Method = name.parse()?;
         match (&method, idf) {
-            (Method::WeightedSimHash(_), Some(build)) => method = Method::weighted(Arc::new(build()?)),
+            (Method::WeightedSimHash(_), Some(build)) => method = Method::weighted(Arc::new(build(normalizer)?)),
             (Method::WeightedSimHash(_), None) => {
                 return Err(Error::InvalidOption {
                     name: "idf_from",

@@ -15,9 +15,13 @@ pub mod biblio;
 pub mod broder;
 pub mod charikar;
 pub mod containment;
+pub mod idf;
+#[allow(unsafe_code)] // the SIMD kernels' `#[target_feature]` functions (see the module docs)
+pub mod kernels;
 pub mod lexicon;
 pub mod method;
 pub mod normalize;
+pub mod params;
 pub mod shingle;
 pub mod simhash;
 pub mod similarity;
@@ -26,9 +30,10 @@ pub mod weighted;
 
 use crate::fingerprint::method::Method;
 use crate::fingerprint::normalize::normalize_into_version;
+use crate::fingerprint::params::Weighting;
 use crate::fingerprint::shingle::{shingle_hashes, shingle_set};
 use crate::fingerprint::simhash::simhash;
-use crate::fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
+use crate::fingerprint::spec::FingerprintSpec;
 
 /// A document's fingerprint under a spec: its SimHash, its shingle set and its method's sketch.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -42,17 +47,7 @@ pub struct Fingerprint {
     pub sketch: Vec<u64>,
 }
 
-/// Word shingle hashes of `normalized` with `n` words and `seed` (fpdb's word shingles; see
-/// [`shingle`]). Shared by the methods' sketches.
-pub(crate) fn word_shingles(normalized: &str, n: u32, seed: u64, out: &mut Vec<u64>) {
-    let spec = FingerprintSpec {
-        unit: ShingleUnit::Word,
-        n,
-        seed,
-        ..FingerprintSpec::default()
-    };
-    shingle::shingle_hashes(&spec, normalized, out);
-}
+pub(crate) use crate::fingerprint::shingle::word_shingle_hashes as word_shingles;
 
 /// Computes fingerprints, reusing its buffers between documents. One per thread.
 #[derive(Clone, Debug)]
@@ -62,6 +57,7 @@ pub struct Fingerprinter {
     hashes: Vec<u64>,
     scratch: Vec<u64>,
     scratch2: Vec<u64>,
+    sort_tmp: Vec<u64>,
     text: String,
 }
 
@@ -74,6 +70,7 @@ impl Fingerprinter {
             hashes: Vec::new(),
             scratch: Vec::new(),
             scratch2: Vec::new(),
+            sort_tmp: Vec::new(),
             text: String::new(),
         }
     }
@@ -94,7 +91,7 @@ impl Fingerprinter {
         // (No sketch reads `hashes`; they hash the normalized text.)
         let binary_simhash = self.spec.weighting == Weighting::Binary && !matches!(self.spec.method, Method::WeightedSimHash(_));
         let shingles = if binary_simhash {
-            unique_and_set(&mut self.hashes)
+            unique_and_set(&mut self.hashes, &mut self.sort_tmp)
         } else {
             shingle_set(&self.hashes)
         };
@@ -152,14 +149,76 @@ impl Fingerprinter {
 }
 
 /// Sorts and de-duplicates `hashes` (the distinct hashes a binary SimHash counts once each) and
-/// returns their shingle set ([`shingle_set`]) with one sort for both: by low half, then high half,
-/// so equal hashes end up adjacent and the low halves come out ascending.
-fn unique_and_set(hashes: &mut Vec<u64>) -> Vec<u32> {
-    hashes.sort_unstable_by_key(|h| h.rotate_left(32));
-    hashes.dedup();
-    let mut set: Vec<u32> = hashes.iter().map(|&h| h as u32).collect();
-    set.dedup();
+/// returns their shingle set ([`shingle_set`]) with one sort for both: a radix sort by the low
+/// halves ([`radix_sort_low32`]), after which equal hashes lie in one run of equal low halves; a
+/// run longer than one (a repeated shingle, or two hashes whose low halves collide) is sorted and
+/// de-duplicated on its own. `tmp` is the sort's scratch buffer.
+fn unique_and_set(hashes: &mut Vec<u64>, tmp: &mut Vec<u64>) -> Vec<u32> {
+    radix_sort_low32(hashes, tmp);
+    let mut set: Vec<u32> = Vec::with_capacity(hashes.len());
+    let (mut w, mut i) = (0usize, 0usize);
+    while i < hashes.len() {
+        let lo = hashes[i] as u32;
+        let mut j = i + 1;
+        while j < hashes.len() && hashes[j] as u32 == lo {
+            j += 1;
+        }
+        set.push(lo);
+        if j - i == 1 {
+            hashes[w] = hashes[i];
+            w += 1;
+        } else {
+            let run = &mut hashes[i..j];
+            run.sort_unstable();
+            let mut last = None;
+            for k in i..j {
+                let h = hashes[k];
+                if last != Some(h) {
+                    hashes[w] = h;
+                    w += 1;
+                    last = Some(h);
+                }
+            }
+        }
+        i = j;
+    }
+    hashes.truncate(w);
     set
+}
+
+/// Sorts `v` by the low 32 bits of each value (stable among equal low halves): least significant
+/// digit first, four passes of 8 bits whose counts are taken in one read; a pass whose digit is the
+/// same for every value is skipped. Short inputs are sorted by comparison.
+pub(crate) fn radix_sort_low32(v: &mut Vec<u64>, tmp: &mut Vec<u64>) {
+    if v.len() < 64 {
+        v.sort_by_key(|&h| h as u32);
+        return;
+    }
+    let mut counts = [[0u32; 256]; 4];
+    for &h in v.iter() {
+        for (d, c) in counts.iter_mut().enumerate() {
+            c[(h >> (8 * d)) as usize & 0xFF] += 1;
+        }
+    }
+    tmp.clear();
+    tmp.resize(v.len(), 0);
+    for (d, c) in counts.iter_mut().enumerate() {
+        if c.iter().any(|&x| x as usize == v.len()) {
+            continue;
+        }
+        let mut sum = 0u32;
+        for x in c.iter_mut() {
+            let n = *x;
+            *x = sum;
+            sum += n;
+        }
+        for &h in v.iter() {
+            let slot = &mut c[(h >> (8 * d)) as usize & 0xFF];
+            tmp[*slot as usize] = h;
+            *slot += 1;
+        }
+        std::mem::swap(v, tmp);
+    }
 }
 
 /// One-shot convenience: fingerprint `text` under `spec`.
@@ -169,7 +228,7 @@ pub fn fingerprint(spec: &FingerprintSpec, text: &str) -> Fingerprint {
 
 #[cfg(test)]
 mod tests {
-    use super::{shingle_set, unique_and_set};
+    use super::{radix_sort_low32, shingle_set, unique_and_set};
     use proptest::prelude::*;
 
     proptest! {
@@ -178,16 +237,30 @@ mod tests {
         #[test]
         fn one_sort_gives_the_distinct_hashes_and_the_shingle_set(
             halves in proptest::collection::vec((0u64..6, 0u64..6), 0..40),
+            spread in proptest::collection::vec(any::<u64>(), 0..300),
         ) {
-            let hashes: Vec<u64> = halves.iter().map(|&(hi, lo)| (hi << 32) | (lo * 0x9E37_79B9)).collect();
+            // Few halves (runs and collisions), then random hashes (past the radix sort's cut-off).
+            let hashes: Vec<u64> = halves.iter().map(|&(hi, lo)| (hi << 32) | (lo * 0x9E37_79B9)).chain(spread.iter().copied()).chain(spread.iter().take(20).copied()).collect();
             let mut unique = hashes.clone();
-            let set = unique_and_set(&mut unique);
+            let set = unique_and_set(&mut unique, &mut Vec::new());
             prop_assert_eq!(&set, &shingle_set(&hashes));
             let mut want = hashes.clone();
             want.sort_unstable();
             want.dedup();
             let mut got = unique.clone();
             got.sort_unstable();
+            prop_assert_eq!(got, want);
+        }
+
+        /// The radix sort is a stable sort by the low half, on both sides of its cut-off.
+        #[test]
+        fn radix_sort_is_a_stable_sort_by_the_low_half(v in proptest::collection::vec(any::<u64>(), 0..600), few in 0u64..4) {
+            // `few` > 0 folds the low halves onto few values: long runs, skipped passes.
+            let v: Vec<u64> = v.iter().map(|&h| if few > 0 { h & !0xFFFF_FFFF | (h % few) } else { h }).collect();
+            let mut got = v.clone();
+            radix_sort_low32(&mut got, &mut Vec::new());
+            let mut want = v;
+            want.sort_by_key(|&h| h as u32);
             prop_assert_eq!(got, want);
         }
     }

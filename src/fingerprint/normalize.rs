@@ -28,9 +28,12 @@
 //! Word shingles hash byte ranges of this string directly, so its exact bytes are part of the spec.
 
 use unicode_normalization::char::is_combining_mark;
-use unicode_normalization::UnicodeNormalization;
+use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
-pub use crate::fingerprint::spec::NORMALIZER_VERSION;
+/// Version of the normalizer new specs get (see `normalize`). Part of every spec.
+pub const NORMALIZER_VERSION: u32 = 2;
+/// The oldest normalizer this build still implements (databases keep theirs).
+pub const OLDEST_NORMALIZER_VERSION: u32 = 1;
 
 /// Normalizes `text` into `out` (cleared first) with the current normalizer ([`NORMALIZER_VERSION`]).
 pub fn normalize_into(text: &str, out: &mut String) {
@@ -47,11 +50,29 @@ pub fn normalize_into_version(version: u32, text: &str, out: &mut String) {
         // Rules 5–8 name no ASCII character: both versions take this path.
         tokens_ascii(text, out);
     } else {
-        let folded: String = text.nfkc().flat_map(char::to_lowercase).collect();
+        // A text already in NFKC (the quick check says so for most real text: typographic quotes,
+        // accented letters) is only lower-cased; NFKC would return it unchanged.
+        let mut folded = String::with_capacity(text.len() + text.len() / 8);
+        if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
+            lower_into(text.chars(), &mut folded);
+        } else {
+            lower_into(text.nfkc(), &mut folded);
+        }
         if version == 1 {
             tokens_unicode(&folded, out);
         } else {
             tokens_unicode_v2(&folded, out);
+        }
+    }
+}
+
+/// Appends the lower-case form of every character (`char::to_lowercase`; ASCII directly).
+fn lower_into(chars: impl Iterator<Item = char>, out: &mut String) {
+    for c in chars {
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.extend(c.to_lowercase());
         }
     }
 }
@@ -143,7 +164,26 @@ fn tokens_ascii(text: &str, out: &mut String) {
 fn tokens_unicode(s: &str, out: &mut String) {
     let mut in_token = false;
     let mut i = 0;
-    while let Some(c) = s[i..].chars().next() {
+    let b = s.as_bytes();
+    while i < b.len() {
+        // ASCII other than '-' (the text is lower-cased): a letter or digit continues or starts a
+        // token, anything else ends it; no character decoding.
+        let x = b[i];
+        if x < 0x80 && x != b'-' {
+            let t = ASCII_TOKEN_BYTE[x as usize];
+            if t != b' ' {
+                if !in_token && !out.is_empty() {
+                    out.push(' ');
+                }
+                in_token = true;
+                out.push(x as char);
+            } else {
+                in_token = false;
+            }
+            i += 1;
+            continue;
+        }
+        let Some(c) = s[i..].chars().next() else { break };
         let len = c.len_utf8();
         if c.is_alphanumeric() {
             if !in_token && !out.is_empty() {
@@ -181,7 +221,28 @@ fn tokens_unicode_v2(s: &str, out: &mut String) {
     }
     let mut at = At::Gap;
     let mut i = 0;
-    while let Some(c) = s[i..].chars().next() {
+    let b = s.as_bytes();
+    while i < b.len() {
+        // ASCII other than '-' (the text is lower-cased): a letter or digit is of a spaced script,
+        // neither a mark nor ignorable, so it continues a word or starts one; anything else ends
+        // the token. No character decoding.
+        let x = b[i];
+        if x < 0x80 && x != b'-' {
+            if ASCII_TOKEN_BYTE[x as usize] != b' ' {
+                if at != At::Word {
+                    if !out.is_empty() {
+                        out.push(' ');
+                    }
+                    at = At::Word;
+                }
+                out.push(x as char);
+            } else {
+                at = At::Gap;
+            }
+            i += 1;
+            continue;
+        }
+        let Some(c) = s[i..].chars().next() else { break };
         let len = c.len_utf8();
         i += len;
         if at != At::Gap && matches!(c, '-' | '\u{2010}' | '\u{AD}') {
@@ -257,6 +318,7 @@ pub fn is_ignorable(c: char) -> bool {
 mod tests {
     use super::{normalize, normalize_into_version, tokens_ascii, tokens_unicode};
     use proptest::prelude::*;
+    use unicode_normalization::UnicodeNormalization;
 
     fn v(version: u32, text: &str) -> String {
         let mut out = String::new();
@@ -264,7 +326,69 @@ mod tests {
         out
     }
 
+    /// The normalizer as it was before its fast paths: NFKC of every non-ASCII text, lower-casing,
+    /// then the tokenizers character by character.
+    fn reference(version: u32, text: &str) -> String {
+        if text.is_ascii() {
+            return v(version, text);
+        }
+        let folded: String = text.nfkc().flat_map(char::to_lowercase).collect();
+        let mut out = String::new();
+        let mut at_gap = true;
+        let mut i = 0;
+        // Version 1 only (version 2's rules are compared through `v` on ASCII-only differences
+        // below): a token is a run of alphanumerics, '-' + line break joins.
+        if version == 1 {
+            let cs: Vec<(usize, char)> = folded.char_indices().collect();
+            while i < cs.len() {
+                let c = cs[i].1;
+                if c.is_alphanumeric() {
+                    if at_gap && !out.is_empty() {
+                        out.push(' ');
+                    }
+                    at_gap = false;
+                    out.push(c);
+                } else if !at_gap && c == '-' {
+                    let mut j = i + 1;
+                    let mut nl = false;
+                    while j < cs.len() && cs[j].1.is_whitespace() {
+                        nl |= cs[j].1 == '\n';
+                        j += 1;
+                    }
+                    if nl && j < cs.len() && cs[j].1.is_alphanumeric() {
+                        i = j;
+                        continue;
+                    }
+                    at_gap = true;
+                } else {
+                    at_gap = true;
+                }
+                i += 1;
+            }
+        }
+        out
+    }
+
     proptest! {
+        /// Version 1 with its fast paths (NFKC skipped where the quick check says the text is in
+        /// NFKC, ASCII bytes without decoding) equals the character-by-character reference, on
+        /// mostly-ASCII text with accented, compatibility, combining and hyphen characters.
+        #[test]
+        fn fast_paths_equal_the_reference(text in "[a-zA-Z0-9 \\-\n.,'éÉﬁ\u{301}\u{2010}Ωß’—İ]{0,80}") {
+            prop_assert_eq!(v(1, &text), reference(1, &text));
+        }
+
+        /// Version 2's ASCII fast path changes nothing next to unspaced, mark and ignorable
+        /// characters: the text with its ASCII letters turned into Cyrillic ones (which take the
+        /// decoding path and are alphanumeric, spaced, not marks) normalizes to the same tokens with
+        /// those letters turned back.
+        #[test]
+        fn version_2_ascii_path_equals_the_decoding_path(text in "[a-e0-9 \\-\n.,文字ก่\u{AD}\u{200B}é]{0,80}") {
+            let to_cyr = |s: &str| s.chars().map(|c| match c { 'a'..='e' => char::from_u32(0x430 + (c as u32 - 'a' as u32)).unwrap_or(c), _ => c }).collect::<String>();
+            let from_cyr = |s: &str| s.chars().map(|c| match c as u32 { 0x430..=0x434 => char::from_u32('a' as u32 + (c as u32 - 0x430)).unwrap_or(c), _ => c }).collect::<String>();
+            prop_assert_eq!(v(2, &text), from_cyr(&v(2, &to_cyr(&text))));
+        }
+
         /// The ASCII fast path gives the tokens of the general path on the lower-cased text.
         #[test]
         fn the_ascii_path_equals_the_unicode_path(text in "[a-zA-Z0-9 \\-\\n\\t.,'_]{0,80}") {

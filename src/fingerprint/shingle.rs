@@ -14,7 +14,8 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::fingerprint::spec::{FingerprintSpec, ShingleUnit};
+use crate::fingerprint::params::ShingleUnit;
+use crate::fingerprint::spec::FingerprintSpec;
 
 /// Base of the character rolling hash (an odd 64-bit constant).
 pub const ROLL_BASE: u64 = 0x0000_0100_0000_01B3;
@@ -40,27 +41,59 @@ pub fn shingle_hashes(spec: &FingerprintSpec, normalized: &str, out: &mut Vec<u6
     }
 }
 
-fn word_hashes(s: &str, n: usize, seed: u64, out: &mut Vec<u64>) {
-    let b = s.as_bytes();
-    // Token starts; token i spans starts[i]..(starts[i+1]-1) (or ..len for the last one).
-    let mut starts: Vec<usize> = Vec::with_capacity(b.len() / 5 + 1);
-    starts.push(0);
-    starts.extend(space_positions(b).map(|p| p + 1));
-    let tokens = starts.len();
-    let end_of = |i: usize| if i + 1 < tokens { starts[i + 1] - 1 } else { b.len() };
-    if tokens < n {
-        out.push(xxh3_64_with_seed(b, seed));
-        return;
-    }
-    out.reserve(tokens + 1 - n);
-    for i in 0..=tokens - n {
-        out.push(xxh3_64_with_seed(&b[starts[i]..end_of(i + n - 1)], seed));
+/// Word shingle hashes of `normalized` with `n` words and `seed` (fpdb's word shingles, `out`
+/// cleared first); shared by the methods' sketches.
+pub fn word_shingle_hashes(normalized: &str, n: u32, seed: u64, out: &mut Vec<u64>) {
+    out.clear();
+    if !normalized.is_empty() {
+        word_hashes(normalized, (n.max(1) as usize).min(RING), seed, out);
     }
 }
 
-fn space_positions(b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter().enumerate().filter(|(_, &c)| c == b' ').map(|(i, _)| i)
+/// Word shingles in one pass over the bytes: the starts of the last `n` tokens are kept in a
+/// ring, and each space (the end of a token) hashes the window that ends there.
+fn word_hashes(s: &str, n: usize, seed: u64, out: &mut Vec<u64>) {
+    let b = s.as_bytes();
+    debug_assert!((1..=RING).contains(&n));
+    let n = n.min(RING);
+    out.reserve(b.len() / 6 + 1);
+    let mut ring = [0usize; RING];
+    // `count` tokens have started; token t starts at ring[t % RING] (the last RING of them).
+    let mut count = 1usize;
+    let mut space = |p: usize| {
+        // Token count - 1 ends at p; the window of tokens count - n ..= count - 1 is complete.
+        if count >= n {
+            out.push(xxh3_64_with_seed(&b[ring[(count - n) % RING]..p], seed));
+        }
+        ring[count % RING] = p + 1;
+        count += 1;
+    };
+    // The spaces of each 64 bytes as one bit mask (the compare vectorizes), then its set bits in
+    // order: one unpredictable branch per 64 bytes instead of one per token.
+    let mut chunks = b.chunks_exact(64);
+    let mut base = 0usize;
+    for c in &mut chunks {
+        let mut mask = 0u64;
+        for (i, &x) in c.iter().enumerate() {
+            mask |= u64::from(x == b' ') << i;
+        }
+        while mask != 0 {
+            space(base + mask.trailing_zeros() as usize);
+            mask &= mask - 1;
+        }
+        base += 64;
+    }
+    for (i, &x) in chunks.remainder().iter().enumerate() {
+        if x == b' ' {
+            space(base + i);
+        }
+    }
+    let start = if count >= n { ring[(count - n) % RING] } else { 0 };
+    out.push(xxh3_64_with_seed(&b[start..], seed));
 }
+
+/// The longest word shingle (`FingerprintSpec::validate` refuses longer ones).
+const RING: usize = 32;
 
 fn char_hashes(s: &str, n: usize, seed: u64, out: &mut Vec<u64>) {
     let chars: Vec<u64> = s.chars().map(|c| c as u64).collect();
@@ -108,6 +141,34 @@ mod tests {
         assert_eq!(h.len(), 3);
         assert_eq!(h[0], xxh3_64_with_seed(b"the quick brown", spec.seed));
         assert_eq!(h[2], xxh3_64_with_seed(b"brown fox jumps", spec.seed));
+    }
+
+    /// The windows as the first version computed them: every token's start, then one hash per
+    /// window of `n` tokens.
+    fn word_hashes_reference(s: &str, n: usize, seed: u64) -> Vec<u64> {
+        let b = s.as_bytes();
+        let mut starts = vec![0usize];
+        starts.extend(b.iter().enumerate().filter(|(_, &c)| c == b' ').map(|(i, _)| i + 1));
+        let tokens = starts.len();
+        let end_of = |i: usize| if i + 1 < tokens { starts[i + 1] - 1 } else { b.len() };
+        if tokens < n {
+            return vec![xxh3_64_with_seed(b, seed)];
+        }
+        (0..=tokens - n)
+            .map(|i| xxh3_64_with_seed(&b[starts[i]..end_of(i + n - 1)], seed))
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// The one-pass ring gives the windows of the reference, for every n up to 32.
+        #[test]
+        fn ring_windows_equal_the_reference(words in proptest::collection::vec("[a-c]{1,3}", 1..80), n in 1u32..=32) {
+            let text = words.join(" ");
+            let spec = FingerprintSpec::words(n);
+            let mut got = Vec::new();
+            shingle_hashes(&spec, &text, &mut got);
+            proptest::prop_assert_eq!(got, word_hashes_reference(&text, n as usize, spec.seed));
+        }
     }
 
     #[test]

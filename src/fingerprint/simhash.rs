@@ -5,41 +5,15 @@
 //! distinct 64-bit hash under `Weighting::Binary`). Bit b of the SimHash is 1 iff `sum_b > 0`.
 //! **Tie rule:** `sum_b == 0` (including a document with no shingles) gives bit 0.
 //!
-//! Implementation: byte-lane accumulation. Each byte of a hash indexes a table whose entry spreads its
-//! 8 bits into the 8 bytes of a u64, so one add updates 8 counters at once; the 8 lane accumulators are
-//! flushed into u32 counters every 255 hashes, before a byte counter could overflow.
+//! Implementation: the per-bit counts come from [`kernels::bit_counts`] (AVX-512BW, AVX2 or the
+//! scalar byte-lane accumulation, chosen at run time; all give the same counts).
 
-/// `SPREAD[v]` has byte j equal to bit j of `v`.
-static SPREAD: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut v = 0;
-    while v < 256 {
-        let mut j = 0;
-        while j < 8 {
-            t[v] |= (((v >> j) & 1) as u64) << (8 * j);
-            j += 1;
-        }
-        v += 1;
-    }
-    t
-};
+use crate::fingerprint::kernels;
 
 /// SimHash of the given 64-bit feature hashes, each with weight 1 (repeat a hash to weigh it more).
 pub fn simhash(hashes: &[u64]) -> u64 {
     let mut ones = [0u32; 64];
-    for chunk in hashes.chunks(255) {
-        let mut acc = [0u64; 8];
-        for &h in chunk {
-            for (lane, a) in acc.iter_mut().enumerate() {
-                *a += SPREAD[((h >> (8 * lane)) & 0xFF) as usize];
-            }
-        }
-        for (lane, a) in acc.iter().enumerate() {
-            for j in 0..8 {
-                ones[8 * lane + j] += ((a >> (8 * j)) & 0xFF) as u32;
-            }
-        }
-    }
+    kernels::bit_counts(hashes, &mut ones);
     let total = hashes.len() as u64;
     let mut fp = 0u64;
     for (b, &c) in ones.iter().enumerate() {

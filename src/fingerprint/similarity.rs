@@ -46,31 +46,12 @@ fn ratio(shared: usize, a: usize, b: usize) -> f64 {
 }
 
 /// Calls `f(i, d)` for every `fps[i]` within Hamming distance `k` of `q` (`d` its distance), in
-/// order. The scan is branch-free over chunks of 8 (so the compiler vectorizes the popcounts) and
-/// only matches branch: the single writer runs it over every recently committed document for every
-/// document it decides (docs/performance.md, "Issue 14, first levers").
+/// order: the single writer runs it over every recently committed document for every document it
+/// decides, the indexes over every bucket they probe. The scan is [`crate::fingerprint::kernels::for_each_within`]
+/// (AVX-512 VPOPCNTDQ, AVX2 or the scalar loop branch-free over chunks of 8, chosen at run time).
 #[inline]
-pub fn for_each_within(fps: &[u64], q: u64, k: u32, mut f: impl FnMut(usize, u32)) {
-    let mut chunks = fps.chunks_exact(8);
-    let mut base = 0usize;
-    for c in &mut chunks {
-        let mut mask = 0u32;
-        for (j, &x) in c.iter().enumerate() {
-            mask |= u32::from(hamming(x, q) <= k) << j;
-        }
-        while mask != 0 {
-            let j = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            f(base + j, hamming(c[j], q));
-        }
-        base += 8;
-    }
-    for (j, &x) in chunks.remainder().iter().enumerate() {
-        let d = hamming(x, q);
-        if d <= k {
-            f(base + j, d);
-        }
-    }
+pub fn for_each_within(fps: &[u64], q: u64, k: u32, f: impl FnMut(usize, u32)) {
+    crate::fingerprint::kernels::for_each_within(fps, q, k, f)
 }
 
 /// Exact Jaccard similarity and overlap.
@@ -476,28 +457,5 @@ mod method_tests {
                 bits: 384
             }
         );
-    }
-}
-
-#[cfg(test)]
-mod within_tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    proptest! {
-        /// `for_each_within` reports exactly the brute-force matches, in order, with their
-        /// distances, for every length (chunks of 8 and the remainder) and every k.
-        #[test]
-        fn for_each_within_equals_brute_force(
-            q in any::<u64>(),
-            flips in proptest::collection::vec(proptest::collection::vec(0u32..64, 0..24), 0..70),
-            k in 0u32..=64,
-        ) {
-            let fps: Vec<u64> = flips.iter().map(|bits| bits.iter().fold(q, |x, &b| x ^ (1u64 << b))).collect();
-            let want: Vec<(usize, u32)> = fps.iter().enumerate().map(|(i, &x)| (i, hamming(x, q))).filter(|&(_, d)| d <= k).collect();
-            let mut got = Vec::new();
-            for_each_within(&fps, q, k, |i, d| got.push((i, d)));
-            prop_assert_eq!(got, want);
-        }
     }
 }

@@ -29,40 +29,13 @@ use std::str::FromStr;
 
 use crate::error::{Error, Result};
 use crate::fingerprint::method::Method;
+pub use crate::fingerprint::normalize::{NORMALIZER_VERSION, OLDEST_NORMALIZER_VERSION};
+pub use crate::fingerprint::params::{HashKind, ShingleUnit, Weighting};
 
-/// Version of the normalizer new specs get (see `normalize`). Part of every spec.
-pub const NORMALIZER_VERSION: u32 = 2;
-/// The oldest normalizer this build still implements (databases keep theirs).
-pub const OLDEST_NORMALIZER_VERSION: u32 = 1;
 /// The default xxh3 seed (recorded in each database's spec).
 pub const DEFAULT_SEED: u64 = 0x6670_6462_5f76_3031; // "fpdb_v01"
 const SPEC_RECORD_V1: u8 = 1;
 const SPEC_RECORD_V2: u8 = 2;
-
-/// What a shingle is made of.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub enum ShingleUnit {
-    /// `n` consecutive normalized words (tokens), joined by one space.
-    Word,
-    /// `n` consecutive characters of the normalized text (tokens joined by one space).
-    Char,
-}
-
-/// The hash function applied to shingles.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub enum HashKind {
-    /// xxh3 64-bit with the spec's seed.
-    Xxh3_64,
-}
-
-/// How shingle occurrences weigh in the SimHash.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
-pub enum Weighting {
-    /// Every occurrence counts once (weight = occurrence count).
-    Count,
-    /// Every distinct shingle counts once.
-    Binary,
-}
 
 /// The fingerprint spec. Two documents are comparable only when fingerprinted under equal specs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
@@ -147,6 +120,19 @@ impl FingerprintSpec {
                 name: "spec.n",
                 message: format!("shingle length must be 1..=32, got {}", self.n),
             });
+        }
+        // A weighted spec's IDF table must key the words this spec's normalizer makes (a table read
+        // from a database does not say, and was checked when the database was made).
+        if let Some(trained) = self.method.idf().and_then(|t| t.trained_with()) {
+            if trained != self.normalizer {
+                return Err(Error::InvalidOption {
+                    name: "spec.method.idf",
+                    message: format!(
+                        "the IDF table was tokenized by normalizer {trained} but the spec uses normalizer {}: build it for the spec (IdfTable::from_jsonl_with / from_texts_with, Method::with_options_for with normalizer {})",
+                        self.normalizer, self.normalizer
+                    ),
+                });
+            }
         }
         self.method.validate()
     }
@@ -258,21 +244,6 @@ impl fmt::Display for FingerprintSpec {
             write!(f, " method={}", self.method)?;
         }
         Ok(())
-    }
-}
-
-impl FromStr for Weighting {
-    type Err = Error;
-    /// `binary` or `count` (the CLI's `--weights`).
-    fn from_str(s: &str) -> Result<Self> {
-        match s.trim() {
-            "binary" => Ok(Weighting::Binary),
-            "count" => Ok(Weighting::Count),
-            _ => Err(Error::InvalidOption {
-                name: "weights",
-                message: format!("expected `binary` (each distinct shingle once) or `count` (occurrences), got {s:?}"),
-            }),
-        }
     }
 }
 

@@ -1,0 +1,356 @@
+//! SIMD kernels: the one module besides the memory maps (`store::mmap`) where `unsafe` is allowed,
+//! and only for `#[target_feature]` functions and their loads. Each kernel is a safe function that
+//! picks, at run time, the widest implementation this CPU has ([`level`]) and each implementation
+//! has a safe scalar twin giving the same result (property tests below compare every level this
+//! CPU runs with the scalar one on random input; `*_at(Level::Scalar, …)` forces the scalar path).
+//!
+//! * [`bit_counts`]: for each of the 64 bit positions, how many of the given u64 have it set — the
+//!   SimHash accumulation. AVX-512BW: the hash itself is the byte mask of one masked add of 64
+//!   byte counters (one instruction per hash); AVX2: the hash's bytes are spread over 64 byte
+//!   lanes (shuffle, and, compare) and subtracted; scalar: byte-lane table ([`SPREAD`]). Byte
+//!   counters are flushed into u32 every 255 hashes.
+//! * [`for_each_within`]: every u64 of a slice within Hamming distance `k` of `q` — the bucket
+//!   scan of the index. AVX-512 VPOPCNTDQ: 8 distances and the `<= k` mask in three
+//!   instructions; AVX2 / popcnt: the scalar loop compiled with those features (the popcounts
+//!   vectorize); scalar: the same loop for the baseline x86-64 (no `popcnt` instruction).
+//!
+//! The level is detected once; the environment variable `FPDB_SIMD=scalar|avx2|avx512` caps it
+//! (e.g. to run a test suite or a benchmark on the scalar path).
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// An instruction-set level a kernel can run at, from the narrowest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    /// Portable Rust, no target feature beyond the build's.
+    Scalar,
+    /// x86-64 AVX2 with `popcnt`.
+    Avx2,
+    /// x86-64 AVX-512 F + BW + VPOPCNTDQ.
+    Avx512,
+}
+
+static LEVEL: AtomicU8 = AtomicU8::new(0);
+
+/// The widest level this CPU supports, capped by `FPDB_SIMD` when set (detected once).
+pub fn level() -> Level {
+    match LEVEL.load(Ordering::Relaxed) {
+        1 => Level::Scalar,
+        2 => Level::Avx2,
+        3 => Level::Avx512,
+        _ => {
+            let cap = match std::env::var("FPDB_SIMD").as_deref() {
+                Ok("scalar") => Level::Scalar,
+                Ok("avx2") => Level::Avx2,
+                _ => Level::Avx512,
+            };
+            let l = detected().min(cap);
+            LEVEL.store(l as u8 + 1, Ordering::Relaxed);
+            l
+        }
+    }
+}
+
+/// The widest level the CPU supports.
+pub fn detected() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vpopcntdq")
+        {
+            return Level::Avx512;
+        }
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+            return Level::Avx2;
+        }
+    }
+    Level::Scalar
+}
+
+/// `SPREAD[v]` has byte j equal to bit j of `v` (the scalar SimHash accumulation's table).
+static SPREAD: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut v = 0;
+    while v < 256 {
+        let mut j = 0;
+        while j < 8 {
+            t[v] |= (((v >> j) & 1) as u64) << (8 * j);
+            j += 1;
+        }
+        v += 1;
+    }
+    t
+};
+
+/// Adds to `ones[b]`, for every bit position `b`, the number of `hashes` with bit `b` set.
+#[inline]
+pub fn bit_counts(hashes: &[u64], ones: &mut [u32; 64]) {
+    bit_counts_checked(level(), hashes, ones)
+}
+
+/// [`bit_counts`] at `level` (a level above [`detected`] runs the widest one supported).
+pub fn bit_counts_at(level: Level, hashes: &[u64], ones: &mut [u32; 64]) {
+    bit_counts_checked(level.min(detected()), hashes, ones)
+}
+
+/// [`bit_counts`] at a `level` the CPU supports (at most [`detected`]).
+#[inline]
+fn bit_counts_checked(level: Level, hashes: &[u64], ones: &mut [u32; 64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if level == Level::Avx512 {
+            // SAFETY: `level` is at most `detected()`: the CPU supports AVX-512 F and BW.
+            return unsafe { x86::bit_counts_avx512(hashes, ones) };
+        }
+        if level == Level::Avx2 {
+            // SAFETY: `level` is at most `detected()`: the CPU supports AVX2.
+            return unsafe { x86::bit_counts_avx2(hashes, ones) };
+        }
+    }
+    let _ = level;
+    bit_counts_scalar(hashes, ones)
+}
+
+/// The scalar twin of [`bit_counts`]: byte-lane accumulation, 8 counters per u64 add.
+pub fn bit_counts_scalar(hashes: &[u64], ones: &mut [u32; 64]) {
+    for chunk in hashes.chunks(255) {
+        let mut acc = [0u64; 8];
+        for &h in chunk {
+            for (lane, a) in acc.iter_mut().enumerate() {
+                *a += SPREAD[((h >> (8 * lane)) & 0xFF) as usize];
+            }
+        }
+        for (lane, a) in acc.iter().enumerate() {
+            for j in 0..8 {
+                ones[8 * lane + j] += ((a >> (8 * j)) & 0xFF) as u32;
+            }
+        }
+    }
+}
+
+/// Calls `f(i, d)` for every `fps[i]` within Hamming distance `k` of `q` (`d` its distance), in
+/// order of `i`.
+#[inline]
+pub fn for_each_within(fps: &[u64], q: u64, k: u32, f: impl FnMut(usize, u32)) {
+    within_checked(level(), fps, q, k, f)
+}
+
+/// [`for_each_within`] at `level` (a level above [`detected`] runs the widest one supported).
+pub fn for_each_within_at(level: Level, fps: &[u64], q: u64, k: u32, f: impl FnMut(usize, u32)) {
+    within_checked(level.min(detected()), fps, q, k, f)
+}
+
+/// [`for_each_within`] at a `level` the CPU supports (at most [`detected`]).
+#[inline]
+fn within_checked(level: Level, fps: &[u64], q: u64, k: u32, mut f: impl FnMut(usize, u32)) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if level == Level::Avx512 {
+            // SAFETY: `level` is at most `detected()`: the CPU supports AVX-512 F and VPOPCNTDQ.
+            return unsafe { x86::within_avx512(fps, q, k, &mut f) };
+        }
+        if level == Level::Avx2 {
+            // SAFETY: `level` is at most `detected()`: the CPU supports AVX2 and popcnt.
+            return unsafe { x86::within_avx2(fps, q, k, &mut f) };
+        }
+    }
+    let _ = level;
+    within_scalar(fps, q, k, &mut f)
+}
+
+/// The scalar twin of [`for_each_within`]: branch-free over chunks of 8 (the popcounts vectorize
+/// where the target allows), only matches branch.
+#[inline(always)]
+pub fn within_scalar(fps: &[u64], q: u64, k: u32, f: &mut impl FnMut(usize, u32)) {
+    let mut chunks = fps.chunks_exact(8);
+    let mut base = 0usize;
+    for c in &mut chunks {
+        let mut mask = 0u32;
+        for (j, &x) in c.iter().enumerate() {
+            mask |= u32::from((x ^ q).count_ones() <= k) << j;
+        }
+        report(mask, c, base, q, f);
+        base += 8;
+    }
+    tail(chunks.remainder(), base, q, k, f);
+}
+
+/// Calls `f` for the entries of chunk `c` (at `base`) whose bit is set in `mask`, in order.
+#[inline(always)]
+fn report(mut mask: u32, c: &[u64], base: usize, q: u64, f: &mut impl FnMut(usize, u32)) {
+    while mask != 0 {
+        let j = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        f(base + j, (c[j] ^ q).count_ones());
+    }
+}
+
+/// The entries after the last whole chunk, one at a time.
+#[inline(always)]
+fn tail(rest: &[u64], base: usize, q: u64, k: u32, f: &mut impl FnMut(usize, u32)) {
+    for (j, &x) in rest.iter().enumerate() {
+        let d = (x ^ q).count_ones();
+        if d <= k {
+            f(base + j, d);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    /// AVX-512BW: 64 byte counters in one register; bit `b` of the hash masks byte lane `b` of
+    /// one add of 1.
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub(super) unsafe fn bit_counts_avx512(hashes: &[u64], ones: &mut [u32; 64]) {
+        let one = _mm512_set1_epi8(1);
+        for chunk in hashes.chunks(255) {
+            let mut acc = _mm512_setzero_si512();
+            for &h in chunk {
+                acc = _mm512_mask_add_epi8(acc, h, acc, one);
+            }
+            let mut bytes = [0u8; 64];
+            // SAFETY: `bytes` is 64 writable bytes; the store is unaligned.
+            unsafe { _mm512_storeu_si512(bytes.as_mut_ptr().cast(), acc) };
+            for (o, &b) in ones.iter_mut().zip(&bytes) {
+                *o += u32::from(b);
+            }
+        }
+    }
+
+    /// AVX2: byte lane `i` of `lo` (`hi`) counts bit `i` (`32 + i`): the hash's byte `i / 8` is
+    /// shuffled into the lane, and-ed with bit `i % 8` and compared (0xFF = set, i.e. -1, which is
+    /// subtracted).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn bit_counts_avx2(hashes: &[u64], ones: &mut [u32; 64]) {
+        // `_mm256_shuffle_epi8` picks within each 128-bit half; both halves hold the hash twice.
+        let shuf_lo = _mm256_setr_epi8(
+            0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3,
+        );
+        let shuf_hi = _mm256_setr_epi8(
+            4, 4, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7,
+        );
+        let bit = _mm256_set1_epi64x(i64::from_le_bytes([1, 2, 4, 8, 16, 32, 64, 128]));
+        for chunk in hashes.chunks(255) {
+            let (mut lo, mut hi) = (_mm256_setzero_si256(), _mm256_setzero_si256());
+            for &h in chunk {
+                let v = _mm256_set1_epi64x(h as i64);
+                let l = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, shuf_lo), bit), bit);
+                let u = _mm256_cmpeq_epi8(_mm256_and_si256(_mm256_shuffle_epi8(v, shuf_hi), bit), bit);
+                lo = _mm256_sub_epi8(lo, l);
+                hi = _mm256_sub_epi8(hi, u);
+            }
+            let mut bytes = [0u8; 64];
+            // SAFETY: `bytes` is 64 writable bytes; both stores are unaligned and in bounds.
+            unsafe {
+                _mm256_storeu_si256(bytes.as_mut_ptr().cast(), lo);
+                _mm256_storeu_si256(bytes.as_mut_ptr().add(32).cast(), hi);
+            }
+            for (o, &b) in ones.iter_mut().zip(&bytes) {
+                *o += u32::from(b);
+            }
+        }
+    }
+
+    /// AVX-512 VPOPCNTDQ: xor, popcount and compare 8 fingerprints at once.
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    pub(super) unsafe fn within_avx512(fps: &[u64], q: u64, k: u32, f: &mut impl FnMut(usize, u32)) {
+        let qv = _mm512_set1_epi64(q as i64);
+        let kv = _mm512_set1_epi64(i64::from(k));
+        let mut chunks = fps.chunks_exact(8);
+        let mut base = 0usize;
+        for c in &mut chunks {
+            // SAFETY: `c` is 8 readable u64 (64 bytes); the load is unaligned.
+            let v = unsafe { _mm512_loadu_si512(c.as_ptr().cast()) };
+            let d = _mm512_popcnt_epi64(_mm512_xor_si512(v, qv));
+            super::report(u32::from(_mm512_cmple_epu64_mask(d, kv)), c, base, q, f);
+            base += 8;
+        }
+        super::tail(chunks.remainder(), base, q, k, f);
+    }
+
+    /// AVX2 + popcnt: the scalar loop, compiled with those features.
+    #[target_feature(enable = "avx2,popcnt")]
+    pub(super) unsafe fn within_avx2(fps: &[u64], q: u64, k: u32, f: &mut impl FnMut(usize, u32)) {
+        super::within_scalar(fps, q, k, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn levels() -> Vec<Level> {
+        [Level::Scalar, Level::Avx2, Level::Avx512]
+            .into_iter()
+            .filter(|&l| l <= detected())
+            .collect()
+    }
+
+    fn counts_reference(hashes: &[u64]) -> [u32; 64] {
+        let mut ones = [0u32; 64];
+        for &h in hashes {
+            for (b, o) in ones.iter_mut().enumerate() {
+                *o += (h >> b & 1) as u32;
+            }
+        }
+        ones
+    }
+
+    #[test]
+    fn the_scalar_path_can_be_forced_and_counts_every_bit() {
+        // 600 copies of one hash cross two flushes of the byte counters.
+        let hashes: Vec<u64> = std::iter::repeat_n(0x8000_0000_0000_0001u64, 600).chain([u64::MAX]).collect();
+        let mut ones = [0u32; 64];
+        bit_counts_at(Level::Scalar, &hashes, &mut ones);
+        assert_eq!(ones[0], 601);
+        assert_eq!(ones[63], 601);
+        assert!(ones[1..63].iter().all(|&c| c == 1));
+        let mut got = Vec::new();
+        for_each_within_at(Level::Scalar, &[0, 1, 3, 7, u64::MAX, 0, 1, 1, 15, 2], 0, 2, |i, d| {
+            got.push((i, d))
+        });
+        assert_eq!(got, vec![(0, 0), (1, 1), (2, 2), (5, 0), (6, 1), (7, 1), (9, 1)]);
+    }
+
+    #[test]
+    fn the_level_is_at_most_what_the_cpu_has() {
+        assert!(level() <= detected());
+    }
+
+    proptest! {
+        /// Every level this CPU runs counts the same bits as the reference and the scalar twin,
+        /// across the 255-hash flush boundary (repeated hashes).
+        #[test]
+        fn bit_counts_agree_at_every_level(hashes in proptest::collection::vec(any::<u64>(), 0..700), dup in 0usize..600) {
+            let mut hs = hashes.clone();
+            if let Some(&h) = hashes.first() { hs.extend(std::iter::repeat_n(h, dup)); }
+            let want = counts_reference(&hs);
+            for l in levels() {
+                let mut ones = [0u32; 64];
+                bit_counts_at(l, &hs, &mut ones);
+                prop_assert_eq!(ones, want, "{:?}", l);
+            }
+        }
+
+        /// Every level reports exactly the brute-force matches, in order, with their distances,
+        /// for every length (chunks of 8 and the remainder) and every k.
+        #[test]
+        fn for_each_within_agrees_at_every_level(
+            q in any::<u64>(),
+            flips in proptest::collection::vec(proptest::collection::vec(0u32..64, 0..24), 0..70),
+            k in 0u32..=64,
+        ) {
+            let fps: Vec<u64> = flips.iter().map(|bits| bits.iter().fold(q, |x, &b| x ^ (1u64 << b))).collect();
+            let want: Vec<(usize, u32)> = fps.iter().enumerate().map(|(i, &x)| (i, (x ^ q).count_ones())).filter(|&(_, d)| d <= k).collect();
+            for l in levels() {
+                let mut got = Vec::new();
+                for_each_within_at(l, &fps, q, k, |i, d| got.push((i, d)));
+                prop_assert_eq!(&got, &want, "{:?}", l);
+            }
+        }
+    }
+}
