@@ -130,3 +130,39 @@ fn init_refuses_unknown_methods_and_misplaced_options() {
         assert!(!dir.path().join("db").exists(), "{args:?} left a database behind");
     }
 }
+
+/// A weighted-simhash database on normalizer 1 trains its IDF table with normalizer 1's words
+/// (issue 35): `init` succeeds, and the stored table is the one the library validates against the
+/// spec. Before the CLI passed the normalizer through, the library refused the mismatched table.
+#[test]
+fn weighted_simhash_on_normalizer_one_trains_with_its_normalizer() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = dir.path().join("zh.jsonl");
+    let lines: String = [
+        "我们研究了近重复文档的检测方法。",
+        "ภาษาไทยไม่มีช่องว่างระหว่างคำ",
+        "plain english words here",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, t)| serde_json::json!({"key": format!("d{i}"), "text": t}).to_string() + "\n")
+    .collect();
+    std::fs::write(&c, lines).unwrap();
+    let c = c.display().to_string();
+    for n in ["1", "2"] {
+        let db = dir.path().join(format!("db{n}")).display().to_string();
+        ok(&fpdb(&[
+            "init",
+            &db,
+            "--method",
+            "weighted-simhash",
+            "--idf-from",
+            &c,
+            "--normalizer",
+            n,
+        ]));
+        ok(&fpdb(&["ingest", &db, &c]));
+        let stats: Value = serde_json::from_str(&ok(&fpdb(&["stats", &db, "--json"]))).unwrap();
+        assert_eq!(stats["docs"], 3, "normalizer {n}: {stats}");
+    }
+}

@@ -138,14 +138,14 @@ pub fn spec(
 
 /// The IDF table of an `idf_from` argument: a path (str or os.PathLike) to a JSONL corpus, read by
 /// the library as `fpdb init --idf-from` reads it, or an iterable of texts.
-fn idf_table(py: Python<'_>, corpus: &Bound<'_, PyAny>) -> fpdb::Result<IdfTable> {
+fn idf_table(py: Python<'_>, corpus: &Bound<'_, PyAny>, normalizer: u32) -> fpdb::Result<IdfTable> {
     let is_path = corpus.is_instance_of::<PyString>() || corpus.hasattr("__fspath__").unwrap_or(false);
     if is_path {
         let path: std::path::PathBuf = corpus.extract().map_err(|e: PyErr| Error::InvalidOption {
             name: "idf_from",
             message: e.to_string(),
         })?;
-        return py.detach(|| IdfTable::from_jsonl(&path)).map(|(t, _)| t);
+        return py.detach(|| IdfTable::from_jsonl_with(&path, normalizer)).map(|(t, _)| t);
     }
     let mut texts = Vec::new();
     let items = corpus.try_iter().map_err(|e| Error::InvalidOption {
@@ -159,13 +159,26 @@ fn idf_table(py: Python<'_>, corpus: &Bound<'_, PyAny>) -> fpdb::Result<IdfTable
         })?;
         texts.push(text);
     }
-    Ok(py.detach(|| IdfTable::from_texts(texts.iter().map(String::as_str))))
+    Ok(py.detach(|| IdfTable::from_texts_with(normalizer, texts.iter().map(String::as_str))))
 }
 
 /// The method of `Db.create`: `name` with its options, built by the library as `fpdb init
-/// --method NAME [--idf-from CORPUS] [--min-shared S]` builds it.
-pub fn method(py: Python<'_>, name: Option<&str>, idf_from: Option<&Bound<'_, PyAny>>, min_shared: Option<u32>) -> PyResult<Method> {
-    Method::with_options(name.unwrap_or("simhash"), idf_from.map(|c| move || idf_table(py, c)), min_shared).map_err(|e| to_py(py, e))
+/// --method NAME [--idf-from CORPUS] [--min-shared S]` builds it, the IDF table's words those of
+/// the database's normalizer `normalizer`.
+pub fn method(
+    py: Python<'_>,
+    normalizer: u32,
+    name: Option<&str>,
+    idf_from: Option<&Bound<'_, PyAny>>,
+    min_shared: Option<u32>,
+) -> PyResult<Method> {
+    Method::with_options_for(
+        normalizer,
+        name.unwrap_or("simhash"),
+        idf_from.map(|c| move |n| idf_table(py, c, n)),
+        min_shared,
+    )
+    .map_err(|e| to_py(py, e))
 }
 
 static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();

@@ -133,10 +133,11 @@ impl Db {
         normalizer: Option<u32>,
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
-        let method = convert::method(py, method, idf_from.filter(|c| !c.is_none()), min_shared)?;
+        let spec = convert::spec(py, shingle, weights, None, normalizer)?;
+        let method = convert::method(py, spec.normalizer, method, idf_from.filter(|c| !c.is_none()), min_shared)?;
         let contain = ContainmentConfig::from_options(containment, containment_sample, containment_max_postings).or_raise(py)?;
         let create = CreateOptions::default()
-            .with_spec(convert::spec(py, shingle, weights, None, normalizer)?.with_method(method.clone()))
+            .with_spec(spec.with_method(method.clone()))
             .with_tables(convert::tables(py, tables)?)
             .with_max_distance(max_distance.unwrap_or_else(|| method.default_max_distance()))
             .with_min_jaccard(min_jaccard.unwrap_or(defaults.min_jaccard))

@@ -56,6 +56,13 @@ def test_normalizer_versions(tmp_path):
         db.insert("zh", zh)
         [hit] = db.query(near)
         assert hit.key == "zh" and hit.jaccard > 0.9
+    # weighted-simhash trains its IDF table with the database's normalizer (issue 35): on version 1
+    # the table's words are version 1's, so creating the database succeeds and inserts work.
+    for n in (1, 2):
+        with fpdb.Db.create(tmp_path / f"w{n}", normalizer=n, method="weighted-simhash", idf_from=[zh, near, t]) as db:
+            assert db.spec.normalizer == n
+            db.insert("zh", zh)
+            assert [h.key for h in db.query(near, min_jaccard=0.1, max_distance=32)] == ["zh"]
 
 
 def test_outcomes_groups_delete_compact(tmp_path):

@@ -229,7 +229,7 @@ fn run_methods(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
     let t0 = Instant::now();
     let (docs, skipped) = load_texts(&cfg)?;
     let idf = match &cfg.idf_from {
-        Some(p) => super::idf_table(p)?,
+        Some(p) => super::idf_table(p, fpdb::fingerprint::spec::NORMALIZER_VERSION)?,
         None => IdfTable::from_texts(docs.iter().map(|d| d.text.as_str())),
     };
     let methods = parse_methods(cfg.methods.as_deref().unwrap_or("all"), Arc::new(idf))?;

@@ -18,7 +18,7 @@ pub struct Config {
 
 impl Config {
     pub fn from_args(a: InitArgs) -> Result<Config, Error> {
-        let method = method_from(&a.method, a.idf_from.as_deref(), a.min_shared)?;
+        let method = method_from(a.normalizer, &a.method, a.idf_from.as_deref(), a.min_shared)?;
         let mut spec = super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone());
         spec.normalizer = a.normalizer;
         let containment =
@@ -36,9 +36,9 @@ impl Config {
 }
 
 /// method: `--method NAME` with its options: the IDF table of weighted-simhash (built from
-/// `--idf-from`), Broder's `--min-shared`.
-fn method_from(name: &str, idf_from: Option<&std::path::Path>, min_shared: Option<u32>) -> Result<Method, Error> {
-    Method::with_options(name, idf_from.map(|p| move || super::idf_table(p)), min_shared)
+/// `--idf-from`, tokenized with the database's normalizer `normalizer`), Broder's `--min-shared`.
+fn method_from(normalizer: u32, name: &str, idf_from: Option<&std::path::Path>, min_shared: Option<u32>) -> Result<Method, Error> {
+    Method::with_options_for(normalizer, name, idf_from.map(|p| move |n| super::idf_table(p, n)), min_shared)
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
