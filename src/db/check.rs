@@ -6,7 +6,7 @@ use rocksdb::IteratorMode;
 use crate::error::Result;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DocRecord};
-use crate::store::keys::{be_u64, decode_edge_key, decode_table_key, table_cf, CF_DOCS, CF_EDGES, CF_KEYS};
+use crate::store::keys::{be_u64, decode_edge_key, decode_key_value, decode_table_key, table_cf, CF_DOCS, CF_EDGES, CF_KEYS};
 use crate::store::segment;
 
 use super::types::{CheckReport, Fault};
@@ -121,7 +121,7 @@ impl Db {
         for item in self.inner.rocks.iterator_cf(self.cf(CF_KEYS)?, IteratorMode::Start) {
             let (k, v) = item.map_err(self.rocks_err("scan keys"))?;
             keys += 1;
-            let matches = be_u64(&v).is_some_and(|id| records.get(&id).is_some_and(|r| r.key.as_bytes() == &k[..]));
+            let matches = decode_key_value(&v).is_some_and(|id| records.get(&id).is_some_and(|r| r.key.as_bytes() == &k[..]));
             if !matches {
                 fault(
                     None,

@@ -16,7 +16,9 @@ use crate::index::mem::{MemTables, MergeJob};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{decode_meta_idx_key, CF_META_IDX};
-use crate::store::keys::{decode_table_key, doc_key, edge_key, seg_key, table_cf, table_key, CF_DOCS, CF_EDGES, CF_KEYS, CF_META};
+use crate::store::keys::{
+    decode_table_key, doc_key, edge_key, key_value, seg_key, table_cf, table_key, CF_DOCS, CF_EDGES, CF_KEYS, CF_META,
+};
 use crate::store::ShingleLoc;
 
 use super::state::{DocMeta, State, Writer, RECENT_CAP};
@@ -185,7 +187,7 @@ impl Db {
             for k in super::metadata::index_keys(&p.biblio, p.id) {
                 b.put_cf(meta_idx_cf, k, []); // metadata: the new document's index entries
             }
-            kput.push((p.key.as_bytes(), p.id.to_be_bytes()));
+            kput.push((p.key.as_bytes(), key_value(p.id)));
             self.method_put(&mut b, p.id, &p.fp.sketch)?; // method:
             if !table_tail {
                 for (i, t) in tput.iter_mut().enumerate() {

@@ -53,7 +53,7 @@ use crate::fingerprint::Fingerprinter;
 use crate::index::method::MethodIndex;
 use crate::index::Layout;
 use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::store::keys::{be_u64, cf_names, doc_key, method_cf_names, CF_DOCS, CF_KEYS};
+use crate::store::keys::{cf_names, decode_key_value, doc_key, method_cf_names, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
 pub use options::{
@@ -221,7 +221,10 @@ impl Db {
             .rocks
             .get_cf(self.cf(CF_KEYS)?, key.as_bytes())
             .map_err(self.rocks_err("read key"))?;
-        v.map(|v| be_u64(&v).ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, format!("key entry for {key:?} is not 8 bytes"))))
-            .transpose()
+        v.map(|v| {
+            decode_key_value(&v)
+                .ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, format!("key entry for {key:?} is not 8 bytes")))
+        })
+        .transpose()
     }
 }
