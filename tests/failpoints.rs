@@ -673,7 +673,7 @@ fn a_stopped_tail_write_in_flush_poisons_the_handle_and_loses_nothing() {
     db.flush().unwrap();
 }
 
-/// The table tail (`db::table_tail`): with the mirror, commits write no table entries; a flush
+/// The table tail (`db::background::table_tail`): with the mirror, commits write no table entries; a flush
 /// writes them, one file per table, then moves the table floor. A stop at either step (before a
 /// file is ingested, or after every file but before the floor moves) is reported and poisons the
 /// handle; the database it leaves has its floor below the next doc id. A read-only open without

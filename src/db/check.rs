@@ -9,8 +9,8 @@ use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{be_u64, decode_edge_key, decode_key_value, decode_table_key, table_cf, CF_DOCS, CF_EDGES, CF_KEYS};
 use crate::store::segment;
 
+use super::handle::Db;
 use super::types::{CheckReport, Fault};
-use super::Db;
 
 impl Db {
     /// Verifies every doc record, shingle record (magic, id, count, checksum), key entry, table entry
@@ -134,7 +134,7 @@ impl Db {
         if keys != rep.docs {
             fault(None, None, rp.clone(), format!("{keys} key entries for {} docs", rep.docs));
         }
-        // Documents at or above the table floor may have no entries yet (`db::table_tail`); an
+        // Documents at or above the table floor may have no entries yet (`db::background::table_tail`); an
         // entry there still has to match a live record.
         let floor = writer.table_floor;
         let below = ids.iter().filter(|&&id| id < floor).count() as u64;

@@ -1,18 +1,14 @@
 //! The commit of one batch: segment bytes (appended, fsynced), then ONE RocksDB `WriteBatch` across
 //! every column family (doc records, keys, table entries — without the mirror; with it they wait in
-//! the table tail, `db::table_tail` — edges, regrouped records, segment lengths, the id counter),
+//! the table tail, `db::background::table_tail` — edges, regrouped records, segment lengths, the id counter),
 //! then the publish to readers under the state's write lock.
 
-use std::collections::{HashMap, HashSet};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::collections::HashSet;
 
 use rocksdb::{IteratorMode, WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
-use crate::fingerprint::biblio::Biblio;
-use crate::fingerprint::Fingerprint;
-use crate::index::mem::{MemTables, MergeJob};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{decode_meta_idx_key, CF_META_IDX};
@@ -21,76 +17,9 @@ use crate::store::keys::{
 };
 use crate::store::ShingleLoc;
 
-use super::state::{DocMeta, State, Writer, RECENT_CAP};
-use super::Db;
-
-pub(super) fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
-}
-
-pub(super) struct PendingDoc {
-    pub(super) id: u64,
-    pub(super) key: String,
-    pub(super) fp: Fingerprint,
-    pub(super) meta: Option<String>,
-    pub(super) biblio: Biblio, // metadata:
-    pub(super) group: u64,
-    pub(super) alive: bool,
-}
-
-/// One batch's changes before they are committed.
-#[derive(Default)]
-pub(super) struct Pending {
-    pub(super) new_docs: Vec<PendingDoc>,
-    /// `new_docs[i].fp.simhash` at `i` (until the commit drops dead entries): the writer scans
-    /// these for every document of the batch.
-    pub(super) simhashes: Vec<u64>,
-    pub(super) keys: HashMap<String, u64>,
-    pub(super) deleted: HashSet<u64>,
-    pub(super) deleted_keys: Vec<String>,
-    pub(super) regroup: IntMap<u64, u64>,
-    pub(super) edges_added: Vec<(u64, u64)>,
-    pub(super) edges_removed: Vec<(u64, u64)>,
-    pub(super) touched_groups: HashSet<u64>,
-    pub(super) seg_created: Vec<u32>,
-    pub(super) seg_lengths: Vec<(u32, u64)>,
-    pub(super) seg_dropped: Vec<u32>,
-    // containment:
-    /// The batch's documents in an in-memory containment index (filled only when containment
-    /// relations are asked for).
-    pub(super) contain_batch: super::contain::BatchContain,
-}
-
-impl Pending {
-    /// The batch's document with this id. `new_docs` is in id order (ids are allocated as documents
-    /// are pushed), so this is a binary search: the writer asks it for every member of every group a
-    /// new document joins.
-    fn new_doc(&self, id: u64) -> Option<&PendingDoc> {
-        self.new_docs.binary_search_by_key(&id, |p| p.id).ok().map(|i| &self.new_docs[i])
-    }
-
-    pub(super) fn group_of(&self, st: &State, id: u64) -> u64 {
-        if let Some(&g) = self.regroup.get(&id) {
-            return g;
-        }
-        if let Some(p) = self.new_doc(id) {
-            return p.group;
-        }
-        st.docs.get(&id).map_or(id, |m| m.group)
-    }
-
-    pub(super) fn set_group(&mut self, id: u64, g: u64) {
-        self.regroup.insert(id, g);
-    }
-
-    /// The key of a live document, committed or earlier in this batch (`None`: not live).
-    pub(super) fn key_of(&self, st: &State, id: u64) -> Option<String> {
-        match self.new_doc(id) {
-            Some(p) => Some(p.key.clone()),
-            None => st.docs.get(&id).map(|m| m.key.to_string()),
-        }
-    }
-}
+use super::handle::Db;
+use super::pending::{now_ms, Pending};
+use super::state::{DocMeta, Writer, RECENT_CAP};
 
 impl Db {
     /// Writes segment bytes, then one RocksDB batch, then publishes the batch to readers.
@@ -168,7 +97,7 @@ impl Db {
             b.delete_cf(edges_cf, edge_key(c, a));
         }
         // With the mirror, the new documents' table entries wait in the table tail
-        // (`db::table_tail`); a delete's tombstones above are written wherever its entries are.
+        // (`db::background::table_tail`); a delete's tombstones above are written wherever its entries are.
         let table_tail = self.inner.opts.mirror;
         let now = now_ms();
         for (p, loc) in pend.new_docs.iter().zip(&appended.locs) {
@@ -292,7 +221,7 @@ impl Db {
         }
         for id in &pend.deleted {
             if table_tail && *id >= w.table_floor {
-                w.table_dead.insert(*id); // left out of the table tail's write (`db::table_tail`)
+                w.table_dead.insert(*id); // left out of the table tail's write (`db::background::table_tail`)
             }
             st.method.remove(*id); // method:
             if let Some(m) = st.docs.remove(id) {
@@ -374,46 +303,11 @@ impl Db {
     /// (issue 31 item 5).
     fn after_publish(&self, w: &mut Writer) {
         self.merge_mirror(w);
-        let r = super::contain_tail::tail_after_commit(&self.inner, w) // containment:
-            .and_then(|()| super::table_tail::table_tail_after_commit(&self.inner, w));
+        let r = super::background::contain_tail::tail_after_commit(&self.inner, w) // containment:
+            .and_then(|()| super::background::table_tail::table_tail_after_commit(&self.inner, w));
         if let Err(e) = r {
             if w.poisoned.is_none() {
                 w.poisoned = Some(format!("background work after a commit: {e}"));
-            }
-        }
-    }
-
-    /// The mirror's merges (`MemTables::start_merge`): one at a time, built on a thread of its own
-    /// so that neither the writer nor the readers wait for it. Installs a finished one (under the
-    /// write lock: a pointer swap and the dead set), then starts the next when due. A merge thread
-    /// that failed gives its entries back to the delta; one that cannot be started runs here.
-    fn merge_mirror(&self, w: &mut Writer) {
-        if w.merge.as_ref().is_some_and(|h| h.is_finished()) {
-            if let Some(h) = w.merge.take() {
-                let done = h.join();
-                let mut st = self.inner.state.write();
-                if let Some(t) = st.tables.as_mut() {
-                    match done {
-                        Ok(Some(run)) => {
-                            t.finish_merge(run);
-                        }
-                        Ok(None) | Err(_) => t.abandon_merge(),
-                    }
-                }
-            }
-        }
-        if w.merge.is_some() || !self.inner.state.read().tables.as_ref().is_some_and(MemTables::merge_due) {
-            return;
-        }
-        let Some(job) = self.inner.state.write().tables.as_mut().and_then(MemTables::start_merge) else {
-            return;
-        };
-        match super::state::spawn_or_run("fpdb-mirror-merge", job, MergeJob::run) {
-            Ok(h) => w.merge = Some(h),
-            Err(run) => {
-                if let Some(t) = self.inner.state.write().tables.as_mut() {
-                    t.finish_merge(run);
-                }
             }
         }
     }

@@ -7,7 +7,7 @@
 //! * the keys of each batch ([`ContainDelta`]): a removed document's deleted in the batch's one
 //!   `WriteBatch`; a new document's added to the in-memory **tail** at publish, with the short-key
 //!   set;
-//! * the tail's way to RocksDB and back at open: `db::contain_tail`;
+//! * the tail's way to RocksDB and back at open: `db::background::contain_tail`;
 //! * `check` of every index entry, the counters of `fpdb stats`, and all containment pairs.
 //!
 //! The engine files call in here at marked hook points (`// containment:`), so the feature can be
@@ -22,17 +22,17 @@ use crate::fingerprint::containment::{min_shared_keys, sample_threshold, samples
 use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::fingerprint::similarity::{containment_at_least, hamming, Containment, MethodScore};
 use crate::fingerprint::Fingerprint;
-use crate::index::contain::{MemContain, RocksContain};
+use crate::index::contain::RocksContain;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DocRecord};
 use crate::store::keys::{contain_key, decode_contain_key, decode_contain_value, CF_CONTAIN};
 
-use super::commit::Pending;
+use super::handle::Db;
 use super::options::{check_c, QueryOptions};
+use super::pending::Pending;
 use super::snapshot::Snapshot;
 use super::state::State;
 use super::types::{CheckReport, ContainPair, ContainmentStats, Fault, Hit, QueryAnswer};
-use super::Db;
 
 /// The hit of a verified containment: `r` is the query (A) against the stored document (B).
 fn contain_hit(key: &str, id: u64, q_simhash: u64, d_simhash: u64, r: &Containment) -> Hit {
@@ -182,7 +182,7 @@ impl Db {
         Ok(())
     }
 
-    /// A containment query (see [`QueryOptions::min_containment`](super::QueryOptions)): the
+    /// A containment query (see [`QueryOptions::min_containment`](crate::QueryOptions)): the
     /// candidates under the lock, their verification on a snapshot with no lock held, within the
     /// bounds of `opts` (`db::snapshot`).
     pub(super) fn query_containment(&self, fp: &Fingerprint, c: f64, opts: &QueryOptions) -> Result<QueryAnswer> {
@@ -574,10 +574,6 @@ impl Db {
         })
     }
 }
-
-/// The per-batch in-memory index of the documents decided so far (for containment relations at
-/// ingest); lives in [`Pending`].
-pub(super) type BatchContain = MemContain;
 
 /// One search's candidates: per document, the keys it shares with the query, its kind and its
 /// number of keys; then the count filter ([`min_shared_keys`]).

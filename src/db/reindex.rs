@@ -24,8 +24,8 @@ use crate::index::Layout;
 use crate::store::doc_record;
 use crate::store::keys::{table_cf, CF_META, META_TABLE_GEN};
 
+use super::handle::Db;
 use super::options::{Options, Tables};
-use super::Db;
 
 /// What [`Db::reindex`] did.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -103,9 +103,9 @@ impl Db {
                 .ok_or_else(|| Error::corrupt(&rocks_path, None, "the table generation is at its maximum"))?,
         );
         // Table files of a re-layout that stopped before ingesting them (RocksDB ignores them).
-        super::sst::remove_stale_files(&rocks_path, "reindex-")?;
+        super::background::sst::remove_stale_files(&rocks_path, "reindex-")?;
         let rocks = &mut inner.rocks;
-        let cf_opts = super::open::table_cf_options();
+        let cf_opts = super::rocks_options::table_cf_options();
         for i in 0..after as usize {
             rocks
                 .create_cf(table_cf(gen, i), &cf_opts)
@@ -115,11 +115,11 @@ impl Db {
         for i in 0..after as usize {
             if !fps.is_empty() {
                 let sst = rocks_path.join(format!("reindex-{gen}-{i}.sst"));
-                super::sst::write_table_file(&rocks_path, &sst, &new_layout, i, &fps, &mut keys)?;
+                super::background::sst::write_table_file(&rocks_path, &sst, &new_layout, i, &fps, &mut keys)?;
                 let cf = rocks
                     .cf_handle(&table_cf(gen, i))
                     .ok_or_else(|| Error::corrupt(&rocks_path, None, "a table column family just created is missing"))?;
-                super::sst::ingest_moved(rocks, cf, &sst, &rocks_path, "ingest a table file")?;
+                super::background::sst::ingest_moved(rocks, cf, &sst, &rocks_path, "ingest a table file")?;
             }
             progress(i as u32 + 1, after);
             failpoint!("reindex.table");

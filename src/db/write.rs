@@ -1,6 +1,6 @@
 //! The writer's decisions: inserts and deletes, duplicate verification against the committed
 //! documents and the batch so far (completing the workers' prechecks), group merges and splits.
-//! Every mutation runs inside [`Db::mutation`](super::Db) and ends in [`Db::commit`](super::Db).
+//! Every mutation runs inside [`Db::mutation`](super::handle::Db) and ends in [`Db::commit`](super::handle::Db).
 
 use crate::error::{Error, Result};
 use crate::failpoint;
@@ -9,14 +9,14 @@ use crate::fingerprint::similarity::{for_each_within, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::index::ProbeLists;
 
-use super::commit::{Pending, PendingDoc};
 use super::groups::components;
+use super::handle::Db;
 use super::options::{check_c, validate_key, Dedup};
-use super::query::{size_compatible, sort_hits};
-use super::snapshot::verified_hit;
+use super::pending::{Pending, PendingDoc};
+use super::snapshot::{size_compatible, verified_hit};
 use super::state::{State, Writer};
+use super::types::sort_hits;
 use super::types::{GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc};
-use super::Db;
 
 /// Most documents [`Db::precheck_many`] searches against one snapshot: their probe lists (~5 KB per
 /// document at k = 12, m = 5) are held until the part is done.
@@ -524,14 +524,5 @@ impl Db {
             }
         }
         Ok(())
-    }
-}
-
-/// `shared / of` (0.0 when `of` is 0): a containment from an overlap already counted.
-pub(super) fn share(shared: u32, of: usize) -> f64 {
-    if of == 0 {
-        0.0
-    } else {
-        f64::from(shared) / of as f64
     }
 }
