@@ -12,7 +12,7 @@ use rocksdb::{Cache, ColumnFamilyDescriptor, IteratorMode, WriteBatch, WriteOpti
 use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::index::mem::MemTables;
-use crate::index::method::MethodIndex;
+use crate::index::method::{MethodIndex, MethodState};
 use crate::index::Layout;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DbConfig};
@@ -21,7 +21,7 @@ use crate::store::keys::{
     be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, method_cf_names, parse_table_cf, table_cf, CF_DOCS, CF_EDGES, CF_META,
     META_CONTAIN_FLOOR, META_TABLE_FLOOR, META_TABLE_GEN, SEG_PREFIX,
 };
-use crate::store::segment;
+use crate::store::segment::{self, Recovery};
 
 use super::background::contain_tail::read_floor;
 use super::background::table_tail::TABLE_TAIL_FILE_PREFIX;
@@ -109,109 +109,31 @@ impl Db {
         }
     }
 
-    /// Opens an existing database.
+    /// Opens an existing database: its directory locked (a writer), RocksDB opened, the stored
+    /// spec and configuration read and checked, the segments recovered, the in-memory state loaded
+    /// (documents, mirror, groups, side indexes), the tails' floors settled.
     pub fn open_with(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let path = path.as_ref().to_path_buf();
         let rocks_path = path.join("rocksdb");
         if !rocks_path.join("CURRENT").exists() {
             return Err(Error::NotFound { path });
         }
-        let lock = if opts.read_only {
-            None
-        } else {
-            let lock_path = path.join("LOCK");
-            let f = File::options()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&lock_path)
-                .map_err(|e| Error::io("open lock file", &lock_path, e))?;
-            match f.try_lock() {
-                Ok(()) => Some(f),
-                Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path }),
-                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock database", &lock_path, e)),
-            }
-        };
-        let cache = Cache::new_lru_cache(opts.cache_bytes.max(1 << 20));
-        let o = rocks_options(&cache, false);
-        let names = DB::list_cf(&o, &rocks_path).map_err(|e| Error::rocks("list column families", &rocks_path, e))?;
-        let descs: Vec<ColumnFamilyDescriptor> = names
-            .iter()
-            .map(|n| ColumnFamilyDescriptor::new(n, cf_options(&cache, n, opts.mirror && !opts.read_only)))
-            .collect();
-        let mut rocks = if opts.read_only {
-            DB::open_cf_descriptors_read_only(&o, &rocks_path, descs, false)
-        } else {
-            DB::open_cf_descriptors(&o, &rocks_path, descs)
-        }
-        .map_err(|e| Error::rocks("open", &rocks_path, e))?;
-        // metadata: databases created before the metadata index get its (empty) column family.
-        if !opts.read_only && rocks.cf_handle(CF_META_IDX).is_none() {
-            rocks
-                .create_cf(CF_META_IDX, &rocks_options(&cache, false))
-                .map_err(|e| Error::rocks("create meta_idx column family", &rocks_path, e))?;
-        }
+        let lock = lock_dir(&path, opts.read_only)?;
+        let (mut rocks, names) = open_rocks(&rocks_path, &opts)?;
         let meta = rocks
             .cf_handle(CF_META)
             .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
-        let get_meta = |k: &[u8]| -> Result<Vec<u8>> {
-            rocks
-                .get_cf(meta, k)
-                .map_err(|e| Error::rocks("read meta", &rocks_path, e))?
-                .ok_or_else(|| Error::corrupt(&rocks_path, None, format!("meta entry {:?} is missing", String::from_utf8_lossy(k))))
-        };
-        let format = get_meta(b"format")?;
-        let format = u32::from_le_bytes(format.get(..4).and_then(|s| s.try_into().ok()).unwrap_or([0xFF; 4]));
-        if format != doc_record::FORMAT_VERSION {
-            return Err(Error::Version {
-                what: "store format",
-                path: rocks_path,
-                expected: doc_record::FORMAT_VERSION,
-                found: format,
-            });
-        }
-        let mut spec = FingerprintSpec::decode(&get_meta(b"spec")?, &rocks_path)?;
-        method::attach_idf(&mut spec, &rocks, meta, &rocks_path)?; // method:
-        if let Some(expected) = &opts.expect_spec {
-            // A database keeps the normalizer it was created with: an upgraded build's default spec
-            // (a newer normalizer) still opens it (module docs of `fingerprint::spec`).
-            let expected = FingerprintSpec {
-                normalizer: spec.normalizer,
-                ..expected.clone()
-            };
-            expected.check_matches(&spec, &path)?;
-        }
-        spec.validate()?;
-        let config: DbConfig = doc_record::decode_config(&get_meta(b"config")?, &rocks_path)?;
-        let layout = Layout::new(config.tables)
-            .ok_or_else(|| Error::corrupt(&rocks_path, None, format!("stored table count {} is out of range", config.tables)))?;
-        let table_gen = match rocks
-            .get_cf(meta, META_TABLE_GEN)
-            .map_err(|e| Error::rocks("read meta", &rocks_path, e))?
-        {
-            None => 0,
-            Some(v) => u32::from_le_bytes(
-                v.as_slice()
-                    .try_into()
-                    .map_err(|_| Error::corrupt(&rocks_path, None, format!("meta table_gen is {} bytes, expected 4", v.len())))?,
-            ),
-        };
-        for i in 0..config.tables as usize {
-            if rocks.cf_handle(&table_cf(table_gen, i)).is_none() {
-                let name = table_cf(table_gen, i);
-                return Err(Error::corrupt(&rocks_path, None, format!("table column family {name} is missing")));
-            }
-        }
+        let stored = read_stored(&rocks, meta, &rocks_path, &path, &opts)?;
         // Tables of another generation are left by a re-layout: the old ones after its switch, or
         // the new ones of a re-layout that stopped before it (`Db::reindex`). A writer drops them.
         let stale: Vec<String> = names
             .iter()
-            .filter(|n| parse_table_cf(n).is_some_and(|(g, i)| g != table_gen || i >= config.tables as usize))
+            .filter(|n| parse_table_cf(n).is_some_and(|(g, i)| g != stored.table_gen || i >= stored.config.tables as usize))
             .cloned()
             .collect();
-        let next_id = le_u64(&get_meta(b"next_doc")?).ok_or_else(|| Error::corrupt(&rocks_path, None, "meta next_doc is not 8 bytes"))?;
-        // containment: the floor, and a writer's clean-up of a stopped tail write.
-        let contain_floor = match config.containment {
+        let next_id = stored.next_id;
+        // The containment floor, and a writer's clean-up of a stopped tail write.
+        let contain_floor = match stored.config.containment {
             None => next_id,
             Some(_) => super::background::contain_tail::open_floor(&rocks, meta, &rocks_path, next_id, opts.read_only)?,
         };
@@ -221,108 +143,28 @@ impl Db {
         if !opts.read_only {
             super::background::sst::remove_stale_files(&rocks_path, TABLE_TAIL_FILE_PREFIX)?;
         }
-        let mut committed: HashMap<u32, u64> = HashMap::new();
-        for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
-            let (k, v) = item.map_err(|e| Error::rocks("read segment lengths", &rocks_path, e))?;
-            if !k.starts_with(SEG_PREFIX) {
-                break;
-            }
-            match (decode_seg_key(&k), le_u64(&v)) {
-                (Some(id), Some(len)) => {
-                    committed.insert(id, len);
-                }
-                _ => return Err(Error::corrupt(&rocks_path, None, format!("bad segment length entry {k:?}"))),
-            }
-        }
-        let seg_dir = path.join("segments");
-        let (segs, segw, mut recovery) = segment::recover(&seg_dir, &committed, opts.sync, opts.segment_size, opts.read_only)?;
-
-        // Load documents into memory: the mirror, group membership and segment usage.
-        let docs_cf = rocks
-            .cf_handle(CF_DOCS)
-            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing docs column family"))?;
-        let mut docs: IntMap<u64, DocMeta> = IntMap::default();
-        // The mirror's fingerprints and doc ids, built into one base run after the scan.
+        let committed = committed_segments(&rocks, meta, &rocks_path)?;
+        let (segs, segw, mut recovery) =
+            segment::recover(&path.join("segments"), &committed, opts.sync, opts.segment_size, opts.read_only)?;
         // Without the mirror, a reader of tables missing the documents above the floor builds it.
         let mirror = opts.mirror || (opts.read_only && table_floor < next_id);
-        let mut entries: Option<(Vec<u64>, Vec<u64>)> = mirror.then(Default::default);
-        let mut seg_usage: IntMap<u32, (u64, u64)> = committed.iter().map(|(&id, &len)| (id, (len, 0))).collect();
-        let mut groups: IntMap<u64, Vec<u64>> = IntMap::default();
-        for item in rocks.iterator_cf(docs_cf, IteratorMode::Start) {
-            let (k, v) = item.map_err(|e| Error::rocks("scan docs", &rocks_path, e))?;
-            // A damaged record is left out of the in-memory state (check reports it; delete or
-            // re-insert repairs it) so that every other document stays usable.
-            let Some(id) = be_u64(&k) else {
-                recovery.damaged_records += 1;
-                continue;
-            };
-            let Ok(r) = doc_record::decode_doc(&v, &rocks_path, Some(id)) else {
-                recovery.damaged_records += 1;
-                recovery.damaged_ids.push(id);
-                continue;
-            };
-            if let Some((fps, ids)) = entries.as_mut() {
-                fps.push(r.simhash);
-                ids.push(id);
-            }
-            if let Some(u) = seg_usage.get_mut(&r.segment) {
-                u.1 += r.loc().record_len();
-            }
-            groups.entry(r.group).or_default().push(id);
-            let loc = r.loc();
-            docs.insert(
-                id,
-                DocMeta {
-                    key: r.key.into_boxed_str(),
-                    simhash: r.simhash,
-                    loc,
-                    group: r.group,
-                },
-            );
-        }
+        let loaded = load_docs(&rocks, &rocks_path, mirror, &committed, &mut recovery)?;
         // A writer starts with the table floor at the next doc id: it writes the entries of the
         // documents a crash left above it, and records a floor absent from an older database.
         if !opts.read_only && (stored_table_floor.is_none() || table_floor < next_id) {
-            let above: Vec<(u64, u64)> = docs
+            let above: Vec<(u64, u64)> = loaded
+                .docs
                 .iter()
                 .filter(|(&id, _)| id >= table_floor)
                 .map(|(&id, m)| (id, m.simhash))
                 .collect();
-            super::background::table_tail::write_entries(&rocks, &rocks_path, &layout, table_gen, &above, next_id, true)?;
+            super::background::table_tail::write_entries(&rocks, &rocks_path, &stored.layout, stored.table_gen, &above, next_id, true)?;
         }
-        let tables = entries.map(|(fps, ids)| MemTables::from_parts(layout.clone(), fps, ids));
-        // method: the method index and its state (sketches, bucket mirror).
-        let mindex = MethodIndex::new(&spec.method, config.tables);
-        if mindex.is_none() && !spec.method.uses_simhash_tables() {
-            return Err(Error::corrupt(
-                &rocks_path,
-                None,
-                format!("method {} has no index layout for {} tables", spec.method, config.tables),
-            ));
-        }
-        let method_state = method::load(
-            &rocks,
-            &rocks_path,
-            &spec,
-            mindex.as_ref(),
-            |id| docs.contains_key(&id),
-            opts.mirror,
-        )?;
-        groups.retain(|_, m| m.len() > 1);
-        for m in groups.values_mut() {
-            m.sort_unstable();
-        }
-        let edges_cf = rocks
-            .cf_handle(CF_EDGES)
-            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing edges column family"))?;
-        let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
-        for item in rocks.iterator_cf(edges_cf, IteratorMode::Start) {
-            let (k, _) = item.map_err(|e| Error::rocks("scan edges", &rocks_path, e))?;
-            match decode_edge_key(&k) {
-                Some((a, b)) => edges.entry(a).or_default().push(b),
-                None => return Err(Error::corrupt(&rocks_path, None, format!("edge key {k:?} is not 16 bytes"))),
-            }
-        }
+        let tables = loaded
+            .entries
+            .map(|(fps, ids)| MemTables::from_parts(stored.layout.clone(), fps, ids));
+        let (mindex, method_state) = load_method(&rocks, &rocks_path, &stored, &loaded.docs, opts.mirror)?;
+        let edges = load_edges(&rocks, &rocks_path)?;
         if !opts.read_only {
             for n in &stale {
                 rocks
@@ -330,23 +172,22 @@ impl Db {
                     .map_err(|e| Error::rocks("drop a stale table column family", &rocks_path, e))?;
             }
         }
-        // containment: the short keys and the tail.
-        let (contain_short, contain_tail) = match config.containment {
-            Some(c) => super::background::contain_tail::load_contain(&rocks, &rocks_path, c, contain_floor, &docs, &segs)?,
+        // The containment index's short keys and tail.
+        let (contain_short, contain_tail) = match stored.config.containment {
+            Some(c) => super::background::contain_tail::load_contain(&rocks, &rocks_path, c, contain_floor, &loaded.docs, &segs)?,
             None => Default::default(),
         };
         let state = State {
-            docs,
+            docs: loaded.docs,
             tables,
             segs,
-            seg_usage,
-            members: groups.clone(),
+            seg_usage: loaded.seg_usage,
+            members: loaded.groups.clone(),
             next_id,
             recent_ids: std::collections::VecDeque::new(),
             recent_fps: std::collections::VecDeque::new(),
             recent_floor: next_id,
             published_seq: rocks.latest_sequence_number(),
-            // containment:
             contain_short,
             contain: crate::index::contain::Tail::new(contain_floor, contain_tail),
             method: method_state,
@@ -355,7 +196,7 @@ impl Db {
             segw,
             next_id,
             edges,
-            members: groups,
+            members: loaded.groups,
             poisoned: None,
             in_progress: None,
             merge: None,
@@ -370,10 +211,10 @@ impl Db {
                 path,
                 rocks_path,
                 rocks,
-                spec,
-                config,
-                layout,
-                table_gen,
+                spec: stored.spec,
+                config: stored.config,
+                layout: stored.layout,
+                table_gen: stored.table_gen,
                 mindex,
                 opts,
                 state: RwLock::new(state),
@@ -383,4 +224,248 @@ impl Db {
             }),
         })
     }
+}
+
+/// A writer's lock on the database directory (`LOCK`, held while the handle lives); none for a
+/// reader.
+fn lock_dir(path: &Path, read_only: bool) -> Result<Option<File>> {
+    if read_only {
+        return Ok(None);
+    }
+    let lock_path = path.join("LOCK");
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io("open lock file", &lock_path, e))?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(f)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked { path: path.to_path_buf() }),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock database", &lock_path, e)),
+    }
+}
+
+/// RocksDB opened with every column family it holds (a writer adds the metadata index's to a
+/// database created before it); returns the families' names.
+fn open_rocks(rocks_path: &Path, opts: &Options) -> Result<(DB, Vec<String>)> {
+    let cache = Cache::new_lru_cache(opts.cache_bytes.max(1 << 20));
+    let o = rocks_options(&cache, false);
+    let names = DB::list_cf(&o, rocks_path).map_err(|e| Error::rocks("list column families", rocks_path, e))?;
+    let descs: Vec<ColumnFamilyDescriptor> = names
+        .iter()
+        .map(|n| ColumnFamilyDescriptor::new(n, cf_options(&cache, n, opts.mirror && !opts.read_only)))
+        .collect();
+    let mut rocks = if opts.read_only {
+        DB::open_cf_descriptors_read_only(&o, rocks_path, descs, false)
+    } else {
+        DB::open_cf_descriptors(&o, rocks_path, descs)
+    }
+    .map_err(|e| Error::rocks("open", rocks_path, e))?;
+    if !opts.read_only && rocks.cf_handle(CF_META_IDX).is_none() {
+        rocks
+            .create_cf(CF_META_IDX, &rocks_options(&cache, false))
+            .map_err(|e| Error::rocks("create meta_idx column family", rocks_path, e))?;
+    }
+    Ok((rocks, names))
+}
+
+/// What `meta` holds about the database as a whole.
+struct Stored {
+    spec: FingerprintSpec,
+    config: DbConfig,
+    layout: Layout,
+    table_gen: u32,
+    next_id: u64,
+}
+
+/// A `meta` entry that must be there.
+fn get_meta(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, k: &[u8]) -> Result<Vec<u8>> {
+    rocks
+        .get_cf(meta, k)
+        .map_err(|e| Error::rocks("read meta", rocks_path, e))?
+        .ok_or_else(|| Error::corrupt(rocks_path, None, format!("meta entry {:?} is missing", String::from_utf8_lossy(k))))
+}
+
+/// The stored format (checked), spec (checked against the one expected), configuration, table
+/// generation (its column families present) and next doc id.
+fn read_stored(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, path: &Path, opts: &Options) -> Result<Stored> {
+    let format = get_meta(rocks, meta, rocks_path, b"format")?;
+    let format = u32::from_le_bytes(format.get(..4).and_then(|s| s.try_into().ok()).unwrap_or([0xFF; 4]));
+    if format != doc_record::FORMAT_VERSION {
+        return Err(Error::Version {
+            what: "store format",
+            path: rocks_path.to_path_buf(),
+            expected: doc_record::FORMAT_VERSION,
+            found: format,
+        });
+    }
+    let mut spec = FingerprintSpec::decode(&get_meta(rocks, meta, rocks_path, b"spec")?, rocks_path)?;
+    method::attach_idf(&mut spec, rocks, meta, rocks_path)?;
+    if let Some(expected) = &opts.expect_spec {
+        // A database keeps the normalizer it was created with: an upgraded build's default spec
+        // (a newer normalizer) still opens it (module docs of `fingerprint::spec`).
+        let expected = FingerprintSpec {
+            normalizer: spec.normalizer,
+            ..expected.clone()
+        };
+        expected.check_matches(&spec, path)?;
+    }
+    spec.validate()?;
+    let config: DbConfig = doc_record::decode_config(&get_meta(rocks, meta, rocks_path, b"config")?, rocks_path)?;
+    let layout = Layout::new(config.tables)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, format!("stored table count {} is out of range", config.tables)))?;
+    let table_gen = match rocks
+        .get_cf(meta, META_TABLE_GEN)
+        .map_err(|e| Error::rocks("read meta", rocks_path, e))?
+    {
+        None => 0,
+        Some(v) => u32::from_le_bytes(
+            v.as_slice()
+                .try_into()
+                .map_err(|_| Error::corrupt(rocks_path, None, format!("meta table_gen is {} bytes, expected 4", v.len())))?,
+        ),
+    };
+    for i in 0..config.tables as usize {
+        if rocks.cf_handle(&table_cf(table_gen, i)).is_none() {
+            let name = table_cf(table_gen, i);
+            return Err(Error::corrupt(rocks_path, None, format!("table column family {name} is missing")));
+        }
+    }
+    let next_id = le_u64(&get_meta(rocks, meta, rocks_path, b"next_doc")?)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, "meta next_doc is not 8 bytes"))?;
+    Ok(Stored {
+        spec,
+        config,
+        layout,
+        table_gen,
+        next_id,
+    })
+}
+
+/// The committed length of every segment (`meta`).
+fn committed_segments(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path) -> Result<HashMap<u32, u64>> {
+    let mut committed: HashMap<u32, u64> = HashMap::new();
+    for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
+        let (k, v) = item.map_err(|e| Error::rocks("read segment lengths", rocks_path, e))?;
+        if !k.starts_with(SEG_PREFIX) {
+            break;
+        }
+        match (decode_seg_key(&k), le_u64(&v)) {
+            (Some(id), Some(len)) => {
+                committed.insert(id, len);
+            }
+            _ => return Err(Error::corrupt(rocks_path, None, format!("bad segment length entry {k:?}"))),
+        }
+    }
+    Ok(committed)
+}
+
+/// The documents as the open loads them.
+struct Loaded {
+    docs: IntMap<u64, DocMeta>,
+    /// The mirror's fingerprints and doc ids (when it is built), made one base run after the scan.
+    entries: Option<(Vec<u64>, Vec<u64>)>,
+    seg_usage: IntMap<u32, (u64, u64)>,
+    /// Members of every group with at least two (sorted ids).
+    groups: IntMap<u64, Vec<u64>>,
+}
+
+/// Every doc record into memory: the documents, the mirror's entries, the segments' live bytes, the
+/// groups. A damaged record is left out of the in-memory state (counted in `recovery`; `check`
+/// reports it; delete or re-insert repairs it) so that every other document stays usable.
+fn load_docs(rocks: &DB, rocks_path: &Path, mirror: bool, committed: &HashMap<u32, u64>, recovery: &mut Recovery) -> Result<Loaded> {
+    let docs_cf = rocks
+        .cf_handle(CF_DOCS)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing docs column family"))?;
+    let mut docs: IntMap<u64, DocMeta> = IntMap::default();
+    let mut entries: Option<(Vec<u64>, Vec<u64>)> = mirror.then(Default::default);
+    let mut seg_usage: IntMap<u32, (u64, u64)> = committed.iter().map(|(&id, &len)| (id, (len, 0))).collect();
+    let mut groups: IntMap<u64, Vec<u64>> = IntMap::default();
+    for item in rocks.iterator_cf(docs_cf, IteratorMode::Start) {
+        let (k, v) = item.map_err(|e| Error::rocks("scan docs", rocks_path, e))?;
+        let Some(id) = be_u64(&k) else {
+            recovery.damaged_records += 1;
+            continue;
+        };
+        let Ok(r) = doc_record::decode_doc(&v, rocks_path, Some(id)) else {
+            recovery.damaged_records += 1;
+            recovery.damaged_ids.push(id);
+            continue;
+        };
+        if let Some((fps, ids)) = entries.as_mut() {
+            fps.push(r.simhash);
+            ids.push(id);
+        }
+        if let Some(u) = seg_usage.get_mut(&r.segment) {
+            u.1 += r.loc().record_len();
+        }
+        groups.entry(r.group).or_default().push(id);
+        let loc = r.loc();
+        docs.insert(
+            id,
+            DocMeta {
+                key: r.key.into_boxed_str(),
+                simhash: r.simhash,
+                loc,
+                group: r.group,
+            },
+        );
+    }
+    groups.retain(|_, m| m.len() > 1);
+    for m in groups.values_mut() {
+        m.sort_unstable();
+    }
+    Ok(Loaded {
+        docs,
+        entries,
+        seg_usage,
+        groups,
+    })
+}
+
+/// The method index (for the methods other than SimHash) and its state (sketches, bucket mirror).
+fn load_method(
+    rocks: &DB,
+    rocks_path: &Path,
+    stored: &Stored,
+    docs: &IntMap<u64, DocMeta>,
+    mirror: bool,
+) -> Result<(Option<MethodIndex>, MethodState)> {
+    let mindex = MethodIndex::new(&stored.spec.method, stored.config.tables);
+    if mindex.is_none() && !stored.spec.method.uses_simhash_tables() {
+        return Err(Error::corrupt(
+            rocks_path,
+            None,
+            format!(
+                "method {} has no index layout for {} tables",
+                stored.spec.method, stored.config.tables
+            ),
+        ));
+    }
+    let state = method::load(
+        rocks,
+        rocks_path,
+        &stored.spec,
+        mindex.as_ref(),
+        |id| docs.contains_key(&id),
+        mirror,
+    )?;
+    Ok((mindex, state))
+}
+
+/// The near-duplicate edges, both ways.
+fn load_edges(rocks: &DB, rocks_path: &Path) -> Result<IntMap<u64, Vec<u64>>> {
+    let edges_cf = rocks
+        .cf_handle(CF_EDGES)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing edges column family"))?;
+    let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
+    for item in rocks.iterator_cf(edges_cf, IteratorMode::Start) {
+        let (k, _) = item.map_err(|e| Error::rocks("scan edges", rocks_path, e))?;
+        match decode_edge_key(&k) {
+            Some((a, b)) => edges.entry(a).or_default().push(b),
+            None => return Err(Error::corrupt(rocks_path, None, format!("edge key {k:?} is not 16 bytes"))),
+        }
+    }
+    Ok(edges)
 }
