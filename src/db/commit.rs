@@ -275,6 +275,8 @@ impl Db {
             readers.push(w.segw.reader(id, true)?);
         }
         let mut st = self.inner.state.write();
+        // Cleared at the end: a stop in between leaves it set for readers (`State::whole`).
+        st.torn = true;
         st.published_seq = self.inner.rocks.latest_sequence_number();
         if let Some(c) = contain {
             c.publish(&mut st)?;
@@ -286,6 +288,7 @@ impl Db {
             st.seg_usage.entry(seg).or_insert((0, 0)).0 = len;
         }
         self.publish_deletes(&mut st, w, &pend.deleted);
+        failpoint::panic_point("batch.publish.mid");
         let Pending {
             new_docs,
             regroup,
@@ -316,6 +319,7 @@ impl Db {
                 None => st.members.remove(&g),
             };
         }
+        st.torn = false;
         Ok(())
     }
 

@@ -188,6 +188,7 @@ impl Db {
             recent_fps: std::collections::VecDeque::new(),
             recent_floor: next_id,
             published_seq: rocks.latest_sequence_number(),
+            torn: false,
             contain_short,
             contain: crate::index::contain::Tail::new(contain_floor, contain_tail),
             method: method_state,

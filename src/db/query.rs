@@ -22,7 +22,9 @@ impl Db {
     /// without it the tables are read from RocksDB, kept consistent by [`Db::read_rocks`].
     pub(super) fn with_state<T>(&self, f: impl Fn(&State) -> Result<T>) -> Result<T> {
         if self.inner.opts.mirror {
-            f(&self.inner.state.read())
+            let st = self.inner.state.read();
+            st.whole()?;
+            f(&st)
         } else {
             self.read_rocks(f)
         }
@@ -205,6 +207,7 @@ impl Db {
     pub(super) fn read_rocks<T>(&self, f: impl Fn(&State) -> Result<T>) -> Result<T> {
         for _ in 0..8 {
             let st = self.inner.state.read();
+            st.whole()?;
             let seq = self.inner.rocks.latest_sequence_number();
             if seq == st.published_seq {
                 let r = f(&st);
@@ -217,6 +220,7 @@ impl Db {
         }
         let _writer = self.inner.writer.lock();
         let st = self.inner.state.read();
+        st.whole()?;
         f(&st)
     }
 

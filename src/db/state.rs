@@ -42,6 +42,10 @@ pub(super) struct State {
     /// with the state only while RocksDB's latest sequence number still equals it
     /// ([`Db::read_rocks`](crate::Db::read_rocks)).
     pub(super) published_seq: u64,
+    /// Set while the writer publishes a batch (under the write lock); still set when a reader
+    /// takes the lock means the publish stopped part-way (a panic or an error): the state is
+    /// half-published, and reads that can fail refuse it ([`State::whole`]).
+    pub(super) torn: bool,
     // containment:
     /// Keys of the short documents in the containment index (empty without the index).
     pub(super) contain_short: crate::index::contain::ShortKeys,
@@ -82,4 +86,17 @@ pub(super) struct Writer {
     /// The table floor: every live document below it has its table entries in RocksDB. A writer's
     /// starts at the next doc id (the open writes what a crash left above it).
     pub(super) table_floor: u64,
+}
+
+impl State {
+    /// `Ok` unless a publish stopped part-way, leaving this state half-published (then the handle is
+    /// poisoned; reopening recovers the committed batch whole).
+    pub(super) fn whole(&self) -> crate::Result<()> {
+        if self.torn {
+            return Err(crate::Error::Poisoned {
+                cause: "a publish to readers stopped part-way (a panic or an error): the in-memory state is half-published; reopen the database".into(),
+            });
+        }
+        Ok(())
+    }
 }
