@@ -124,25 +124,10 @@ impl Db {
             .cf_handle(CF_META)
             .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
         let stored = read_stored(&rocks, meta, &rocks_path, &path, &opts)?;
-        // Tables of another generation are left by a re-layout: the old ones after its switch, or
-        // the new ones of a re-layout that stopped before it (`Db::reindex`). A writer drops them.
-        let stale: Vec<String> = names
-            .iter()
-            .filter(|n| parse_table_cf(n).is_some_and(|(g, i)| g != stored.table_gen || i >= stored.config.tables as usize))
-            .cloned()
-            .collect();
+        let stale = stale_tables(&names, &stored);
         let next_id = stored.next_id;
-        // The containment floor, and a writer's clean-up of a stopped tail write.
-        let contain_floor = match stored.config.containment {
-            None => next_id,
-            Some(_) => super::background::contain_tail::open_floor(&rocks, meta, &rocks_path, next_id, opts.read_only)?,
-        };
-        // The table floor (`db::background::table_tail`), and a writer's clean-up of a stopped tail write.
-        let stored_table_floor = read_floor(&rocks, meta, &rocks_path, META_TABLE_FLOOR, next_id)?;
+        let (contain_floor, stored_table_floor) = open_floors(&rocks, meta, &rocks_path, &stored, &opts)?;
         let table_floor = stored_table_floor.unwrap_or(next_id);
-        if !opts.read_only {
-            super::background::sst::remove_stale_files(&rocks_path, TABLE_TAIL_FILE_PREFIX)?;
-        }
         let committed = committed_segments(&rocks, meta, &rocks_path)?;
         let (segs, segw, mut recovery) =
             segment::recover(&path.join("segments"), &committed, opts.sync, opts.segment_size, opts.read_only)?;
@@ -193,20 +178,13 @@ impl Db {
             contain: crate::index::contain::Tail::new(contain_floor, contain_tail),
             method: method_state,
         };
-        let writer = Writer {
+        let writer = Writer::new(
             segw,
             next_id,
             edges,
-            members: loaded.groups,
-            poisoned: None,
-            in_progress: None,
-            merge: None,
-            contain_job: None,
-            table_tail: Vec::new(),
-            table_dead: Default::default(),
-            table_job: None,
-            table_floor: if opts.read_only { table_floor } else { next_id },
-        };
+            loaded.groups,
+            if opts.read_only { table_floor } else { next_id },
+        );
         Ok(Db {
             inner: Arc::new(Inner {
                 path,
@@ -225,6 +203,31 @@ impl Db {
             }),
         })
     }
+}
+
+/// Tables of another generation are left by a re-layout: the old ones after its switch, or the new
+/// ones of a re-layout that stopped before it (`Db::reindex`). A writer drops them.
+fn stale_tables(names: &[String], stored: &Stored) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| parse_table_cf(n).is_some_and(|(g, i)| g != stored.table_gen || i >= stored.config.tables as usize))
+        .cloned()
+        .collect()
+}
+
+/// The containment floor and the stored table floor (`db::background::table_tail`; `None` in a
+/// database older than it), each with a writer's clean-up of a stopped tail write.
+fn open_floors(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, stored: &Stored, opts: &Options) -> Result<(u64, Option<u64>)> {
+    let next_id = stored.next_id;
+    let contain_floor = match stored.config.containment {
+        None => next_id,
+        Some(_) => super::background::contain_tail::open_floor(rocks, meta, rocks_path, next_id, opts.read_only)?,
+    };
+    let table_floor = read_floor(rocks, meta, rocks_path, META_TABLE_FLOOR, next_id)?;
+    if !opts.read_only {
+        super::background::sst::remove_stale_files(rocks_path, TABLE_TAIL_FILE_PREFIX)?;
+    }
+    Ok((contain_floor, table_floor))
 }
 
 /// A writer's lock on the database directory (`LOCK`, held while the handle lives); none for a

@@ -100,3 +100,29 @@ impl State {
         Ok(())
     }
 }
+
+impl Writer {
+    /// A writer at the open: nothing in progress, no background work, an empty table tail.
+    pub(super) fn new(
+        segw: SegmentWriter,
+        next_id: u64,
+        edges: IntMap<u64, Vec<u64>>,
+        members: IntMap<u64, Vec<u64>>,
+        table_floor: u64,
+    ) -> Self {
+        Writer {
+            segw,
+            next_id,
+            edges,
+            members,
+            poisoned: None,
+            in_progress: None,
+            merge: None,
+            contain_job: None,
+            table_tail: Vec::new(),
+            table_dead: Default::default(),
+            table_job: None,
+            table_floor,
+        }
+    }
+}
