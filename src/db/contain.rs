@@ -324,39 +324,16 @@ impl Db {
         let mut ids: Vec<u64> = records.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {
-            let r = &records[&id];
-            let Ok(set) = st.segs.read(r.loc(), id) else { continue }; // reported by the main check
-            let (kind, keys) = stored_keys(&set, cfg.sample);
-            expected.insert(id, keys.len() as u64);
-            let (mut missing, mut wrong) = (0usize, 0usize);
-            if id >= floor {
-                for &k in &keys {
-                    match tail.list(kind, k).find(|&(d, _)| d == id) {
-                        Some((_, n)) if n as usize == keys.len() => {}
-                        Some(_) => wrong += 1,
-                        None => missing += 1,
-                    }
-                }
-            } else {
-                let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
-                for v in &self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true) {
-                    match v {
-                        Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
-                        Ok(Some(_)) => wrong += 1,
-                        _ => missing += 1,
-                    }
-                }
-            }
+            let Ok(set) = st.segs.read(records[&id].loc(), id) else { continue }; // reported by the main check
+            let (n, missing, wrong) = self.check_contain_doc(st, cfg, cf, id, &set);
+            expected.insert(id, n as u64);
             if missing > 0 {
-                fault(
-                    Some(id),
-                    format!("{missing} of its {} containment-index keys are missing", keys.len()),
-                );
+                fault(Some(id), format!("{missing} of its {n} containment-index keys are missing"));
             }
             if wrong > 0 {
                 fault(
                     Some(id),
-                    format!("{wrong} of its containment-index entries do not hold its key count {}", keys.len()),
+                    format!("{wrong} of its containment-index entries do not hold its key count {n}"),
                 );
             }
         }
@@ -412,6 +389,40 @@ impl Db {
             );
         }
         Ok(())
+    }
+
+    /// One live document's keys (from its stored set) in the index: in the tail at or above the
+    /// floor, in RocksDB below it. Returns (its keys, how many are missing, how many do not hold
+    /// its key count).
+    fn check_contain_doc(
+        &self,
+        st: &State,
+        cfg: ContainmentConfig,
+        cf: &rocksdb::ColumnFamily,
+        id: u64,
+        set: &[u32],
+    ) -> (usize, usize, usize) {
+        let (kind, keys) = stored_keys(set, cfg.sample);
+        let (mut missing, mut wrong) = (0usize, 0usize);
+        if id >= st.contain.floor {
+            for &k in &keys {
+                match st.contain.list(kind, k).find(|&(d, _)| d == id) {
+                    Some((_, n)) if n as usize == keys.len() => {}
+                    Some(_) => wrong += 1,
+                    None => missing += 1,
+                }
+            }
+        } else {
+            let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
+            for v in &self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true) {
+                match v {
+                    Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
+                    Ok(Some(_)) => wrong += 1,
+                    _ => missing += 1,
+                }
+            }
+        }
+        (keys.len(), missing, wrong)
     }
 
     /// The containment index's counters (a scan of the index and the tail; `None` without one).
