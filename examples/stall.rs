@@ -1,7 +1,7 @@
 //! How long the writer stalls while a bulk load runs: the longest gaps between two consecutive
 //! acknowledgements of `Db::ingest` (each document is acknowledged once its batch is durable).
 //! With the mirror, the SimHash tables' entries are written every `Options::table_tail_docs`
-//! documents (`db::table_tail`); this shows whether those writes hold up the commits.
+//! documents (`db::background::table_tail`); this shows whether those writes hold up the commits.
 //!
 //! cargo run --release --example stall -- CORPUS.jsonl [--docs N] [--tail-docs N] [--dedup off|link]
 //!

@@ -673,7 +673,7 @@ fn a_stopped_tail_write_in_flush_poisons_the_handle_and_loses_nothing() {
     db.flush().unwrap();
 }
 
-/// The table tail (`db::table_tail`): with the mirror, commits write no table entries; a flush
+/// The table tail (`db::background::table_tail`): with the mirror, commits write no table entries; a flush
 /// writes them, one file per table, then moves the table floor. A stop at either step (before a
 /// file is ingested, or after every file but before the floor moves) is reported and poisons the
 /// handle; the database it leaves has its floor below the next doc id. A read-only open without
@@ -929,4 +929,34 @@ fn a_background_failure_after_a_durable_batch_reports_the_batch_stored_and_poiso
         assert_eq!(hits.first().map(|h| h.key.clone()), Some(format!("k{i}")));
     }
     assert!(db.get("k2").unwrap().is_none());
+}
+
+/// A panic in the middle of a publish (the replaced document already gone from the state, its
+/// replacement not yet in it) leaves readers no half-published state: the reads that can fail say
+/// the handle is poisoned. The batch was durable before its publish: reopened, it is whole.
+#[test]
+fn a_panic_mid_publish_leaves_readers_no_half_published_state() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let (db, texts) = setup(dir.path(), 64 << 20);
+    failpoint::set("batch.publish.mid", 1);
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.insert("k3", &texts[12])));
+    failpoint::clear();
+    assert!(r.is_err(), "the injected panic propagates to the caller");
+    match db.query(&texts[3], &QueryOptions::default()) {
+        Err(Error::Poisoned { .. }) => {}
+        other => panic!("a query read the half-published state: {other:?}"),
+    }
+    match db.get("k3") {
+        Err(Error::Poisoned { .. }) => {}
+        other => panic!("get read the half-published state: {other:?}"),
+    }
+    let path = db.path().to_path_buf();
+    drop(db);
+    let db = Db::open(&path).unwrap();
+    let hits = db.query(&texts[12], &QueryOptions::default()).unwrap();
+    assert_eq!(hits.first().map(|h| h.key.as_str()), Some("k3"), "the replacement is durable");
+    assert!(db.query(&texts[3], &QueryOptions::default()).unwrap().is_empty());
+    assert!(db.check().unwrap().faults.is_empty());
 }

@@ -1,91 +1,48 @@
 //! The commit of one batch: segment bytes (appended, fsynced), then ONE RocksDB `WriteBatch` across
 //! every column family (doc records, keys, table entries — without the mirror; with it they wait in
-//! the table tail, `db::table_tail` — edges, regrouped records, segment lengths, the id counter),
+//! the table tail, `db::background::table_tail` — edges, regrouped records, segment lengths, the id counter),
 //! then the publish to readers under the state's write lock.
 
-use std::collections::{HashMap, HashSet};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::collections::HashSet;
 
-use rocksdb::{IteratorMode, WriteBatch, WriteOptions};
+use rocksdb::{ColumnFamily, IteratorMode, WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
-use crate::fingerprint::biblio::Biblio;
-use crate::fingerprint::Fingerprint;
-use crate::index::mem::{MemTables, MergeJob};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{decode_meta_idx_key, CF_META_IDX};
-use crate::store::keys::{decode_table_key, doc_key, edge_key, seg_key, table_cf, table_key, CF_DOCS, CF_EDGES, CF_KEYS, CF_META};
+use crate::store::keys::{
+    decode_table_key, doc_key, edge_key, key_value, seg_key, table_cf, table_key, CF_DOCS, CF_EDGES, CF_KEYS, CF_META,
+};
+use crate::store::segment::{Appended, SegmentSync};
 use crate::store::ShingleLoc;
 
+use super::contain::TailDelta;
+use super::handle::Db;
+use super::pending::{now_ms, Pending, PendingDoc};
 use super::state::{DocMeta, State, Writer, RECENT_CAP};
-use super::Db;
 
-pub(super) fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+/// The column families one batch writes.
+struct BatchCfs<'a> {
+    docs: &'a ColumnFamily,
+    keys: &'a ColumnFamily,
+    edges: &'a ColumnFamily,
+    meta: &'a ColumnFamily,
+    meta_idx: &'a ColumnFamily,
+    tables: Vec<&'a ColumnFamily>,
 }
 
-pub(super) struct PendingDoc {
-    pub(super) id: u64,
-    pub(super) key: String,
-    pub(super) fp: Fingerprint,
-    pub(super) meta: Option<String>,
-    pub(super) biblio: Biblio, // metadata:
-    pub(super) group: u64,
-    pub(super) alive: bool,
-}
-
-/// One batch's changes before they are committed.
-#[derive(Default)]
-pub(super) struct Pending {
-    pub(super) new_docs: Vec<PendingDoc>,
-    /// `new_docs[i].fp.simhash` at `i` (until the commit drops dead entries): the writer scans
-    /// these for every document of the batch.
-    pub(super) simhashes: Vec<u64>,
-    pub(super) keys: HashMap<String, u64>,
-    pub(super) deleted: HashSet<u64>,
-    pub(super) deleted_keys: Vec<String>,
-    pub(super) regroup: IntMap<u64, u64>,
-    pub(super) edges_added: Vec<(u64, u64)>,
-    pub(super) edges_removed: Vec<(u64, u64)>,
-    pub(super) touched_groups: HashSet<u64>,
-    pub(super) seg_created: Vec<u32>,
-    pub(super) seg_lengths: Vec<(u32, u64)>,
-    pub(super) seg_dropped: Vec<u32>,
-    // containment:
-    /// The batch's documents in an in-memory containment index (filled only when containment
-    /// relations are asked for).
-    pub(super) contain_batch: super::contain::BatchContain,
-}
-
-impl Pending {
-    /// The batch's document with this id. `new_docs` is in id order (ids are allocated as documents
-    /// are pushed), so this is a binary search: the writer asks it for every member of every group a
-    /// new document joins.
-    fn new_doc(&self, id: u64) -> Option<&PendingDoc> {
-        self.new_docs.binary_search_by_key(&id, |p| p.id).ok().map(|i| &self.new_docs[i])
-    }
-
-    pub(super) fn group_of(&self, st: &State, id: u64) -> u64 {
-        if let Some(&g) = self.regroup.get(&id) {
-            return g;
-        }
-        if let Some(p) = self.new_doc(id) {
-            return p.group;
-        }
-        st.docs.get(&id).map_or(id, |m| m.group)
-    }
-
-    pub(super) fn set_group(&mut self, id: u64, g: u64) {
-        self.regroup.insert(id, g);
-    }
-
-    /// The key of a live document, committed or earlier in this batch (`None`: not live).
-    pub(super) fn key_of(&self, st: &State, id: u64) -> Option<String> {
-        match self.new_doc(id) {
-            Some(p) => Some(p.key.clone()),
-            None => st.docs.get(&id).map(|m| m.key.to_string()),
+/// Adds `keys` to column family `cf` of the batch in sorted order (`put`: puts, else deletes):
+/// RocksDB's memtable skiplist then reuses its insertion splice instead of recomputing it for every
+/// random key (measured: the largest single cost of a batch before this).
+fn sorted_into<K: Ord + AsRef<[u8]>>(b: &mut WriteBatch, cf: &ColumnFamily, mut keys: Vec<K>, put: bool) {
+    keys.sort_unstable();
+    for k in &keys {
+        if put {
+            b.put_cf(cf, k, []);
+        } else {
+            b.delete_cf(cf, k);
         }
     }
 }
@@ -103,73 +60,124 @@ impl Db {
         let mut appended = w.segw.append(&records)?;
         // The segment's fsync runs while the batch is built; the WAL write waits for it below.
         let seg_sync = appended.sync.take();
-        let layout = &self.inner.layout;
+        let (b, contain) = self.build_batch(w, &pend, &moved, &appended)?;
+        self.write_batch(b, seg_sync)?;
+        self.publish(w, pend, moved, appended, contain)?;
+        self.after_publish(w);
+        Ok(())
+    }
+
+    fn batch_cfs(&self) -> Result<BatchCfs<'_>> {
+        Ok(BatchCfs {
+            docs: self.cf(CF_DOCS)?,
+            keys: self.cf(CF_KEYS)?,
+            edges: self.cf(CF_EDGES)?,
+            meta: self.cf(CF_META)?,
+            meta_idx: self.cf(CF_META_IDX)?,
+            tables: (0..self.inner.layout.tables() as usize)
+                .map(|i| self.cf(&table_cf(self.inner.table_gen, i)))
+                .collect::<Result<_>>()?,
+        })
+    }
+
+    /// The batch's one `WriteBatch`, built against the published state: the deletes, the new
+    /// documents, the edges, the rewritten records, the segment lengths and the id counter, the
+    /// containment index's keys (returned with what its publish needs).
+    fn build_batch(
+        &self,
+        w: &Writer,
+        pend: &Pending,
+        moved: &[(u64, ShingleLoc)],
+        appended: &Appended,
+    ) -> Result<(WriteBatch, Option<TailDelta>)> {
+        let cfs = self.batch_cfs()?;
         let mut b = WriteBatch::default();
-        let (docs_cf, keys_cf, edges_cf, meta_cf) = (self.cf(CF_DOCS)?, self.cf(CF_KEYS)?, self.cf(CF_EDGES)?, self.cf(CF_META)?);
-        let tcfs: Vec<&rocksdb::ColumnFamily> = (0..layout.tables() as usize)
-            .map(|i| self.cf(&table_cf(self.inner.table_gen, i)))
-            .collect::<Result<_>>()?;
-        let meta_idx_cf = self.cf(CF_META_IDX)?; // metadata:
         let st = self.inner.state.read();
-        let mut tdel: Vec<Vec<[u8; 16]>> = vec![Vec::new(); tcfs.len()];
-        let mut tput: Vec<Vec<[u8; 16]>> = vec![Vec::with_capacity(pend.new_docs.len()); tcfs.len()];
-        let mut kput: Vec<(&[u8], [u8; 8])> = Vec::with_capacity(pend.new_docs.len());
+        self.batch_deletes(&st, pend, &cfs, &mut b)?;
+        for &(a, c) in &pend.edges_removed {
+            b.delete_cf(cfs.edges, edge_key(a, c));
+            b.delete_cf(cfs.edges, edge_key(c, a));
+        }
+        self.batch_new_docs(pend, &appended.locs, &cfs, &mut b)?;
+        batch_edges(&st, pend, &cfs, &mut b);
+        self.batch_rewrites(&st, pend, moved, &cfs, &mut b)?;
+        for &(seg, len) in appended.lengths.iter().chain(&pend.seg_lengths) {
+            b.put_cf(cfs.meta, seg_key(seg), len.to_le_bytes());
+        }
+        for &seg in &pend.seg_dropped {
+            b.delete_cf(cfs.meta, seg_key(seg));
+        }
+        b.put_cf(cfs.meta, b"next_doc", w.next_id.to_le_bytes());
+        let contain = match self.contain_delta(&st, pend)? {
+            Some(d) => Some(d.write(self, &mut b)?),
+            None => None,
+        };
+        Ok((b, contain))
+    }
+
+    /// The deleted (or replaced) documents' records, keys, table entries and side-index entries.
+    fn batch_deletes(&self, st: &State, pend: &Pending, cfs: &BatchCfs, b: &mut WriteBatch) -> Result<()> {
+        let layout = &self.inner.layout;
+        let mut tdel: Vec<Vec<[u8; 16]>> = vec![Vec::new(); cfs.tables.len()];
         for &id in &pend.deleted {
             let Some(m) = st.docs.get(&id) else {
-                // A damaged record (left out at open): remove it and whatever index entries name it.
-                b.delete_cf(docs_cf, doc_key(id));
-                self.method_delete(&mut b, id, None)?; // method:
-                for (i, cf) in tcfs.iter().enumerate() {
-                    for item in self.inner.rocks.iterator_cf(*cf, IteratorMode::Start) {
-                        let (k, _) = item.map_err(self.rocks_err("scan table"))?;
-                        if decode_table_key(layout, i, &k).is_some_and(|(_, d)| d == id) {
-                            b.delete_cf(*cf, k);
-                        }
-                    }
-                }
-                // metadata: and its metadata index entries.
-                for item in self.inner.rocks.iterator_cf(meta_idx_cf, IteratorMode::Start) {
-                    let (k, _) = item.map_err(self.rocks_err("scan meta_idx"))?;
-                    if decode_meta_idx_key(&k).is_some_and(|(_, _, d)| d == id) {
-                        b.delete_cf(meta_idx_cf, k);
-                    }
-                }
+                self.batch_delete_damaged(id, cfs, b)?;
                 continue;
             };
-            // metadata: the deleted (or replaced) document's index entries go in the same batch.
+            // The metadata index's entries of the document go in the same batch.
             if let Some(r) = self.read_record(id)? {
                 for k in super::metadata::index_keys(&r.biblio, id) {
-                    b.delete_cf(meta_idx_cf, k);
+                    b.delete_cf(cfs.meta_idx, k);
                 }
             }
-            b.delete_cf(docs_cf, doc_key(id));
-            b.delete_cf(keys_cf, m.key.as_bytes());
-            self.method_delete(&mut b, id, st.method.sketches.get(&id).map(|s| &s[..]))?; // method:
+            b.delete_cf(cfs.docs, doc_key(id));
+            b.delete_cf(cfs.keys, m.key.as_bytes());
+            self.method_delete(b, id, st.method.sketches.get(&id).map(|s| &s[..]))?;
             for (i, t) in tdel.iter_mut().enumerate() {
                 t.push(table_key(layout, i, m.simhash, id));
             }
         }
         for k in &pend.deleted_keys {
-            b.delete_cf(keys_cf, k.as_bytes());
+            b.delete_cf(cfs.keys, k.as_bytes());
         }
-        // Keys are added to each column family in sorted order: RocksDB's memtable skiplist then
-        // reuses its insertion splice instead of recomputing it for every random key (measured: the
-        // largest single cost of a batch before this).
-        for (t, cf) in tdel.iter_mut().zip(&tcfs) {
-            t.sort_unstable();
-            for key in t.iter() {
-                b.delete_cf(*cf, key);
+        for (t, cf) in tdel.into_iter().zip(&cfs.tables) {
+            sorted_into(b, cf, t, false);
+        }
+        Ok(())
+    }
+
+    /// A damaged record (left out at open): removes it and whatever index entries name it (found by
+    /// scans).
+    fn batch_delete_damaged(&self, id: u64, cfs: &BatchCfs, b: &mut WriteBatch) -> Result<()> {
+        b.delete_cf(cfs.docs, doc_key(id));
+        self.method_delete(b, id, None)?;
+        for (i, cf) in cfs.tables.iter().enumerate() {
+            for item in self.inner.rocks.iterator_cf(*cf, IteratorMode::Start) {
+                let (k, _) = item.map_err(self.rocks_err("scan table"))?;
+                if decode_table_key(&self.inner.layout, i, &k).is_some_and(|(_, d)| d == id) {
+                    b.delete_cf(*cf, k);
+                }
             }
         }
-        for &(a, c) in &pend.edges_removed {
-            b.delete_cf(edges_cf, edge_key(a, c));
-            b.delete_cf(edges_cf, edge_key(c, a));
+        for item in self.inner.rocks.iterator_cf(cfs.meta_idx, IteratorMode::Start) {
+            let (k, _) = item.map_err(self.rocks_err("scan meta_idx"))?;
+            if decode_meta_idx_key(&k).is_some_and(|(_, _, d)| d == id) {
+                b.delete_cf(cfs.meta_idx, k);
+            }
         }
-        // With the mirror, the new documents' table entries wait in the table tail
-        // (`db::table_tail`); a delete's tombstones above are written wherever its entries are.
+        Ok(())
+    }
+
+    /// The new documents' records, keys, side-index entries and (without the mirror) table
+    /// entries. With the mirror, their table entries wait in the table tail
+    /// (`db::background::table_tail`); a delete's tombstones are written wherever its entries are.
+    fn batch_new_docs(&self, pend: &Pending, locs: &[ShingleLoc], cfs: &BatchCfs, b: &mut WriteBatch) -> Result<()> {
+        let layout = &self.inner.layout;
         let table_tail = self.inner.opts.mirror;
+        let mut tput: Vec<Vec<[u8; 16]>> = vec![Vec::with_capacity(pend.new_docs.len()); cfs.tables.len()];
+        let mut kput: Vec<(&[u8], [u8; 8])> = Vec::with_capacity(pend.new_docs.len());
         let now = now_ms();
-        for (p, loc) in pend.new_docs.iter().zip(&appended.locs) {
+        for (p, loc) in pend.new_docs.iter().zip(locs) {
             let rec = DocRecord {
                 key: p.key.clone(),
                 simhash: p.fp.simhash,
@@ -179,14 +187,14 @@ impl Db {
                 group: pend.regroup.get(&p.id).copied().unwrap_or(p.group),
                 inserted_at_ms: now,
                 meta: p.meta.clone(),
-                biblio: p.biblio.clone(), // metadata:
+                biblio: p.biblio.clone(),
             };
-            b.put_cf(docs_cf, doc_key(p.id), doc_record::encode_doc(&rec)?);
+            b.put_cf(cfs.docs, doc_key(p.id), doc_record::encode_doc(&rec)?);
             for k in super::metadata::index_keys(&p.biblio, p.id) {
-                b.put_cf(meta_idx_cf, k, []); // metadata: the new document's index entries
+                b.put_cf(cfs.meta_idx, k, []);
             }
-            kput.push((p.key.as_bytes(), p.id.to_be_bytes()));
-            self.method_put(&mut b, p.id, &p.fp.sketch)?; // method:
+            kput.push((p.key.as_bytes(), key_value(p.id)));
+            self.method_put(b, p.id, &p.fp.sketch)?;
             if !table_tail {
                 for (i, t) in tput.iter_mut().enumerate() {
                     t.push(table_key(layout, i, p.fp.simhash, p.id));
@@ -195,69 +203,47 @@ impl Db {
         }
         kput.sort_unstable();
         for (k, v) in &kput {
-            b.put_cf(keys_cf, k, v);
+            b.put_cf(cfs.keys, k, v);
         }
-        for (t, cf) in tput.iter_mut().zip(&tcfs) {
-            t.sort_unstable();
-            for key in t.iter() {
-                b.put_cf(*cf, key, []);
-            }
+        for (t, cf) in tput.into_iter().zip(&cfs.tables) {
+            sorted_into(b, cf, t, true);
         }
+        Ok(())
+    }
+
+    /// Committed documents whose group or location changed: their records rewritten.
+    fn batch_rewrites(&self, st: &State, pend: &Pending, moved: &[(u64, ShingleLoc)], cfs: &BatchCfs, b: &mut WriteBatch) -> Result<()> {
         let new_ids: HashSet<u64> = pend.new_docs.iter().map(|p| p.id).collect();
-        let is_new = |id: u64| new_ids.contains(&id);
-        // Alive at the end of the batch: committed and not deleted, or new and not replaced since.
-        let alive = |id: u64| is_new(id) || (st.docs.contains_key(&id) && !pend.deleted.contains(&id));
-        for &(a, c) in &pend.edges_added {
-            if alive(a) && alive(c) {
-                b.put_cf(edges_cf, edge_key(a, c), []);
-                b.put_cf(edges_cf, edge_key(c, a), []);
-            }
-        }
-        // Committed docs whose group or location changed: rewrite their records.
+        let record = |id: u64| {
+            self.read_record(id)?
+                .ok_or_else(|| Error::corrupt(&self.inner.rocks_path, Some(id), "live doc has no record"))
+        };
         let mut rewrite: IntMap<u64, DocRecord> = IntMap::default();
         for (&id, &g) in &pend.regroup {
-            if is_new(id) || pend.deleted.contains(&id) || !st.docs.contains_key(&id) {
+            if new_ids.contains(&id) || pend.deleted.contains(&id) || !st.docs.contains_key(&id) {
                 continue;
             }
-            let mut r = self
-                .read_record(id)?
-                .ok_or_else(|| Error::corrupt(&self.inner.rocks_path, Some(id), "live doc has no record"))?;
+            let mut r = record(id)?;
             r.group = g;
             rewrite.insert(id, r);
         }
-        for &(id, loc) in &moved {
+        for &(id, loc) in moved {
             let r = match rewrite.get_mut(&id) {
                 Some(r) => r,
-                None => {
-                    let r = self
-                        .read_record(id)?
-                        .ok_or_else(|| Error::corrupt(&self.inner.rocks_path, Some(id), "live doc has no record"))?;
-                    rewrite.entry(id).or_insert(r)
-                }
+                None => rewrite.entry(id).or_insert(record(id)?),
             };
             r.segment = loc.segment;
             r.offset = loc.offset;
             r.count = loc.count;
         }
         for (id, r) in &rewrite {
-            b.put_cf(docs_cf, doc_key(*id), doc_record::encode_doc(r)?);
+            b.put_cf(cfs.docs, doc_key(*id), doc_record::encode_doc(r)?);
         }
-        for &(seg, len) in &appended.lengths {
-            b.put_cf(meta_cf, seg_key(seg), len.to_le_bytes());
-        }
-        for &(seg, len) in &pend.seg_lengths {
-            b.put_cf(meta_cf, seg_key(seg), len.to_le_bytes());
-        }
-        for &seg in &pend.seg_dropped {
-            b.delete_cf(meta_cf, seg_key(seg));
-        }
-        b.put_cf(meta_cf, b"next_doc", w.next_id.to_le_bytes());
-        // containment: the index's keys, in the same batch.
-        let contain = match self.contain_delta(&st, &pend)? {
-            Some(d) => Some(d.write(self, &mut b)?),
-            None => None,
-        };
-        drop(st);
+        Ok(())
+    }
+
+    /// Writes the batch (after the segment's fsync): from here it is durable (with sync on).
+    fn write_batch(&self, b: WriteBatch, seg_sync: Option<SegmentSync>) -> Result<()> {
         let mut wo = WriteOptions::default();
         wo.set_sync(self.inner.opts.sync);
         if let Some(sync) = seg_sync {
@@ -267,32 +253,85 @@ impl Db {
         self.inner.rocks.write_opt(b, &wo).map_err(self.rocks_err("commit batch"))?;
         failpoint!("batch.commit");
         failpoint::pause_point("batch.publish");
+        Ok(())
+    }
 
-        // Committed: open new segments, then publish to readers.
-        let mut new_readers = Vec::new();
+    /// Publishes a committed batch to readers: the new segments opened, then under the state's
+    /// write lock the containment tail, the segments, the deletes, the new documents, the regrouped
+    /// and moved documents, the id counter and the groups.
+    fn publish(
+        &self,
+        w: &mut Writer,
+        pend: Pending,
+        moved: Vec<(u64, ShingleLoc)>,
+        appended: Appended,
+        contain: Option<TailDelta>,
+    ) -> Result<()> {
+        let mut readers = Vec::new();
         for &id in appended.created.iter().chain(pend.seg_created.iter()) {
-            new_readers.push(w.segw.reader(id, Some(id) != w.segw.active())?);
+            readers.push(w.segw.reader(id, Some(id) != w.segw.active())?);
         }
-        let mut resealed = Vec::new();
         for &id in &appended.sealed {
-            resealed.push(w.segw.reader(id, true)?);
+            readers.push(w.segw.reader(id, true)?);
         }
         let mut st = self.inner.state.write();
+        // Cleared at the end: a stop in between leaves it set for readers (`State::whole`).
+        st.torn = true;
         st.published_seq = self.inner.rocks.latest_sequence_number();
         if let Some(c) = contain {
-            c.publish(&mut st)?; // containment:
+            c.publish(&mut st)?;
         }
-        for r in new_readers.into_iter().chain(resealed) {
+        for r in readers {
             st.segs.insert(r);
         }
         for &(seg, len) in appended.lengths.iter().chain(&pend.seg_lengths) {
             st.seg_usage.entry(seg).or_insert((0, 0)).0 = len;
         }
-        for id in &pend.deleted {
-            if table_tail && *id >= w.table_floor {
-                w.table_dead.insert(*id); // left out of the table tail's write (`db::table_tail`)
+        self.publish_deletes(&mut st, w, &pend.deleted);
+        failpoint::panic_point("batch.publish.mid");
+        let Pending {
+            new_docs,
+            regroup,
+            seg_dropped,
+            touched_groups,
+            ..
+        } = pend;
+        self.publish_new_docs(&mut st, w, new_docs, appended.locs, &regroup);
+        for (id, g) in regroup {
+            if let Some(m) = st.docs.get_mut(&id) {
+                m.group = g;
             }
-            st.method.remove(*id); // method:
+        }
+        publish_moves(&mut st, moved);
+        for seg in &seg_dropped {
+            st.segs.remove(*seg);
+            st.seg_usage.remove(seg);
+        }
+        st.next_id = w.next_id;
+        while st.recent_ids.len() > RECENT_CAP {
+            st.recent_ids.pop_front();
+            st.recent_fps.pop_front();
+            st.recent_floor = st.recent_ids.front().copied().unwrap_or(st.next_id);
+        }
+        for g in touched_groups {
+            match w.members.get(&g) {
+                Some(m) => st.members.insert(g, m.clone()),
+                None => st.members.remove(&g),
+            };
+        }
+        st.torn = false;
+        Ok(())
+    }
+
+    /// The deleted documents leave the state (and, at or above the table floor, the table tail's
+    /// next write: `db::background::table_tail`).
+    fn publish_deletes(&self, st: &mut State, w: &mut Writer, deleted: &HashSet<u64>) {
+        let table_tail = self.inner.opts.mirror;
+        for id in deleted {
+            if table_tail && *id >= w.table_floor {
+                w.table_dead.insert(*id);
+            }
+            st.method.remove(*id);
             if let Some(m) = st.docs.remove(id) {
                 if let Some(t) = st.tables.as_mut() {
                     t.remove(m.simhash, *id);
@@ -302,7 +341,20 @@ impl Db {
                 }
             }
         }
-        for (p, loc) in pend.new_docs.into_iter().zip(appended.locs) {
+    }
+
+    /// The new documents enter the state (the mirror, the recent documents, the method state, the
+    /// segments' live bytes) and, with the mirror, the table tail.
+    fn publish_new_docs(
+        &self,
+        st: &mut State,
+        w: &mut Writer,
+        new_docs: Vec<PendingDoc>,
+        locs: Vec<ShingleLoc>,
+        regroup: &IntMap<u64, u64>,
+    ) {
+        let table_tail = self.inner.opts.mirror;
+        for (p, loc) in new_docs.into_iter().zip(locs) {
             if let Some(t) = st.tables.as_mut() {
                 t.insert(p.fp.simhash, p.id);
             }
@@ -312,12 +364,12 @@ impl Db {
             st.recent_ids.push_back(p.id);
             st.recent_fps.push_back(p.fp.simhash);
             if self.inner.mindex.is_some() {
-                st.method.insert(p.id, &p.fp.sketch); // method:
+                st.method.insert(p.id, &p.fp.sketch);
             }
             if let Some(u) = st.seg_usage.get_mut(&loc.segment) {
                 u.1 += loc.record_len();
             }
-            let group = pend.regroup.get(&p.id).copied().unwrap_or(p.group);
+            let group = regroup.get(&p.id).copied().unwrap_or(p.group);
             st.docs.insert(
                 p.id,
                 DocMeta {
@@ -328,42 +380,6 @@ impl Db {
                 },
             );
         }
-        for (id, g) in pend.regroup {
-            if let Some(m) = st.docs.get_mut(&id) {
-                m.group = g;
-            }
-        }
-        for (id, loc) in moved {
-            let st = &mut *st;
-            if let Some(m) = st.docs.get_mut(&id) {
-                if let Some(u) = st.seg_usage.get_mut(&m.loc.segment) {
-                    u.1 = u.1.saturating_sub(m.loc.record_len());
-                }
-                m.loc = loc;
-            }
-            if let Some(u) = st.seg_usage.get_mut(&loc.segment) {
-                u.1 += loc.record_len();
-            }
-        }
-        for seg in &pend.seg_dropped {
-            st.segs.remove(*seg);
-            st.seg_usage.remove(seg);
-        }
-        st.next_id = w.next_id;
-        while st.recent_ids.len() > RECENT_CAP {
-            st.recent_ids.pop_front();
-            st.recent_fps.pop_front();
-            st.recent_floor = st.recent_ids.front().copied().unwrap_or(st.next_id);
-        }
-        for g in pend.touched_groups {
-            match w.members.get(&g) {
-                Some(m) => st.members.insert(g, m.clone()),
-                None => st.members.remove(&g),
-            };
-        }
-        drop(st);
-        self.after_publish(w);
-        Ok(())
     }
 
     /// The background work a commit drives once its batch is durable and published: the mirror's
@@ -372,47 +388,40 @@ impl Db {
     /// (issue 31 item 5).
     fn after_publish(&self, w: &mut Writer) {
         self.merge_mirror(w);
-        let r = super::contain_tail::tail_after_commit(&self.inner, w) // containment:
-            .and_then(|()| super::table_tail::table_tail_after_commit(&self.inner, w));
+        let r = super::background::contain_tail::tail_after_commit(&self.inner, w) // containment:
+            .and_then(|()| super::background::table_tail::table_tail_after_commit(&self.inner, w));
         if let Err(e) = r {
             if w.poisoned.is_none() {
                 w.poisoned = Some(format!("background work after a commit: {e}"));
             }
         }
     }
+}
 
-    /// The mirror's merges (`MemTables::start_merge`): one at a time, built on a thread of its own
-    /// so that neither the writer nor the readers wait for it. Installs a finished one (under the
-    /// write lock: a pointer swap and the dead set), then starts the next when due. A merge thread
-    /// that failed gives its entries back to the delta; one that cannot be started runs here.
-    fn merge_mirror(&self, w: &mut Writer) {
-        if w.merge.as_ref().is_some_and(|h| h.is_finished()) {
-            if let Some(h) = w.merge.take() {
-                let done = h.join();
-                let mut st = self.inner.state.write();
-                if let Some(t) = st.tables.as_mut() {
-                    match done {
-                        Ok(Some(run)) => {
-                            t.finish_merge(run);
-                        }
-                        Ok(None) | Err(_) => t.abandon_merge(),
-                    }
-                }
-            }
+/// The edges the batch added whose two ends are alive at its end (committed and not deleted, or new
+/// and not replaced since).
+fn batch_edges(st: &State, pend: &Pending, cfs: &BatchCfs, b: &mut WriteBatch) {
+    let new_ids: HashSet<u64> = pend.new_docs.iter().map(|p| p.id).collect();
+    let alive = |id: u64| new_ids.contains(&id) || (st.docs.contains_key(&id) && !pend.deleted.contains(&id));
+    for &(a, c) in &pend.edges_added {
+        if alive(a) && alive(c) {
+            b.put_cf(cfs.edges, edge_key(a, c), []);
+            b.put_cf(cfs.edges, edge_key(c, a), []);
         }
-        if w.merge.is_some() || !self.inner.state.read().tables.as_ref().is_some_and(MemTables::merge_due) {
-            return;
-        }
-        let Some(job) = self.inner.state.write().tables.as_mut().and_then(MemTables::start_merge) else {
-            return;
-        };
-        match super::state::spawn_or_run("fpdb-mirror-merge", job, MergeJob::run) {
-            Ok(h) => w.merge = Some(h),
-            Err(run) => {
-                if let Some(t) = self.inner.state.write().tables.as_mut() {
-                    t.finish_merge(run);
-                }
+    }
+}
+
+/// Compacted documents move to their new segment (the live bytes of both segments follow).
+fn publish_moves(st: &mut State, moved: Vec<(u64, ShingleLoc)>) {
+    for (id, loc) in moved {
+        if let Some(m) = st.docs.get_mut(&id) {
+            if let Some(u) = st.seg_usage.get_mut(&m.loc.segment) {
+                u.1 = u.1.saturating_sub(m.loc.record_len());
             }
+            m.loc = loc;
+        }
+        if let Some(u) = st.seg_usage.get_mut(&loc.segment) {
+            u.1 += loc.record_len();
         }
     }
 }

@@ -8,10 +8,10 @@ use crate::failpoint;
 use crate::store::segment::{self, SegmentSet};
 use crate::store::ShingleLoc;
 
-use super::commit::Pending;
+use super::handle::Db;
+use super::pending::Pending;
 use super::state::Writer;
 use super::types::CompactStats;
-use super::Db;
 
 /// What a compaction rewrites, taken under the state's read lock: the victim segments, their live
 /// records (`(id, location)`, in id order) and the segment readers to copy them from (`Arc`s).
@@ -144,7 +144,7 @@ impl Db {
     }
 
     /// Writes what the handle holds in memory to files, as a clean close does: the containment
-    /// index's tail (one ingested SST file), the table tail (one per table, `db::table_tail`) and
+    /// index's tail (one ingested SST file), the table tail (one per table, `db::background::table_tail`) and
     /// RocksDB's memtables, two column families at a time. Optional — the WAL (and the stored
     /// shingle sets and doc records, for the tails) already make every commit durable — but it takes the close's work out of the drop, so that a bulk load can time and
     /// report it, and the next open neither replays the WAL nor re-derives the tail. A failure
@@ -153,8 +153,8 @@ impl Db {
         {
             let mut w = self.lock_writer()?;
             Self::mutation(&mut w, "flush", |w| {
-                super::contain_tail::flush_tail(&self.inner, w)?;
-                super::table_tail::write_table_tail(&self.inner, w)
+                super::background::contain_tail::flush_tail(&self.inner, w)?;
+                super::background::table_tail::write_table_tail(&self.inner, w)
             })?;
         }
         self.inner.flush_memtables()

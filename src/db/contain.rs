@@ -7,7 +7,7 @@
 //! * the keys of each batch ([`ContainDelta`]): a removed document's deleted in the batch's one
 //!   `WriteBatch`; a new document's added to the in-memory **tail** at publish, with the short-key
 //!   set;
-//! * the tail's way to RocksDB and back at open: `db::contain_tail`;
+//! * the tail's way to RocksDB and back at open: `db::background::contain_tail`;
 //! * `check` of every index entry, the counters of `fpdb stats`, and all containment pairs.
 //!
 //! The engine files call in here at marked hook points (`// containment:`), so the feature can be
@@ -22,17 +22,17 @@ use crate::fingerprint::containment::{min_shared_keys, sample_threshold, samples
 use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::fingerprint::similarity::{containment_at_least, hamming, Containment, MethodScore};
 use crate::fingerprint::Fingerprint;
-use crate::index::contain::{MemContain, RocksContain};
+use crate::index::contain::RocksContain;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DocRecord};
 use crate::store::keys::{contain_key, decode_contain_key, decode_contain_value, CF_CONTAIN};
 
-use super::commit::Pending;
+use super::handle::Db;
 use super::options::{check_c, QueryOptions};
+use super::pending::Pending;
 use super::snapshot::Snapshot;
 use super::state::State;
 use super::types::{CheckReport, ContainPair, ContainmentStats, Fault, Hit, QueryAnswer};
-use super::Db;
 
 /// The hit of a verified containment: `r` is the query (A) against the stored document (B).
 fn contain_hit(key: &str, id: u64, q_simhash: u64, d_simhash: u64, r: &Containment) -> Hit {
@@ -182,7 +182,7 @@ impl Db {
         Ok(())
     }
 
-    /// A containment query (see [`QueryOptions::min_containment`](super::QueryOptions)): the
+    /// A containment query (see [`QueryOptions::min_containment`](crate::QueryOptions)): the
     /// candidates under the lock, their verification on a snapshot with no lock held, within the
     /// bounds of `opts` (`db::snapshot`).
     pub(super) fn query_containment(&self, fp: &Fingerprint, c: f64, opts: &QueryOptions) -> Result<QueryAnswer> {
@@ -324,39 +324,16 @@ impl Db {
         let mut ids: Vec<u64> = records.keys().copied().collect();
         ids.sort_unstable();
         for id in ids {
-            let r = &records[&id];
-            let Ok(set) = st.segs.read(r.loc(), id) else { continue }; // reported by the main check
-            let (kind, keys) = stored_keys(&set, cfg.sample);
-            expected.insert(id, keys.len() as u64);
-            let (mut missing, mut wrong) = (0usize, 0usize);
-            if id >= floor {
-                for &k in &keys {
-                    match tail.list(kind, k).find(|&(d, _)| d == id) {
-                        Some((_, n)) if n as usize == keys.len() => {}
-                        Some(_) => wrong += 1,
-                        None => missing += 1,
-                    }
-                }
-            } else {
-                let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
-                for v in &self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true) {
-                    match v {
-                        Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
-                        Ok(Some(_)) => wrong += 1,
-                        _ => missing += 1,
-                    }
-                }
-            }
+            let Ok(set) = st.segs.read(records[&id].loc(), id) else { continue }; // reported by the main check
+            let (n, missing, wrong) = self.check_contain_doc(st, cfg, cf, id, &set);
+            expected.insert(id, n as u64);
             if missing > 0 {
-                fault(
-                    Some(id),
-                    format!("{missing} of its {} containment-index keys are missing", keys.len()),
-                );
+                fault(Some(id), format!("{missing} of its {n} containment-index keys are missing"));
             }
             if wrong > 0 {
                 fault(
                     Some(id),
-                    format!("{wrong} of its containment-index entries do not hold its key count {}", keys.len()),
+                    format!("{wrong} of its containment-index entries do not hold its key count {n}"),
                 );
             }
         }
@@ -412,6 +389,40 @@ impl Db {
             );
         }
         Ok(())
+    }
+
+    /// One live document's keys (from its stored set) in the index: in the tail at or above the
+    /// floor, in RocksDB below it. Returns (its keys, how many are missing, how many do not hold
+    /// its key count).
+    fn check_contain_doc(
+        &self,
+        st: &State,
+        cfg: ContainmentConfig,
+        cf: &rocksdb::ColumnFamily,
+        id: u64,
+        set: &[u32],
+    ) -> (usize, usize, usize) {
+        let (kind, keys) = stored_keys(set, cfg.sample);
+        let (mut missing, mut wrong) = (0usize, 0usize);
+        if id >= st.contain.floor {
+            for &k in &keys {
+                match st.contain.list(kind, k).find(|&(d, _)| d == id) {
+                    Some((_, n)) if n as usize == keys.len() => {}
+                    Some(_) => wrong += 1,
+                    None => missing += 1,
+                }
+            }
+        } else {
+            let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
+            for v in &self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true) {
+                match v {
+                    Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
+                    Ok(Some(_)) => wrong += 1,
+                    _ => missing += 1,
+                }
+            }
+        }
+        (keys.len(), missing, wrong)
     }
 
     /// The containment index's counters (a scan of the index and the tail; `None` without one).
@@ -574,10 +585,6 @@ impl Db {
         })
     }
 }
-
-/// The per-batch in-memory index of the documents decided so far (for containment relations at
-/// ingest); lives in [`Pending`].
-pub(super) type BatchContain = MemContain;
 
 /// One search's candidates: per document, the keys it shares with the query, its kind and its
 /// number of keys; then the count filter ([`min_shared_keys`]).

@@ -13,12 +13,12 @@ use crate::fingerprint::similarity::{hamming, jaccard, MethodScore};
 use crate::fingerprint::Fingerprint;
 use crate::store::keys::{be_u64, decode_meta_idx_key, meta_idx_key, meta_idx_prefix, CF_META_IDX};
 
-use super::commit::Pending;
+use super::handle::Db;
 use super::options::QueryOptions;
+use super::pending::Pending;
+use super::snapshot::share;
 use super::state::State;
 use super::types::Hit;
-use super::write::share;
-use super::Db;
 
 impl Db {
     // metadata: the two metadata queries (paper 001) and the writer's helper.

@@ -25,33 +25,10 @@ use crate::intmap::IntMap;
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::{be_u64, decode_mindex_key, decode_sketch, doc_key, encode_sketch, mindex_key, CF_MINDEX, CF_SKETCH, META_IDF};
 
+use super::handle::Db;
 use super::options::check_k;
 use super::state::State;
-use super::Db;
-
-/// The published method state: every live document's sketch, and the bucket mirror.
-#[derive(Default)]
-pub(super) struct MethodState {
-    pub(super) sketches: IntMap<u64, Box<[u64]>>,
-    pub(super) buckets: Option<MemBuckets>,
-}
-
-impl MethodState {
-    pub(super) fn insert(&mut self, id: u64, sketch: &[u64]) {
-        if let Some(b) = self.buckets.as_mut() {
-            b.insert(id, sketch);
-        }
-        self.sketches.insert(id, sketch.into());
-    }
-
-    pub(super) fn remove(&mut self, id: u64) {
-        if let Some(s) = self.sketches.remove(&id) {
-            if let Some(b) = self.buckets.as_mut() {
-                b.remove(id, &s);
-            }
-        }
-    }
-}
+use crate::index::method::MethodState;
 
 /// Attaches the stored IDF table to a weighted-simhash spec (checking its hash); other specs pass.
 pub(super) fn attach_idf(spec: &mut FingerprintSpec, rocks: &DB, meta: &rocksdb::ColumnFamily, path: &std::path::Path) -> Result<()> {

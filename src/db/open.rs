@@ -7,12 +7,12 @@ use std::path::Path;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, IteratorMode, WriteBatch, WriteOptions, DB};
+use rocksdb::{Cache, ColumnFamilyDescriptor, IteratorMode, WriteBatch, WriteOptions, DB};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::index::mem::MemTables;
-use crate::index::method::MethodIndex;
+use crate::index::method::{MethodIndex, MethodState};
 use crate::index::Layout;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DbConfig};
@@ -21,124 +21,15 @@ use crate::store::keys::{
     be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, method_cf_names, parse_table_cf, table_cf, CF_DOCS, CF_EDGES, CF_META,
     META_CONTAIN_FLOOR, META_TABLE_FLOOR, META_TABLE_GEN, SEG_PREFIX,
 };
-use crate::store::segment;
+use crate::store::segment::{self, Recovery};
 
-use super::contain_tail::read_floor;
+use super::background::contain_tail::read_floor;
+use super::background::table_tail::TABLE_TAIL_FILE_PREFIX;
+use super::handle::{Db, Inner};
 use super::method;
 use super::options::{check_k, check_t, CreateOptions, Options};
+use super::rocks_options::{cf_options, rocks_options};
 use super::state::{DocMeta, State, Writer};
-use super::table_tail::TABLE_TAIL_FILE_PREFIX;
-use super::{Db, Inner};
-
-/// Options of a table column family created after open (`reindex`), as [`rocks_options`] gives at
-/// open without the mirror, which `reindex` uses (with a cache of its own until the next open
-/// shares one).
-pub(super) fn table_cf_options() -> rocksdb::Options {
-    rocks_options(&Cache::new_lru_cache(1 << 20), false)
-}
-
-fn rocks_options(cache: &Cache, create: bool) -> rocksdb::Options {
-    let mut o = rocksdb::Options::default();
-    o.create_if_missing(create);
-    o.create_missing_column_families(create);
-    o.set_compression_type(rocksdb::DBCompressionType::None);
-    o.set_block_based_table_factory(&block_options(cache));
-    o.set_max_background_jobs(2);
-    // Deprecated in favour of RocksDB's own split of `max_background_jobs` (a quarter to flushes,
-    // at least one), but still honoured; two jobs would give one flush thread.
-    #[allow(deprecated)]
-    o.set_max_background_flushes(super::FLUSH_THREADS);
-    // One writer thread makes every write (the writer lock), so RocksDB never groups concurrent
-    // memtable inserts; off, the append-only memtable of the table column families is allowed.
-    o.set_allow_concurrent_memtable_write(false);
-    o
-}
-
-fn block_options(cache: &Cache) -> BlockBasedOptions {
-    let mut bb = BlockBasedOptions::default();
-    bb.set_block_cache(cache);
-    bb.set_cache_index_and_filter_blocks(true);
-    bb
-}
-
-/// Block options with a bloom filter (10 bits per key), partitioned, with a two-level index whose
-/// top level stays pinned: a lookup or seek loads one small filter (and index) partition, not a
-/// file's whole filter, which at 10M documents would not stay in the block cache (`contain`: ~180 MB
-/// of filters, eleventh sitting; `keys`: twelfth sitting, docs/performance.md).
-fn partitioned_filter_options(cache: &Cache) -> BlockBasedOptions {
-    let mut bb = block_options(cache);
-    bb.set_bloom_filter(10.0, false);
-    bb.set_index_type(rocksdb::BlockBasedIndexType::TwoLevelIndexSearch);
-    bb.set_partition_filters(true);
-    bb.set_pin_top_level_index_and_filter(true);
-    bb
-}
-
-/// Options of the containment tail's SST files (`db::contain_tail`): the `contain` column family's
-/// own, so that each file carries the posting-list prefix filter.
-pub(super) fn contain_file_options() -> rocksdb::Options {
-    cf_options(&Cache::new_lru_cache(1 << 20), crate::store::keys::CF_CONTAIN, false)
-}
-
-/// Sorted runs of the `contain` column family before RocksDB merges them. Every run is an ingested
-/// tail file (`db::contain_tail`) spanning the whole key range, so each merge rewrote the whole
-/// column family: at the default trigger of 4 that was 12% of the crawler loop's CPU at 1M
-/// documents. A search seeks every run, but the prefix filter skips the runs that do not hold the
-/// posting list (docs/performance.md, "Issue 14, eleventh sitting").
-const CONTAIN_RUNS_BEFORE_MERGE: i32 = 16;
-
-/// The memtable size of a table column family with the mirror (RocksDB's default: 64 MB). A
-/// vector memtable is sorted when it is flushed; at 64 MB (~1.9M entries) a 1M-document bulk load
-/// never filled one, and the close sorted and wrote all of them at once: 1.6 s of a 10 s
-/// `--dedup off` run. At 16 MB they flush in the background during the load, on the share of the
-/// cores the pipeline leaves idle, and the close has 0.4 s left (1M documents: `--dedup off` +4-8%,
-/// crawler loop +2-5%; docs/performance.md, "Issue 14, twelfth sitting").
-const TABLE_WRITE_BUFFER: usize = 16 << 20;
-
-/// The options of column family `name`. With the in-memory mirror the SimHash table column families
-/// are written for durability (the next open without a mirror, `check`, `reindex`) but never read
-/// on the ingest or query path; their entries arrive as ingested files (`db::table_tail`), and
-/// their memtables hold only deletes' tombstones (and the WAL's replay into a handle without the
-/// mirror). Their memtable is RocksDB's append-only vector, sorted once
-/// when it is flushed, instead of a skiplist whose every random insert searches it (the largest
-/// cost of the writer; measured on 1M documents: crawler loop 1.14-1.17x, `--dedup off` 1.26x,
-/// docs/performance.md "Issue 14, sixth sitting"). A read of such a memtable (`check`, the damaged-record scan) sorts a
-/// copy of it, which those whole-table scans can afford. Every other column family is read by the
-/// writer or by queries and keeps the skiplist. The memtable kind is not stored: the WAL replays
-/// into whichever the next open chooses.
-///
-/// The `contain` column family has a bloom filter on the posting-list prefix (`kind ‖ shingle`,
-/// `store::keys::contain_prefix`), which its searches' prefix seeks consult
-/// (`index::contain::RocksContain`), and merges its runs later ([`CONTAIN_RUNS_BEFORE_MERGE`]).
-/// Its whole-range scans read in total order (`db::contain::scan_contain`).
-fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
-    let mut o = rocks_options(cache, false);
-    if mirror && parse_table_cf(name).is_some() {
-        o.set_memtable_factory(rocksdb::MemtableFactory::Vector);
-        o.set_write_buffer_size(TABLE_WRITE_BUFFER);
-    }
-    if name == crate::store::keys::CF_KEYS {
-        // Every ingested document's key is looked up here first (`Db::committed_id`), and in a bulk
-        // load nearly every lookup misses. A whole-key filter answers a miss without the index and
-        // data blocks of every run; partitioned, so that a lookup loads one small filter partition
-        // (whole-file filters of 10M keys thrashed the 64 MB block cache: docs/performance.md,
-        // "Issue 14, twelfth sitting"), and one on the memtable.
-        o.set_block_based_table_factory(&partitioned_filter_options(cache));
-        o.set_memtable_whole_key_filtering(true);
-        o.set_memtable_prefix_bloom_ratio(0.05);
-    }
-    if name == crate::store::keys::CF_CONTAIN {
-        o.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(crate::store::keys::CONTAIN_PREFIX_LEN));
-        // A filter on the prefix only, no whole-key filter.
-        let mut bb = partitioned_filter_options(cache);
-        bb.set_whole_key_filtering(false);
-        o.set_block_based_table_factory(&bb);
-        o.set_level_zero_file_num_compaction_trigger(CONTAIN_RUNS_BEFORE_MERGE);
-        o.set_level_zero_slowdown_writes_trigger(3 * CONTAIN_RUNS_BEFORE_MERGE);
-        o.set_level_zero_stop_writes_trigger(4 * CONTAIN_RUNS_BEFORE_MERGE);
-    }
-    o
-}
 
 impl Db {
     /// Creates a database in `path` (an empty or missing directory) and opens it.
@@ -218,220 +109,47 @@ impl Db {
         }
     }
 
-    /// Opens an existing database.
+    /// Opens an existing database: its directory locked (a writer), RocksDB opened, the stored
+    /// spec and configuration read and checked, the segments recovered, the in-memory state loaded
+    /// (documents, mirror, groups, side indexes), the tails' floors settled.
     pub fn open_with(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let path = path.as_ref().to_path_buf();
         let rocks_path = path.join("rocksdb");
         if !rocks_path.join("CURRENT").exists() {
             return Err(Error::NotFound { path });
         }
-        let lock = if opts.read_only {
-            None
-        } else {
-            let lock_path = path.join("LOCK");
-            let f = File::options()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .open(&lock_path)
-                .map_err(|e| Error::io("open lock file", &lock_path, e))?;
-            match f.try_lock() {
-                Ok(()) => Some(f),
-                Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path }),
-                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock database", &lock_path, e)),
-            }
-        };
-        let cache = Cache::new_lru_cache(opts.cache_bytes.max(1 << 20));
-        let o = rocks_options(&cache, false);
-        let names = DB::list_cf(&o, &rocks_path).map_err(|e| Error::rocks("list column families", &rocks_path, e))?;
-        let descs: Vec<ColumnFamilyDescriptor> = names
-            .iter()
-            .map(|n| ColumnFamilyDescriptor::new(n, cf_options(&cache, n, opts.mirror && !opts.read_only)))
-            .collect();
-        let mut rocks = if opts.read_only {
-            DB::open_cf_descriptors_read_only(&o, &rocks_path, descs, false)
-        } else {
-            DB::open_cf_descriptors(&o, &rocks_path, descs)
-        }
-        .map_err(|e| Error::rocks("open", &rocks_path, e))?;
-        // metadata: databases created before the metadata index get its (empty) column family.
-        if !opts.read_only && rocks.cf_handle(CF_META_IDX).is_none() {
-            rocks
-                .create_cf(CF_META_IDX, &rocks_options(&cache, false))
-                .map_err(|e| Error::rocks("create meta_idx column family", &rocks_path, e))?;
-        }
+        let lock = lock_dir(&path, opts.read_only)?;
+        let (mut rocks, names) = open_rocks(&rocks_path, &opts)?;
         let meta = rocks
             .cf_handle(CF_META)
             .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
-        let get_meta = |k: &[u8]| -> Result<Vec<u8>> {
-            rocks
-                .get_cf(meta, k)
-                .map_err(|e| Error::rocks("read meta", &rocks_path, e))?
-                .ok_or_else(|| Error::corrupt(&rocks_path, None, format!("meta entry {:?} is missing", String::from_utf8_lossy(k))))
-        };
-        let format = get_meta(b"format")?;
-        let format = u32::from_le_bytes(format.get(..4).and_then(|s| s.try_into().ok()).unwrap_or([0xFF; 4]));
-        if format != doc_record::FORMAT_VERSION {
-            return Err(Error::Version {
-                what: "store format",
-                path: rocks_path,
-                expected: doc_record::FORMAT_VERSION,
-                found: format,
-            });
-        }
-        let mut spec = FingerprintSpec::decode(&get_meta(b"spec")?, &rocks_path)?;
-        method::attach_idf(&mut spec, &rocks, meta, &rocks_path)?; // method:
-        if let Some(expected) = &opts.expect_spec {
-            // A database keeps the normalizer it was created with: an upgraded build's default spec
-            // (a newer normalizer) still opens it (module docs of `fingerprint::spec`).
-            let expected = FingerprintSpec {
-                normalizer: spec.normalizer,
-                ..expected.clone()
-            };
-            expected.check_matches(&spec, &path)?;
-        }
-        spec.validate()?;
-        let config: DbConfig = doc_record::decode_config(&get_meta(b"config")?, &rocks_path)?;
-        let layout = Layout::new(config.tables)
-            .ok_or_else(|| Error::corrupt(&rocks_path, None, format!("stored table count {} is out of range", config.tables)))?;
-        let table_gen = match rocks
-            .get_cf(meta, META_TABLE_GEN)
-            .map_err(|e| Error::rocks("read meta", &rocks_path, e))?
-        {
-            None => 0,
-            Some(v) => u32::from_le_bytes(
-                v.as_slice()
-                    .try_into()
-                    .map_err(|_| Error::corrupt(&rocks_path, None, format!("meta table_gen is {} bytes, expected 4", v.len())))?,
-            ),
-        };
-        for i in 0..config.tables as usize {
-            if rocks.cf_handle(&table_cf(table_gen, i)).is_none() {
-                let name = table_cf(table_gen, i);
-                return Err(Error::corrupt(&rocks_path, None, format!("table column family {name} is missing")));
-            }
-        }
-        // Tables of another generation are left by a re-layout: the old ones after its switch, or
-        // the new ones of a re-layout that stopped before it (`Db::reindex`). A writer drops them.
-        let stale: Vec<String> = names
-            .iter()
-            .filter(|n| parse_table_cf(n).is_some_and(|(g, i)| g != table_gen || i >= config.tables as usize))
-            .cloned()
-            .collect();
-        let next_id = le_u64(&get_meta(b"next_doc")?).ok_or_else(|| Error::corrupt(&rocks_path, None, "meta next_doc is not 8 bytes"))?;
-        // containment: the floor, and a writer's clean-up of a stopped tail write.
-        let contain_floor = match config.containment {
-            None => next_id,
-            Some(_) => super::contain_tail::open_floor(&rocks, meta, &rocks_path, next_id, opts.read_only)?,
-        };
-        // The table floor (`db::table_tail`), and a writer's clean-up of a stopped tail write.
-        let stored_table_floor = read_floor(&rocks, meta, &rocks_path, META_TABLE_FLOOR, next_id)?;
+        let stored = read_stored(&rocks, meta, &rocks_path, &path, &opts)?;
+        let stale = stale_tables(&names, &stored);
+        let next_id = stored.next_id;
+        let (contain_floor, stored_table_floor) = open_floors(&rocks, meta, &rocks_path, &stored, &opts)?;
         let table_floor = stored_table_floor.unwrap_or(next_id);
-        if !opts.read_only {
-            super::sst::remove_stale_files(&rocks_path, TABLE_TAIL_FILE_PREFIX)?;
-        }
-        let mut committed: HashMap<u32, u64> = HashMap::new();
-        for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
-            let (k, v) = item.map_err(|e| Error::rocks("read segment lengths", &rocks_path, e))?;
-            if !k.starts_with(SEG_PREFIX) {
-                break;
-            }
-            match (decode_seg_key(&k), le_u64(&v)) {
-                (Some(id), Some(len)) => {
-                    committed.insert(id, len);
-                }
-                _ => return Err(Error::corrupt(&rocks_path, None, format!("bad segment length entry {k:?}"))),
-            }
-        }
-        let seg_dir = path.join("segments");
-        let (segs, segw, mut recovery) = segment::recover(&seg_dir, &committed, opts.sync, opts.segment_size, opts.read_only)?;
-
-        // Load documents into memory: the mirror, group membership and segment usage.
-        let docs_cf = rocks
-            .cf_handle(CF_DOCS)
-            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing docs column family"))?;
-        let mut docs: IntMap<u64, DocMeta> = IntMap::default();
-        // The mirror's fingerprints and doc ids, built into one base run after the scan.
+        let committed = committed_segments(&rocks, meta, &rocks_path)?;
+        let (segs, segw, mut recovery) =
+            segment::recover(&path.join("segments"), &committed, opts.sync, opts.segment_size, opts.read_only)?;
         // Without the mirror, a reader of tables missing the documents above the floor builds it.
         let mirror = opts.mirror || (opts.read_only && table_floor < next_id);
-        let mut entries: Option<(Vec<u64>, Vec<u64>)> = mirror.then(Default::default);
-        let mut seg_usage: IntMap<u32, (u64, u64)> = committed.iter().map(|(&id, &len)| (id, (len, 0))).collect();
-        let mut groups: IntMap<u64, Vec<u64>> = IntMap::default();
-        for item in rocks.iterator_cf(docs_cf, IteratorMode::Start) {
-            let (k, v) = item.map_err(|e| Error::rocks("scan docs", &rocks_path, e))?;
-            // A damaged record is left out of the in-memory state (check reports it; delete or
-            // re-insert repairs it) so that every other document stays usable.
-            let Some(id) = be_u64(&k) else {
-                recovery.damaged_records += 1;
-                continue;
-            };
-            let Ok(r) = doc_record::decode_doc(&v, &rocks_path, Some(id)) else {
-                recovery.damaged_records += 1;
-                recovery.damaged_ids.push(id);
-                continue;
-            };
-            if let Some((fps, ids)) = entries.as_mut() {
-                fps.push(r.simhash);
-                ids.push(id);
-            }
-            if let Some(u) = seg_usage.get_mut(&r.segment) {
-                u.1 += r.loc().record_len();
-            }
-            groups.entry(r.group).or_default().push(id);
-            let loc = r.loc();
-            docs.insert(
-                id,
-                DocMeta {
-                    key: r.key.into_boxed_str(),
-                    simhash: r.simhash,
-                    loc,
-                    group: r.group,
-                },
-            );
-        }
+        let loaded = load_docs(&rocks, &rocks_path, mirror, &committed, &mut recovery)?;
         // A writer starts with the table floor at the next doc id: it writes the entries of the
         // documents a crash left above it, and records a floor absent from an older database.
         if !opts.read_only && (stored_table_floor.is_none() || table_floor < next_id) {
-            let above: Vec<(u64, u64)> = docs
+            let above: Vec<(u64, u64)> = loaded
+                .docs
                 .iter()
                 .filter(|(&id, _)| id >= table_floor)
                 .map(|(&id, m)| (id, m.simhash))
                 .collect();
-            super::table_tail::write_entries(&rocks, &rocks_path, &layout, table_gen, &above, next_id, true)?;
+            super::background::table_tail::write_entries(&rocks, &rocks_path, &stored.layout, stored.table_gen, &above, next_id, true)?;
         }
-        let tables = entries.map(|(fps, ids)| MemTables::from_parts(layout.clone(), fps, ids));
-        // method: the method index and its state (sketches, bucket mirror).
-        let mindex = MethodIndex::new(&spec.method, config.tables);
-        if mindex.is_none() && !spec.method.uses_simhash_tables() {
-            return Err(Error::corrupt(
-                &rocks_path,
-                None,
-                format!("method {} has no index layout for {} tables", spec.method, config.tables),
-            ));
-        }
-        let method_state = method::load(
-            &rocks,
-            &rocks_path,
-            &spec,
-            mindex.as_ref(),
-            |id| docs.contains_key(&id),
-            opts.mirror,
-        )?;
-        groups.retain(|_, m| m.len() > 1);
-        for m in groups.values_mut() {
-            m.sort_unstable();
-        }
-        let edges_cf = rocks
-            .cf_handle(CF_EDGES)
-            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing edges column family"))?;
-        let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
-        for item in rocks.iterator_cf(edges_cf, IteratorMode::Start) {
-            let (k, _) = item.map_err(|e| Error::rocks("scan edges", &rocks_path, e))?;
-            match decode_edge_key(&k) {
-                Some((a, b)) => edges.entry(a).or_default().push(b),
-                None => return Err(Error::corrupt(&rocks_path, None, format!("edge key {k:?} is not 16 bytes"))),
-            }
-        }
+        let tables = loaded
+            .entries
+            .map(|(fps, ids)| MemTables::from_parts(stored.layout.clone(), fps, ids));
+        let (mindex, method_state) = load_method(&rocks, &rocks_path, &stored, &loaded.docs, opts.mirror)?;
+        let edges = load_edges(&rocks, &rocks_path)?;
         if !opts.read_only {
             for n in &stale {
                 rocks
@@ -439,50 +157,43 @@ impl Db {
                     .map_err(|e| Error::rocks("drop a stale table column family", &rocks_path, e))?;
             }
         }
-        // containment: the short keys and the tail.
-        let (contain_short, contain_tail) = match config.containment {
-            Some(c) => super::contain_tail::load_contain(&rocks, &rocks_path, c, contain_floor, &docs, &segs)?,
+        // The containment index's short keys and tail.
+        let (contain_short, contain_tail) = match stored.config.containment {
+            Some(c) => super::background::contain_tail::load_contain(&rocks, &rocks_path, c, contain_floor, &loaded.docs, &segs)?,
             None => Default::default(),
         };
         let state = State {
-            docs,
+            docs: loaded.docs,
             tables,
             segs,
-            seg_usage,
-            members: groups.clone(),
+            seg_usage: loaded.seg_usage,
+            members: loaded.groups.clone(),
             next_id,
             recent_ids: std::collections::VecDeque::new(),
             recent_fps: std::collections::VecDeque::new(),
             recent_floor: next_id,
             published_seq: rocks.latest_sequence_number(),
-            // containment:
+            torn: false,
             contain_short,
             contain: crate::index::contain::Tail::new(contain_floor, contain_tail),
             method: method_state,
         };
-        let writer = Writer {
+        let writer = Writer::new(
             segw,
             next_id,
             edges,
-            members: groups,
-            poisoned: None,
-            in_progress: None,
-            merge: None,
-            contain_job: None,
-            table_tail: Vec::new(),
-            table_dead: Default::default(),
-            table_job: None,
-            table_floor: if opts.read_only { table_floor } else { next_id },
-        };
+            loaded.groups,
+            if opts.read_only { table_floor } else { next_id },
+        );
         Ok(Db {
             inner: Arc::new(Inner {
                 path,
                 rocks_path,
                 rocks,
-                spec,
-                config,
-                layout,
-                table_gen,
+                spec: stored.spec,
+                config: stored.config,
+                layout: stored.layout,
+                table_gen: stored.table_gen,
                 mindex,
                 opts,
                 state: RwLock::new(state),
@@ -492,4 +203,273 @@ impl Db {
             }),
         })
     }
+}
+
+/// Tables of another generation are left by a re-layout: the old ones after its switch, or the new
+/// ones of a re-layout that stopped before it (`Db::reindex`). A writer drops them.
+fn stale_tables(names: &[String], stored: &Stored) -> Vec<String> {
+    names
+        .iter()
+        .filter(|n| parse_table_cf(n).is_some_and(|(g, i)| g != stored.table_gen || i >= stored.config.tables as usize))
+        .cloned()
+        .collect()
+}
+
+/// The containment floor and the stored table floor (`db::background::table_tail`; `None` in a
+/// database older than it), each with a writer's clean-up of a stopped tail write.
+fn open_floors(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, stored: &Stored, opts: &Options) -> Result<(u64, Option<u64>)> {
+    let next_id = stored.next_id;
+    let contain_floor = match stored.config.containment {
+        None => next_id,
+        Some(_) => super::background::contain_tail::open_floor(rocks, meta, rocks_path, next_id, opts.read_only)?,
+    };
+    let table_floor = read_floor(rocks, meta, rocks_path, META_TABLE_FLOOR, next_id)?;
+    if !opts.read_only {
+        super::background::sst::remove_stale_files(rocks_path, TABLE_TAIL_FILE_PREFIX)?;
+    }
+    Ok((contain_floor, table_floor))
+}
+
+/// A writer's lock on the database directory (`LOCK`, held while the handle lives); none for a
+/// reader.
+fn lock_dir(path: &Path, read_only: bool) -> Result<Option<File>> {
+    if read_only {
+        return Ok(None);
+    }
+    let lock_path = path.join("LOCK");
+    let f = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .map_err(|e| Error::io("open lock file", &lock_path, e))?;
+    match f.try_lock() {
+        Ok(()) => Ok(Some(f)),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked { path: path.to_path_buf() }),
+        Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock database", &lock_path, e)),
+    }
+}
+
+/// RocksDB opened with every column family it holds (a writer adds the metadata index's to a
+/// database created before it); returns the families' names.
+fn open_rocks(rocks_path: &Path, opts: &Options) -> Result<(DB, Vec<String>)> {
+    let cache = Cache::new_lru_cache(opts.cache_bytes.max(1 << 20));
+    let o = rocks_options(&cache, false);
+    let names = DB::list_cf(&o, rocks_path).map_err(|e| Error::rocks("list column families", rocks_path, e))?;
+    let descs: Vec<ColumnFamilyDescriptor> = names
+        .iter()
+        .map(|n| ColumnFamilyDescriptor::new(n, cf_options(&cache, n, opts.mirror && !opts.read_only)))
+        .collect();
+    let mut rocks = if opts.read_only {
+        DB::open_cf_descriptors_read_only(&o, rocks_path, descs, false)
+    } else {
+        DB::open_cf_descriptors(&o, rocks_path, descs)
+    }
+    .map_err(|e| Error::rocks("open", rocks_path, e))?;
+    if !opts.read_only && rocks.cf_handle(CF_META_IDX).is_none() {
+        rocks
+            .create_cf(CF_META_IDX, &rocks_options(&cache, false))
+            .map_err(|e| Error::rocks("create meta_idx column family", rocks_path, e))?;
+    }
+    Ok((rocks, names))
+}
+
+/// What `meta` holds about the database as a whole.
+struct Stored {
+    spec: FingerprintSpec,
+    config: DbConfig,
+    layout: Layout,
+    table_gen: u32,
+    next_id: u64,
+}
+
+/// A `meta` entry that must be there.
+fn get_meta(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, k: &[u8]) -> Result<Vec<u8>> {
+    rocks
+        .get_cf(meta, k)
+        .map_err(|e| Error::rocks("read meta", rocks_path, e))?
+        .ok_or_else(|| Error::corrupt(rocks_path, None, format!("meta entry {:?} is missing", String::from_utf8_lossy(k))))
+}
+
+/// The stored format (checked), spec (checked against the one expected), configuration, table
+/// generation (its column families present) and next doc id.
+fn read_stored(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, path: &Path, opts: &Options) -> Result<Stored> {
+    let format = get_meta(rocks, meta, rocks_path, b"format")?;
+    let format = u32::from_le_bytes(format.get(..4).and_then(|s| s.try_into().ok()).unwrap_or([0xFF; 4]));
+    if format != doc_record::FORMAT_VERSION {
+        return Err(Error::Version {
+            what: "store format",
+            path: rocks_path.to_path_buf(),
+            expected: doc_record::FORMAT_VERSION,
+            found: format,
+        });
+    }
+    let mut spec = FingerprintSpec::decode(&get_meta(rocks, meta, rocks_path, b"spec")?, rocks_path)?;
+    method::attach_idf(&mut spec, rocks, meta, rocks_path)?;
+    if let Some(expected) = &opts.expect_spec {
+        // A database keeps the normalizer it was created with: an upgraded build's default spec
+        // (a newer normalizer) still opens it (module docs of `fingerprint::spec`).
+        let expected = FingerprintSpec {
+            normalizer: spec.normalizer,
+            ..expected.clone()
+        };
+        expected.check_matches(&spec, path)?;
+    }
+    spec.validate()?;
+    let config: DbConfig = doc_record::decode_config(&get_meta(rocks, meta, rocks_path, b"config")?, rocks_path)?;
+    let layout = Layout::new(config.tables)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, format!("stored table count {} is out of range", config.tables)))?;
+    let table_gen = match rocks
+        .get_cf(meta, META_TABLE_GEN)
+        .map_err(|e| Error::rocks("read meta", rocks_path, e))?
+    {
+        None => 0,
+        Some(v) => u32::from_le_bytes(
+            v.as_slice()
+                .try_into()
+                .map_err(|_| Error::corrupt(rocks_path, None, format!("meta table_gen is {} bytes, expected 4", v.len())))?,
+        ),
+    };
+    for i in 0..config.tables as usize {
+        if rocks.cf_handle(&table_cf(table_gen, i)).is_none() {
+            let name = table_cf(table_gen, i);
+            return Err(Error::corrupt(rocks_path, None, format!("table column family {name} is missing")));
+        }
+    }
+    let next_id = le_u64(&get_meta(rocks, meta, rocks_path, b"next_doc")?)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, "meta next_doc is not 8 bytes"))?;
+    Ok(Stored {
+        spec,
+        config,
+        layout,
+        table_gen,
+        next_id,
+    })
+}
+
+/// The committed length of every segment (`meta`).
+fn committed_segments(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path) -> Result<HashMap<u32, u64>> {
+    let mut committed: HashMap<u32, u64> = HashMap::new();
+    for item in rocks.prefix_iterator_cf(meta, SEG_PREFIX) {
+        let (k, v) = item.map_err(|e| Error::rocks("read segment lengths", rocks_path, e))?;
+        if !k.starts_with(SEG_PREFIX) {
+            break;
+        }
+        match (decode_seg_key(&k), le_u64(&v)) {
+            (Some(id), Some(len)) => {
+                committed.insert(id, len);
+            }
+            _ => return Err(Error::corrupt(rocks_path, None, format!("bad segment length entry {k:?}"))),
+        }
+    }
+    Ok(committed)
+}
+
+/// The documents as the open loads them.
+struct Loaded {
+    docs: IntMap<u64, DocMeta>,
+    /// The mirror's fingerprints and doc ids (when it is built), made one base run after the scan.
+    entries: Option<(Vec<u64>, Vec<u64>)>,
+    seg_usage: IntMap<u32, (u64, u64)>,
+    /// Members of every group with at least two (sorted ids).
+    groups: IntMap<u64, Vec<u64>>,
+}
+
+/// Every doc record into memory: the documents, the mirror's entries, the segments' live bytes, the
+/// groups. A damaged record is left out of the in-memory state (counted in `recovery`; `check`
+/// reports it; delete or re-insert repairs it) so that every other document stays usable.
+fn load_docs(rocks: &DB, rocks_path: &Path, mirror: bool, committed: &HashMap<u32, u64>, recovery: &mut Recovery) -> Result<Loaded> {
+    let docs_cf = rocks
+        .cf_handle(CF_DOCS)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing docs column family"))?;
+    let mut docs: IntMap<u64, DocMeta> = IntMap::default();
+    let mut entries: Option<(Vec<u64>, Vec<u64>)> = mirror.then(Default::default);
+    let mut seg_usage: IntMap<u32, (u64, u64)> = committed.iter().map(|(&id, &len)| (id, (len, 0))).collect();
+    let mut groups: IntMap<u64, Vec<u64>> = IntMap::default();
+    for item in rocks.iterator_cf(docs_cf, IteratorMode::Start) {
+        let (k, v) = item.map_err(|e| Error::rocks("scan docs", rocks_path, e))?;
+        let Some(id) = be_u64(&k) else {
+            recovery.damaged_records += 1;
+            continue;
+        };
+        let Ok(r) = doc_record::decode_doc(&v, rocks_path, Some(id)) else {
+            recovery.damaged_records += 1;
+            recovery.damaged_ids.push(id);
+            continue;
+        };
+        if let Some((fps, ids)) = entries.as_mut() {
+            fps.push(r.simhash);
+            ids.push(id);
+        }
+        if let Some(u) = seg_usage.get_mut(&r.segment) {
+            u.1 += r.loc().record_len();
+        }
+        groups.entry(r.group).or_default().push(id);
+        let loc = r.loc();
+        docs.insert(
+            id,
+            DocMeta {
+                key: r.key.into_boxed_str(),
+                simhash: r.simhash,
+                loc,
+                group: r.group,
+            },
+        );
+    }
+    groups.retain(|_, m| m.len() > 1);
+    for m in groups.values_mut() {
+        m.sort_unstable();
+    }
+    Ok(Loaded {
+        docs,
+        entries,
+        seg_usage,
+        groups,
+    })
+}
+
+/// The method index (for the methods other than SimHash) and its state (sketches, bucket mirror).
+fn load_method(
+    rocks: &DB,
+    rocks_path: &Path,
+    stored: &Stored,
+    docs: &IntMap<u64, DocMeta>,
+    mirror: bool,
+) -> Result<(Option<MethodIndex>, MethodState)> {
+    let mindex = MethodIndex::new(&stored.spec.method, stored.config.tables);
+    if mindex.is_none() && !stored.spec.method.uses_simhash_tables() {
+        return Err(Error::corrupt(
+            rocks_path,
+            None,
+            format!(
+                "method {} has no index layout for {} tables",
+                stored.spec.method, stored.config.tables
+            ),
+        ));
+    }
+    let state = method::load(
+        rocks,
+        rocks_path,
+        &stored.spec,
+        mindex.as_ref(),
+        |id| docs.contains_key(&id),
+        mirror,
+    )?;
+    Ok((mindex, state))
+}
+
+/// The near-duplicate edges, both ways.
+fn load_edges(rocks: &DB, rocks_path: &Path) -> Result<IntMap<u64, Vec<u64>>> {
+    let edges_cf = rocks
+        .cf_handle(CF_EDGES)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing edges column family"))?;
+    let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
+    for item in rocks.iterator_cf(edges_cf, IteratorMode::Start) {
+        let (k, _) = item.map_err(|e| Error::rocks("scan edges", rocks_path, e))?;
+        match decode_edge_key(&k) {
+            Some((a, b)) => edges.entry(a).or_default().push(b),
+            None => return Err(Error::corrupt(rocks_path, None, format!("edge key {k:?} is not 16 bytes"))),
+        }
+    }
+    Ok(edges)
 }

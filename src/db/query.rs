@@ -11,35 +11,20 @@ use crate::index::rocks::RocksTables;
 use crate::store::doc_record::{self, DocRecord};
 use crate::store::keys::{be_u64, table_cf, CF_DOCS};
 
+use super::handle::Db;
 use super::options::{check_k, check_t, QueryOptions};
 use super::snapshot::{jaccard_hit, size_filter, Snapshot};
 use super::state::State;
-use super::types::{Document, GroupInfo, Hit, QueryAnswer, Stats};
-use super::Db;
-
-pub(super) fn sort_hits(hits: &mut [Hit]) {
-    hits.sort_by(|a, b| {
-        b.jaccard
-            .partial_cmp(&a.jaccard)
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then(a.hamming.cmp(&b.hamming))
-            .then(a.id.cmp(&b.id))
-    });
-}
-
-/// The size filter of Jaccard ≥ t, from the stored shingle count alone (no segment read):
-/// `t·max(|A|, |B|) ≤ min(|A|, |B|)`.
-pub(super) fn size_compatible(a: usize, b: u32, t: f64) -> bool {
-    let (lo, hi) = if a <= b as usize { (a, b as usize) } else { (b as usize, a) };
-    lo as f64 >= t * hi as f64
-}
+use super::types::{sort_hits, Document, GroupInfo, Hit, QueryAnswer, Stats};
 
 impl Db {
     /// Runs a read of the published state: with the in-memory mirror it needs nothing from RocksDB;
     /// without it the tables are read from RocksDB, kept consistent by [`Db::read_rocks`].
     pub(super) fn with_state<T>(&self, f: impl Fn(&State) -> Result<T>) -> Result<T> {
         if self.inner.opts.mirror {
-            f(&self.inner.state.read())
+            let st = self.inner.state.read();
+            st.whole()?;
+            f(&st)
         } else {
             self.read_rocks(f)
         }
@@ -222,6 +207,7 @@ impl Db {
     pub(super) fn read_rocks<T>(&self, f: impl Fn(&State) -> Result<T>) -> Result<T> {
         for _ in 0..8 {
             let st = self.inner.state.read();
+            st.whole()?;
             let seq = self.inner.rocks.latest_sequence_number();
             if seq == st.published_seq {
                 let r = f(&st);
@@ -234,6 +220,7 @@ impl Db {
         }
         let _writer = self.inner.writer.lock();
         let st = self.inner.state.read();
+        st.whole()?;
         f(&st)
     }
 

@@ -15,7 +15,7 @@
 
 use std::path::Path;
 
-use rocksdb::{WriteBatch, WriteOptions};
+use rocksdb::{WriteBatch, WriteOptions, DB};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
@@ -24,8 +24,8 @@ use crate::index::Layout;
 use crate::store::doc_record;
 use crate::store::keys::{table_cf, CF_META, META_TABLE_GEN};
 
+use super::handle::Db;
 use super::options::{Options, Tables};
-use super::Db;
 
 /// What [`Db::reindex`] did.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -103,43 +103,14 @@ impl Db {
                 .ok_or_else(|| Error::corrupt(&rocks_path, None, "the table generation is at its maximum"))?,
         );
         // Table files of a re-layout that stopped before ingesting them (RocksDB ignores them).
-        super::sst::remove_stale_files(&rocks_path, "reindex-")?;
-        let rocks = &mut inner.rocks;
-        let cf_opts = super::open::table_cf_options();
-        for i in 0..after as usize {
-            rocks
-                .create_cf(table_cf(gen, i), &cf_opts)
-                .map_err(|e| Error::rocks("create a table column family", &rocks_path, e))?;
-        }
-        let mut keys: Vec<u128> = Vec::with_capacity(fps.len());
-        for i in 0..after as usize {
-            if !fps.is_empty() {
-                let sst = rocks_path.join(format!("reindex-{gen}-{i}.sst"));
-                super::sst::write_table_file(&rocks_path, &sst, &new_layout, i, &fps, &mut keys)?;
-                let cf = rocks
-                    .cf_handle(&table_cf(gen, i))
-                    .ok_or_else(|| Error::corrupt(&rocks_path, None, "a table column family just created is missing"))?;
-                super::sst::ingest_moved(rocks, cf, &sst, &rocks_path, "ingest a table file")?;
-            }
-            progress(i as u32 + 1, after);
-            failpoint!("reindex.table");
-        }
+        super::background::sst::remove_stale_files(&rocks_path, "reindex-")?;
+        build_tables(&mut inner.rocks, &rocks_path, gen, &new_layout, &fps, &mut progress)?;
         // The switch: config and generation in one synced batch.
         let config = doc_record::DbConfig {
             tables: after,
             ..inner.config.clone()
         };
-        let meta = rocks
-            .cf_handle(CF_META)
-            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
-        let mut b = WriteBatch::default();
-        b.put_cf(meta, b"config", doc_record::encode_config(&config)?);
-        b.put_cf(meta, META_TABLE_GEN, gen.to_le_bytes());
-        let mut wo = WriteOptions::default();
-        wo.set_sync(true);
-        rocks
-            .write_opt(b, &wo)
-            .map_err(|e| Error::rocks("switch the table generation", &rocks_path, e))?;
+        switch_generation(&inner.rocks, &rocks_path, &config, gen)?;
         inner.config = config;
         inner.layout = new_layout;
         inner.table_gen = gen;
@@ -153,4 +124,52 @@ impl Db {
         }
         Ok(report)
     }
+}
+
+/// The tables of generation `gen` under `layout`: their column families created, one sorted file
+/// each written and ingested (`progress(done, total)` after each).
+fn build_tables(
+    rocks: &mut DB,
+    rocks_path: &Path,
+    gen: u32,
+    layout: &Layout,
+    fps: &[(u64, u64)],
+    progress: &mut impl FnMut(u32, u32),
+) -> Result<()> {
+    let after = layout.tables();
+    let cf_opts = super::rocks_options::table_cf_options();
+    for i in 0..after as usize {
+        rocks
+            .create_cf(table_cf(gen, i), &cf_opts)
+            .map_err(|e| Error::rocks("create a table column family", rocks_path, e))?;
+    }
+    let mut keys: Vec<u128> = Vec::with_capacity(fps.len());
+    for i in 0..after as usize {
+        if !fps.is_empty() {
+            let sst = rocks_path.join(format!("reindex-{gen}-{i}.sst"));
+            super::background::sst::write_table_file(rocks_path, &sst, layout, i, fps, &mut keys)?;
+            let cf = rocks
+                .cf_handle(&table_cf(gen, i))
+                .ok_or_else(|| Error::corrupt(rocks_path, None, "a table column family just created is missing"))?;
+            super::background::sst::ingest_moved(rocks, cf, &sst, rocks_path, "ingest a table file")?;
+        }
+        progress(i as u32 + 1, after);
+        failpoint!("reindex.table");
+    }
+    Ok(())
+}
+
+/// The switch to generation `gen` with `config`: both in one synced batch.
+fn switch_generation(rocks: &DB, rocks_path: &Path, config: &doc_record::DbConfig, gen: u32) -> Result<()> {
+    let meta = rocks
+        .cf_handle(CF_META)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
+    let mut b = WriteBatch::default();
+    b.put_cf(meta, b"config", doc_record::encode_config(config)?);
+    b.put_cf(meta, META_TABLE_GEN, gen.to_le_bytes());
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    rocks
+        .write_opt(b, &wo)
+        .map_err(|e| Error::rocks("switch the table generation", rocks_path, e))
 }

@@ -16,7 +16,6 @@ use crate::store::segment::SegmentSet;
 use crate::store::ShingleLoc;
 
 use super::options::QueryOptions;
-use super::query::size_compatible;
 use super::state::State;
 use super::types::{Hit, QueryAnswer};
 
@@ -108,8 +107,8 @@ pub(super) fn verified_hit(fp: &Fingerprint, t: f64, set: &[u32], id: u64, key: 
         hamming: score.distance(),
         jaccard: Some(sim.jaccard),
         shared: Some(sim.shared),
-        containment: Some(super::write::share(sim.shared, fp.shingles.len())),
-        reverse_containment: Some(super::write::share(sim.shared, count as usize)),
+        containment: Some(share(sim.shared, fp.shingles.len())),
+        reverse_containment: Some(share(sim.shared, count as usize)),
         matched: MatchKind::Text,
         score,
     })
@@ -118,4 +117,20 @@ pub(super) fn verified_hit(fp: &Fingerprint, t: f64, set: &[u32], id: u64, key: 
 /// The size filter of a text query: [`size_compatible`] with the query's shingle count.
 pub(super) fn size_filter(fp: &Fingerprint, t: f64) -> impl Fn(u32) -> bool + '_ {
     move |count| size_compatible(fp.shingles.len(), count, t)
+}
+
+/// The size filter of Jaccard ≥ t, from the stored shingle count alone (no segment read):
+/// `t·max(|A|, |B|) ≤ min(|A|, |B|)`.
+pub(super) fn size_compatible(a: usize, b: u32, t: f64) -> bool {
+    let (lo, hi) = if a <= b as usize { (a, b as usize) } else { (b as usize, a) };
+    lo as f64 >= t * hi as f64
+}
+
+/// `shared / of` (0.0 when `of` is 0): a containment from an overlap already counted.
+pub(super) fn share(shared: u32, of: usize) -> f64 {
+    if of == 0 {
+        0.0
+    } else {
+        f64::from(shared) / of as f64
+    }
 }

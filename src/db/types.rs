@@ -39,6 +39,17 @@ pub struct Hit {
     pub score: MethodScore,
 }
 
+/// Hits best first: highest Jaccard, then lowest distance, then lowest id.
+pub(super) fn sort_hits(hits: &mut [Hit]) {
+    hits.sort_by(|a, b| {
+        b.jaccard
+            .partial_cmp(&a.jaccard)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.hamming.cmp(&b.hamming))
+            .then(a.id.cmp(&b.id))
+    });
+}
+
 /// `Hit::matched` as its name (`text`, `doi`, `title_year`).
 fn match_name<S: serde::Serializer>(m: &MatchKind, s: S) -> std::result::Result<S::Ok, S::Error> {
     s.serialize_str(m.as_str())

@@ -1,6 +1,6 @@
 //! The writer's decisions: inserts and deletes, duplicate verification against the committed
 //! documents and the batch so far (completing the workers' prechecks), group merges and splits.
-//! Every mutation runs inside [`Db::mutation`](super::Db) and ends in [`Db::commit`](super::Db).
+//! Every mutation runs inside [`Db::mutation`](super::handle::Db) and ends in [`Db::commit`](super::handle::Db).
 
 use crate::error::{Error, Result};
 use crate::failpoint;
@@ -9,14 +9,14 @@ use crate::fingerprint::similarity::{for_each_within, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::index::ProbeLists;
 
-use super::commit::{Pending, PendingDoc};
 use super::groups::components;
+use super::handle::Db;
 use super::options::{check_c, validate_key, Dedup};
-use super::query::{size_compatible, sort_hits};
-use super::snapshot::verified_hit;
+use super::pending::{Pending, PendingDoc};
+use super::snapshot::{size_compatible, verified_hit};
 use super::state::{State, Writer};
+use super::types::sort_hits;
 use super::types::{GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc};
-use super::Db;
 
 /// Most documents [`Db::precheck_many`] searches against one snapshot: their probe lists (~5 KB per
 /// document at k = 12, m = 5) are held until the part is done.
@@ -206,164 +206,180 @@ impl Db {
         dedup: Dedup,
         containment: Option<f64>,
     ) -> Result<Vec<Result<InsertOutcome>>> {
-        let k = self.rule(None, None)?; // method: the method's rule (k, and s for Broder)
-        let t = self.inner.config.min_jaccard;
+        let how = How {
+            rule: self.rule(None, None)?,
+            t: self.inner.config.min_jaccard,
+            dedup,
+            containment,
+        };
         let mut pend = Pending::default();
         let mut results: Vec<Result<InsertOutcome>> = Vec::with_capacity(docs.len());
         {
             let st = self.inner.state.read();
             for doc in docs {
-                let (doc, pre) = match doc {
-                    Ok(d) => d,
-                    Err(e) => {
-                        results.push(Err(e));
-                        continue;
-                    }
-                };
-                // method: a fingerprint made elsewhere must carry this method's sketch.
-                let words = self.inner.spec.method.sketch_words();
-                if doc.fp.sketch.len() != words {
-                    results.push(Err(Error::input(
-                        Some(doc.key.as_bytes()),
-                        format!(
-                            "the fingerprint's sketch has {} words; method {} needs {words}",
-                            doc.fp.sketch.len(),
-                            self.inner.spec.method.name()
-                        ),
-                    )));
-                    continue;
-                }
-                let old = match pend.keys.get(&doc.key) {
-                    Some(&id) => Some(id),
-                    None => self.committed_id(&doc.key)?.filter(|id| !pend.deleted.contains(id)),
-                };
-                let dups = if dedup == Dedup::Off {
-                    Vec::new()
-                } else {
-                    let found = match pre {
-                        Some(pre) => self.finish_precheck(&st, &pend, &doc.fp, k, t, old, pre),
-                        None => self.find_dups(&st, &pend, &doc.fp, k, t, old),
-                    };
-                    match found {
-                        Ok(d) => d,
-                        Err(e) => {
-                            results.push(Err(e));
-                            continue;
-                        }
-                    }
-                };
-                // containment: relations, apart from the groups.
-                let contained = match containment {
-                    Some(c) => match self.contain_relations(&st, &pend, &doc.fp, c, old) {
-                        Ok(h) => h,
-                        Err(e) => {
-                            results.push(Err(e));
-                            continue;
-                        }
-                    },
-                    None => Vec::new(),
-                };
-                // metadata: exact metadata matches are reported beside the text matches, never linked.
-                let meta = if dedup == Dedup::Off || doc.biblio.is_empty() {
-                    Vec::new()
-                } else {
-                    match self.meta_hits(&st, &pend, &doc.fp, &doc.biblio, old, &dups) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            results.push(Err(e));
-                            continue;
-                        }
-                    }
-                };
-                if dedup == Dedup::Skip && !dups.is_empty() {
-                    results.push(Ok(InsertOutcome {
-                        key: doc.key,
-                        id: None,
-                        replaced: None,
-                        duplicates: dups.into_iter().chain(meta).collect(), // metadata: + meta
-                        group: None,
-                        containment: contained,
-                    }));
-                    continue;
-                }
-                if let Some(old) = old {
-                    self.remove_doc(&st, w, &mut pend, old)?;
-                }
-                let id = w.next_id;
-                w.next_id += 1;
-                failpoint!("writer.decide");
-                failpoint::panic_point("writer.decide.panic");
-                // Join the groups of all duplicates; the canonical is the earliest member.
-                let mut gids: Vec<u64> = dups.iter().map(|h| pend.group_of(&st, h.id)).collect();
-                gids.sort_unstable();
-                gids.dedup();
-                let gid = gids.first().copied().unwrap_or(id).min(id);
-                let mut merged = vec![id];
-                for &g in &gids {
-                    match w.members.remove(&g) {
-                        Some(m) => merged.extend(m),
-                        None => merged.push(g),
-                    }
-                }
-                merged.sort_unstable();
-                merged.dedup();
-                for &m in &merged {
-                    if m != id && pend.group_of(&st, m) != gid {
-                        pend.set_group(m, gid);
-                    }
-                }
-                for h in &dups {
-                    w.edges.entry(id).or_default().push(h.id);
-                    w.edges.entry(h.id).or_default().push(id);
-                    pend.edges_added.push((id, h.id));
-                }
-                let size = merged.len();
-                if size > 1 {
-                    w.members.insert(gid, merged);
-                }
-                pend.touched_groups.extend(gids.iter().copied().chain([gid]));
-                let canonical = if gid == id {
-                    doc.key.clone()
-                } else {
-                    // The group id is the smallest id of a component of live documents.
-                    pend.key_of(&st, gid).ok_or_else(|| {
-                        Error::corrupt(
-                            &self.inner.rocks_path,
-                            Some(gid),
-                            format!("group {gid} has no live canonical member"),
-                        )
-                    })?
-                };
-                pend.keys.insert(doc.key.clone(), id);
-                if let (Some(_), Some(cfg)) = (containment, self.inner.config.containment) {
-                    pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample)?; // containment:
-                }
-                pend.simhashes.push(doc.fp.simhash);
-                debug_assert!(
-                    pend.new_docs.last().is_none_or(|p| p.id < id),
-                    "new_docs in id order (Pending::new_doc)"
-                );
-                pend.new_docs.push(PendingDoc {
-                    id,
-                    key: doc.key.clone(),
-                    fp: doc.fp,
-                    meta: doc.meta,
-                    biblio: doc.biblio, // metadata:
-                    group: gid,
-                    alive: true,
+                results.push(match doc {
+                    Ok((doc, pre)) => self.decide(&st, w, &mut pend, &how, doc, pre)?,
+                    Err(e) => Err(e),
                 });
-                results.push(Ok(InsertOutcome {
-                    key: doc.key,
-                    id: Some(id),
-                    replaced: old,
-                    duplicates: dups.into_iter().chain(meta).collect(), // metadata: + meta
-                    group: Some(GroupInfo { id: gid, canonical, size }),
-                    containment: contained,
-                }));
             }
         }
         self.commit(w, pend, Vec::new())?;
         Ok(results)
+    }
+
+    /// The writer's decision for one document: its relations searched, then skipped (a duplicate
+    /// under [`Dedup::Skip`]) or placed in the batch (replacing the document of its key, joining
+    /// its duplicates' groups). The inner `Err` is this document's, the outer the batch's.
+    fn decide(
+        &self,
+        st: &State,
+        w: &mut Writer,
+        pend: &mut Pending,
+        how: &How,
+        doc: PreparedDoc,
+        pre: Option<Precheck>,
+    ) -> Result<Result<InsertOutcome>> {
+        // A fingerprint made elsewhere must carry this method's sketch.
+        let words = self.inner.spec.method.sketch_words();
+        if doc.fp.sketch.len() != words {
+            return Ok(Err(Error::input(
+                Some(doc.key.as_bytes()),
+                format!(
+                    "the fingerprint's sketch has {} words; method {} needs {words}",
+                    doc.fp.sketch.len(),
+                    self.inner.spec.method.name()
+                ),
+            )));
+        }
+        let old = match pend.keys.get(&doc.key) {
+            Some(&id) => Some(id),
+            None => self.committed_id(&doc.key)?.filter(|id| !pend.deleted.contains(id)),
+        };
+        let found = match self.relations(st, pend, how, &doc, pre, old) {
+            Ok(f) => f,
+            Err(e) => return Ok(Err(e)),
+        };
+        if how.dedup == Dedup::Skip && !found.dups.is_empty() {
+            return Ok(Ok(InsertOutcome {
+                key: doc.key,
+                id: None,
+                replaced: None,
+                duplicates: found.dups.into_iter().chain(found.meta).collect(),
+                group: None,
+                containment: found.contained,
+            }));
+        }
+        if let Some(old) = old {
+            self.remove_doc(st, w, pend, old)?;
+        }
+        let id = w.next_id;
+        w.next_id += 1;
+        failpoint!("writer.decide");
+        failpoint::panic_point("writer.decide.panic");
+        let group = self.join_groups(st, w, pend, id, &doc.key, &found.dups)?;
+        pend.keys.insert(doc.key.clone(), id);
+        if let (Some(_), Some(cfg)) = (how.containment, self.inner.config.containment) {
+            pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample)?;
+        }
+        pend.simhashes.push(doc.fp.simhash);
+        debug_assert!(
+            pend.new_docs.last().is_none_or(|p| p.id < id),
+            "new_docs in id order (Pending::new_doc)"
+        );
+        pend.new_docs.push(PendingDoc {
+            id,
+            key: doc.key.clone(),
+            fp: doc.fp,
+            meta: doc.meta,
+            biblio: doc.biblio,
+            group: group.id,
+            alive: true,
+        });
+        Ok(Ok(InsertOutcome {
+            key: doc.key,
+            id: Some(id),
+            replaced: old,
+            // Exact metadata matches are reported beside the text matches, never linked.
+            duplicates: found.dups.into_iter().chain(found.meta).collect(),
+            group: Some(group),
+            containment: found.contained,
+        }))
+    }
+
+    /// A document's relations to the committed documents and the batch so far: its verified
+    /// duplicates (none with dedup off), its containment relations (when asked for), its exact
+    /// metadata matches.
+    fn relations(
+        &self,
+        st: &State,
+        pend: &Pending,
+        how: &How,
+        doc: &PreparedDoc,
+        pre: Option<Precheck>,
+        old: Option<u64>,
+    ) -> Result<Found> {
+        let (k, t) = (how.rule, how.t);
+        let dups = match (how.dedup, pre) {
+            (Dedup::Off, _) => Vec::new(),
+            (_, Some(pre)) => self.finish_precheck(st, pend, &doc.fp, k, t, old, pre)?,
+            (_, None) => self.find_dups(st, pend, &doc.fp, k, t, old)?,
+        };
+        let contained = match how.containment {
+            Some(c) => self.contain_relations(st, pend, &doc.fp, c, old)?,
+            None => Vec::new(),
+        };
+        let meta = if how.dedup == Dedup::Off || doc.biblio.is_empty() {
+            Vec::new()
+        } else {
+            self.meta_hits(st, pend, &doc.fp, &doc.biblio, old, &dups)?
+        };
+        Ok(Found { dups, contained, meta })
+    }
+
+    /// New document `id` (key `key`) joins the groups of its duplicates: the canonical is the
+    /// earliest member; the edges to its duplicates are added. Returns its group.
+    fn join_groups(&self, st: &State, w: &mut Writer, pend: &mut Pending, id: u64, key: &str, dups: &[Hit]) -> Result<GroupInfo> {
+        let mut gids: Vec<u64> = dups.iter().map(|h| pend.group_of(st, h.id)).collect();
+        gids.sort_unstable();
+        gids.dedup();
+        let gid = gids.first().copied().unwrap_or(id).min(id);
+        let mut merged = vec![id];
+        for &g in &gids {
+            match w.members.remove(&g) {
+                Some(m) => merged.extend(m),
+                None => merged.push(g),
+            }
+        }
+        merged.sort_unstable();
+        merged.dedup();
+        for &m in &merged {
+            if m != id && pend.group_of(st, m) != gid {
+                pend.set_group(m, gid);
+            }
+        }
+        for h in dups {
+            w.edges.entry(id).or_default().push(h.id);
+            w.edges.entry(h.id).or_default().push(id);
+            pend.edges_added.push((id, h.id));
+        }
+        let size = merged.len();
+        if size > 1 {
+            w.members.insert(gid, merged);
+        }
+        pend.touched_groups.extend(gids.iter().copied().chain([gid]));
+        let canonical = if gid == id {
+            key.to_string()
+        } else {
+            // The group id is the smallest id of a component of live documents.
+            pend.key_of(st, gid).ok_or_else(|| {
+                Error::corrupt(
+                    &self.inner.rocks_path,
+                    Some(gid),
+                    format!("group {gid} has no live canonical member"),
+                )
+            })?
+        };
+        Ok(GroupInfo { id: gid, canonical, size })
     }
 
     /// Verified duplicates of `fp` among committed docs (minus those deleted in `pend` and `exclude`)
@@ -527,11 +543,18 @@ impl Db {
     }
 }
 
-/// `shared / of` (0.0 when `of` is 0): a containment from an overlap already counted.
-pub(super) fn share(shared: u32, of: usize) -> f64 {
-    if of == 0 {
-        0.0
-    } else {
-        f64::from(shared) / of as f64
-    }
+/// How a batch is decided: the method's rule (k, and s for Broder), the Jaccard threshold, the
+/// dedup mode and the containment relations asked for.
+struct How {
+    rule: Rule,
+    t: f64,
+    dedup: Dedup,
+    containment: Option<f64>,
+}
+
+/// One document's relations ([`Db::relations`]).
+struct Found {
+    dups: Vec<Hit>,
+    contained: Vec<Hit>,
+    meta: Vec<Hit>,
 }

@@ -28,6 +28,8 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::fingerprint::similarity::{overlap_reaching, ratio};
+
 /// Slack subtracted before every `ceil` in the filters (makes them conservative).
 const EPS: f64 = 1e-9;
 
@@ -286,23 +288,6 @@ fn build_index(p: &Prepared, th: Thresholds) -> Index {
     Index { off, post, last }
 }
 
-/// Size of the overlap of two sorted slices, giving up (returning a smaller value) as soon as
-/// `already + overlap` cannot reach `need`.
-fn overlap_from(a: &[u32], b: &[u32], already: usize, need: usize) -> usize {
-    let (mut i, mut j, mut o) = (0usize, 0usize, already);
-    while i < a.len() && j < b.len() {
-        if o + (a.len() - i).min(b.len() - j) < need {
-            return o;
-        }
-        // Branch-free step: the comparison outcome is unpredictable.
-        let (x, y) = (a[i], b[j]);
-        o += usize::from(x == y);
-        i += usize::from(x <= y);
-        j += usize::from(y <= x);
-    }
-    o
-}
-
 /// Per-partner state while one `x` probes: prefix overlap so far and the last match.
 #[derive(Clone, Copy, Default)]
 struct Acc {
@@ -409,11 +394,14 @@ fn probe_worker(p: &Prepared, idx: &Index, th: Thresholds, next: &AtomicUsize) -
                 if found + (lx - from_x).min(ly - from_y) < need {
                     continue;
                 }
-                let o = overlap_from(&xs[from_x..], &ys[from_y..], found, need);
+                let Some(rest) = overlap_reaching(&xs[from_x..], &ys[from_y..], need.saturating_sub(found)) else {
+                    continue;
+                };
+                let o = found + rest;
                 if o < need {
                     continue;
                 }
-                let jac = o as f64 / (lx + ly - o) as f64;
+                let jac = ratio(o, lx, ly);
                 if jac >= th.t {
                     let (a, b) = (p.recs[x].orig, p.recs[y as usize].orig);
                     out.push((a.min(b), a.max(b), jac));

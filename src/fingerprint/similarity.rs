@@ -36,7 +36,8 @@ pub fn intersection_size(a: &[u32], b: &[u32]) -> usize {
     n
 }
 
-fn ratio(shared: usize, a: usize, b: usize) -> f64 {
+/// The Jaccard of two sets of `a` and `b` elements sharing `shared` (0.0 for two empty sets).
+pub(crate) fn ratio(shared: usize, a: usize, b: usize) -> f64 {
     let union = a + b - shared;
     if union == 0 {
         0.0
@@ -66,7 +67,7 @@ pub fn jaccard(a: &[u32], b: &[u32]) -> Similarity {
 /// `|a ∩ b|` by one merge of two sorted sets, or `None` as soon as `needed` is out of reach (each
 /// remaining element can add at most one to the overlap). The bounded merge of
 /// [`jaccard_at_least`] and [`containment_at_least`].
-fn overlap_reaching(a: &[u32], b: &[u32], needed: usize) -> Option<usize> {
+pub(crate) fn overlap_reaching(a: &[u32], b: &[u32], needed: usize) -> Option<usize> {
     let (mut i, mut j, mut shared) = (0, 0, 0usize);
     while i < a.len() && j < b.len() {
         if shared + (a.len() - i).min(b.len() - j) < needed {

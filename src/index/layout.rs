@@ -36,6 +36,24 @@ fn mask(bits: u32) -> u64 {
     }
 }
 
+/// The table keys of `store::keys` are encoded with the layout's permutations.
+impl crate::store::keys::TablePermutation for Layout {
+    #[inline]
+    fn permute(&self, i: usize, fp: u64) -> u64 {
+        Layout::permute(self, i, fp)
+    }
+
+    #[inline]
+    fn unpermute(&self, i: usize, p: u64) -> u64 {
+        Layout::unpermute(self, i, p)
+    }
+
+    #[inline]
+    fn block_width(&self, i: usize) -> u32 {
+        self.blocks[i].width
+    }
+}
+
 impl Layout {
     /// `m` blocks, `1 ≤ m ≤ 32`.
     pub fn new(m: u32) -> Option<Layout> {

@@ -268,3 +268,27 @@ impl BucketIndex for RocksBuckets<'_> {
 
 #[cfg(test)]
 mod tests;
+
+/// The published method state: every live document's sketch, and the bucket mirror.
+#[derive(Default)]
+pub(crate) struct MethodState {
+    pub(crate) sketches: IntMap<u64, Box<[u64]>>,
+    pub(crate) buckets: Option<MemBuckets>,
+}
+
+impl MethodState {
+    pub(crate) fn insert(&mut self, id: u64, sketch: &[u64]) {
+        if let Some(b) = self.buckets.as_mut() {
+            b.insert(id, sketch);
+        }
+        self.sketches.insert(id, sketch.into());
+    }
+
+    pub(crate) fn remove(&mut self, id: u64) {
+        if let Some(s) = self.sketches.remove(&id) {
+            if let Some(b) = self.buckets.as_mut() {
+                b.remove(id, &s);
+            }
+        }
+    }
+}

@@ -9,7 +9,7 @@ use rocksdb::{ColumnFamily, IteratorMode, DB};
 use super::{Layout, TableIndex};
 use crate::error::{Error, Result};
 use crate::fingerprint::similarity::hamming;
-use crate::store::keys::decode_table_key;
+use crate::store::keys::{decode_table_key, table_seek};
 
 /// The m table column families of a database, as a [`TableIndex`].
 pub(crate) struct RocksTables<'a> {
@@ -40,10 +40,9 @@ impl TableIndex for RocksTables<'_> {
     fn buckets_within(&self, t: usize, values: &mut [u64], q: u64, k: u32, f: &mut impl FnMut(u64, u64, u32)) -> Result<()> {
         // Sorted values make the seeks move forward through the key space.
         values.sort_unstable();
-        let w = self.layout.blocks()[t].width;
         let mut it = self.db.raw_iterator_cf(self.cfs[t]);
         for &v in values.iter() {
-            it.seek((v << (64 - w)).to_be_bytes());
+            it.seek(table_seek(self.layout, t, v));
             while let Some(key) = it.key() {
                 let (fp, id) = self.decode(t, key)?;
                 if self.layout.block(t, fp) != v {

@@ -10,7 +10,7 @@ use super::csr::CsrTables;
 use super::mem::MemTables;
 use super::rocks::RocksTables;
 use super::*;
-use crate::store::keys::{table_cf, table_key};
+use crate::store::keys::{decode_table_key, table_cf, table_key, table_key_ord};
 
 /// Random fingerprints plus variants of some of them at every distance up to 14.
 fn data(seed: u64, n: usize) -> Vec<u64> {
@@ -524,4 +524,36 @@ fn layouts_with_unequal_blocks_are_exact_in_every_storage() {
         len: fps.len() as u64,
     };
     assert_exact(&tables, &fps, 12, "rocksdb, widths [14, 14, 14, 11, 11]");
+}
+
+// The table keys (`store::keys`) under the layouts' permutations.
+
+proptest! {
+    #[test]
+    fn every_table_key_decodes_to_what_was_encoded(a in any::<u64>(), b in any::<u64>(), m in 1u32..=32) {
+        let l = Layout::new(m).unwrap();
+        for i in 0..m as usize {
+            prop_assert_eq!(decode_table_key(&l, i, &table_key(&l, i, a, b)), Some((a, b)));
+        }
+    }
+
+    /// The whole-file writers sort [`table_key_ord`] integers and write their big-endian
+    /// bytes: those bytes are the key, and the integers sort as RocksDB sorts the keys.
+    #[test]
+    fn table_key_integers_sort_as_their_keys(fps in prop::collection::vec((any::<u64>(), any::<u64>()), 2..40), m in 1u32..=8) {
+        let l = Layout::new(m).unwrap();
+        for i in 0..m as usize {
+            let mut ord: Vec<u128> = fps.iter().map(|&(fp, id)| table_key_ord(&l, i, fp, id)).collect();
+            let mut bytes: Vec<[u8; 16]> = fps.iter().map(|&(fp, id)| table_key(&l, i, fp, id)).collect();
+            ord.sort_unstable();
+            bytes.sort_unstable();
+            prop_assert_eq!(ord.iter().map(|k| k.to_be_bytes()).collect::<Vec<_>>(), bytes);
+        }
+    }
+}
+
+#[test]
+fn table_keys_of_the_wrong_length_do_not_decode() {
+    let l = Layout::new(5).unwrap();
+    assert_eq!(decode_table_key(&l, 0, &[0; 17]), None);
 }

@@ -1,6 +1,6 @@
 //! Sorted files that RocksDB ingests whole, shared by the writers that bypass the WAL and the
-//! memtables: the table tail (`db::table_tail`), a re-layout (`db::reindex`) and the containment
-//! tail (`db::contain_tail`). Each writes a file under a name of its own in the RocksDB directory,
+//! memtables: the table tail (`db::background::table_tail`), a re-layout (`db::reindex`) and the containment
+//! tail (`db::background::contain_tail`). Each writes a file under a name of its own in the RocksDB directory,
 //! ingests it (atomic, durable when it returns) and leaves nothing behind; a file a stop left before
 //! its ingest is removed by [`remove_stale_files`].
 
@@ -15,7 +15,7 @@ use crate::store::keys::table_key_ord;
 /// Writes table `table`'s entries of `docs` (`(id, simhash)`, any order) under `layout` as one
 /// sorted SST file at `path`. `keys` is a buffer the caller reuses from one table to the next; the
 /// keys sort as integers ([`table_key_ord`]) and are written as their big-endian bytes.
-pub(super) fn write_table_file(
+pub(in crate::db) fn write_table_file(
     rp: &Path,
     path: &Path,
     layout: &Layout,
@@ -26,7 +26,7 @@ pub(super) fn write_table_file(
     keys.clear();
     keys.extend(docs.iter().map(|&(id, fp)| table_key_ord(layout, table, fp, id)));
     keys.sort_unstable();
-    let sst_opts = super::open::table_cf_options();
+    let sst_opts = crate::db::rocks_options::table_cf_options();
     let mut w = SstFileWriter::create(&sst_opts);
     w.open(path).map_err(|e| Error::rocks("create a table file", rp, e))?;
     for key in keys.iter() {
@@ -38,7 +38,7 @@ pub(super) fn write_table_file(
 
 /// Ingests the file at `path` into `cf`, moved (linked) into RocksDB; the name it was written under
 /// is removed after. `op` names the step in an error.
-pub(super) fn ingest_moved(rocks: &DB, cf: &ColumnFamily, path: &Path, rp: &Path, op: &'static str) -> Result<()> {
+pub(in crate::db) fn ingest_moved(rocks: &DB, cf: &ColumnFamily, path: &Path, rp: &Path, op: &'static str) -> Result<()> {
     let mut io = IngestExternalFileOptions::default();
     io.set_move_files(true);
     rocks
@@ -50,7 +50,7 @@ pub(super) fn ingest_moved(rocks: &DB, cf: &ColumnFamily, path: &Path, rp: &Path
 }
 
 /// Removes the files named `prefix*.sst` a stop left before their ingest (RocksDB ignores them).
-pub(super) fn remove_stale_files(rocks_path: &Path, prefix: &str) -> Result<()> {
+pub(in crate::db) fn remove_stale_files(rocks_path: &Path, prefix: &str) -> Result<()> {
     let Ok(dir) = std::fs::read_dir(rocks_path) else { return Ok(()) };
     for e in dir.flatten() {
         let name = e.file_name();

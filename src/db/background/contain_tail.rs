@@ -20,13 +20,20 @@ use crate::store::doc_record::ContainmentConfig;
 use crate::store::keys::{contain_value, decode_contain_key, le_u64, CF_CONTAIN, CF_META, META_CONTAIN_FLOOR};
 use crate::store::segment::SegmentSet;
 
-use super::state::{DocMeta, Job, Writer};
-use super::Inner;
+use super::job::Job;
+use crate::db::handle::Inner;
+use crate::db::state::{DocMeta, Writer};
 
 /// A floor stored under `key` in `meta` (a doc id, u64 LE: [`META_CONTAIN_FLOOR`],
 /// [`META_TABLE_FLOOR`](crate::store::keys::META_TABLE_FLOOR)), checked to be at most `next_id`;
-/// `None` when absent. The containment tail's and the table tail's (`db::table_tail`) floors.
-pub(super) fn read_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, key: &[u8], next_id: u64) -> Result<Option<u64>> {
+/// `None` when absent. The containment tail's and the table tail's (`db::background::table_tail`) floors.
+pub(in crate::db) fn read_floor(
+    rocks: &DB,
+    meta: &rocksdb::ColumnFamily,
+    rocks_path: &Path,
+    key: &[u8],
+    next_id: u64,
+) -> Result<Option<u64>> {
     let name = String::from_utf8_lossy(key);
     let stored = rocks
         .get_cf(meta, key)
@@ -48,7 +55,7 @@ pub(super) fn read_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &
 /// every posting is then in RocksDB, so the floor is the next doc id, and a writer records it
 /// (synced) before anything lands in the tail. A writer also removes the files of tail writes that
 /// stopped before their ingest.
-pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, next_id: u64, read_only: bool) -> Result<u64> {
+pub(in crate::db) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, next_id: u64, read_only: bool) -> Result<u64> {
     let floor = match read_floor(rocks, meta, rocks_path, META_CONTAIN_FLOOR, next_id)? {
         Some(f) => f,
         None => {
@@ -76,7 +83,7 @@ const TAIL_FILE_PREFIX: &str = "contain-tail-";
 /// floor (entries at or above it are left by a flush that stopped before moving the floor, and are
 /// re-derived like the rest of the tail), then the keys of every live document at or above the
 /// floor, recomputed from its stored set (a set that cannot be read is left to `check`).
-pub(super) fn load_contain(
+pub(in crate::db) fn load_contain(
     rocks: &DB,
     path: &Path,
     cfg: ContainmentConfig,
@@ -93,7 +100,7 @@ pub(super) fn load_contain(
     })?;
     let mut short = ShortKeys::default();
     let start = [KeyKind::Short as u8];
-    for item in super::contain::scan_contain(rocks, cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
+    for item in crate::db::contain::scan_contain(rocks, cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
         let (k, _) = item.map_err(|e| Error::rocks("load containment index", path, e))?;
         match decode_contain_key(&k) {
             Some((KeyKind::Short, s, id)) if id < floor => short.add(&[s]),
@@ -119,12 +126,12 @@ pub(super) fn load_contain(
 }
 
 /// The stage that names a panic of the tail's background write.
-pub(super) const CONTAIN_TAIL_WRITER: &str = "containment tail writer";
+pub(in crate::db) const CONTAIN_TAIL_WRITER: &str = "containment tail writer";
 
 /// Writes `postings` (those `keep` accepts) as one sorted SST file at `path`; `None` when there is
 /// no posting to write (RocksDB refuses an empty file).
 fn write_tail_file(rp: &Path, path: &Path, postings: &Postings, keep: impl Fn(u64) -> bool) -> Result<Option<PathBuf>> {
-    let sst_opts = super::open::contain_file_options();
+    let sst_opts = crate::db::rocks_options::contain_file_options();
     let mut w = SstFileWriter::create(&sst_opts);
     w.open(path).map_err(|e| Error::rocks("create the containment tail file", rp, e))?;
     let mut any = false;
@@ -151,7 +158,7 @@ fn write_tail_file(rp: &Path, path: &Path, postings: &Postings, keep: impl Fn(u6
 /// active tail holds `Options::contain_tail_postings`, freezes it and starts writing it (waiting
 /// first for a write still running: the back-pressure that bounds the tail's memory). With 0 the
 /// write is finished at once, so every batch's postings reach RocksDB before the commit returns.
-pub(super) fn tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
+pub(in crate::db) fn tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
     if inner.config.containment.is_none() {
         return Ok(());
     }
@@ -171,7 +178,7 @@ pub(super) fn tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
 }
 
 /// Writes the whole tail to RocksDB now (the close): finishes a running write, then writes the rest.
-pub(super) fn flush_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
+pub(in crate::db) fn flush_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
     if inner.config.containment.is_none() {
         return Ok(());
     }

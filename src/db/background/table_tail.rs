@@ -40,21 +40,22 @@ use crate::failpoint;
 use crate::index::Layout;
 use crate::store::keys::{table_cf, CF_META, META_TABLE_FLOOR};
 
+use super::job::{for_each_on_threads, Job, TableJob};
 use super::sst::{ingest_moved, write_table_file};
-use super::state::{for_each_on_threads, Job, Writer};
-use super::Inner;
+use crate::db::handle::Inner;
+use crate::db::state::Writer;
 
 /// Threads that write the tail's files, one table at a time each.
 const TAIL_THREADS: usize = 2;
 
 /// Name prefix of a table tail file while it is written (in the RocksDB directory); one a crash
 /// left before its ingest is removed at the next writable open.
-pub(super) const TABLE_TAIL_FILE_PREFIX: &str = "table-tail-";
+pub(in crate::db) const TABLE_TAIL_FILE_PREFIX: &str = "table-tail-";
 
 /// Writes the table entries of `docs` (`(id, simhash)`, any order) into table generation `gen` —
 /// one sorted SST file per table, ingested whole, two tables at a time — then moves the floor to
 /// `floor` (synced when `sync`). With no documents only the floor moves.
-pub(super) fn write_entries(
+pub(in crate::db) fn write_entries(
     rocks: &DB,
     rocks_path: &Path,
     layout: &Layout,
@@ -118,17 +119,6 @@ fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floo
 /// documents `(id, SimHash)` and the floor the files are named after.
 type FilesJob = (PathBuf, Layout, u32, Arc<Vec<(u64, u64)>>, u64);
 
-/// A frozen part of the tail: the live documents with ids in `floor..split` when it froze. Their
-/// files are written on a thread of their own while the writer goes on; [`finish_write`] ingests
-/// them and moves the floor to `split`.
-pub(super) struct TableJob {
-    split: u64,
-    docs: Arc<Vec<(u64, u64)>>,
-    /// The files, in table order: written in the background, or here (the close, `flush`, a limit
-    /// of 0).
-    files: Job<Vec<PathBuf>>,
-}
-
 /// The stage that names a panic of the background write.
 const TABLE_TAIL_WRITER: &str = "table tail writer";
 
@@ -136,7 +126,7 @@ const TABLE_TAIL_WRITER: &str = "table tail writer";
 /// rest and moves the floor to the next doc id, under the writer lock; readers' consistent reads of
 /// RocksDB resume at the new sequence number. Must run inside [`Db::mutation`](crate::Db): a
 /// failure poisons the handle (nothing is lost: the next open writes the tail again).
-pub(super) fn write_table_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
+pub(in crate::db) fn write_table_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
     finish_write(inner, w)?;
     if w.table_floor == w.next_id {
         return Ok(());
@@ -149,7 +139,7 @@ pub(super) fn write_table_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
 /// holds `Options::table_tail_docs` documents, freezes it and starts writing it (waiting first for
 /// a write still running: the back-pressure that bounds the tail's memory). With 0 the write is
 /// finished at once, so every batch's entries reach RocksDB before the commit returns.
-pub(super) fn table_tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
+pub(in crate::db) fn table_tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
     if w.table_job.as_ref().is_some_and(|j| j.files.is_finished()) {
         finish_write(inner, w)?;
     }
@@ -223,7 +213,7 @@ fn finish_write(inner: &Inner, w: &mut Writer) -> Result<()> {
 
 /// A running background write ends before the handle does (the close of a poisoned or read-only
 /// handle): its files, never ingested, are removed by the next writable open.
-pub(super) fn abandon_write(w: &mut Writer) {
+pub(in crate::db) fn abandon_write(w: &mut Writer) {
     if let Some(job) = w.table_job.take() {
         let _ = job.files.wait(TABLE_TAIL_WRITER);
     }
