@@ -243,12 +243,26 @@ fn lock_dir(path: &Path, read_only: bool) -> Result<Option<File>> {
         .write(true)
         .open(&lock_path)
         .map_err(|e| Error::io("open lock file", &lock_path, e))?;
-    match f.try_lock() {
-        Ok(()) => Ok(Some(f)),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Error::Locked { path: path.to_path_buf() }),
-        Err(std::fs::TryLockError::Error(e)) => Err(Error::io("lock database", &lock_path, e)),
+    // The lock is an flock(2) on an open file description, which a child process forked by any
+    // thread of this process shares until its exec closes it (O_CLOEXEC). A handle closed while
+    // another thread spawns a process can therefore leave the lock held for the instant between
+    // that fork and exec: a reopen right after a close retries for a short, bounded time before it
+    // says the database is locked (another live writer holds it for longer than that).
+    let deadline = std::time::Instant::now() + LOCK_RETRY;
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(Some(f)),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked { path: path.to_path_buf() }),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock database", &lock_path, e)),
+        }
     }
 }
+
+/// How long [`lock_dir`] retries a held lock before it reports [`Error::Locked`].
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// RocksDB opened with every column family it holds (a writer adds the metadata index's to a
 /// database created before it); returns the families' names.
