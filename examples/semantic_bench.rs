@@ -16,9 +16,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
+use fpdb::semantic::testkit::clustered;
 use fpdb::semantic::{
-    encode, normalize, quantize, radius_for, Embedder, EmbedderOptions, Hyperplanes, VectorSet, CF_SEMANTIC, DEFAULT_CODE_SEED,
-    DEFAULT_MIN_COSINE, MISS_TARGET,
+    encode, quantize, radius_for, Embedder, EmbedderOptions, Hyperplanes, VectorSet, CF_SEMANTIC, DEFAULT_CODE_SEED, DEFAULT_MIN_COSINE,
+    MISS_TARGET,
 };
 
 struct Args {
@@ -100,24 +101,6 @@ fn embed_rate(a: &Args, max_tokens: usize) {
     );
 }
 
-fn gaussian_unit(seed: u64, dim: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
-    let mut u = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut v: Vec<f32> = (0..dim)
-        .map(|_| {
-            let (x, y) = (u().max(1e-12), u());
-            ((-2.0 * x.ln()).sqrt() * (2.0 * std::f64::consts::PI * y).cos()) as f32
-        })
-        .collect();
-    normalize(&mut v);
-    v
-}
-
 fn p50(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -137,11 +120,7 @@ fn search(a: &Args) {
     let mut batch = rocksdb::WriteBatch::default();
     let mut record_len = 0;
     for i in 0..a.vectors as u64 {
-        let centre = gaussian_unit(i / 10 + (1 << 40), dim);
-        let noise = gaussian_unit(i, dim);
-        let w = 0.15 + 0.06 * (i % 10) as f32;
-        let mut v: Vec<f32> = centre.iter().zip(&noise).map(|(c, e)| c + w * e).collect();
-        normalize(&mut v);
+        let v = clustered(i, dim);
         let q = quantize(&v, &planes);
         let bytes = encode(&q);
         record_len = bytes.len();

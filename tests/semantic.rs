@@ -7,10 +7,10 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use fpdb::semantic::testkit::{write_tiny_model, RocksCorpus, TINY_WORDS};
+use fpdb::semantic::testkit::{clustered, write_tiny_model, RocksCorpus, TINY_WORDS};
 use fpdb::semantic::{
-    normalize, quantize, Corpus, Embedder, EmbedderOptions, Hyperplanes, Indexer, IndexerOptions, Pooling, SearchMode, SemanticError,
-    SemanticSpec, VectorSet,
+    quantize, Corpus, Embedder, EmbedderOptions, Hyperplanes, Indexer, IndexerOptions, Pooling, SearchMode, SemanticError, SemanticSpec,
+    VectorSet,
 };
 
 fn tiny(dir: &Path, seed: u64) -> PathBuf {
@@ -122,6 +122,17 @@ fn identity_hash_follows_the_weights() {
     ));
 }
 
+fn load_err(dir: &Path, max_tokens: usize) -> SemanticError {
+    Embedder::load(
+        dir,
+        &EmbedderOptions {
+            max_tokens,
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+}
+
 #[test]
 fn missing_model_is_one_clear_error() {
     let t = tempfile::tempdir().unwrap();
@@ -132,14 +143,7 @@ fn missing_model_is_one_clear_error() {
 
     let dir = tiny(t.path(), 1);
     std::fs::remove_file(dir.join("model.safetensors")).unwrap();
-    let err = Embedder::load(
-        &dir,
-        &EmbedderOptions {
-            max_tokens: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let err = load_err(&dir, 16);
     match &err {
         SemanticError::ModelMissing { missing, .. } => assert!(missing.ends_with("model.safetensors")),
         other => panic!("{other:?}"),
@@ -148,68 +152,22 @@ fn missing_model_is_one_clear_error() {
 
     // a truncation longer than the model's positions is refused, naming the limit
     let dir = tiny(t.path(), 3);
-    let err = Embedder::load(
-        &dir,
-        &EmbedderOptions {
-            max_tokens: 65,
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let err = load_err(&dir, 65);
     assert!(err.to_string().contains("64"), "{err}");
     // an unsupported pooling is refused, naming the file
     std::fs::write(dir.join("1_Pooling/config.json"), r#"{"pooling_mode_max_tokens": true}"#).unwrap();
-    let err = Embedder::load(
-        &dir,
-        &EmbedderOptions {
-            max_tokens: 16,
-            ..Default::default()
-        },
-    )
-    .unwrap_err();
+    let err = load_err(&dir, 16);
     assert!(
         matches!(err, SemanticError::ModelInvalid { .. }) && err.to_string().contains("pooling_mode_max_tokens"),
         "{err}"
     );
 }
 
-fn gaussian_unit(seed: u64, dim: usize) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
-    let mut u = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let mut v: Vec<f32> = (0..dim)
-        .map(|_| {
-            let (a, b) = (u().max(1e-12), u());
-            ((-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()) as f32
-        })
-        .collect();
-    normalize(&mut v);
-    v
-}
-
-/// Clustered vectors: centres plus neighbours at a spread of cosines around β.
-fn clustered(n: usize, dim: usize) -> Vec<Vec<f32>> {
-    (0..n as u64)
-        .map(|i| {
-            let centre = gaussian_unit(i / 10 + 1_000_000, dim);
-            let noise = gaussian_unit(i, dim);
-            let t = 0.15 + 0.06 * (i % 10) as f32; // noise weight 0.15..0.69: cosines ~0.99..0.8
-            let mut v: Vec<f32> = centre.iter().zip(&noise).map(|(c, e)| c + t * e).collect();
-            normalize(&mut v);
-            v
-        })
-        .collect()
-}
-
 #[test]
 fn index_agrees_with_the_exact_scan() {
     let dim = 384;
     let planes = Hyperplanes::new(fpdb::semantic::DEFAULT_CODE_SEED, dim, 4);
-    let vecs: Vec<_> = clustered(3000, dim).iter().map(|v| quantize(v, &planes)).collect();
+    let vecs: Vec<_> = (0..3000).map(|i| quantize(&clustered(i, dim), &planes)).collect();
     let mut set = VectorSet::new(dim, 4);
     for (i, v) in vecs.iter().enumerate() {
         set.insert(i as u64, v);

@@ -26,7 +26,7 @@ pub const META_SEMANTIC_SPEC: &[u8] = b"semantic_spec";
 pub const SPEC_VERSION: u32 = 1;
 
 /// Default β for all-MiniLM-L6-v2 (docs/semantic.md says where it comes from).
-pub const DEFAULT_MIN_COSINE: f32 = 0.85;
+pub const DEFAULT_MIN_COSINE: f32 = 0.76;
 
 /// Everything that decides a stored vector, checked on open, plus the query default β.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

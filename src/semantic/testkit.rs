@@ -78,6 +78,36 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A unit vector with Gaussian components (Box-Muller over xorshift64), from `seed`.
+pub fn gaussian_unit(seed: u64, dim: usize) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(0x2545_F491_4F6C_DD1D) | 1;
+    let mut u = || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut v: Vec<f32> = (0..dim)
+        .map(|_| {
+            let (a, b) = (u().max(1e-12), u());
+            ((-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()) as f32
+        })
+        .collect();
+    super::model::normalize(&mut v);
+    v
+}
+
+/// Vector `i` of a clustered workload: groups of 10 around a random centre, cosine to the centre
+/// from ~0.99 (i % 10 = 0) down to ~0.8 (i % 10 = 9).
+pub fn clustered(i: u64, dim: usize) -> Vec<f32> {
+    let centre = gaussian_unit(i / 10 + (1 << 40), dim);
+    let noise = gaussian_unit(i, dim);
+    let t = 0.15 + 0.06 * (i % 10) as f32;
+    let mut v: Vec<f32> = centre.iter().zip(&noise).map(|(c, e)| c + t * e).collect();
+    super::model::normalize(&mut v);
+    v
+}
+
 fn io(path: &Path) -> impl Fn(std::io::Error) -> SemanticError + '_ {
     move |source| SemanticError::Io {
         path: path.to_path_buf(),

@@ -283,6 +283,14 @@ mod tests {
         assert!(worst < 0.005, "typical worst error {worst}");
     }
 
+    /// Golden: the sign code is part of the stored format; its planes never change for a seed.
+    /// (Computed independently by a Python transcription of `Hyperplanes::new` and `code`.)
+    #[test]
+    fn golden_sign_code() {
+        let q: Vec<i8> = (0..16).map(|i| (i * 37 % 255 - 127) as i8).collect();
+        assert_eq!(Hyperplanes::new(42, 16, 1).code(&q), vec![0xb902_8ca4_59ef_a1a4]);
+    }
+
     #[test]
     fn dot_matches_naive_and_codes_are_stable() {
         let a: Vec<i8> = (0..100).map(|i| (i * 37 % 255 - 127) as i8).collect();
