@@ -51,6 +51,8 @@ mod hugebuf;
 mod index;
 mod intmap;
 mod pipeline;
+#[cfg(feature = "semantic")]
+pub mod semantic;
 mod store;
 
 pub use batch::{all_pairs_fps, groups, pairs, DistRow, Pair, PairsOptions, PairsReport};

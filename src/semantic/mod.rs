@@ -1,0 +1,38 @@
+//! The semantic channel of paper 001 (issue 33), feature `semantic`: sentence embeddings beside the
+//! text fingerprints, indexed in the background, searched by cosine ≥ β.
+//!
+//! | file          | what                                                                          |
+//! |---------------|-------------------------------------------------------------------------------|
+//! | `model.rs`    | [`Embedder`]: a BERT sentence-transformer (candle + tokenizers) on a bounded pool |
+//! | `vector.rs`   | the stored vector: int8 + scale + sign code; ONE encoder/decoder; error bound |
+//! | `search.rs`   | [`VectorSet`]: the exact scan (reference) and the sign-code index               |
+//! | `store.rs`    | the `semantic` column family, the cursor and the spec in `meta`; check, compact |
+//! | `channel.rs`  | [`SemanticChannel`]: the side-index shape the db/ seam registers                |
+//! | `indexer.rs`  | [`Indexer`]: the background indexer over a [`Corpus`], one WriteBatch a batch   |
+//! | `testkit.rs`  | a tiny random-weight model and a bare-RocksDB [`Corpus`] for tests and benches  |
+//! | `error.rs`    | [`SemanticError`]                                                             |
+//!
+//! docs/semantic.md has the design and the measurements; docs/format.md the byte layouts.
+
+mod channel;
+mod error;
+mod indexer;
+mod model;
+mod search;
+mod store;
+#[doc(hidden)]
+pub mod testkit;
+mod vector;
+
+pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
+pub use error::{Result, SemanticError, FETCH_SCRIPT};
+pub use indexer::{Corpus, Indexer, IndexerOptions, Scan};
+pub use model::{normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, DEFAULT_MAX_TOKENS};
+pub use search::{radius_for, SemanticHit, VectorSet, MISS_TARGET};
+pub use store::{
+    read_cursor, read_spec, CheckReport, SemanticSpec, CF_SEMANTIC, DEFAULT_MIN_COSINE, META_SEMANTIC_CURSOR, META_SEMANTIC_SPEC,
+    SPEC_VERSION,
+};
+pub use vector::{
+    cosine_from, decode, dot_i8, encode, quantize, Hyperplanes, StoredVector, DEFAULT_CODE_SEED, DEFAULT_CODE_WORDS, VECTOR_FORMAT,
+};

@@ -1,0 +1,417 @@
+//! The semantic channel (issue 33): the model (a tiny random-weight BERT written by the test, so CI
+//! downloads nothing), storage, the exact scan vs the index, the background indexer's cursor across
+//! simulated crashes and a real kill -9, and (opt-in) the real all-MiniLM-L6-v2.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use fpdb::semantic::testkit::{clustered, write_tiny_model, RocksCorpus, TINY_WORDS};
+use fpdb::semantic::{
+    quantize, Corpus, Embedder, EmbedderOptions, Hyperplanes, Indexer, IndexerOptions, Pooling, SearchMode, SemanticError, SemanticSpec,
+    VectorSet,
+};
+
+fn tiny(dir: &Path, seed: u64) -> PathBuf {
+    write_tiny_model(&dir.join(format!("tiny-{seed}")), seed).unwrap()
+}
+
+fn load(dir: &Path, max_tokens: usize) -> Embedder {
+    Embedder::load(
+        dir,
+        &EmbedderOptions {
+            max_tokens,
+            threads: 1,
+            batch: 4,
+        },
+    )
+    .unwrap()
+}
+
+fn sentence(i: u64) -> String {
+    let mut s = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    (0..12)
+        .map(|_| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            TINY_WORDS[(s % 44) as usize]
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[test]
+fn tiny_model_loads_with_its_pipeline() {
+    let t = tempfile::tempdir().unwrap();
+    let m = load(&tiny(t.path(), 1), 32);
+    let info = m.info();
+    assert_eq!(
+        (info.dim, info.pooling, info.normalize, info.max_positions),
+        (32, Pooling::Mean, true, 64)
+    );
+    assert_eq!(info.name, "tiny-1");
+}
+
+#[test]
+fn vectors_are_unit_deterministic_and_batch_independent() {
+    let t = tempfile::tempdir().unwrap();
+    let m = load(&tiny(t.path(), 1), 32);
+    let texts: Vec<String> = (0..9).map(sentence).collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let a = m.embed(&refs).unwrap();
+    let b = m.embed(&refs).unwrap();
+    assert_eq!(a, b, "same call, same bits");
+    for v in &a {
+        let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        assert!((norm - 1.0).abs() < 1e-5, "norm {norm}");
+    }
+    // alone vs in a padded batch: equal up to float rounding
+    let alone = m.embed(&[refs[3]]).unwrap();
+    let diff = alone[0].iter().zip(&a[3]).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+    assert!(diff < 1e-5, "batch changed the vector by {diff}");
+    assert_ne!(a[0], a[1]);
+    // an empty text still embeds ([CLS][SEP])
+    assert_eq!(m.embed(&[""]).unwrap()[0].len(), 32);
+}
+
+#[test]
+fn truncation_cuts_at_max_tokens() {
+    let t = tempfile::tempdir().unwrap();
+    let m = load(&tiny(t.path(), 1), 8); // [CLS] + 6 tokens + [SEP]
+    let head = "the near duplicate documents of the";
+    let v = m
+        .embed(&[&format!("{head} web graph network"), &format!("{head} cat dog music river"), head])
+        .unwrap();
+    assert_eq!(v[0], v[1], "tokens past max_tokens are ignored");
+    let wide = load(&tiny(t.path(), 1), 32);
+    let w = wide
+        .embed(&[&format!("{head} web graph network"), &format!("{head} cat dog music river")])
+        .unwrap();
+    assert_ne!(w[0], w[1], "with room for them they count");
+}
+
+#[test]
+fn identity_hash_follows_the_weights() {
+    let t = tempfile::tempdir().unwrap();
+    let a = load(&tiny(t.path(), 1), 16).info().clone();
+    let b = load(&tiny(t.path(), 2), 16).info().clone();
+    let a2 = load(&write_tiny_model(&t.path().join("again"), 1).unwrap(), 16).info().clone();
+    assert_ne!(a.weights_xxh3, b.weights_xxh3);
+    assert_eq!(a.weights_xxh3, a2.weights_xxh3);
+    // the spec check refuses the other model
+    let sa = SemanticSpec::new(a, 16, None);
+    let sb = SemanticSpec::new(b, 16, None);
+    let err = sa.check_matches(&sb).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            SemanticError::SpecMismatch {
+                field: "model.weights_xxh3",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    let mut other_field = sa.clone();
+    other_field.field = Some("abstract".into());
+    assert!(matches!(
+        sa.check_matches(&other_field),
+        Err(SemanticError::SpecMismatch { field: "field", .. })
+    ));
+}
+
+fn load_err(dir: &Path, max_tokens: usize) -> SemanticError {
+    Embedder::load(
+        dir,
+        &EmbedderOptions {
+            max_tokens,
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+}
+
+#[test]
+fn missing_model_is_one_clear_error() {
+    let t = tempfile::tempdir().unwrap();
+    let err = Embedder::load(t.path().join("nowhere"), &EmbedderOptions::default()).unwrap_err();
+    assert!(matches!(err, SemanticError::ModelMissing { .. }), "{err:?}");
+    let msg = err.to_string();
+    assert!(msg.contains("scripts/fetch-model.sh") && msg.contains("nowhere"), "{msg}");
+
+    let dir = tiny(t.path(), 1);
+    std::fs::remove_file(dir.join("model.safetensors")).unwrap();
+    let err = load_err(&dir, 16);
+    match &err {
+        SemanticError::ModelMissing { missing, .. } => assert!(missing.ends_with("model.safetensors")),
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("scripts/fetch-model.sh"));
+
+    // a truncation longer than the model's positions is refused, naming the limit
+    let dir = tiny(t.path(), 3);
+    let err = load_err(&dir, 65);
+    assert!(err.to_string().contains("64"), "{err}");
+    // an unsupported pooling is refused, naming the file
+    std::fs::write(dir.join("1_Pooling/config.json"), r#"{"pooling_mode_max_tokens": true}"#).unwrap();
+    let err = load_err(&dir, 16);
+    assert!(
+        matches!(err, SemanticError::ModelInvalid { .. }) && err.to_string().contains("pooling_mode_max_tokens"),
+        "{err}"
+    );
+}
+
+#[test]
+fn index_agrees_with_the_exact_scan() {
+    let dim = 384;
+    let planes = Hyperplanes::new(fpdb::semantic::DEFAULT_CODE_SEED, dim, 4);
+    let vecs: Vec<_> = (0..3000).map(|i| quantize(&clustered(i, dim), &planes)).collect();
+    let mut set = VectorSet::new(dim, 4);
+    for (i, v) in vecs.iter().enumerate() {
+        set.insert(i as u64, v);
+    }
+    let beta = fpdb::semantic::DEFAULT_MIN_COSINE;
+    let radius = fpdb::semantic::radius_for(beta, 256, fpdb::semantic::MISS_TARGET);
+    let (mut truth, mut found) = (0usize, 0usize);
+    for (i, q) in vecs.iter().enumerate().step_by(7) {
+        let exact = set.exact(q, beta, Some(i as u64));
+        let indexed = set.indexed(q, beta, radius, Some(i as u64));
+        for h in &indexed {
+            assert!(
+                exact.contains(h),
+                "the index returned {h:?}, not in the exact answer (or with another cosine)"
+            );
+        }
+        // the exact answer is exactly the brute-force definition
+        for (j, v) in vecs.iter().enumerate() {
+            let c = q.cosine(v);
+            assert_eq!(j != i && c >= beta, exact.iter().any(|h| h.id == j as u64 && h.cosine == c));
+        }
+        truth += exact.len();
+        found += indexed.len();
+    }
+    assert!(truth > 1000, "the workload has pairs above β ({truth})");
+    let recall = found as f64 / truth as f64;
+    assert!(recall >= 0.999, "recall {recall} ({found}/{truth}) at β {beta}, radius {radius}");
+
+    // remove and replace keep the set consistent
+    assert!(set.remove(5));
+    assert!(!set.remove(5));
+    assert!(set.exact(&vecs[5], beta, None).iter().all(|h| h.id != 5));
+    set.insert(0, &vecs[5]);
+    assert_eq!(set.exact(&vecs[5], 0.9999, None)[0].id, 0);
+    assert_eq!(set.len(), 2999);
+}
+
+fn spec_for(dir: &Path, max_tokens: usize) -> (Arc<Embedder>, SemanticSpec) {
+    let m = load(dir, max_tokens);
+    let spec = SemanticSpec::new(m.info().clone(), max_tokens, None);
+    (Arc::new(m), spec)
+}
+
+fn start(m: &Arc<Embedder>, c: &Arc<RocksCorpus>, cursor: u64, batch: usize) -> Indexer {
+    let planes = Arc::new(c.channel.planes().clone());
+    let corpus: Arc<dyn Corpus> = c.clone();
+    Indexer::start(
+        m.clone(),
+        planes,
+        corpus,
+        cursor,
+        IndexerOptions {
+            batch,
+            poll: Duration::from_millis(20),
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn indexer_embeds_everything_and_survives_reopen() {
+    let t = tempfile::tempdir().unwrap();
+    let (m, spec) = spec_for(&tiny(t.path(), 1), 32);
+    let path = t.path().join("db");
+    let texts: Vec<String> = (0..40).map(sentence).collect();
+    {
+        let (c, cursor) = RocksCorpus::open(&path, &spec).unwrap();
+        assert_eq!(cursor, 0);
+        let c = Arc::new(c);
+        for s in &texts[..25] {
+            c.add(s).unwrap();
+        }
+        let ix = start(&m, &c, cursor, 4);
+        assert!(ix.pending() > 0);
+        ix.wait_until(25, Duration::from_secs(60)).unwrap();
+        assert_eq!((ix.cursor(), ix.pending()), (25, 0));
+        // more arrive while it runs; one is deleted before it is embedded, one after
+        for s in &texts[25..] {
+            c.add(s).unwrap();
+        }
+        c.delete(3).unwrap();
+        ix.notify();
+        ix.wait_until(40, Duration::from_secs(60)).unwrap();
+        c.delete(30).unwrap();
+        ix.stop().unwrap();
+        assert_eq!(c.channel.len(), 38);
+        assert!(c.channel.check(&c.db, &c.live().unwrap()).unwrap().is_clean());
+        // a doc's own vector is its best match
+        let q = c.channel.embed_query(&m, &texts[7]).unwrap();
+        let hits = c.channel.query(&q, Some(0.5), SearchMode::Exact, None);
+        assert_eq!(hits[0].id, 7);
+        assert!(hits[0].cosine > 0.999);
+    }
+    let (c, cursor) = RocksCorpus::open(&path, &spec).unwrap();
+    assert_eq!(cursor, 40);
+    assert_eq!(c.channel.len(), 38);
+    assert!(!c.channel.contains(3) && !c.channel.contains(30) && c.channel.contains(39));
+    let q = c.channel.embed_query(&m, &texts[12]).unwrap();
+    assert_eq!(c.channel.query(&q, Some(0.5), SearchMode::Indexed, None)[0].id, 12);
+
+    drop(c);
+    // another model is refused on open
+    let (_, other) = spec_for(&tiny(t.path(), 2), 32);
+    match RocksCorpus::open(&path, &other) {
+        Err(SemanticError::SpecMismatch { field, .. }) => assert_eq!(field, "model.weights_xxh3"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("opened with another model"),
+    }
+}
+
+/// A crash between batches (a commit that fails before writing) loses only that batch: on reopen
+/// the indexer resumes at the durable cursor; every doc ends with exactly one vector, and no doc is
+/// committed twice across the two runs.
+#[test]
+fn indexer_resumes_after_a_crash_between_batches() {
+    let t = tempfile::tempdir().unwrap();
+    let (m, spec) = spec_for(&tiny(t.path(), 1), 32);
+    let path = t.path().join("db");
+    let mut all_committed = Vec::new();
+    {
+        let (c, cursor) = RocksCorpus::open(&path, &spec).unwrap();
+        let c = Arc::new(c);
+        for i in 0..30 {
+            c.add(&sentence(i)).unwrap();
+        }
+        c.fail_at_commit.store(3, Ordering::SeqCst);
+        let ix = start(&m, &c, cursor, 4);
+        let err = ix.wait_until(30, Duration::from_secs(60)).unwrap_err();
+        assert!(matches!(err, SemanticError::IndexerStopped { .. }), "{err}");
+        assert_eq!(ix.cursor(), 8, "two batches of 4 committed");
+        assert!(ix.stop().is_err());
+        all_committed.extend(c.committed.lock().unwrap().iter().copied());
+    }
+    let (c, cursor) = RocksCorpus::open(&path, &spec).unwrap();
+    assert_eq!(cursor, 8);
+    assert_eq!(c.channel.len(), 8);
+    let c = Arc::new(c);
+    let ix = start(&m, &c, cursor, 4);
+    ix.wait_until(30, Duration::from_secs(60)).unwrap();
+    ix.stop().unwrap();
+    all_committed.extend(c.committed.lock().unwrap().iter().copied());
+    assert_eq!(
+        all_committed,
+        (0..30).collect::<Vec<_>>(),
+        "each doc committed exactly once, in order"
+    );
+    assert!(c.channel.check(&c.db, &c.live().unwrap()).unwrap().is_clean());
+}
+
+/// The child of `indexer_survives_kill_9`: indexes forever with tiny batches until killed.
+#[test]
+#[ignore = "run by indexer_survives_kill_9 in a child process"]
+fn kill_9_child() {
+    let Ok(dir) = std::env::var("FPDB_SEM_CHILD_DIR") else { return };
+    let dir = PathBuf::from(dir);
+    let (m, spec) = spec_for(&dir.join("model"), 32);
+    let (c, cursor) = RocksCorpus::open(&dir.join("db"), &spec).unwrap();
+    let c = Arc::new(c);
+    let ix = start(&m, &c, cursor, 1 + (cursor as usize % 3));
+    // keep adding and deleting while the indexer runs
+    for i in 0.. {
+        let id = c.add(&sentence(i)).unwrap();
+        if id % 7 == 3 {
+            c.delete(id - 2).ok();
+        }
+        ix.notify();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// kill -9 at arbitrary points: after each kill the durable state is exact (every live doc below
+/// the cursor has one vector, none above, no orphan), and the next run resumes from it.
+#[test]
+fn indexer_survives_kill_9() {
+    let t = tempfile::tempdir().unwrap();
+    write_tiny_model(&t.path().join("model"), 1).unwrap();
+    let (_, spec) = spec_for(&t.path().join("model"), 32);
+    let exe = std::env::current_exe().unwrap();
+    let mut cursors = Vec::new();
+    for round in 0..6u64 {
+        let mut child = std::process::Command::new(&exe)
+            .args(["--ignored", "--exact", "kill_9_child", "--nocapture"])
+            .env("FPDB_SEM_CHILD_DIR", t.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(400 + 150 * round));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let (c, cursor) = RocksCorpus::open(&t.path().join("db"), &spec).unwrap();
+        let report = c.channel.check(&c.db, &c.live().unwrap()).unwrap();
+        assert!(report.is_clean(), "round {round}: {report:?}");
+        cursors.push(cursor);
+    }
+    assert!(cursors.windows(2).all(|w| w[0] <= w[1]), "{cursors:?}");
+    assert!(*cursors.last().unwrap() > 0, "the children made progress: {cursors:?}");
+}
+
+/// The real model (opt-in: runs when scripts/fetch-model.sh has been run; required under CI=true).
+#[test]
+fn real_model_reworded_is_closer_than_unrelated() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/models/all-MiniLM-L6-v2");
+    if !dir.join("model.safetensors").is_file() {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!(
+                "CI=true but {} is missing: .ci/run must run scripts/fetch-model.sh first",
+                dir.display()
+            );
+        }
+        eprintln!("skipping: no model at {} (run scripts/fetch-model.sh)", dir.display());
+        return;
+    }
+    let m = Embedder::load(
+        &dir,
+        &EmbedderOptions {
+            max_tokens: 256,
+            threads: 2,
+            batch: 8,
+        },
+    )
+    .unwrap();
+    assert_eq!((m.info().dim, m.info().pooling, m.info().normalize), (384, Pooling::Mean, true));
+    let original = "We present a method for detecting near-duplicate documents in large web collections. \
+        Each document is reduced to a compact fingerprint, and fingerprints within a small Hamming distance \
+        are found quickly with permuted tables. Experiments on billions of pages show high precision.";
+    let reworded = "This paper introduces a technique to find almost identical documents in huge collections of \
+        web pages. Every page is summarised by a short fingerprint; fingerprints that differ in few bits are \
+        located fast using permuted tables. Tests on billions of web pages show that it is very precise.";
+    let same_topic = "We study how search engines rank web pages by their links, modelling the web as a graph \
+        and computing a stationary distribution of a random surfer over billions of pages.";
+    let unrelated = "Slow-cooked beans with smoked paprika, garlic and tomatoes make a warming winter stew; \
+        serve it with crusty bread and a glass of red wine.";
+    let v = m.embed(&[original, reworded, same_topic, unrelated]).unwrap();
+    let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let (re, topic, un) = (cos(&v[0], &v[1]), cos(&v[0], &v[2]), cos(&v[0], &v[3]));
+    eprintln!("cos reworded {re:.3}, same topic {topic:.3}, unrelated {un:.3}");
+    assert!(re > topic && topic > un, "reworded {re}, same topic {topic}, unrelated {un}");
+    assert!(
+        re >= fpdb::semantic::DEFAULT_MIN_COSINE,
+        "the reworded abstract reaches the default β: {re}"
+    );
+    assert!(
+        topic < fpdb::semantic::DEFAULT_MIN_COSINE && un < 0.3,
+        "topic {topic}, unrelated {un}"
+    );
+}
