@@ -27,10 +27,13 @@ step "extras spark, ray (pyproject.toml pins); java"
 command -v java >/dev/null 2>&1 || apt-get install -y -q openjdk-17-jre-headless >/dev/null
 "$venv/bin/python" -c 'import tomllib, sys; x = tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-dependencies"]; print("\n".join(x["spark"] + x["ray"]))' "$here/pyproject.toml" >"$venv/extras.txt"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$venv/extras.txt"
-step "cargo build --bin fpdb"
-(cd "$root" && cargo build --bin fpdb)
+# Both builds take the feature set of scripts/test.sh (--all-features; the binding with
+# fpdb/semantic): a build without candle resolves bindgen's build dependencies (regex, syn) with
+# other features, which would compile RocksDB's C++ a second time in this target dir (~15 min cold).
+step "cargo build --bin fpdb --all-features"
+(cd "$root" && cargo build --bin fpdb --all-features)
 step "maturin develop (dev profile)"
-(cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet)
+(cd "$here" && VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet --features fpdb/semantic)
 export FPDB_BIN="${FPDB_BIN:-$CARGO_TARGET_DIR/debug/fpdb}"
 cd "$here"
 step "stubtest"

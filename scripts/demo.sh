@@ -6,14 +6,16 @@
 # It installs what the build needs first (scripts/deps.sh: libclang and a C++ compiler, with apt when
 # run as root or with passwordless sudo; otherwise it says in one line what to install). The build
 # is the same as the tests' (scripts/test.sh): cargo's target directory (CARGO_TARGET_DIR when set,
-# ./target otherwise) and the dev profile, so RocksDB's C++ is compiled once for both.
+# ./target otherwise), the dev profile and the feature set (--all-features: the tests' features,
+# the semantic channel's candle among them), so RocksDB's C++ is compiled once for both — a build
+# with other features resolves bindgen's build dependencies differently and compiles it again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/deps.sh
 source scripts/deps.sh
 fpdb_deps
-echo "building fpdb (the first build compiles RocksDB's C++: about 11 minutes on 2 cores) ..." >&2
-cargo build --bin fpdb
+echo "building fpdb (the first build compiles RocksDB's C++ and candle: about 15 minutes on 2 cores) ..." >&2
+cargo build --bin fpdb --all-features
 target_dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 fpdb="${target_dir:-target}/debug/fpdb"
 db="$(mktemp -d)/papers.fpdb"
