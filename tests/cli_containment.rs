@@ -38,7 +38,7 @@ fn containment_from_the_command_line() {
         corpus.to_str().unwrap(),
         "--containment",
         "0.8",
-        "--quiet",
+        "--no-progress",
     ]));
     let rows = json_lines(&out);
     let paper_row = rows.iter().find(|r| r["key"] == "paper").unwrap();

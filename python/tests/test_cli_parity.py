@@ -39,7 +39,7 @@ def pair(tmp_path_factory, cli_bin):
     jsonl = write_jsonl(tmp / "docs.jsonl", docs, extra=lambda i: {"source": "s%d" % (i % 3), "n": i})
     cli_db = tmp / "cli.fpdb"
     run_cli(cli_bin, "init", str(cli_db), "--max-distance", "10", "--min-jaccard", "0.8")
-    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", str(BATCH), "--quiet")
+    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", str(BATCH), "--no-progress")
     py_db = fpdb.Db.create(tmp / "py.fpdb", max_distance=10, min_jaccard=0.8)
     items = ({"key": k, "text": t, "source": "s%d" % (i % 3), "n": i} for i, (k, t) in enumerate(docs))
     py_results = list(py_db.ingest(items, batch_size=BATCH))
@@ -160,7 +160,7 @@ def contain(tmp_path_factory, cli_bin):
     jsonl = write_jsonl(tmp / "docs.jsonl", docs)
     cli_db = tmp / "cli.fpdb"
     run_cli(cli_bin, "init", str(cli_db), "--containment", "on", "--containment-sample", "4")
-    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", str(BATCH), "--quiet",
+    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", str(BATCH), "--no-progress",
                           "--containment", str(C))
     py_db = fpdb.Db.create(tmp / "py.fpdb", containment=True, containment_sample=4)
     py_results = list(py_db.ingest(docs, batch_size=BATCH, containment=C))
@@ -272,7 +272,7 @@ def test_method_database_equals_cli(tmp_path, cli_bin, method):
         init += ["--idf-from", str(jsonl)]
         kw["idf_from"] = jsonl
     run_cli(cli_bin, *init)
-    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", "32", "--quiet")
+    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", "32", "--no-progress")
     with fpdb.Db.create(tmp_path / "py.fpdb", **kw) as db:
         [cli_stats] = run_cli(cli_bin, "stats", str(cli_db))
         assert str(db.spec) == cli_stats["spec"] and db.spec.method.startswith(method)
@@ -348,7 +348,7 @@ def test_metadata_matches_and_get_equal_cli(tmp_path, cli_bin):
     jsonl = write_jsonl(tmp_path / "docs.jsonl", docs, extra=lambda i: meta.get(i, {}))
     cli_db = tmp_path / "cli.fpdb"
     run_cli(cli_bin, "init", str(cli_db))
-    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--quiet")
+    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--no-progress")
     items = [{"key": k, "text": t, **meta.get(i, {})} for i, (k, t) in enumerate(docs)]
     with fpdb.Db.create(tmp_path / "py.fpdb") as db:
         results = list(db.ingest(items))

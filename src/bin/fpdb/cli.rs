@@ -34,6 +34,11 @@ pub struct Cli {
     /// Print JSON lines instead of readable tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print nothing but errors (no results, summaries, progress or notes; rejected input items are
+    /// errors and are still reported on stderr); exit codes are unchanged. Before issue 35 `ingest
+    /// --quiet` only hid the progress bar: that is now `ingest --no-progress`.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub cmd: Cmd,
 }
@@ -319,9 +324,10 @@ pub struct IngestArgs {
     /// JSON field holding the text.
     #[arg(long, default_value = "text")]
     pub text_field: String,
-    /// Do not show a progress bar even on a terminal.
+    /// Do not show a progress bar even on a terminal (results and the summary are still printed;
+    /// `-q/--quiet` prints nothing but errors).
     #[arg(long)]
-    pub quiet: bool,
+    pub no_progress: bool,
     /// Also report containment relations: the stored documents each new one contains or is
     /// contained in with containment >= C (0..=1); a relation apart from the near-duplicate groups.
     /// Needs a database created with `--containment on`.
