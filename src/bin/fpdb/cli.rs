@@ -47,7 +47,9 @@ pub struct Cli {
 pub enum Cmd {
     /// Create a database with a fingerprint spec and defaults.
     Init(InitArgs),
-    /// Insert (or replace) one document; prints it and its verified near-duplicates.
+    /// Insert (or replace) one document, with its title, year and DOI when given; prints it, its
+    /// verified near-duplicates and metadata matches (and, with --containment C, its containment
+    /// relations), as `ingest` does for each of its documents.
     Insert(InsertArgs),
     /// Find near-duplicates of a text, a file or a SimHash. Exit code 1 when nothing is found.
     Query(QueryArgs),
@@ -249,6 +251,20 @@ pub struct InsertArgs {
     /// What to do when near-duplicates exist.
     #[arg(long, value_enum, default_value_t = DedupArg::Link)]
     pub dedup: DedupArg,
+    /// The document's title (stored; with --year, matched exactly like a near-duplicate: the
+    /// JSONL field "title" of `ingest`).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// The document's year (with --title; the JSONL field "year" of `ingest`).
+    #[arg(long, allow_negative_numbers = true)]
+    pub year: Option<i32>,
+    /// The document's DOI (stored and matched exactly; the JSONL field "doi" of `ingest`).
+    #[arg(long)]
+    pub doi: Option<String>,
+    /// Also report containment relations, as `ingest --containment`: the stored documents this one
+    /// contains or is contained in with containment >= C (0..=1). Needs `--containment on`.
+    #[arg(long, value_parser = unit_interval)]
+    pub containment: Option<f64>,
     #[command(flatten)]
     pub write: WriteArgs,
 }

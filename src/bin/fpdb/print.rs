@@ -123,3 +123,20 @@ pub fn print_outcome(out: &mut impl Write, o: &InsertOutcome) -> io::Result<()> 
         print_hits(out, &o.duplicates)
     }
 }
+
+/// One line per containment relation of a stored or skipped document (`ingest --containment`, `insert --containment`).
+pub fn print_relations(out: &mut impl Write, o: &InsertOutcome) -> io::Result<()> {
+    for h in &o.containment {
+        let (c, r) = (h.containment.unwrap_or(0.0), h.reverse_containment.unwrap_or(0.0));
+        let (how, value) = if c >= r { ("is inside", c) } else { ("contains", r) };
+        writeln!(
+            out,
+            "containment: {:?} {how} {:?} ({value:.4}; reverse {:.4}, J = {})",
+            o.key,
+            h.key,
+            if c >= r { r } else { c },
+            fmt_j(h.jaccard)
+        )?;
+    }
+    Ok(())
+}

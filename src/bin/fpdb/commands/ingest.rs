@@ -13,7 +13,7 @@ use fpdb::{Error, IngestOptions};
 
 use crate::cli::IngestArgs;
 use crate::input;
-use crate::print::{fmt_j, outcome_json, rejection_json};
+use crate::print::{fmt_j, outcome_json, print_relations, rejection_json};
 
 pub struct Config {
     pub db: PathBuf,
@@ -204,21 +204,4 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         return Ok(ExitCode::from(INTERRUPTED));
     }
     Ok(if stats.errors > 0 { ExitCode::from(6) } else { ExitCode::SUCCESS })
-}
-
-/// One line per containment relation of a stored or skipped document (`ingest --containment`).
-fn print_relations(out: &mut impl Write, o: &fpdb::InsertOutcome) -> io::Result<()> {
-    for h in &o.containment {
-        let (c, r) = (h.containment.unwrap_or(0.0), h.reverse_containment.unwrap_or(0.0));
-        let (how, value) = if c >= r { ("is inside", c) } else { ("contains", r) };
-        writeln!(
-            out,
-            "containment: {:?} {how} {:?} ({value:.4}; reverse {:.4}, J = {})",
-            o.key,
-            h.key,
-            if c >= r { r } else { c },
-            fmt_j(h.jaccard)
-        )?;
-    }
-    Ok(())
 }

@@ -449,8 +449,8 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<DuplicatesOut, ApiErro
 /// (`--max-bulk-bytes`) and holds one of its slots (`--bulk-slots`) as well as a duplicate-check
 /// one (`--max-queries`); a client that reads slowly holds the checks back (a small buffer).
 #[utoipa::path(post, path = "/v1/duplicates:batch", tag = "documents",
-    request_body(content = DuplicatesIn, content_type = "application/x-ndjson",
-        description = "One duplicate check per line, each the JSON body of POST /v1/duplicates"),
+    request_body(content = serde_json::Value, content_type = "application/x-ndjson",
+        description = "One duplicate check per line, each the JSON body of POST /v1/duplicates (DuplicatesIn). Any line is accepted: one that is not a DuplicatesIn is answered on its own line with an error, and the others are checked"),
     responses(
         (status = 200, description = "One BatchLineOut per non-blank input line, in input order", body = BatchLineOut, content_type = "application/x-ndjson"),
         (status = 400, description = "The body holds no line", body = ErrorBody),
