@@ -27,6 +27,16 @@ use super::writer::Job;
 
 type AppResult = Result<Response, ApiError>;
 
+/// A streamed NDJSON answer: the lines a blocking task sends, as they come (the channel's bound
+/// holds the task back while the client reads slowly).
+fn ndjson(mut rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response {
+    let stream = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx).map(|o| o.map(Ok::<Bytes, std::convert::Infallible>)));
+    let mut r = Response::new(Body::from_stream(stream));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    r
+}
+
 fn json<T: Serialize>(status: StatusCode, v: &T) -> Response {
     match serde_json::to_vec(v) {
         Ok(body) => (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response(),
@@ -271,7 +281,7 @@ pub async fn post_documents(
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_json("the body holds no document; send one JSON object per line"));
     }
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(256);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(256);
     let db = s.db.clone();
     let metrics = s.metrics.clone();
     let health = s.health.clone();
@@ -360,11 +370,7 @@ pub async fn post_documents(
             });
         }
     });
-    let stream = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx).map(|o| o.map(Ok::<Bytes, std::convert::Infallible>)));
-    let mut r = Response::new(Body::from_stream(stream));
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
-    Ok(r)
+    Ok(ndjson(rx))
 }
 
 /// Read-only check: verified text near-duplicates unioned with exact metadata matches (paper 001).
@@ -452,8 +458,7 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<DuplicatesOut, ApiErro
     request_body(content = serde_json::Value, content_type = "application/x-ndjson",
         description = "One duplicate check per line, each the JSON body of POST /v1/duplicates (DuplicatesIn). Any line is accepted: one that is not a DuplicatesIn is answered on its own line with an error, and the others are checked"),
     responses(
-        (status = 200, description = "One BatchLineOut per non-blank input line, in input order", body = BatchLineOut, content_type = "application/x-ndjson"),
-        (status = 400, description = "The body holds no line", body = ErrorBody),
+        (status = 200, description = "One BatchLineOut per non-blank input line, in input order (none for a body without one)", body = BatchLineOut, content_type = "application/x-ndjson"),
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No such endpoint", body = ErrorBody),
         (status = 408, description = "The body did not arrive within --body-timeout-s", body = ErrorBody),
@@ -479,10 +484,7 @@ pub async fn post_duplicates_batch(
     };
     let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes", s.cfg.body_timeout).await?;
     let body = decoded(&headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
-    if body.iter().all(u8::is_ascii_whitespace) {
-        return Err(ApiError::bad_json("the body holds no check; send one JSON object per line"));
-    }
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(64);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
     let state = s.clone();
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
@@ -517,11 +519,7 @@ pub async fn post_duplicates_batch(
             }
         }
     });
-    let stream = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx).map(|o| o.map(Ok::<Bytes, std::convert::Infallible>)));
-    let mut r = Response::new(Body::from_stream(stream));
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
-    Ok(r)
+    Ok(ndjson(rx))
 }
 
 /// `Db::check_duplicates` with its bounds reported: the verified text hits of a bounded query
