@@ -1068,6 +1068,7 @@ fn a_batch_duplicate_check_answers_each_line_as_the_single_form() {
     // No line, no answer; a body past --max-bulk-bytes (the bulk ingest's bound) is 413.
     let r = s.req("POST", "/v1/duplicates:batch", b"\n \n");
     assert_eq!((r.status, r.text()), (200, String::new()));
+    assert_error(&s.req("POST", "/v1/duplicates:batch", b""), 400, "invalid_json");
     let big = format!("{}\n", json!({"text": "word ".repeat(50_000)}));
     assert_error(&s.req("POST", "/v1/duplicates:batch", big.as_bytes()), 413, "body_too_large");
     // In the OpenAPI.

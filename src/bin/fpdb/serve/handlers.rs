@@ -459,6 +459,7 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<DuplicatesOut, ApiErro
         description = "One duplicate check per line, each the JSON body of POST /v1/duplicates (DuplicatesIn). Any line is accepted: one that is not a DuplicatesIn is answered on its own line with an error, and the others are checked"),
     responses(
         (status = 200, description = "One BatchLineOut per non-blank input line, in input order (none for a body without one)", body = BatchLineOut, content_type = "application/x-ndjson"),
+        (status = 400, description = "No body (no bytes and no Content-Type)", body = ErrorBody),
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No such endpoint", body = ErrorBody),
         (status = 408, description = "The body did not arrive within --body-timeout-s", body = ErrorBody),
@@ -484,6 +485,11 @@ pub async fn post_duplicates_batch(
     };
     let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes", s.cfg.body_timeout).await?;
     let body = decoded(&headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
+    // No body at all (no bytes, no Content-Type) is a malformed request; an NDJSON body without a
+    // line is zero checks, answered with zero lines.
+    if body.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
+        return Err(ApiError::bad_json("the request has no body; send one JSON object per line"));
+    }
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
     let state = s.clone();
     tokio::task::spawn_blocking(move || {
