@@ -483,6 +483,11 @@ pub async fn post_duplicates_batch(
         s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
         return Err(ApiError::queue_full("all bulk slots are busy (--bulk-slots)"));
     };
+    // A duplicate check's permit (--max-queries), held until the last line is answered.
+    let Ok(query) = s.queries.clone().try_acquire_owned() else {
+        s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
+        return Err(ApiError::overloaded("too many duplicate checks in flight (--max-queries)"));
+    };
     let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes", s.cfg.body_timeout).await?;
     let body = decoded(&headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
     // No body at all (no bytes, no Content-Type) is a malformed request; an NDJSON body without a
@@ -493,7 +498,7 @@ pub async fn post_duplicates_batch(
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
     let state = s.clone();
     tokio::task::spawn_blocking(move || {
-        let _permit = permit;
+        let _permits = (permit, query);
         for (i, raw) in body.split(|&b| b == b'\n').enumerate() {
             let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
             if raw.iter().all(u8::is_ascii_whitespace) {
