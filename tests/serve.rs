@@ -1076,3 +1076,48 @@ fn a_batch_duplicate_check_answers_each_line_as_the_single_form() {
     assert!(v["paths"]["/v1/duplicates:batch"]["post"].is_object());
     assert!(v["components"]["schemas"]["BatchLineOut"].is_object());
 }
+
+/// The batch form holds its duplicate-check permit (`--max-queries`) until its last line is
+/// answered: while a client reads a long answer slowly, a single check is refused (503
+/// `overloaded`), and once the answer is read, it is served again.
+#[test]
+fn a_streaming_batch_holds_its_duplicate_check_permit() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--max-queries", "1"]);
+    let (base, ..) = docs();
+    assert_eq!(put(&s, "paper/1", json!({"text": base})).status, 200);
+    // Far more answer bytes (about 14 MB) than the socket buffers and the server's channel hold.
+    let line = format!("{}\n", json!({"text": "a few words of no stored document"}));
+    let n = 200_000;
+    let mut c = Conn::connect(s.addr).unwrap();
+    c.send("POST", "/v1/duplicates:batch", &[], line.repeat(n).as_bytes()).unwrap();
+    // The answer has begun (its head is in) and is not read further: the checks wait on the client.
+    assert_eq!(c.read_head().unwrap().0, 200);
+    let single = json!({"text": base}).to_string();
+    let mut refused = false;
+    for _ in 0..100 {
+        let r = s.req("POST", "/v1/duplicates", single.as_bytes());
+        if r.status == 503 {
+            assert_error(&r, 503, "overloaded");
+            refused = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(refused, "a single check was never refused while the batch streamed");
+    let mut body = Vec::new();
+    while let Some(chunk) = c.read_chunk().unwrap() {
+        body.extend(chunk);
+    }
+    assert_eq!(body.iter().filter(|&&b| b == b'\n').count(), n);
+    // The answer is read: the permit is back (bounded wait for the task to end).
+    let mut served = false;
+    for _ in 0..200 {
+        if s.req("POST", "/v1/duplicates", single.as_bytes()).status == 200 {
+            served = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(served, "the permit was not given back");
+}
