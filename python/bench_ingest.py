@@ -79,7 +79,7 @@ def main() -> None:
                 db = tmp / f"cli{rep}"
                 subprocess.run([a.fpdb, "init", str(db)], check=True, capture_output=True)
                 t, c = time.perf_counter(), children_cpu()
-                p = subprocess.run([a.fpdb, "ingest", str(db), str(corpus), "--quiet", "--batch-size", str(a.batch_size)],
+                p = subprocess.run([a.fpdb, "ingest", str(db), str(corpus), "--no-progress", "--batch-size", str(a.batch_size)],
                                    check=True, capture_output=True, text=True)
                 report("cli", time.perf_counter() - t, p.stderr.split(" stored")[0].rsplit(" ", 1)[-1], children_cpu() - c)
                 shutil.rmtree(db)

@@ -74,7 +74,7 @@ PY
 if [ "${SKIP_SPARK:-0}" != 1 ]; then
   step "single node: fpdb ingest + pairs (k=$k, t=$t) over $docs documents"
   "$fpdb" init "$out/one.fpdb" >/dev/null
-  "$fpdb" ingest "$out/one.fpdb" "$corpus" --dedup off --quiet >/dev/null
+  "$fpdb" ingest "$out/one.fpdb" "$corpus" --dedup off --no-progress >/dev/null
   t0=$(date +%s.%N)
   "$fpdb" --json pairs "$out/one.fpdb" -k "$k" --min-jaccard "$t" >"$out/truth_pairs.jsonl"
   t1=$(date +%s.%N)
@@ -94,7 +94,7 @@ if [ "${SKIP_RAY:-0}" != 1 ]; then
   step "ray: single-node truth (fpdb ingest --dedup link) over the first $ray_docs documents"
   head -n "$ray_docs" "$corpus" >"$out/ray-docs.jsonl"
   "$fpdb" init "$out/ray-one.fpdb" --min-jaccard "$t" >/dev/null
-  "$fpdb" --json ingest "$out/ray-one.fpdb" "$out/ray-docs.jsonl" --dedup link --quiet >"$out/ray-truth.jsonl"
+  "$fpdb" --json ingest "$out/ray-one.fpdb" "$out/ray-docs.jsonl" --dedup link --no-progress >"$out/ray-truth.jsonl"
   step "ray: head + worker node, 4 shards, 4 clients"
   addr=$(bash scripts/ray-cluster.sh start | tail -1)
   "$py" - "$addr" "$out" "$t" "${RAY_NODES:-2}" <<'PY' | tee "$out/ray.json"

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
 use common::{edit, passage, text, vocab};
-use support::{fpdb, fpdb_stdin, gzip, json_lines, new_db, ok};
+use support::{fpdb, fpdb_stdin, gzip, json_lines, new_db, ok, stderr};
 
 /// A JSONL corpus: 10 base passages and 2 edited copies of each.
 fn corpus() -> (String, Vec<(String, String)>) {
@@ -114,7 +114,7 @@ fn query_jsonl_looks_up_every_line_in_input_order_and_stores_nothing() {
     let (jsonl, _) = corpus();
     let f = dir.path().join("c.jsonl");
     std::fs::write(&f, &jsonl).unwrap();
-    ok(&fpdb(&["ingest", &db, f.to_str().unwrap(), "--quiet"]));
+    ok(&fpdb(&["ingest", &db, f.to_str().unwrap(), "--no-progress"]));
     let v = vocab();
     // 2,500 lookups (three chunks): near-copies of the bases and unrelated passages, alternating,
     // and one line that is not a document.
@@ -464,4 +464,94 @@ fn init_normalizer_picks_the_text_normalizer_and_refuses_unknown_versions() {
         "{}",
         String::from_utf8_lossy(&bad.stderr)
     );
+}
+
+/// `-q/--quiet` (issue 35): every command prints nothing but errors, with the exit code it has
+/// without `-q`; `--no-progress` only hides the bar.
+#[test]
+fn quiet_prints_nothing_but_errors_and_keeps_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (jsonl, docs) = corpus();
+    let f = dir.path().join("c.jsonl");
+    std::fs::write(&f, &jsonl).unwrap();
+    let file = f.to_str().unwrap();
+    let db = dir.path().join("db").display().to_string();
+    let probe = &docs[0].1;
+    let unrelated = text(&passage(&vocab(), 200, 777_777));
+    let text_file = dir.path().join("t.txt");
+    std::fs::write(&text_file, probe).unwrap();
+    let tf = text_file.to_str().unwrap();
+    // Each command, in order (the database changes along the way), with the exit code expected.
+    let runs: Vec<(Vec<&str>, i32)> = vec![
+        (vec!["init", &db], 0),
+        (vec!["ingest", &db, file], 0),
+        (vec!["insert", &db, "--key", "extra", tf], 0),
+        (vec!["query", &db, "--text", probe], 0),
+        (vec!["query", &db, "--text", &unrelated], 1),
+        (vec!["query", &db, "--jsonl", file], 0),
+        (vec!["get", &db, "base0"], 0),
+        (vec!["get", &db, "absent"], 1),
+        (vec!["delete", &db, "extra"], 0),
+        (vec!["stats", &db], 0),
+        (vec!["check", &db], 0),
+        (vec!["pairs", &db], 0),
+        (vec!["export", &db], 0),
+        (vec!["compact", &db], 0),
+        (vec!["reindex", &db, "--tables", "k+1"], 0),
+    ];
+    for (args, code) in &runs {
+        let writes = matches!(args[0], "init" | "ingest" | "insert" | "delete" | "compact" | "reindex");
+        for json in [false, true] {
+            let mut args = args.clone();
+            if json {
+                args.push("--json");
+            }
+            if !writes {
+                // The reference: the same read without -q prints something, with the same code.
+                let loud = fpdb(&args);
+                assert_eq!(loud.status.code(), Some(*code), "{args:?}: {}", stderr(&loud));
+                if *code == 0 {
+                    assert!(!loud.stdout.is_empty(), "{args:?} prints something without -q");
+                }
+            }
+            // A write runs once (a second run would meet another state): quietly, as text.
+            let flags: &[&str] = if writes {
+                if json {
+                    &[]
+                } else {
+                    &["-q"]
+                }
+            } else {
+                &["-q", "--quiet"]
+            };
+            for q in flags {
+                let mut quiet = args.clone();
+                quiet.insert(0, q);
+                let o = fpdb(&quiet);
+                assert_eq!(o.status.code(), Some(*code), "{quiet:?}: {}", stderr(&o));
+                assert!(o.stdout.is_empty(), "{quiet:?}: stdout {:?}", String::from_utf8_lossy(&o.stdout));
+                assert!(o.stderr.is_empty(), "{quiet:?}: stderr {:?}", stderr(&o));
+            }
+        }
+    }
+    // Errors still reach stderr, with their exit code.
+    let o = fpdb(&["-q", "stats", &dir.path().join("nothing").display().to_string()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+    assert!(stderr(&o).contains("fpdb: error:"), "{}", stderr(&o));
+    // A rejected input line is an error: reported under -q, exit 6.
+    let bad = dir.path().join("bad.jsonl");
+    std::fs::write(&bad, format!("{}{{not json\n", jsonl.lines().next().unwrap().to_owned() + "\n")).unwrap();
+    let o = fpdb(&["ingest", &db, bad.to_str().unwrap(), "-q"]);
+    assert_eq!(o.status.code(), Some(6));
+    assert!(o.stdout.is_empty());
+    assert!(
+        stderr(&o).contains("rejected") && !stderr(&o).contains("ingested"),
+        "{}",
+        stderr(&o)
+    );
+    // --no-progress keeps the results and the summary.
+    let o = fpdb(&["ingest", &db, file, "--no-progress", "--json"]);
+    assert_eq!(json_lines(&ok(&o)).len(), docs.len());
+    assert!(stderr(&o).contains("ingested"), "{}", stderr(&o));
 }

@@ -38,7 +38,7 @@ fn containment_from_the_command_line() {
         corpus.to_str().unwrap(),
         "--containment",
         "0.8",
-        "--quiet",
+        "--no-progress",
     ]));
     let rows = json_lines(&out);
     let paper_row = rows.iter().find(|r| r["key"] == "paper").unwrap();
@@ -146,4 +146,102 @@ fn sampling_options_without_the_index_are_usage_errors() {
     let db2 = dir.path().join("db2").display().to_string();
     let created: Value = serde_json::from_str(ok(&fpdb(&["init", &db2, "--json"])).trim()).unwrap();
     assert_eq!(created["containment"], serde_json::json!([8, 2048]), "{created}");
+}
+
+/// `fpdb insert` takes what `ingest` takes (issue 35): title, year, DOI and `--containment C`, with
+/// the same output fields; document by document it answers what `ingest` answers for the same
+/// JSONL lines (both go through the library's one decision).
+#[test]
+fn insert_takes_metadata_and_containment_as_ingest_does() {
+    let v = vocab();
+    let dir = tempfile::tempdir().unwrap();
+    let abs = passage(&v, 120, 1);
+    let paper: Vec<String> = abs.iter().chain(&passage(&v, 2000, 2)).cloned().collect();
+    let docs = [
+        serde_json::json!({"key": "abstract", "text": text(&abs), "title": "A Study", "year": 2024}),
+        serde_json::json!({"key": "paper", "text": text(&paper), "doi": "10.1145/x.1"}),
+        // Other words, the same title and year: a metadata match, not a text one.
+        serde_json::json!({"key": "retitled", "text": text(&passage(&v, 300, 3)), "title": "a study", "year": 2024}),
+        // Other words, the same DOI.
+        serde_json::json!({"key": "same-doi", "text": text(&passage(&v, 300, 4)), "doi": "https://doi.org/10.1145/X.1"}),
+    ];
+    let mut by_ingest = Vec::new();
+    let mut by_insert = Vec::new();
+    let ingest_db = dir.path().join("ingest").display().to_string();
+    let insert_db = dir.path().join("insert").display().to_string();
+    for db in [&ingest_db, &insert_db] {
+        ok(&fpdb(&["init", db, "--containment", "on", "--containment-sample", "4"]));
+    }
+    for (i, d) in docs.iter().enumerate() {
+        // ingest, one line at a time (the same commits as the inserts)
+        let f = dir.path().join(format!("{i}.jsonl"));
+        std::fs::write(&f, d.to_string() + "\n").unwrap();
+        let out = ok(&fpdb(&[
+            "--json",
+            "ingest",
+            &ingest_db,
+            f.to_str().unwrap(),
+            "--containment",
+            "0.8",
+            "--no-progress",
+        ]));
+        by_ingest.extend(json_lines(&out));
+        // insert, with the same fields as options
+        let t = dir.path().join(format!("{i}.txt"));
+        std::fs::write(&t, d["text"].as_str().unwrap()).unwrap();
+        let mut args = vec![
+            "--json".to_string(),
+            "insert".into(),
+            insert_db.clone(),
+            "--key".into(),
+            d["key"].as_str().unwrap().into(),
+        ];
+        args.push(t.to_str().unwrap().into());
+        for f in ["title", "doi"] {
+            if let Some(s) = d[f].as_str() {
+                args.extend([format!("--{f}"), s.to_string()]);
+            }
+        }
+        if let Some(y) = d["year"].as_i64() {
+            args.extend(["--year".to_string(), y.to_string()]);
+        }
+        args.extend(["--containment".to_string(), "0.8".into()]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        by_insert.extend(json_lines(&ok(&fpdb(&args))));
+    }
+    assert_eq!(by_insert, by_ingest);
+    let row = |k: &str| by_insert.iter().find(|r| r["key"] == k).unwrap().clone();
+    assert_eq!(row("paper")["containment"][0]["key"], "abstract", "{}", row("paper"));
+    assert_eq!(row("retitled")["duplicates"][0]["key"], "abstract", "{}", row("retitled"));
+    assert_eq!(row("retitled")["duplicates"][0]["match"], "title_year", "{}", row("retitled"));
+    assert_eq!(row("same-doi")["duplicates"][0]["key"], "paper", "{}", row("same-doi"));
+    assert_eq!(row("same-doi")["duplicates"][0]["match"], "doi", "{}", row("same-doi"));
+    // Stored with the document.
+    let got = json_lines(&ok(&fpdb(&["--json", "get", &insert_db, "abstract"])));
+    assert_eq!(
+        (got[0]["title"].as_str(), got[0]["year"].as_i64()),
+        (Some("A Study"), Some(2024)),
+        "{}",
+        got[0]
+    );
+    // The text form names the relation, as ingest's.
+    let t = dir.path().join("again.txt");
+    std::fs::write(&t, text(&paper)).unwrap();
+    let out = ok(&fpdb(&[
+        "insert",
+        &insert_db,
+        "--key",
+        "paper2",
+        t.to_str().unwrap(),
+        "--containment",
+        "0.8",
+    ]));
+    assert!(out.contains("containment: \"paper2\" contains \"abstract\""), "{out}");
+    // A bad DOI is refused (exit 2), --containment without the index too.
+    let o = fpdb(&["insert", &insert_db, "--key", "x", t.to_str().unwrap(), "--doi", "not a doi"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
+    let plain = dir.path().join("plain").display().to_string();
+    ok(&fpdb(&["init", &plain, "--containment", "off"]));
+    let o = fpdb(&["insert", &plain, "--key", "x", t.to_str().unwrap(), "--containment", "0.8"]);
+    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
 }

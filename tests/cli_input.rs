@@ -60,10 +60,10 @@ fn gzip_and_bom_with_crlf_ingest_exactly_like_plain_jsonl() {
         let f = dir.path().join(name);
         std::fs::write(&f, bytes).unwrap();
         let from_file = new_db(dir.path(), &format!("file{i}"));
-        ok(&fpdb(&["ingest", &from_file, f.to_str().unwrap(), "--quiet"]));
+        ok(&fpdb(&["ingest", &from_file, f.to_str().unwrap(), "--no-progress"]));
         assert_eq!(exported(&from_file), want, "{name} as a file");
         let from_stdin = new_db(dir.path(), &format!("stdin{i}"));
-        ok(&fpdb_stdin(&["ingest", &from_stdin, "-", "--quiet"], bytes));
+        ok(&fpdb_stdin(&["ingest", &from_stdin, "-", "--no-progress"], bytes));
         assert_eq!(exported(&from_stdin), want, "{name} on standard input");
     }
 }
@@ -112,7 +112,7 @@ fn unreadable_formats_are_refused_with_one_error_and_nothing_stored() {
         .collect();
     let f = dir.path().join("papers.jsonl");
     std::fs::write(&f, &utf16).unwrap();
-    let o = fpdb(&["ingest", &db, f.to_str().unwrap(), "--quiet"]);
+    let o = fpdb(&["ingest", &db, f.to_str().unwrap(), "--no-progress"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert_eq!(err.lines().count(), 1, "one error, not one per line:\n{err}");
@@ -121,7 +121,7 @@ fn unreadable_formats_are_refused_with_one_error_and_nothing_stored() {
         "{err}"
     );
     // zstd on standard input, and UTF-16 inside gzip.
-    let o = fpdb_stdin(&["ingest", &db, "-", "--quiet"], b"\x28\xB5\x2F\xFD\x04\x00\x00\x00\x00\x00");
+    let o = fpdb_stdin(&["ingest", &db, "-", "--no-progress"], b"\x28\xB5\x2F\xFD\x04\x00\x00\x00\x00\x00");
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
@@ -130,7 +130,7 @@ fn unreadable_formats_are_refused_with_one_error_and_nothing_stored() {
     );
     let gz16 = dir.path().join("papers.jsonl.gz");
     std::fs::write(&gz16, gzip(&utf16)).unwrap();
-    let o = fpdb(&["ingest", &db, gz16.to_str().unwrap(), "--quiet"]);
+    let o = fpdb(&["ingest", &db, gz16.to_str().unwrap(), "--no-progress"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("gzip-compressed UTF-16 text"), "{}", stderr(&o));
     assert_eq!(docs_in(&db), 0);
@@ -143,7 +143,7 @@ fn unreadable_formats_are_refused_with_one_error_and_nothing_stored() {
     // Latin-1 text is not refused by its first bytes, but its first non-ASCII byte is invalid
     // UTF-8: rejected with the offset and the conversion.
     std::fs::write(docs.join("latin1.txt"), b"Gr\xFC\xDFe aus M\xFCnchen, caf\xE9 cr\xE8me").unwrap();
-    let o = fpdb(&["ingest", &db, docs.to_str().unwrap(), "--quiet"]);
+    let o = fpdb(&["ingest", &db, docs.to_str().unwrap(), "--no-progress"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(6), "{err}");
     assert!(err.contains("paper.pdf: a PDF file") && err.contains("pdftotext"), "{err}");
@@ -163,7 +163,7 @@ fn a_truncated_gzip_input_is_a_read_error_naming_it() {
     gz.truncate(gz.len() * 2 / 3);
     let f = dir.path().join("cut.jsonl.gz");
     std::fs::write(&f, &gz).unwrap();
-    let o = fpdb(&["ingest", &db, f.to_str().unwrap(), "--quiet"]);
+    let o = fpdb(&["ingest", &db, f.to_str().unwrap(), "--no-progress"]);
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(3), "{err}");
     assert!(err.contains("cut.jsonl.gz line"), "{err}");

@@ -1016,3 +1016,108 @@ fn a_broad_duplicate_check_is_cut_at_its_bounds_and_says_so() {
     assert_eq!((v["truncated"].as_bool(), v["candidates"].as_u64()), (Some(true), Some(0)), "{v}");
     assert_eq!(v["hits"], json!([]));
 }
+
+/// `POST /v1/duplicates:batch` (issue 35): one NDJSON answer line per input line, in input order,
+/// each what `POST /v1/duplicates` answers for that line's body; a bad line answers an error with
+/// its line number and the others go on; the body is bounded by `--max-bulk-bytes`.
+#[test]
+fn a_batch_duplicate_check_answers_each_line_as_the_single_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--max-bulk-bytes", "200000"]);
+    let (base, near, other, third) = docs();
+    assert_eq!(put(&s, "paper/1", json!({"text": base, "doi": "10.1/a"})).status, 200);
+    assert_eq!(put(&s, "paper/2", json!({"text": other})).status, 200);
+    let checks = [
+        json!({"text": near}),
+        json!({"text": third}),
+        json!({"text": other, "limit": 1}),
+        json!({"text": "", "doi": "10.1/a"}),
+    ];
+    let nd = format!(
+        "{}\n\n{}\n{{not json\n{}\r\n{}\n{}\n",
+        checks[0],
+        checks[1],
+        checks[2],
+        json!({"text": near, "limit": 10_000_000}),
+        checks[3]
+    );
+    let r = s.req("POST", "/v1/duplicates:batch", nd.as_bytes());
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.header("content-type"), Some("application/x-ndjson"));
+    let lines: Vec<Value> = r.text().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(
+        lines.iter().map(|l| l["line"].as_u64().unwrap()).collect::<Vec<_>>(),
+        vec![1, 3, 4, 5, 6, 7],
+        "{}",
+        r.text()
+    );
+    assert_eq!(lines[2]["error"]["code"], "invalid_json", "{}", lines[2]);
+    assert_eq!(lines[4]["error"]["code"], "invalid_parameter", "{}", lines[4]);
+    // Each checked line answers what the single form answers (timings aside).
+    for (l, c) in [(0, 0), (1, 1), (3, 2), (5, 3)] {
+        let single = body_json(&s.req("POST", "/v1/duplicates", checks[c].to_string().as_bytes()));
+        assert!(lines[l]["error"].is_null(), "{}", lines[l]);
+        assert_eq!(lines[l]["hits"], single["hits"], "line {}", lines[l]["line"]);
+        assert_eq!(lines[l]["truncated"], single["truncated"]);
+        assert_eq!(lines[l]["candidates"], single["candidates"]);
+    }
+    assert_eq!(lines[0]["hits"][0]["key"], "paper/1", "{}", lines[0]);
+    assert_eq!(lines[1]["hits"], json!([]));
+    assert_eq!(lines[3]["hits"].as_array().unwrap().len(), 1);
+    assert_eq!(lines[5]["hits"][0]["key"], "paper/1");
+    // No line, no answer; a body past --max-bulk-bytes (the bulk ingest's bound) is 413.
+    let r = s.req("POST", "/v1/duplicates:batch", b"\n \n");
+    assert_eq!((r.status, r.text()), (200, String::new()));
+    assert_error(&s.req("POST", "/v1/duplicates:batch", b""), 400, "invalid_json");
+    let big = format!("{}\n", json!({"text": "word ".repeat(50_000)}));
+    assert_error(&s.req("POST", "/v1/duplicates:batch", big.as_bytes()), 413, "body_too_large");
+    // In the OpenAPI.
+    let v = body_json(&s.req("GET", "/openapi.json", b""));
+    assert!(v["paths"]["/v1/duplicates:batch"]["post"].is_object());
+    assert!(v["components"]["schemas"]["BatchLineOut"].is_object());
+}
+
+/// The batch form holds its duplicate-check permit (`--max-queries`) until its last line is
+/// answered: while a client reads a long answer slowly, a single check is refused (503
+/// `overloaded`), and once the answer is read, it is served again.
+#[test]
+fn a_streaming_batch_holds_its_duplicate_check_permit() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--max-queries", "1"]);
+    let (base, ..) = docs();
+    assert_eq!(put(&s, "paper/1", json!({"text": base})).status, 200);
+    // Far more answer bytes (about 14 MB) than the socket buffers and the server's channel hold.
+    let line = format!("{}\n", json!({"text": "a few words of no stored document"}));
+    let n = 200_000;
+    let mut c = Conn::connect(s.addr).unwrap();
+    c.send("POST", "/v1/duplicates:batch", &[], line.repeat(n).as_bytes()).unwrap();
+    // The answer has begun (its head is in) and is not read further: the checks wait on the client.
+    assert_eq!(c.read_head().unwrap().0, 200);
+    let single = json!({"text": base}).to_string();
+    let mut refused = false;
+    for _ in 0..100 {
+        let r = s.req("POST", "/v1/duplicates", single.as_bytes());
+        if r.status == 503 {
+            assert_error(&r, 503, "overloaded");
+            refused = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(refused, "a single check was never refused while the batch streamed");
+    let mut body = Vec::new();
+    while let Some(chunk) = c.read_chunk().unwrap() {
+        body.extend(chunk);
+    }
+    assert_eq!(body.iter().filter(|&&b| b == b'\n').count(), n);
+    // The answer is read: the permit is back (bounded wait for the task to end).
+    let mut served = false;
+    for _ in 0..200 {
+        if s.req("POST", "/v1/duplicates", single.as_bytes()).status == 200 {
+            served = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(served, "the permit was not given back");
+}

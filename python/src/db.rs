@@ -284,28 +284,17 @@ impl Db {
         let biblio = Biblio { title, year, doi };
         let out = py
             .detach(move || {
-                if containment.is_none() && biblio.is_empty() {
-                    return engine.insert_with(&key, &text, dedup);
-                }
-                // Db::insert_with, with the metadata and the containment threshold.
-                let doc = engine.prepare(
-                    &mut engine.fingerprinter(),
+                // The library's one decision of a single insert (as `fpdb insert`).
+                engine.insert_doc(
                     NewDoc {
-                        key: key.clone(),
+                        key,
                         text,
                         meta: None,
                         biblio,
                     },
-                )?;
-                engine
-                    .commit_prechecked_with(vec![Ok((doc, None))], dedup, containment)?
-                    .pop()
-                    .unwrap_or_else(|| {
-                        Err(Error::InvalidInput {
-                            key: Some(key),
-                            message: "document was not processed".into(),
-                        })
-                    })
+                    dedup,
+                    containment,
+                )
             })
             .or_raise(py)?;
         Ok(out.into())

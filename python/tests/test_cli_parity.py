@@ -39,7 +39,7 @@ def pair(tmp_path_factory, cli_bin):
     jsonl = write_jsonl(tmp / "docs.jsonl", docs, extra=lambda i: {"source": "s%d" % (i % 3), "n": i})
     cli_db = tmp / "cli.fpdb"
     run_cli(cli_bin, "init", str(cli_db), "--max-distance", "10", "--min-jaccard", "0.8")
-    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", str(BATCH), "--quiet")
+    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", str(BATCH), "--no-progress")
     py_db = fpdb.Db.create(tmp / "py.fpdb", max_distance=10, min_jaccard=0.8)
     items = ({"key": k, "text": t, "source": "s%d" % (i % 3), "n": i} for i, (k, t) in enumerate(docs))
     py_results = list(py_db.ingest(items, batch_size=BATCH))
@@ -160,7 +160,7 @@ def contain(tmp_path_factory, cli_bin):
     jsonl = write_jsonl(tmp / "docs.jsonl", docs)
     cli_db = tmp / "cli.fpdb"
     run_cli(cli_bin, "init", str(cli_db), "--containment", "on", "--containment-sample", "4")
-    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", str(BATCH), "--quiet",
+    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", str(BATCH), "--no-progress",
                           "--containment", str(C))
     py_db = fpdb.Db.create(tmp / "py.fpdb", containment=True, containment_sample=4)
     py_results = list(py_db.ingest(docs, batch_size=BATCH, containment=C))
@@ -194,6 +194,23 @@ def test_insert_containment_relations(tmp_path):
         assert rel.to_dict() in out.to_dict()["containment"]
         # Not asked for: empty.
         assert db.insert("plain", " ".join(words[5:45])).containment == []
+
+
+def test_insert_containment_equals_cli(tmp_path, cli_bin):
+    """`fpdb insert --containment C` answers what `Db.insert(containment=C)` answers (issue 35)."""
+    docs = corpus(10)
+    part = " ".join(docs[4][1].split()[5:45])
+    cli_db = tmp_path / "cli.fpdb"
+    run_cli(cli_bin, "init", str(cli_db))
+    run_cli(cli_bin, "ingest", str(cli_db), str(write_jsonl(tmp_path / "docs.jsonl", docs)), "--no-progress")
+    part_file = tmp_path / "part.txt"
+    part_file.write_text(part)
+    [cli_out] = run_cli(cli_bin, "insert", str(cli_db), "--key", "part", str(part_file), "--containment", "0.9")
+    with fpdb.Db.create(tmp_path / "py.fpdb") as db:
+        db.ingest(docs).run()
+        out = db.insert("part", part, containment=0.9)
+    assert cli_out == cli_outcome(out)
+    assert [h["key"] for h in cli_out["containment"]] == [docs[4][0]]
 
 
 def test_containment_query_equals_cli(contain):
@@ -272,7 +289,7 @@ def test_method_database_equals_cli(tmp_path, cli_bin, method):
         init += ["--idf-from", str(jsonl)]
         kw["idf_from"] = jsonl
     run_cli(cli_bin, *init)
-    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", "32", "--quiet")
+    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--batch-size", "32", "--no-progress")
     with fpdb.Db.create(tmp_path / "py.fpdb", **kw) as db:
         [cli_stats] = run_cli(cli_bin, "stats", str(cli_db))
         assert str(db.spec) == cli_stats["spec"] and db.spec.method.startswith(method)
@@ -348,7 +365,7 @@ def test_metadata_matches_and_get_equal_cli(tmp_path, cli_bin):
     jsonl = write_jsonl(tmp_path / "docs.jsonl", docs, extra=lambda i: meta.get(i, {}))
     cli_db = tmp_path / "cli.fpdb"
     run_cli(cli_bin, "init", str(cli_db))
-    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--quiet")
+    cli_results = run_cli(cli_bin, "ingest", str(cli_db), str(jsonl), "--no-progress")
     items = [{"key": k, "text": t, **meta.get(i, {})} for i, (k, t) in enumerate(docs)]
     with fpdb.Db.create(tmp_path / "py.fpdb") as db:
         results = list(db.ingest(items))
@@ -370,6 +387,17 @@ def test_metadata_matches_and_get_equal_cli(tmp_path, cli_bin):
         out = db.insert("new", "an unrelated text of its own words", doi="doi:10.1000/abc.1")
         assert [(h.key, h.match) for h in out.duplicates] == [(docs[0][0], "doi"), (docs[3][0], "doi")]
         assert db.get("new").doi == "doi:10.1000/abc.1"
+        # `fpdb insert` takes them too, and answers the same (issue 35): --doi, --title, --year.
+        text_file = tmp_path / "new.txt"
+        text_file.write_text("an unrelated text of its own words")
+        [cli_out] = run_cli(cli_bin, "insert", str(cli_db), "--key", "new", str(text_file), "--doi", "doi:10.1000/abc.1")
+        assert cli_out == cli_outcome(out)
+        text_file.write_text("another unrelated text with words of its own")
+        out = db.insert("retitled", text_file.read_text(), title="Near Duplicates, a Study", year=2020)
+        [cli_out] = run_cli(cli_bin, "insert", str(cli_db), "--key", "retitled", str(text_file),
+                            "--title", "Near Duplicates, a Study", "--year", "2020")
+        assert cli_out == cli_outcome(out)
+        assert [(h.key, h.match) for h in out.duplicates] == [(docs[0][0], "title_year"), (docs[5][0], "title_year")]
 
 
 def test_bad_metadata_is_a_per_item_error(tmp_path):

@@ -31,7 +31,7 @@ def single_node_pairs(tmp, cli_bin, docs) -> set[tuple[str, str]]:
     src = write_jsonl(tmp / "docs.jsonl", docs)
     db = tmp / "one.fpdb"
     run_cli(cli_bin, "init", str(db))
-    out = run_cli(cli_bin, "ingest", str(db), str(src), "--dedup", "link", "--quiet")
+    out = run_cli(cli_bin, "ingest", str(db), str(src), "--dedup", "link", "--no-progress")
     return {tuple(sorted((r["key"], d["key"]))) for r in out for d in r["duplicates"]}
 
 

@@ -35,7 +35,7 @@ def truth(tmp_path_factory, cli_bin):
     src = write_jsonl(tmp / "docs.jsonl", docs)
     db = tmp / "one.fpdb"
     run_cli(cli_bin, "init", str(db))
-    run_cli(cli_bin, "ingest", str(db), str(src), "--quiet")
+    run_cli(cli_bin, "ingest", str(db), str(src), "--no-progress")
     pairs = run_cli(cli_bin, "pairs", str(db), "-k", str(K), "--min-jaccard", str(T))
     groups = run_cli(cli_bin, "pairs", str(db), "-k", str(K), "--min-jaccard", str(T), "--groups")
     hamming_only = run_cli(cli_bin, "pairs", str(db), "-k", "6")

@@ -157,6 +157,23 @@ fn rejects_only_the_item(e: &Error) -> bool {
 }
 
 impl Db {
+    /// One document, with what the pipeline takes for each of its items: its metadata (`doc.meta`,
+    /// `doc.biblio`: title, year and DOI, stored and matched exactly) and, with `containment` C,
+    /// the stored documents it contains or is contained in with containment ≥ C in either
+    /// direction ([`InsertOutcome::containment`]; needs the containment index). The one place that
+    /// decides a single insert for every front end: `fpdb insert`, Python's `insert`. Without
+    /// metadata or containment it is [`Db::insert_with`].
+    pub fn insert_doc(&self, doc: NewDoc, dedup: Dedup, containment: Option<f64>) -> Result<InsertOutcome> {
+        if containment.is_none() && doc.meta.is_none() && doc.biblio.is_empty() {
+            return self.insert_with(&doc.key, &doc.text, dedup);
+        }
+        let key = doc.key.clone();
+        let doc = self.prepare(&mut self.fingerprinter(), doc)?;
+        self.commit_prechecked_with(vec![Ok((doc, None))], dedup, containment)?
+            .pop()
+            .unwrap_or_else(|| Err(Error::input(Some(key.as_bytes()), "document was not processed")))
+    }
+
     /// Ingests `input` through the pipeline; `on_done` is called for every item, in input order, after
     /// its batch committed. Input items that are [`Error::InvalidInput`] (e.g. a malformed line) are
     /// reported through `on_done`, not stored, and the rest of the input is ingested.

@@ -34,6 +34,11 @@ pub struct Cli {
     /// Print JSON lines instead of readable tables.
     #[arg(long, global = true)]
     pub json: bool,
+    /// Print nothing but errors (no results, summaries, progress or notes; rejected input items are
+    /// errors and are still reported on stderr); exit codes are unchanged. Before issue 35 `ingest
+    /// --quiet` only hid the progress bar: that is now `ingest --no-progress`.
+    #[arg(long, short = 'q', global = true)]
+    pub quiet: bool,
     #[command(subcommand)]
     pub cmd: Cmd,
 }
@@ -42,7 +47,9 @@ pub struct Cli {
 pub enum Cmd {
     /// Create a database with a fingerprint spec and defaults.
     Init(InitArgs),
-    /// Insert (or replace) one document; prints it and its verified near-duplicates.
+    /// Insert (or replace) one document, with its title, year and DOI when given; prints it, its
+    /// verified near-duplicates and metadata matches (and, with --containment C, its containment
+    /// relations), as `ingest` does for each of its documents.
     Insert(InsertArgs),
     /// Find near-duplicates of a text, a file or a SimHash. Exit code 1 when nothing is found.
     Query(QueryArgs),
@@ -244,6 +251,20 @@ pub struct InsertArgs {
     /// What to do when near-duplicates exist.
     #[arg(long, value_enum, default_value_t = DedupArg::Link)]
     pub dedup: DedupArg,
+    /// The document's title (stored; with --year, matched exactly like a near-duplicate: the
+    /// JSONL field "title" of `ingest`).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// The document's year (with --title; the JSONL field "year" of `ingest`).
+    #[arg(long, allow_negative_numbers = true)]
+    pub year: Option<i32>,
+    /// The document's DOI (stored and matched exactly; the JSONL field "doi" of `ingest`).
+    #[arg(long)]
+    pub doi: Option<String>,
+    /// Also report containment relations, as `ingest --containment`: the stored documents this one
+    /// contains or is contained in with containment >= C (0..=1). Needs `--containment on`.
+    #[arg(long, value_parser = unit_interval)]
+    pub containment: Option<f64>,
     #[command(flatten)]
     pub write: WriteArgs,
 }
@@ -319,9 +340,10 @@ pub struct IngestArgs {
     /// JSON field holding the text.
     #[arg(long, default_value = "text")]
     pub text_field: String,
-    /// Do not show a progress bar even on a terminal.
+    /// Do not show a progress bar even on a terminal (results and the summary are still printed;
+    /// `-q/--quiet` prints nothing but errors).
     #[arg(long)]
-    pub quiet: bool,
+    pub no_progress: bool,
     /// Also report containment relations: the stored documents each new one contains or is
     /// contained in with containment >= C (0..=1); a relation apart from the near-duplicate groups.
     /// Needs a database created with `--containment on`.

@@ -1,10 +1,33 @@
 //! Printers shared by the commands: hits and insert outcomes as tables or JSON lines.
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use fpdb::fingerprint::similarity::MethodScore;
 use fpdb::{Hit, InsertOutcome};
 use serde_json::json;
+
+/// `-q/--quiet`: set once by `main` before the command runs.
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+pub fn set_quiet(q: bool) {
+    QUIET.store(q, Ordering::Relaxed);
+}
+
+/// Whether `-q/--quiet` asked for nothing but errors.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// A line on stderr that is not an error (summaries, progress, notes): left out under `-q`.
+macro_rules! note {
+    ($($t:tt)*) => {
+        if !$crate::print::quiet() {
+            eprintln!($($t)*);
+        }
+    };
+}
+pub(crate) use note;
 
 pub fn hit_json(h: &Hit) -> serde_json::Value {
     json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared,
@@ -99,4 +122,21 @@ pub fn print_outcome(out: &mut impl Write, o: &InsertOutcome) -> io::Result<()> 
     } else {
         print_hits(out, &o.duplicates)
     }
+}
+
+/// One line per containment relation of a stored or skipped document (`ingest --containment`, `insert --containment`).
+pub fn print_relations(out: &mut impl Write, o: &InsertOutcome) -> io::Result<()> {
+    for h in &o.containment {
+        let (c, r) = (h.containment.unwrap_or(0.0), h.reverse_containment.unwrap_or(0.0));
+        let (how, value) = if c >= r { ("is inside", c) } else { ("contains", r) };
+        writeln!(
+            out,
+            "containment: {:?} {how} {:?} ({value:.4}; reverse {:.4}, J = {})",
+            o.key,
+            h.key,
+            if c >= r { r } else { c },
+            fmt_j(h.jaccard)
+        )?;
+    }
+    Ok(())
 }

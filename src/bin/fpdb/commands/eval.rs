@@ -134,7 +134,7 @@ pub fn run(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
     }
     let t0 = Instant::now();
     let (docs, skipped) = load(&cfg)?;
-    eprintln!(
+    crate::print::note!(
         "fpdb eval: {} documents fingerprinted in {:.2} s ({skipped} skipped); computing exact truth ...",
         docs.len(),
         t0.elapsed().as_secs_f64()
@@ -233,7 +233,7 @@ fn run_methods(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
         None => IdfTable::from_texts(docs.iter().map(|d| d.text.as_str())),
     };
     let methods = parse_methods(cfg.methods.as_deref().unwrap_or("all"), Arc::new(idf))?;
-    eprintln!(
+    crate::print::note!(
         "fpdb eval --methods: {} documents read in {:.2} s ({skipped} skipped); comparing {} methods ...",
         docs.len(),
         t0.elapsed().as_secs_f64(),

@@ -13,7 +13,7 @@ use fpdb::{Error, IngestOptions};
 
 use crate::cli::IngestArgs;
 use crate::input;
-use crate::print::{fmt_j, outcome_json, rejection_json};
+use crate::print::{fmt_j, outcome_json, print_relations, rejection_json};
 
 pub struct Config {
     pub db: PathBuf,
@@ -22,7 +22,8 @@ pub struct Config {
     pub key_field: String,
     pub text_field: String,
     pub opts: IngestOptions,
-    pub quiet: bool,
+    /// No progress bar (`--no-progress`, or `-q`).
+    pub no_progress: bool,
     pub sync: bool,
 }
 
@@ -42,7 +43,7 @@ impl From<IngestArgs> for Config {
                 o.containment = a.containment;
                 o
             },
-            quiet: a.quiet,
+            no_progress: a.no_progress || crate::print::quiet(),
             sync: !a.write.no_sync,
         }
     }
@@ -100,7 +101,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         }
     });
     let mut last_origin: Option<String> = None;
-    let bar = (!cfg.quiet && io::stderr().is_terminal()).then(|| {
+    let bar = (!cfg.no_progress && io::stderr().is_terminal()).then(|| {
         let b = indicatif::ProgressBar::new_spinner();
         b.set_style(
             indicatif::ProgressStyle::with_template("{spinner} {pos} docs ingested ({per_sec}) {elapsed_precise}")
@@ -180,7 +181,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     d.flush()?;
     let flush_secs = flushing.elapsed().as_secs_f64();
     let secs = started.elapsed().as_secs_f64().max(1e-9);
-    eprintln!(
+    crate::print::note!(
         "fpdb: ingested {} items in {:.2} s ({:.2} s of it the final flush): {} stored, {} skipped as duplicates, {} with near-duplicates, {}{} rejected; {:.0} docs/s, {:.1} MB/s, {} batches",
         stats.items,
         secs,
@@ -203,21 +204,4 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         return Ok(ExitCode::from(INTERRUPTED));
     }
     Ok(if stats.errors > 0 { ExitCode::from(6) } else { ExitCode::SUCCESS })
-}
-
-/// One line per containment relation of a stored or skipped document (`ingest --containment`).
-fn print_relations(out: &mut impl Write, o: &fpdb::InsertOutcome) -> io::Result<()> {
-    for h in &o.containment {
-        let (c, r) = (h.containment.unwrap_or(0.0), h.reverse_containment.unwrap_or(0.0));
-        let (how, value) = if c >= r { ("is inside", c) } else { ("contains", r) };
-        writeln!(
-            out,
-            "containment: {:?} {how} {:?} ({value:.4}; reverse {:.4}, J = {})",
-            o.key,
-            h.key,
-            if c >= r { r } else { c },
-            fmt_j(h.jaccard)
-        )?;
-    }
-    Ok(())
 }

@@ -1,20 +1,23 @@
-//! `fpdb insert`: insert (or replace) one document.
+//! `fpdb insert`: insert (or replace) one document, with its metadata and, on request, its
+//! containment relations ([`fpdb::Db::insert_doc`], as Python's `insert`).
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use fpdb::Dedup;
+use fpdb::{Biblio, Dedup, NewDoc};
 
 use crate::cli::InsertArgs;
-use crate::print::{outcome_json, print_outcome};
+use crate::print::{outcome_json, print_outcome, print_relations};
 
 pub struct Config {
     pub db: PathBuf,
     pub key: String,
     pub file: Option<PathBuf>,
     pub dedup: Dedup,
+    pub biblio: Biblio,
+    pub containment: Option<f64>,
     pub sync: bool,
 }
 
@@ -25,6 +28,12 @@ impl From<InsertArgs> for Config {
             key: a.key,
             file: a.file,
             dedup: a.dedup.into(),
+            biblio: Biblio {
+                title: a.title,
+                year: a.year,
+                doi: a.doi,
+            },
+            containment: a.containment,
             sync: !a.write.no_sync,
         }
     }
@@ -33,11 +42,18 @@ impl From<InsertArgs> for Config {
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let text = super::read_input(cfg.file.as_ref())?;
     let d = super::open(&cfg.db, cfg.sync)?;
-    let o = d.insert_with(&cfg.key, &text, cfg.dedup)?;
+    let doc = NewDoc {
+        key: cfg.key,
+        text,
+        meta: None,
+        biblio: cfg.biblio,
+    };
+    let o = d.insert_doc(doc, cfg.dedup, cfg.containment)?;
     if json {
         writeln!(out, "{}", outcome_json(&o))?;
     } else {
         print_outcome(out, &o)?;
+        print_relations(out, &o)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -27,11 +27,16 @@ use fpdb::{Db, Error, FingerprintSpec, Options, Weighting};
 
 use crate::cli::{Cli, Cmd, KeyArgs};
 use crate::input;
+use crate::print::note;
 
-/// Runs the parsed command; output goes through one buffered stdout.
+/// Runs the parsed command; output goes through one buffered stdout (nowhere under `-q`).
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::new(stdout.lock());
+    crate::print::set_quiet(cli.quiet);
+    let mut out: Box<dyn Write> = if cli.quiet {
+        Box::new(io::sink())
+    } else {
+        Box::new(io::BufWriter::new(io::stdout().lock()))
+    };
     let json = cli.json;
     let code = match cli.cmd {
         Cmd::Init(a) => init::run(init::Config::from_args(a)?, json, &mut out)?,
@@ -116,7 +121,7 @@ pub fn read_input(file: Option<&PathBuf>) -> Result<String> {
 /// are skipped and counted on stderr), its words those of normalizer version `normalizer`.
 pub fn idf_table(corpus: &Path, normalizer: u32) -> Result<fpdb::fingerprint::weighted::IdfTable, Error> {
     let (table, skipped) = fpdb::fingerprint::weighted::IdfTable::from_jsonl_with(corpus, normalizer)?;
-    eprintln!(
+    note!(
         "fpdb: IDF table from {}: {} documents, {} words ({skipped} lines skipped)",
         corpus.display(),
         table.docs(),

@@ -101,7 +101,7 @@ fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, grou
             json!({"docs": rep.docs, "pairs": rep.pairs.len(), "by_hamming": rep.by_hamming, "by_jaccard": rep.by_jaccard,
             "hamming_seconds": rep.hamming_seconds, "verify_seconds": rep.verify_seconds})
         )?;
-    } else if !json || summary {
+    } else if (!json || summary) && !crate::print::quiet() {
         let mut err = io::stderr().lock();
         writeln!(
             err,
@@ -164,7 +164,7 @@ fn containment_pairs(out: &mut impl Write, json: bool, d: &Db, c: f64, threads: 
     if json && summary {
         writeln!(out, "{}", json!({"docs": docs, "pairs": pairs.len(), "seconds": secs}))?;
     } else if !json || summary {
-        eprintln!(
+        crate::print::note!(
             "{} containment pairs (>= {c} in either direction) among {docs} documents ({secs:.3} s); columns: a, b, direction (a<b: a inside b), a_in_b, b_in_a, jaccard",
             pairs.len()
         );

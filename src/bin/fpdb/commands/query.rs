@@ -174,7 +174,7 @@ fn run_jsonl(
         }
         out.flush()?;
     }
-    eprintln!("fpdb: looked up {seq} documents: {found} with hits, {rejected} rejected");
+    crate::print::note!("fpdb: looked up {seq} documents: {found} with hits, {rejected} rejected");
     Ok(if rejected > 0 {
         ExitCode::from(6)
     } else if found == 0 {

@@ -26,7 +26,7 @@ impl Config {
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let r = Db::reindex(&cfg.db, cfg.tables, |done, total| {
         if !json {
-            eprintln!("fpdb: reindex: table {done} of {total} written");
+            crate::print::note!("fpdb: reindex: table {done} of {total} written");
         }
     })?;
     if json {

@@ -20,12 +20,22 @@ use super::errors::{ApiError, ErrorBody, RequestId};
 use super::router::AppState;
 use super::schemas::{parse_json, MAX_LIMIT};
 use super::schemas::{
-    BulkDocumentIn, BulkLineOut, DedupParam, DedupQuery, DeleteOut, DocumentIn, DocumentOut, DuplicatesIn, DuplicatesOut, GroupMembersOut,
-    GroupOut, HealthOut, HitOut, KeyIn, MemberOut, PutResponse, StatsOut,
+    BatchLineOut, BulkDocumentIn, BulkLineOut, DedupParam, DedupQuery, DeleteOut, DocumentIn, DocumentOut, DuplicatesIn, DuplicatesOut,
+    GroupMembersOut, GroupOut, HealthOut, HitOut, KeyIn, MemberOut, PutResponse, StatsOut,
 };
 use super::writer::Job;
 
 type AppResult = Result<Response, ApiError>;
+
+/// A streamed NDJSON answer: the lines a blocking task sends, as they come (the channel's bound
+/// holds the task back while the client reads slowly).
+fn ndjson(mut rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response {
+    let stream = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx).map(|o| o.map(Ok::<Bytes, std::convert::Infallible>)));
+    let mut r = Response::new(Body::from_stream(stream));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    r
+}
 
 fn json<T: Serialize>(status: StatusCode, v: &T) -> Response {
     match serde_json::to_vec(v) {
@@ -271,7 +281,7 @@ pub async fn post_documents(
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_json("the body holds no document; send one JSON object per line"));
     }
-    let (tx, mut rx) = tokio::sync::mpsc::channel::<Bytes>(256);
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(256);
     let db = s.db.clone();
     let metrics = s.metrics.clone();
     let health = s.health.clone();
@@ -360,11 +370,7 @@ pub async fn post_documents(
             });
         }
     });
-    let stream = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx).map(|o| o.map(Ok::<Bytes, std::convert::Infallible>)));
-    let mut r = Response::new(Body::from_stream(stream));
-    r.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
-    Ok(r)
+    Ok(ndjson(rx))
 }
 
 /// Read-only check: verified text near-duplicates unioned with exact metadata matches (paper 001).
@@ -387,59 +393,144 @@ pub async fn post_documents(
 pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
     let body = body_of(&s, &headers, body).await?;
     let d: DuplicatesIn = parse_json(&body)?;
+    let state = s.clone();
+    let out = blocking(move || check_one(&state, d)).await?;
+    Ok(json(StatusCode::OK, &out))
+}
+
+/// One duplicate check (`POST /v1/duplicates`, and each line of the batch form): the request's
+/// bounds applied, then [`bounded_check`]. The verification deadline counts from here (the body is
+/// in): the answer comes at most --query-deadline-ms after, plus the probe (bounded by
+/// max_query_distance) and the metadata lookup.
+fn check_one(state: &AppState, d: DuplicatesIn) -> Result<DuplicatesOut, ApiError> {
     if d.limit.is_some_and(|l| l > MAX_LIMIT) {
         return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
     }
+    let deadline = Instant::now() + state.cfg.query_deadline;
+    if let Some(k) = d.max_distance {
+        let bound = state.distance_bound();
+        // Past 32 the library refuses it (400 `invalid_parameter`, out of range).
+        if k > bound && k <= fpdb::MAX_DISTANCE {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "max_distance_too_expensive",
+                format!(
+                    "max_distance {k} is past what the index answers fast at this database size: at most {bound} (GET /v1/stats: max_query_distance; docs/serve.md, \"Limits of a duplicate check\")"
+                ),
+            ));
+        }
+    }
+    let mut opts = QueryOptions::default()
+        .with_max_candidates(state.cfg.max_candidates)
+        .with_deadline(deadline);
+    if let Some(k) = d.max_distance {
+        opts = opts.with_max_distance(k);
+    }
+    if let Some(t) = d.min_jaccard {
+        opts = opts.with_min_jaccard(t);
+    }
+    if let Some(l) = d.limit {
+        opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
+    }
+    let biblio = Biblio {
+        title: d.title,
+        year: d.year,
+        doi: d.doi,
+    };
+    let t = Instant::now();
+    let answer = bounded_check(&state.db, &d.text, &biblio, &opts)?;
+    Ok(DuplicatesOut {
+        hits: answer.hits.iter().map(HitOut::from).collect(),
+        truncated: answer.truncated,
+        candidates: answer.candidates as u64,
+        took_us: t.elapsed().as_micros() as u64,
+    })
+}
+
+/// Many duplicate checks in one request (NDJSON, one `DuplicatesIn` per line): a harvest checked
+/// without a request per text. Each line is checked as `POST /v1/duplicates` checks its body (the
+/// same bounds, the deadline per line) and answered on one NDJSON line, in input order, streamed as
+/// it is done; a line that is not the documented JSON, or that the check refuses, answers an error
+/// object with its line number and the rest go on. The body is bounded like the bulk ingest's
+/// (`--max-bulk-bytes`) and holds one of its slots (`--bulk-slots`) as well as a duplicate-check
+/// one (`--max-queries`); a client that reads slowly holds the checks back (a small buffer).
+#[utoipa::path(post, path = "/v1/duplicates:batch", tag = "documents",
+    request_body(content = serde_json::Value, content_type = "application/x-ndjson",
+        description = "One duplicate check per line, each the JSON body of POST /v1/duplicates (DuplicatesIn). Any line is accepted: one that is not a DuplicatesIn is answered on its own line with an error, and the others are checked"),
+    responses(
+        (status = 200, description = "One BatchLineOut per non-blank input line, in input order (none for a body without one)", body = BatchLineOut, content_type = "application/x-ndjson"),
+        (status = 400, description = "No body (no bytes and no Content-Type)", body = ErrorBody),
+        (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
+        (status = 404, description = "No such endpoint", body = ErrorBody),
+        (status = 408, description = "The body did not arrive within --body-timeout-s", body = ErrorBody),
+        (status = 413, description = "Body over --max-bulk-bytes (as sent, or decompressed)", body = ErrorBody),
+        (status = 415, description = "A Content-Encoding other than gzip or identity", body = ErrorBody),
+        (status = 429, description = "All bulk slots busy; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
+        (status = 503, description = "Too many requests in flight, or past --request-timeout-s; see Retry-After", body = ErrorBody,
+            headers(("Retry-After" = u32, description = "Seconds to wait"))),
+    ),
+    security((), ("bearer" = [])))]
+pub async fn post_duplicates_batch(
+    State(s): State<Arc<AppState>>,
+    Extension(rid): Extension<RequestId>,
+    headers: HeaderMap,
+    body: Body,
+) -> AppResult {
+    // As the bulk ingest: the slot is taken before the body is read, so the slots bound the memory
+    // of bulk bodies.
+    let Ok(permit) = s.bulk.clone().try_acquire_owned() else {
+        s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
+        return Err(ApiError::queue_full("all bulk slots are busy (--bulk-slots)"));
+    };
+    // A duplicate check's permit (--max-queries), held until the last line is answered.
+    let Ok(query) = s.queries.clone().try_acquire_owned() else {
+        s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
+        return Err(ApiError::overloaded("too many duplicate checks in flight (--max-queries)"));
+    };
+    let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes", s.cfg.body_timeout).await?;
+    let body = decoded(&headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
+    // No body at all (no bytes, no Content-Type) is a malformed request; an NDJSON body without a
+    // line is zero checks, answered with zero lines.
+    if body.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {
+        return Err(ApiError::bad_json("the request has no body; send one JSON object per line"));
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(64);
     let state = s.clone();
-    // The verification deadline counts from here (the body is in): the answer comes at most
-    // --query-deadline-ms after, plus the probe (bounded by max_query_distance) and the metadata
-    // lookup.
-    let deadline = Instant::now() + s.cfg.query_deadline;
-    let (answer, took) = blocking(move || {
-        if let Some(k) = d.max_distance {
-            let bound = state.distance_bound();
-            // Past 32 the library refuses it (400 `invalid_parameter`, out of range).
-            if k > bound && k <= fpdb::MAX_DISTANCE {
-                return Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "max_distance_too_expensive",
-                    format!(
-                        "max_distance {k} is past what the index answers fast at this database size: at most {bound} (GET /v1/stats: max_query_distance; docs/serve.md, \"Limits of a duplicate check\")"
-                    ),
-                ));
+    tokio::task::spawn_blocking(move || {
+        let _permits = (permit, query);
+        for (i, raw) in body.split(|&b| b == b'\n').enumerate() {
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            if raw.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let line = i as u64 + 1;
+            let out = match parse_json::<DuplicatesIn>(raw).and_then(|d| check_one(&state, d)) {
+                Ok(a) => BatchLineOut {
+                    line,
+                    answer: Some(a),
+                    error: None,
+                },
+                Err(e) => {
+                    if let Some(d) = &e.detail {
+                        eprintln!("fpdb serve: request {}: line {line}: {}: {d}", rid.0, e.code);
+                    }
+                    BatchLineOut {
+                        line,
+                        answer: None,
+                        error: Some(e.body_with_id(e.detail.as_ref().map(|_| &rid)).error),
+                    }
+                }
+            };
+            let mut b = serde_json::to_vec(&out).unwrap_or_default();
+            b.push(b'\n');
+            // The client went away (or the request timed out): stop checking.
+            if tx.blocking_send(Bytes::from(b)).is_err() || state.stopping.load(Ordering::Relaxed) {
+                return;
             }
         }
-        let mut opts = QueryOptions::default()
-            .with_max_candidates(state.cfg.max_candidates)
-            .with_deadline(deadline);
-        if let Some(k) = d.max_distance {
-            opts = opts.with_max_distance(k);
-        }
-        if let Some(t) = d.min_jaccard {
-            opts = opts.with_min_jaccard(t);
-        }
-        if let Some(l) = d.limit {
-            opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
-        }
-        let biblio = Biblio {
-            title: d.title,
-            year: d.year,
-            doi: d.doi,
-        };
-        let t = Instant::now();
-        let answer = bounded_check(&state.db, &d.text, &biblio, &opts)?;
-        Ok((answer, t.elapsed()))
-    })
-    .await?;
-    Ok(json(
-        StatusCode::OK,
-        &DuplicatesOut {
-            hits: answer.hits.iter().map(HitOut::from).collect(),
-            truncated: answer.truncated,
-            candidates: answer.candidates as u64,
-            took_us: took.as_micros() as u64,
-        },
-    ))
+    });
+    Ok(ndjson(rx))
 }
 
 /// `Db::check_duplicates` with its bounds reported: the verified text hits of a bounded query

@@ -27,6 +27,7 @@ pub async fn admit(State(s): State<Arc<AppState>>, req: Request, next: Next) -> 
         s.metrics.rejected_busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         return ApiError::overloaded("too many requests in flight (--max-inflight)").into_response();
     };
+    // The batch form takes its duplicate-check permit itself and holds it while its answer streams.
     let _query = if path == "/v1/duplicates" {
         let Ok(p) = s.queries.clone().try_acquire_owned() else {
             s.metrics.rejected_busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);

@@ -189,10 +189,12 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
         })?;
         let addr = listener.local_addr().context("reading the bound address")?;
         // The one line on stdout: scripts and tests read the bound address from it.
-        println!("fpdb serve: listening on http://{addr}");
-        use std::io::Write as _;
-        std::io::stdout().flush().ok();
-        eprintln!(
+        if !crate::print::quiet() {
+            println!("fpdb serve: listening on http://{addr}");
+            use std::io::Write as _;
+            std::io::stdout().flush().ok();
+        }
+        crate::print::note!(
             "fpdb serve: database {} ({} documents); token {}; writer queue {} documents",
             cfg.db.display(),
             state.db.stats().docs,
@@ -210,7 +212,7 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
         let app = router::router(state.clone());
         let signal = async {
             shutdown_signal().await;
-            eprintln!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
+            crate::print::note!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
         };
         let limits = conn::Limits {
             max_connections: cfg.max_connections,

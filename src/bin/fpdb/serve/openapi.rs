@@ -17,6 +17,7 @@ use super::handlers as h;
         h::put_document,
         h::post_documents,
         h::post_duplicates,
+        h::post_duplicates_batch,
         h::get_document,
         h::post_documents_get,
         h::delete_document,

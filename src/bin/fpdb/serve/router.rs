@@ -45,6 +45,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/documents:get", post(h::post_documents_get))
         .route("/v1/documents:delete", post(h::post_documents_delete))
         .route("/v1/duplicates", post(h::post_duplicates))
+        .route("/v1/duplicates:batch", post(h::post_duplicates_batch))
         .route("/v1/groups/{id}", get(h::get_group))
         .route("/v1/stats", get(h::get_stats))
         .route("/healthz", get(h::healthz))

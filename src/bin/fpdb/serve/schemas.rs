@@ -176,6 +176,19 @@ pub struct BulkLineOut {
     pub error: Option<ErrorDetail>,
 }
 
+/// One line of the `POST /v1/duplicates:batch` answer: the check of one input line.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BatchLineOut {
+    /// 1-based line number in the request body.
+    pub line: u64,
+    /// The answer, as `POST /v1/duplicates` gives it, when the line was checked.
+    #[serde(flatten)]
+    pub answer: Option<DuplicatesOut>,
+    /// Why the line was not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorDetail>,
+}
+
 /// A read-only duplicate check.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
