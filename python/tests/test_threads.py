@@ -113,7 +113,8 @@ def timed(ticker: Ticker, f) -> tuple[float, int]:
 
 def test_a_second_thread_runs_during_a_long_call(tmp_path):
     with fpdb.Db.create(tmp_path / "db", sync=False) as db:
-        db.ingest(lazy_corpus(20_000), batch_size=2000).run()
+        # 100K documents: a check long enough (~0.3 s on the 2-core dev box) to show the other thread.
+        db.ingest(lazy_corpus(100_000), batch_size=5000).run()
         with Ticker() as ticker:
             took, turns = timed(ticker, db.check)
         # A call that long with the GIL held would leave no turn at all.
@@ -123,20 +124,26 @@ def test_a_second_thread_runs_during_a_long_call(tmp_path):
 
 def test_an_abandoned_ingest_drains_without_the_gil(tmp_path):
     with fpdb.Db.create(tmp_path / "db", sync=True) as db:
-        ing = db.ingest(lazy_corpus(100_000), batch_size=4000)
-        first = next(ing)
-        assert first.ok
+        # One drain lasts as long as the batches in flight at the drop (tens of ms here), so abandon
+        # ingests of long documents until the drains add up to enough time to show the other thread.
+        took, turns, rounds = 0.0, 0, 0
         with Ticker() as ticker:
-            # Dropping the iterator stops the input and waits for the batches in flight to commit.
-            def drop():
-                nonlocal ing
-                del ing
-                gc.collect()
+            while took < 0.3 and rounds < 40:
+                docs = ((f"{rounds}-{k}", " ".join([t] * 20)) for k, t in lazy_corpus(100_000, seed=rounds))
+                ing = db.ingest(docs, batch_size=4000)
+                assert next(ing).ok
 
-            took, turns = timed(ticker, drop)
-        assert took > 0.1, f"the drain took {took:.3f} s: too short to show anything"
-        assert turns >= 10, f"{turns} turns of the other thread during a {took:.3f} s drain"
-        assert len(db) > 4000
+                def drop():
+                    nonlocal ing
+                    del ing
+                    gc.collect()
+
+                t, n = timed(ticker, drop)
+                took, turns, rounds = took + t, turns + n, rounds + 1
+        assert took >= 0.3, f"{rounds} drains took {took:.3f} s: too short to show anything"
+        # With the GIL held during a drain, the other thread gets no turn inside it.
+        assert turns >= 10, f"{turns} turns of the other thread during {rounds} drains of {took:.3f} s"
+        assert len(db) > 4000 * rounds
 
 
 def test_a_db_dropped_without_close_flushes_without_the_gil(tmp_path):
