@@ -209,6 +209,9 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
     })
 }
 
+/// A candidate pair: (index in the fingerprints, index in the fingerprints, Hamming distance).
+type RawPair = (u32, u32, u32);
+
 /// Refuses a `k` above [`MAX_DISTANCE`] or a `t` outside 0..=1 (the bounds of [`Db::query`]).
 fn check_pairs_options(opts: &PairsOptions) -> Result<()> {
     if opts.max_distance > MAX_DISTANCE {
@@ -234,7 +237,7 @@ fn candidate_pairs(
     fps: &[u64],
     opts: &PairsOptions,
     threads: usize,
-) -> Result<(Vec<(u32, u32, u32)>, Vec<MethodScore>)> {
+) -> Result<(Vec<RawPair>, Vec<MethodScore>)> {
     // method: the other methods' pairs come from their index (every pair under the rule, once).
     let mut scores: Vec<MethodScore> = Vec::new();
     if db.spec().method.uses_simhash_tables() {
@@ -252,13 +255,7 @@ fn candidate_pairs(
 }
 
 /// The candidate pairs as [`Pair`]s, those under `min_jaccard` (when asked) left out.
-fn verify_pairs(
-    db: &Db,
-    docs: &[(u64, u64, u64)],
-    raw: Vec<(u32, u32, u32)>,
-    scores: Vec<MethodScore>,
-    opts: &PairsOptions,
-) -> Result<Vec<Pair>> {
+fn verify_pairs(db: &Db, docs: &[(u64, u64, u64)], raw: Vec<RawPair>, scores: Vec<MethodScore>, opts: &PairsOptions) -> Result<Vec<Pair>> {
     let mut out = Vec::with_capacity(raw.len());
     let mut cache: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for (n, (i, j, d)) in raw.into_iter().enumerate() {
