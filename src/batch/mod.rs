@@ -188,6 +188,32 @@ fn dist_row(label: String, pairs: &[&Pair]) -> DistRow {
 /// same bounds as [`Db::query`]); [`Error::Corruption`] when a shingle set to verify is damaged;
 /// [`Error::Panicked`] when a worker thread panics (a bug), never a shorter result.
 pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
+    check_pairs_options(opts)?;
+    let threads = crate::index::threads_or_cores(opts.threads);
+    let docs = db.fingerprints();
+    let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
+    let t0 = std::time::Instant::now();
+    let (raw, scores) = candidate_pairs(db, &docs, &fps, opts, threads)?;
+    let hamming_seconds = t0.elapsed().as_secs_f64();
+    let t1 = std::time::Instant::now();
+    let out = verify_pairs(db, &docs, raw, scores, opts)?;
+    let verify_seconds = t1.elapsed().as_secs_f64();
+    let (by_hamming, by_jaccard) = distributions(&out, opts);
+    Ok(PairsReport {
+        docs: docs.len() as u64,
+        pairs: out,
+        by_hamming,
+        by_jaccard,
+        hamming_seconds,
+        verify_seconds,
+    })
+}
+
+/// A candidate pair: (index in the fingerprints, index in the fingerprints, Hamming distance).
+type RawPair = (u32, u32, u32);
+
+/// Refuses a `k` above [`MAX_DISTANCE`] or a `t` outside 0..=1 (the bounds of [`Db::query`]).
+fn check_pairs_options(opts: &PairsOptions) -> Result<()> {
     if opts.max_distance > MAX_DISTANCE {
         return Err(Error::InvalidOption {
             name: "max_distance",
@@ -200,27 +226,36 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
             message: format!("must be within 0.0..=1.0, got {t}"),
         });
     }
-    let threads = crate::index::threads_or_cores(opts.threads);
-    let docs = db.fingerprints();
-    let fps: Vec<u64> = docs.iter().map(|d| d.1).collect();
-    let t0 = std::time::Instant::now();
+    Ok(())
+}
+
+/// The pairs within `k` as `(index in docs, index in docs, distance)`, sorted by the first, plus
+/// each pair's score when the method's own index found them (empty for the SimHash tables).
+fn candidate_pairs(
+    db: &Db,
+    docs: &[(u64, u64, u64)],
+    fps: &[u64],
+    opts: &PairsOptions,
+    threads: usize,
+) -> Result<(Vec<RawPair>, Vec<MethodScore>)> {
     // method: the other methods' pairs come from their index (every pair under the rule, once).
     let mut scores: Vec<MethodScore> = Vec::new();
-    let raw = if db.spec().method.uses_simhash_tables() {
-        all_pairs_fps(&fps, opts.max_distance, threads)?
-    } else {
-        let index_of = |id: u64| docs.binary_search_by_key(&id, |d| d.0).ok().map(|i| i as u32);
-        let mut raw = Vec::new();
-        for (a, b, s) in db.method_pairs(opts.max_distance, opts.min_shared)? {
-            if let (Some(i), Some(j)) = (index_of(a), index_of(b)) {
-                raw.push((i, j, s.distance()));
-                scores.push(s);
-            }
+    if db.spec().method.uses_simhash_tables() {
+        return Ok((all_pairs_fps(fps, opts.max_distance, threads)?, scores));
+    }
+    let index_of = |id: u64| docs.binary_search_by_key(&id, |d| d.0).ok().map(|i| i as u32);
+    let mut raw = Vec::new();
+    for (a, b, s) in db.method_pairs(opts.max_distance, opts.min_shared)? {
+        if let (Some(i), Some(j)) = (index_of(a), index_of(b)) {
+            raw.push((i, j, s.distance()));
+            scores.push(s);
         }
-        raw
-    };
-    let hamming_seconds = t0.elapsed().as_secs_f64();
-    let t1 = std::time::Instant::now();
+    }
+    Ok((raw, scores))
+}
+
+/// The candidate pairs as [`Pair`]s, those under `min_jaccard` (when asked) left out.
+fn verify_pairs(db: &Db, docs: &[(u64, u64, u64)], raw: Vec<RawPair>, scores: Vec<MethodScore>, opts: &PairsOptions) -> Result<Vec<Pair>> {
     let mut out = Vec::with_capacity(raw.len());
     let mut cache: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
     for (n, (i, j, d)) in raw.into_iter().enumerate() {
@@ -228,27 +263,7 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
         let jac = match opts.min_jaccard {
             None => None,
             Some(t) => {
-                for x in [i, j] {
-                    if let std::collections::btree_map::Entry::Vacant(e) = cache.entry(x) {
-                        let id = docs[x as usize].0;
-                        // A document deleted since the fingerprints were read: say so, do not
-                        // compare against an empty set.
-                        let set = db.shingles(id)?.ok_or_else(|| Error::InvalidInput {
-                            key: db.key_of(id),
-                            message: format!("doc {id} was deleted while `pairs` ran; run it again"),
-                        })?;
-                        e.insert(set);
-                    }
-                }
-                let jv = jaccard(&cache[&i], &cache[&j]).jaccard;
-                // Evict sets no later pair needs (pairs are sorted by i).
-                while let Some((&first, _)) = cache.first_key_value() {
-                    if first < i {
-                        cache.pop_first();
-                    } else {
-                        break;
-                    }
-                }
+                let jv = cached_jaccard(db, docs, &mut cache, i, j)?;
                 if jv < t {
                     continue;
                 }
@@ -263,7 +278,39 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
             score: scores.get(n).cloned(),
         });
     }
-    let verify_seconds = t1.elapsed().as_secs_f64();
+    Ok(out)
+}
+
+/// Jaccard of `docs[i]` and `docs[j]`, their shingle sets read once into `cache` and evicted when
+/// no later pair needs them (pairs are sorted by `i`).
+fn cached_jaccard(db: &Db, docs: &[(u64, u64, u64)], cache: &mut BTreeMap<u32, Vec<u32>>, i: u32, j: u32) -> Result<f64> {
+    for x in [i, j] {
+        if let std::collections::btree_map::Entry::Vacant(e) = cache.entry(x) {
+            let id = docs[x as usize].0;
+            // A document deleted since the fingerprints were read: say so, do not
+            // compare against an empty set.
+            let set = db.shingles(id)?.ok_or_else(|| Error::InvalidInput {
+                key: db.key_of(id),
+                message: format!("doc {id} was deleted while `pairs` ran; run it again"),
+            })?;
+            e.insert(set);
+        }
+    }
+    let jv = jaccard(&cache[&i], &cache[&j]).jaccard;
+    // Evict sets no later pair needs (pairs are sorted by i).
+    while let Some((&first, _)) = cache.first_key_value() {
+        if first < i {
+            cache.pop_first();
+        } else {
+            break;
+        }
+    }
+    Ok(jv)
+}
+
+/// The report's distributions: pairs and docs per Hamming distance (0..=max(k, largest found)),
+/// and per Jaccard band when Jaccard was asked.
+fn distributions(out: &[Pair], opts: &PairsOptions) -> (Vec<DistRow>, Vec<DistRow>) {
     let top = out.iter().map(|p| p.hamming).max().unwrap_or(0).max(opts.max_distance);
     let by_hamming = (0..=top)
         .map(|d| dist_row(d.to_string(), &out.iter().filter(|p| p.hamming == d).collect::<Vec<_>>()))
@@ -277,14 +324,7 @@ pub fn pairs(db: &Db, opts: &PairsOptions) -> Result<PairsReport> {
             by_jaccard.push(dist_row(format!("{lo:.1}-{:.1}", hi.min(1.0)), &rows));
         }
     }
-    Ok(PairsReport {
-        docs: docs.len() as u64,
-        pairs: out,
-        by_hamming,
-        by_jaccard,
-        hamming_seconds,
-        verify_seconds,
-    })
+    (by_hamming, by_jaccard)
 }
 
 /// Connected components of the pair graph: `(canonical id, members)` for components of ≥ 2 docs,

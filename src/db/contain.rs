@@ -307,8 +307,6 @@ impl Db {
         let Some(cfg) = self.inner.config.containment else { return Ok(()) };
         let rp = self.inner.rocks_path.display().to_string();
         let cf = self.cf(CF_CONTAIN)?;
-        let floor = st.contain.floor;
-        let tail = &st.contain;
         let mut fault = |doc: Option<u64>, what: String| {
             rep.faults.push(Fault {
                 doc,
@@ -319,58 +317,8 @@ impl Db {
         };
         // Per document: its expected keys (from its stored set) must all be present, and the
         // entries naming it must be exactly as many.
-        let mut expected: IntMap<u64, u64> = IntMap::default();
-        let mut short_in_index: HashMap<u32, u32> = HashMap::new();
-        let mut ids: Vec<u64> = records.keys().copied().collect();
-        ids.sort_unstable();
-        for id in ids {
-            let Ok(set) = st.segs.read(records[&id].loc(), id) else { continue }; // reported by the main check
-            let (n, missing, wrong) = self.check_contain_doc(st, cfg, cf, id, &set);
-            expected.insert(id, n as u64);
-            if missing > 0 {
-                fault(Some(id), format!("{missing} of its {n} containment-index keys are missing"));
-            }
-            if wrong > 0 {
-                fault(
-                    Some(id),
-                    format!("{wrong} of its containment-index entries do not hold its key count {n}"),
-                );
-            }
-        }
-        let mut per_doc: IntMap<u64, u64> = IntMap::default();
-        for item in scan_contain(&self.inner.rocks, cf, IteratorMode::Start) {
-            let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
-            match decode_contain_key(&k) {
-                // At or above the floor: left by a flush that stopped before moving the floor; the
-                // searches skip it and the next flush writes it again.
-                Some((_, _, id)) if id >= floor && records.contains_key(&id) => {}
-                Some((kind, s, id)) if records.contains_key(&id) => {
-                    rep.contain_entries += 1;
-                    *per_doc.entry(id).or_insert(0) += 1;
-                    if kind == KeyKind::Short {
-                        *short_in_index.entry(s).or_insert(0) += 1;
-                    }
-                }
-                Some((_, _, id)) => fault(Some(id), "containment-index entry without a live doc".into()),
-                None => fault(None, format!("containment key {k:?} does not decode")),
-            }
-        }
-        for (kind, s) in tail.keys() {
-            for (id, _) in tail.list(kind, s) {
-                rep.contain_entries += 1;
-                if id < floor || !records.contains_key(&id) {
-                    fault(
-                        Some(id),
-                        format!("in-memory containment entry of a document below the floor {floor} or not live"),
-                    );
-                    continue;
-                }
-                *per_doc.entry(id).or_insert(0) += 1;
-                if kind == KeyKind::Short {
-                    *short_in_index.entry(s).or_insert(0) += 1;
-                }
-            }
-        }
+        let expected = self.check_contain_docs(st, cfg, cf, records, &mut fault);
+        let (per_doc, short_in_index) = self.count_contain_entries(st, cf, records, &mut rep.contain_entries, &mut fault)?;
         for (id, n) in per_doc {
             let e = expected.get(&id).copied().unwrap_or(0);
             if n != e && expected.contains_key(&id) {
@@ -389,6 +337,86 @@ impl Db {
             );
         }
         Ok(())
+    }
+
+    /// Checks every live document's keys in the index ([`Db::check_contain_doc`]), reporting
+    /// missing and wrong entries through `fault`. Returns each checked document's key count.
+    fn check_contain_docs(
+        &self,
+        st: &State,
+        cfg: ContainmentConfig,
+        cf: &rocksdb::ColumnFamily,
+        records: &IntMap<u64, DocRecord>,
+        fault: &mut impl FnMut(Option<u64>, String),
+    ) -> IntMap<u64, u64> {
+        let mut expected: IntMap<u64, u64> = IntMap::default();
+        let mut ids: Vec<u64> = records.keys().copied().collect();
+        ids.sort_unstable();
+        for id in ids {
+            let Ok(set) = st.segs.read(records[&id].loc(), id) else { continue }; // reported by the main check
+            let (n, missing, wrong) = self.check_contain_doc(st, cfg, cf, id, &set);
+            expected.insert(id, n as u64);
+            if missing > 0 {
+                fault(Some(id), format!("{missing} of its {n} containment-index keys are missing"));
+            }
+            if wrong > 0 {
+                fault(
+                    Some(id),
+                    format!("{wrong} of its containment-index entries do not hold its key count {n}"),
+                );
+            }
+        }
+        expected
+    }
+
+    /// Counts the index's entries (RocksDB below the floor, then the tail) into `entries`, per live
+    /// document and per short key, reporting entries of no live document through `fault`. Returns
+    /// (entries per document, entries per short key).
+    fn count_contain_entries(
+        &self,
+        st: &State,
+        cf: &rocksdb::ColumnFamily,
+        records: &IntMap<u64, DocRecord>,
+        entries: &mut u64,
+        fault: &mut impl FnMut(Option<u64>, String),
+    ) -> Result<(IntMap<u64, u64>, HashMap<u32, u32>)> {
+        let (floor, tail) = (st.contain.floor, &st.contain);
+        let mut per_doc: IntMap<u64, u64> = IntMap::default();
+        let mut short_in_index: HashMap<u32, u32> = HashMap::new();
+        for item in scan_contain(&self.inner.rocks, cf, IteratorMode::Start) {
+            let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
+            match decode_contain_key(&k) {
+                // At or above the floor: left by a flush that stopped before moving the floor; the
+                // searches skip it and the next flush writes it again.
+                Some((_, _, id)) if id >= floor && records.contains_key(&id) => {}
+                Some((kind, s, id)) if records.contains_key(&id) => {
+                    *entries += 1;
+                    *per_doc.entry(id).or_insert(0) += 1;
+                    if kind == KeyKind::Short {
+                        *short_in_index.entry(s).or_insert(0) += 1;
+                    }
+                }
+                Some((_, _, id)) => fault(Some(id), "containment-index entry without a live doc".into()),
+                None => fault(None, format!("containment key {k:?} does not decode")),
+            }
+        }
+        for (kind, s) in tail.keys() {
+            for (id, _) in tail.list(kind, s) {
+                *entries += 1;
+                if id < floor || !records.contains_key(&id) {
+                    fault(
+                        Some(id),
+                        format!("in-memory containment entry of a document below the floor {floor} or not live"),
+                    );
+                    continue;
+                }
+                *per_doc.entry(id).or_insert(0) += 1;
+                if kind == KeyKind::Short {
+                    *short_in_index.entry(s).or_insert(0) += 1;
+                }
+            }
+        }
+        Ok((per_doc, short_in_index))
     }
 
     /// One live document's keys (from its stored set) in the index: in the tail at or above the
@@ -430,88 +458,58 @@ impl Db {
         let Some(cfg) = self.inner.config.containment else {
             return Ok(None);
         };
-        self.read_rocks(|st| {
-            let (floor, tail) = (st.contain.floor, &st.contain);
-            let mut s = ContainmentStats {
-                sample: cfg.sample,
-                max_postings: cfg.max_postings,
-                ..ContainmentStats::default()
-            };
-            // Doc ids are below `next_id`: bit sets (1 bit per id ever allocated) instead of hash
-            // lookups for every entry of a full scan (135M entries at 10M documents).
-            let mut live = IdBits::new(st.next_id);
-            for &id in st.docs.keys() {
-                if id < floor {
-                    live.set(id);
-                }
+        self.read_rocks(|st| self.contain_stats_of(st, cfg)).map(Some)
+    }
+
+    /// [`Db::containment_stats`] of one state: a scan of the index's live entries below the
+    /// floor, list by list, then the tail's.
+    fn contain_stats_of(&self, st: &State, cfg: ContainmentConfig) -> Result<ContainmentStats> {
+        let tail = &st.contain;
+        let live = live_below_floor(st);
+        let mut scan = StatsScan::new(cfg, st.next_id);
+        let mut in_both: std::collections::HashSet<(KeyKind, u32)> = std::collections::HashSet::new();
+        let mut cur: Option<(KeyKind, u32)> = None;
+        let mut len = 0u64;
+        // A list's length: RocksDB's live entries below the floor, then the tail's.
+        let mut end_list = |scan: &mut StatsScan, cur: Option<(KeyKind, u32)>, len: u64| {
+            let from_tail = cur.map_or(0, |(kind, sh)| tail.list(kind, sh).count()) as u64;
+            if from_tail > 0 {
+                in_both.extend(cur);
             }
-            let (mut sampled, mut short) = (IdBits::new(st.next_id), IdBits::new(st.next_id));
-            let mut count = |s: &mut ContainmentStats, kind: KeyKind, id: u64| {
-                s.entries += 1;
-                if kind == KeyKind::Short {
-                    s.short_entries += 1;
-                    short.set(id);
-                } else {
-                    sampled.set(id);
-                }
+            scan.close(len + from_tail);
+        };
+        for item in scan_contain(&self.inner.rocks, self.cf(CF_CONTAIN)?, IteratorMode::Start) {
+            let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
+            let Some((kind, sh, id)) = decode_contain_key(&k) else {
+                return Err(Error::corrupt(
+                    &self.inner.rocks_path,
+                    None,
+                    format!("containment key {k:?} does not decode"),
+                ));
             };
-            // A list's length: RocksDB's live entries below the floor, then the tail's.
-            let close = |s: &mut ContainmentStats, len: u64| {
-                if len > 0 {
-                    s.keys += 1;
-                    s.longest_posting = s.longest_posting.max(len);
-                    if len > u64::from(cfg.max_postings) {
-                        s.frequent_keys += 1;
-                        s.frequent_entries += len;
-                    }
-                }
-            };
-            let mut in_both: std::collections::HashSet<(KeyKind, u32)> = std::collections::HashSet::new();
-            let mut cur: Option<(KeyKind, u32)> = None;
-            let mut len = 0u64;
-            let mut end_list = |s: &mut ContainmentStats, cur: Option<(KeyKind, u32)>, len: u64| {
-                let from_tail = cur.map_or(0, |(kind, sh)| tail.list(kind, sh).count()) as u64;
-                if from_tail > 0 {
-                    in_both.extend(cur);
-                }
-                close(s, len + from_tail);
-            };
-            for item in scan_contain(&self.inner.rocks, self.cf(CF_CONTAIN)?, IteratorMode::Start) {
-                let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
-                let Some((kind, sh, id)) = decode_contain_key(&k) else {
-                    return Err(Error::corrupt(
-                        &self.inner.rocks_path,
-                        None,
-                        format!("containment key {k:?} does not decode"),
-                    ));
-                };
-                if !live.get(id) {
-                    continue;
-                }
-                if cur != Some((kind, sh)) {
-                    end_list(&mut s, cur, len);
-                    cur = Some((kind, sh));
-                    len = 0;
-                }
-                len += 1;
-                count(&mut s, kind, id);
+            if !live.get(id) {
+                continue;
             }
-            end_list(&mut s, cur, len);
-            for (kind, sh) in tail.keys() {
-                let mut n = 0u64;
-                for (id, _) in tail.list(kind, sh) {
-                    count(&mut s, kind, id);
-                    n += 1;
-                }
-                if !in_both.contains(&(kind, sh)) {
-                    close(&mut s, n);
-                }
+            if cur != Some((kind, sh)) {
+                end_list(&mut scan, cur, len);
+                cur = Some((kind, sh));
+                len = 0;
             }
-            s.sampled_docs = sampled.count();
-            s.short_docs = short.count();
-            Ok(s)
-        })
-        .map(Some)
+            len += 1;
+            scan.count(kind, id);
+        }
+        end_list(&mut scan, cur, len);
+        for (kind, sh) in tail.keys() {
+            let mut n = 0u64;
+            for (id, _) in tail.list(kind, sh) {
+                scan.count(kind, id);
+                n += 1;
+            }
+            if !in_both.contains(&(kind, sh)) {
+                scan.close(n);
+            }
+        }
+        Ok(scan.finish())
     }
 
     /// Every pair of live documents with containment ≥ `c` in either direction, each once (a < b),
@@ -639,6 +637,70 @@ impl Candidates {
 
 /// A set of doc ids below a bound, one bit each (ids at or above the bound are never members).
 struct IdBits(Vec<u64>);
+
+/// The live documents below the containment floor. Doc ids are below `next_id`: bit sets (1 bit
+/// per id ever allocated) instead of hash lookups for every entry of a full scan (135M entries at
+/// 10M documents).
+fn live_below_floor(st: &State) -> IdBits {
+    let mut live = IdBits::new(st.next_id);
+    for &id in st.docs.keys() {
+        if id < st.contain.floor {
+            live.set(id);
+        }
+    }
+    live
+}
+
+/// [`Db::containment_stats`]'s counters while it scans the index list by list.
+struct StatsScan {
+    s: ContainmentStats,
+    sampled: IdBits,
+    short: IdBits,
+}
+
+impl StatsScan {
+    fn new(cfg: ContainmentConfig, next_id: u64) -> Self {
+        StatsScan {
+            s: ContainmentStats {
+                sample: cfg.sample,
+                max_postings: cfg.max_postings,
+                ..ContainmentStats::default()
+            },
+            sampled: IdBits::new(next_id),
+            short: IdBits::new(next_id),
+        }
+    }
+
+    /// One entry of document `id` under a key of `kind`.
+    fn count(&mut self, kind: KeyKind, id: u64) {
+        self.s.entries += 1;
+        if kind == KeyKind::Short {
+            self.s.short_entries += 1;
+            self.short.set(id);
+        } else {
+            self.sampled.set(id);
+        }
+    }
+
+    /// The end of one key's list of `len` live entries.
+    fn close(&mut self, len: u64) {
+        let s = &mut self.s;
+        if len > 0 {
+            s.keys += 1;
+            s.longest_posting = s.longest_posting.max(len);
+            if len > u64::from(s.max_postings) {
+                s.frequent_keys += 1;
+                s.frequent_entries += len;
+            }
+        }
+    }
+
+    fn finish(mut self) -> ContainmentStats {
+        self.s.sampled_docs = self.sampled.count();
+        self.s.short_docs = self.short.count();
+        self.s
+    }
+}
 
 impl IdBits {
     fn new(bound: u64) -> Self {

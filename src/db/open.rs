@@ -137,54 +137,16 @@ impl Db {
         // A writer starts with the table floor at the next doc id: it writes the entries of the
         // documents a crash left above it, and records a floor absent from an older database.
         if !opts.read_only && (stored_table_floor.is_none() || table_floor < next_id) {
-            let above: Vec<(u64, u64)> = loaded
-                .docs
-                .iter()
-                .filter(|(&id, _)| id >= table_floor)
-                .map(|(&id, m)| (id, m.simhash))
-                .collect();
-            super::background::table_tail::write_entries(&rocks, &rocks_path, &stored.layout, stored.table_gen, &above, next_id, true)?;
+            write_table_entries_above(&rocks, &rocks_path, &stored, &loaded.docs, table_floor)?;
         }
-        let tables = loaded
-            .entries
-            .map(|(fps, ids)| MemTables::from_parts(stored.layout.clone(), fps, ids));
         let (mindex, method_state) = load_method(&rocks, &rocks_path, &stored, &loaded.docs, opts.mirror)?;
         let edges = load_edges(&rocks, &rocks_path)?;
         if !opts.read_only {
-            for n in &stale {
-                rocks
-                    .drop_cf(n)
-                    .map_err(|e| Error::rocks("drop a stale table column family", &rocks_path, e))?;
-            }
+            drop_stale_tables(&mut rocks, &rocks_path, &stale)?;
         }
-        // The containment index's short keys and tail.
-        let (contain_short, contain_tail) = match stored.config.containment {
-            Some(c) => super::background::contain_tail::load_contain(&rocks, &rocks_path, c, contain_floor, &loaded.docs, &segs)?,
-            None => Default::default(),
-        };
-        let state = State {
-            docs: loaded.docs,
-            tables,
-            segs,
-            seg_usage: loaded.seg_usage,
-            members: loaded.groups.clone(),
-            next_id,
-            recent_ids: std::collections::VecDeque::new(),
-            recent_fps: std::collections::VecDeque::new(),
-            recent_floor: next_id,
-            published_seq: rocks.latest_sequence_number(),
-            torn: false,
-            contain_short,
-            contain: crate::index::contain::Tail::new(contain_floor, contain_tail),
-            method: method_state,
-        };
-        let writer = Writer::new(
-            segw,
-            next_id,
-            edges,
-            loaded.groups,
-            if opts.read_only { table_floor } else { next_id },
-        );
+        let groups = loaded.groups.clone();
+        let state = initial_state(&rocks, &rocks_path, &stored, loaded, segs, contain_floor, method_state)?;
+        let writer = Writer::new(segw, next_id, edges, groups, if opts.read_only { table_floor } else { next_id });
         Ok(Db {
             inner: Arc::new(Inner {
                 path,
@@ -203,6 +165,65 @@ impl Db {
             }),
         })
     }
+}
+
+/// Writes the table entries of the documents at or above `table_floor` (those a crash left above
+/// it) and moves the floor to the next doc id.
+fn write_table_entries_above(rocks: &DB, rocks_path: &Path, stored: &Stored, docs: &IntMap<u64, DocMeta>, table_floor: u64) -> Result<()> {
+    let above: Vec<(u64, u64)> = docs
+        .iter()
+        .filter(|(&id, _)| id >= table_floor)
+        .map(|(&id, m)| (id, m.simhash))
+        .collect();
+    super::background::table_tail::write_entries(rocks, rocks_path, &stored.layout, stored.table_gen, &above, stored.next_id, true)
+}
+
+/// Drops the column families of `stale` tables (a writer's step of the open).
+fn drop_stale_tables(rocks: &mut DB, rocks_path: &Path, stale: &[String]) -> Result<()> {
+    for n in stale {
+        rocks
+            .drop_cf(n)
+            .map_err(|e| Error::rocks("drop a stale table column family", rocks_path, e))?;
+    }
+    Ok(())
+}
+
+/// The in-memory state of a freshly opened database: the loaded documents and mirror, the
+/// segments, the containment index's short keys and tail, the method's state.
+fn initial_state(
+    rocks: &DB,
+    rocks_path: &Path,
+    stored: &Stored,
+    loaded: Loaded,
+    segs: segment::SegmentSet,
+    contain_floor: u64,
+    method_state: MethodState,
+) -> Result<State> {
+    let next_id = stored.next_id;
+    let tables = loaded
+        .entries
+        .map(|(fps, ids)| MemTables::from_parts(stored.layout.clone(), fps, ids));
+    // The containment index's short keys and tail.
+    let (contain_short, contain_tail) = match stored.config.containment {
+        Some(c) => super::background::contain_tail::load_contain(rocks, rocks_path, c, contain_floor, &loaded.docs, &segs)?,
+        None => Default::default(),
+    };
+    Ok(State {
+        docs: loaded.docs,
+        tables,
+        segs,
+        seg_usage: loaded.seg_usage,
+        members: loaded.groups,
+        next_id,
+        recent_ids: std::collections::VecDeque::new(),
+        recent_fps: std::collections::VecDeque::new(),
+        recent_floor: next_id,
+        published_seq: rocks.latest_sequence_number(),
+        torn: false,
+        contain_short,
+        contain: crate::index::contain::Tail::new(contain_floor, contain_tail),
+        method: method_state,
+    })
 }
 
 /// Tables of another generation are left by a re-layout: the old ones after its switch, or the new

@@ -10,7 +10,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{bounded, RecvTimeoutError};
+use crossbeam_channel::{bounded, Receiver, RecvTimeoutError, Sender};
 
 use crate::db::{Db, Dedup, InsertOutcome, NewDoc, Precheck, PreparedDoc};
 use crate::error::{Error, Result};
@@ -156,6 +156,37 @@ fn rejects_only_the_item(e: &Error) -> bool {
     matches!(e, Error::InvalidInput { .. })
 }
 
+/// The reader stage: numbers the input's items and sends them to the workers until the input ends,
+/// `stop` is set, the workers are gone, or an item ends the ingest (a panic in the input included).
+fn read_input(mut input: impl Iterator<Item = Result<NewDoc>>, work_tx: &Sender<(u64, Result<NewDoc>)>, stop: &AtomicBool) {
+    let mut seq = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        let item = match catch_unwind(AssertUnwindSafe(|| input.next())) {
+            Ok(Some(item)) => item,
+            Ok(None) => break,
+            Err(p) => Err(Error::panicked("ingest input reader", p.as_ref())),
+        };
+        let fatal = item.as_ref().is_err_and(|e| !rejects_only_the_item(e));
+        if work_tx.send((seq, item)).is_err() || fatal {
+            break;
+        }
+        seq += 1;
+    }
+}
+
+/// Counts one committed item's result into `stats`.
+fn count_result(stats: &mut IngestStats, result: &Result<InsertOutcome>) {
+    match result {
+        Ok(o) if o.id.is_some() => {
+            stats.with_containment += u64::from(!o.containment.is_empty());
+            stats.stored += 1;
+            stats.with_duplicates += u64::from(!o.duplicates.is_empty());
+        }
+        Ok(_) => stats.skipped += 1,
+        Err(_) => stats.errors += 1,
+    }
+}
+
 impl Db {
     /// One document, with what the pipeline takes for each of its items: its metadata (`doc.meta`,
     /// `doc.biblio`: title, year and DOI, stored and matched exactly) and, with `containment` C,
@@ -217,59 +248,11 @@ impl Db {
             let done_rx = done_rx;
             let stop = &stop;
             let input = input.into_iter();
-            s.spawn(move || {
-                let mut input = input;
-                let mut seq = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    let item = match catch_unwind(AssertUnwindSafe(|| input.next())) {
-                        Ok(Some(item)) => item,
-                        Ok(None) => break,
-                        Err(p) => Err(Error::panicked("ingest input reader", p.as_ref())),
-                    };
-                    let fatal = item.as_ref().is_err_and(|e| !rejects_only_the_item(e));
-                    if work_tx.send((seq, item)).is_err() || fatal {
-                        break;
-                    }
-                    seq += 1;
-                }
-            });
+            s.spawn(move || read_input(input, &work_tx, stop));
             for _ in 0..workers {
                 let rx = work_rx.clone();
                 let tx = done_tx.clone();
-                s.spawn(move || {
-                    let mut fpr = self.fingerprinter();
-                    let mut chunk: Vec<(u64, Result<NewDoc>)> = Vec::with_capacity(WORKER_CHUNK);
-                    // A chunk is what the input has ready, up to WORKER_CHUNK items: the first is
-                    // waited for, the rest only taken if already there, so a slow stream is never
-                    // held back to fill a chunk.
-                    while let Ok(first) = rx.recv() {
-                        chunk.push(first);
-                        while chunk.len() < WORKER_CHUNK {
-                            match rx.try_recv() {
-                                Ok(item) => chunk.push(item),
-                                Err(_) => break,
-                            }
-                        }
-                        let first_seq = chunk[0].0;
-                        let checked = catch_unwind(AssertUnwindSafe(|| self.check_chunk(&mut fpr, &mut chunk, dedup)));
-                        match checked {
-                            Ok(items) => {
-                                for item in items {
-                                    let fatal = item.1.as_ref().is_err_and(|e| !rejects_only_the_item(e));
-                                    if tx.send(item).is_err() || fatal {
-                                        return;
-                                    }
-                                }
-                            }
-                            Err(p) => {
-                                // The chunk's first item carries the panic: the writer commits
-                                // everything before it and ends the ingest there.
-                                let _ = tx.send((first_seq, Err(Error::panicked("ingest worker", p.as_ref())), 0));
-                                return;
-                            }
-                        }
-                    }
-                });
+                s.spawn(move || self.ingest_worker(&rx, &tx, dedup));
             }
             drop(done_tx);
             drop(work_rx);
@@ -281,6 +264,43 @@ impl Db {
         });
         stats.seconds = started.elapsed().as_secs_f64();
         outcome.map(|()| stats)
+    }
+
+    /// A worker stage: checks chunks of input items ([`Db::check_chunk`]) and sends the results on,
+    /// until the input ends, the writer is gone, or an item ends the ingest (a panic included).
+    fn ingest_worker(&self, rx: &Receiver<(u64, Result<NewDoc>)>, tx: &Sender<(u64, Checked, u64)>, dedup: Dedup) {
+        let mut fpr = self.fingerprinter();
+        let mut chunk: Vec<(u64, Result<NewDoc>)> = Vec::with_capacity(WORKER_CHUNK);
+        // A chunk is what the input has ready, up to WORKER_CHUNK items: the first is
+        // waited for, the rest only taken if already there, so a slow stream is never
+        // held back to fill a chunk.
+        while let Ok(first) = rx.recv() {
+            chunk.push(first);
+            while chunk.len() < WORKER_CHUNK {
+                match rx.try_recv() {
+                    Ok(item) => chunk.push(item),
+                    Err(_) => break,
+                }
+            }
+            let first_seq = chunk[0].0;
+            let checked = catch_unwind(AssertUnwindSafe(|| self.check_chunk(&mut fpr, &mut chunk, dedup)));
+            match checked {
+                Ok(items) => {
+                    for item in items {
+                        let fatal = item.1.as_ref().is_err_and(|e| !rejects_only_the_item(e));
+                        if tx.send(item).is_err() || fatal {
+                            return;
+                        }
+                    }
+                }
+                Err(p) => {
+                    // The chunk's first item carries the panic: the writer commits
+                    // everything before it and ends the ingest there.
+                    let _ = tx.send((first_seq, Err(Error::panicked("ingest worker", p.as_ref())), 0));
+                    return;
+                }
+            }
+        }
     }
 
     /// A worker's step for one chunk of input items, in input order: fingerprints each document
@@ -335,11 +355,40 @@ impl Db {
         }
     }
 
+    /// Commits the writer's `batch` (emptying it) and reports each item through `on_done`, the
+    /// last one marked as the batch's end. An error here ends the ingest.
+    fn commit_and_report(
+        &self,
+        batch: &mut Vec<(u64, Checked)>,
+        opts: &IngestOptions,
+        stats: &mut IngestStats,
+        on_done: &mut impl FnMut(DocResult),
+    ) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let seqs: Vec<u64> = batch.iter().map(|(s, _)| *s).collect();
+        let docs: Vec<Checked> = batch.drain(..).map(|(_, d)| d).collect();
+        let results = catch_unwind(AssertUnwindSafe(|| self.commit_prechecked_with(docs, opts.dedup, opts.containment)))
+            .unwrap_or_else(|p| Err(Error::panicked("writer", p.as_ref())))?;
+        stats.batches += 1;
+        let last = seqs.last().copied();
+        for (seq, result) in seqs.into_iter().zip(results) {
+            count_result(stats, &result);
+            on_done(DocResult {
+                seq,
+                result,
+                batch_end: Some(seq) == last,
+            });
+        }
+        Ok(())
+    }
+
     /// The writer stage: restores input order, group-commits batches, reports each item once its
     /// batch is durable. Returns the first error that ends the ingest (see [`Db::ingest`]).
     fn ingest_writer(
         &self,
-        done_rx: &crossbeam_channel::Receiver<(u64, Checked, u64)>,
+        done_rx: &Receiver<(u64, Checked, u64)>,
         opts: &IngestOptions,
         stats: &mut IngestStats,
         on_done: &mut impl FnMut(DocResult),
@@ -349,34 +398,7 @@ impl Db {
         let mut next = 0u64;
         let mut batch: Vec<(u64, Checked)> = Vec::with_capacity(batch_size.min(1 << 16));
         let mut deadline: Option<Instant> = None;
-        let mut flush = |batch: &mut Vec<(u64, Checked)>, stats: &mut IngestStats| -> Result<()> {
-            if batch.is_empty() {
-                return Ok(());
-            }
-            let seqs: Vec<u64> = batch.iter().map(|(s, _)| *s).collect();
-            let docs: Vec<Checked> = batch.drain(..).map(|(_, d)| d).collect();
-            let results = catch_unwind(AssertUnwindSafe(|| self.commit_prechecked_with(docs, opts.dedup, opts.containment)))
-                .unwrap_or_else(|p| Err(Error::panicked("writer", p.as_ref())))?;
-            stats.batches += 1;
-            let last = seqs.last().copied();
-            for (seq, result) in seqs.into_iter().zip(results) {
-                match &result {
-                    Ok(o) if o.id.is_some() => {
-                        stats.with_containment += u64::from(!o.containment.is_empty());
-                        stats.stored += 1;
-                        stats.with_duplicates += u64::from(!o.duplicates.is_empty());
-                    }
-                    Ok(_) => stats.skipped += 1,
-                    Err(_) => stats.errors += 1,
-                }
-                on_done(DocResult {
-                    seq,
-                    result,
-                    batch_end: Some(seq) == last,
-                });
-            }
-            Ok(())
-        };
+        let mut flush = |batch: &mut Vec<(u64, Checked)>, stats: &mut IngestStats| self.commit_and_report(batch, opts, stats, on_done);
         loop {
             let msg = match deadline {
                 Some(d) => done_rx.recv_timeout(d.saturating_duration_since(Instant::now())),

@@ -486,78 +486,11 @@ pub fn recover(
         fs::create_dir_all(dir).map_err(|e| Error::io("create segment directory", dir, e))?;
     }
     let mut rec = Recovery::default();
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e
-            .collect::<std::io::Result<Vec<_>>>()
-            .map_err(|e| Error::io("list segments", dir, e))?,
-        Err(e) if read_only && e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
-        Err(e) => return Err(Error::io("list segments", dir, e)),
-    };
-    for entry in entries {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let known = parse_file_name(&name).is_some_and(|id| committed.contains_key(&id));
-        if !known && (name.ends_with(".seg") || name.ends_with(".seg.tmp")) && !read_only {
-            let p = entry.path();
-            fs::remove_file(&p).map_err(|e| Error::io("remove orphan segment", &p, e))?;
-            rec.orphans_removed.push(p);
-        }
-    }
+    remove_orphans(dir, committed, read_only, &mut rec)?;
     let last = committed.keys().copied().max();
     let mut set = SegmentSet::default();
     for (&id, &len) in committed {
-        let path = dir.join(file_name(id));
-        let f = OpenOptions::new()
-            .read(true)
-            .write(!read_only)
-            .open(&path)
-            .map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => Error::corrupt(
-                    &path,
-                    None,
-                    format!("segment {id} is committed ({len} bytes) but its file is missing"),
-                ),
-                _ => Error::io("open segment", &path, e),
-            })?;
-        let size = f.metadata().map_err(|e| Error::io("stat segment", &path, e))?.len();
-        if len < FILE_HEADER {
-            // Truncating to this length would cut the file header: refuse rather than destroy it.
-            return Err(Error::corrupt(
-                &path,
-                None,
-                format!("committed length {len} is shorter than the {FILE_HEADER}-byte file header"),
-            ));
-        }
-        if size < len {
-            return Err(Error::corrupt(
-                &path,
-                None,
-                format!("segment is {size} bytes but {len} bytes were committed"),
-            ));
-        }
-        let mut header = [0u8; 16];
-        f.read_exact_at(&mut header, 0)
-            .map_err(|e| Error::io("read segment header", &path, e))?;
-        if &header[..8] != FILE_MAGIC || header[12..16] != id.to_le_bytes() {
-            return Err(Error::corrupt(
-                &path,
-                None,
-                format!("bad segment header: expected {FILE_MAGIC:?} for segment {id}, found {header:?}"),
-            ));
-        }
-        let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
-        if version != FORMAT_VERSION {
-            return Err(Error::Version {
-                what: "segment format",
-                path,
-                expected: FORMAT_VERSION,
-                found: version,
-            });
-        }
-        if size > len && !read_only {
-            f.set_len(len).map_err(|e| Error::io("truncate torn segment tail", &path, e))?;
-            f.sync_all().map_err(|e| Error::io("fsync segment", &path, e))?;
-            rec.truncated_bytes += size - len;
-        }
+        rec.truncated_bytes += check_and_truncate_segment(dir, id, len, read_only)?;
         // A read-only handle never maps: another process may be writing the files.
         let sealed = !read_only && (Some(id) != last || len >= target_size);
         set.insert(SegmentReader::open(dir, id, sealed)?);
@@ -582,6 +515,93 @@ pub fn recover(
         buf: Vec::new(),
     };
     Ok((set, writer, rec))
+}
+
+/// Removes segment files (`.seg`, `.seg.tmp`) that no committed entry names (never when
+/// `read_only`), recording them in `rec`. A missing directory is empty for a read-only open.
+fn remove_orphans(dir: &Path, committed: &HashMap<u32, u64>, read_only: bool, rec: &mut Recovery) -> Result<()> {
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e
+            .collect::<std::io::Result<Vec<_>>>()
+            .map_err(|e| Error::io("list segments", dir, e))?,
+        Err(e) if read_only && e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io("list segments", dir, e)),
+    };
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let known = parse_file_name(&name).is_some_and(|id| committed.contains_key(&id));
+        if !known && (name.ends_with(".seg") || name.ends_with(".seg.tmp")) && !read_only {
+            let p = entry.path();
+            fs::remove_file(&p).map_err(|e| Error::io("remove orphan segment", &p, e))?;
+            rec.orphans_removed.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// Checks committed segment `id` against its committed length `len` and its header, and (unless
+/// `read_only`) cuts a torn tail past `len`. Returns the bytes cut.
+fn check_and_truncate_segment(dir: &Path, id: u32, len: u64, read_only: bool) -> Result<u64> {
+    let path = dir.join(file_name(id));
+    let f = OpenOptions::new()
+        .read(true)
+        .write(!read_only)
+        .open(&path)
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::corrupt(
+                &path,
+                None,
+                format!("segment {id} is committed ({len} bytes) but its file is missing"),
+            ),
+            _ => Error::io("open segment", &path, e),
+        })?;
+    let size = f.metadata().map_err(|e| Error::io("stat segment", &path, e))?.len();
+    if len < FILE_HEADER {
+        // Truncating to this length would cut the file header: refuse rather than destroy it.
+        return Err(Error::corrupt(
+            &path,
+            None,
+            format!("committed length {len} is shorter than the {FILE_HEADER}-byte file header"),
+        ));
+    }
+    if size < len {
+        return Err(Error::corrupt(
+            &path,
+            None,
+            format!("segment is {size} bytes but {len} bytes were committed"),
+        ));
+    }
+    check_segment_header(&f, &path, id)?;
+    if size > len && !read_only {
+        f.set_len(len).map_err(|e| Error::io("truncate torn segment tail", &path, e))?;
+        f.sync_all().map_err(|e| Error::io("fsync segment", &path, e))?;
+        return Ok(size - len);
+    }
+    Ok(0)
+}
+
+/// Checks the 16-byte file header of segment `id`: magic, segment id and format version.
+fn check_segment_header(f: &File, path: &Path, id: u32) -> Result<()> {
+    let mut header = [0u8; 16];
+    f.read_exact_at(&mut header, 0)
+        .map_err(|e| Error::io("read segment header", path, e))?;
+    if &header[..8] != FILE_MAGIC || header[12..16] != id.to_le_bytes() {
+        return Err(Error::corrupt(
+            path,
+            None,
+            format!("bad segment header: expected {FILE_MAGIC:?} for segment {id}, found {header:?}"),
+        ));
+    }
+    let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
+    if version != FORMAT_VERSION {
+        return Err(Error::Version {
+            what: "segment format",
+            path: path.to_path_buf(),
+            expected: FORMAT_VERSION,
+            found: version,
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
