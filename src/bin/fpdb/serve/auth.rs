@@ -11,7 +11,7 @@ use std::sync::Arc;
 use subtle::ConstantTimeEq;
 
 use super::errors::ApiError;
-use super::router::AppState;
+use super::state::AppState;
 
 pub struct Auth {
     token: Option<Vec<u8>>,

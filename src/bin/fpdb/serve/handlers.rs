@@ -17,12 +17,12 @@ use serde::Serialize;
 use tokio::sync::oneshot;
 
 use super::errors::{ApiError, ErrorBody, RequestId};
-use super::router::AppState;
 use super::schemas::{parse_json, MAX_LIMIT};
 use super::schemas::{
     BatchLineOut, BulkDocumentIn, BulkLineOut, DedupParam, DedupQuery, DeleteOut, DocumentIn, DocumentOut, DuplicatesIn, DuplicatesOut,
     GroupMembersOut, GroupOut, HealthOut, HitOut, KeyIn, MemberOut, PutResponse, StatsOut,
 };
+use super::state::AppState;
 use super::writer::Job;
 
 type AppResult = Result<Response, ApiError>;

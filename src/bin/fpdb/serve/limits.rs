@@ -15,7 +15,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::errors::ApiError;
-use super::router::AppState;
+use super::state::AppState;
 
 /// Middleware: admission and the request deadline.
 pub async fn admit(State(s): State<Arc<AppState>>, req: Request, next: Next) -> Response {

@@ -16,7 +16,7 @@ use axum::response::Response;
 use parking_lot::Mutex;
 
 use super::errors::{self, ErrorCode, RequestId};
-use super::router::AppState;
+use super::state::AppState;
 
 /// Upper bounds of the latency buckets, seconds.
 const BUCKETS: [f64; 14] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];

@@ -27,6 +27,7 @@ mod metrics;
 mod openapi;
 mod router;
 mod schemas;
+mod state;
 mod writer;
 
 use std::net::SocketAddr;
@@ -168,7 +169,7 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
     let metrics = Arc::new(metrics::Metrics::default());
     let health = Arc::new(writer::Health::default());
     let writer = writer::Writer::start(db.clone(), cfg.queue_depth, cfg.batch_size, metrics.clone(), health.clone());
-    let state = Arc::new(router::AppState {
+    let state = Arc::new(state::AppState {
         db: db.clone(),
         writer: writer.clone(),
         metrics,
