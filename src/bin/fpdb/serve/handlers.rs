@@ -73,7 +73,15 @@ fn key_of(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
 
 /// A single-document body (`--max-body-bytes`), read within `--body-timeout-s`, then [`decoded`].
 async fn body_of(s: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
-    let (limit, flag) = (s.cfg.max_body_bytes, "--max-body-bytes");
+    read_body(s, headers, body, s.cfg.max_body_bytes, "--max-body-bytes").await
+}
+
+/// [`body_of`] for the NDJSON endpoints (bulk ingest, batch check): held to `--max-bulk-bytes`.
+async fn bulk_body_of(s: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+    read_body(s, headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await
+}
+
+async fn read_body(s: &AppState, headers: &HeaderMap, body: Body, limit: usize, flag: &str) -> Result<Bytes, ApiError> {
     let body = read_limited(body, limit, flag, s.cfg.body_timeout).await?;
     decoded(headers, body, limit, flag).await
 }
@@ -272,12 +280,8 @@ pub async fn post_documents(
     let dedup = dedup_of(q)?;
     // The slot is taken before the body is read: a slow upload holds it, so the slots bound the
     // memory of bulk bodies (bulk_slots × max_bulk_bytes).
-    let Ok(permit) = s.bulk.clone().try_acquire_owned() else {
-        s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
-        return Err(ApiError::queue_full("all bulk-ingest slots are busy (--bulk-slots)"));
-    };
-    let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes", s.cfg.body_timeout).await?;
-    let body = decoded(&headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
+    let permit = s.permit(&s.bulk, || ApiError::queue_full("all bulk-ingest slots are busy (--bulk-slots)"))?;
+    let body = bulk_body_of(&s, &headers, body).await?;
     if body.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::bad_json("the body holds no document; send one JSON object per line"));
     }
@@ -479,17 +483,12 @@ pub async fn post_duplicates_batch(
 ) -> AppResult {
     // As the bulk ingest: the slot is taken before the body is read, so the slots bound the memory
     // of bulk bodies.
-    let Ok(permit) = s.bulk.clone().try_acquire_owned() else {
-        s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
-        return Err(ApiError::queue_full("all bulk slots are busy (--bulk-slots)"));
-    };
+    let permit = s.permit(&s.bulk, || ApiError::queue_full("all bulk slots are busy (--bulk-slots)"))?;
     // A duplicate check's permit (--max-queries), held until the last line is answered.
-    let Ok(query) = s.queries.clone().try_acquire_owned() else {
-        s.metrics.rejected_busy.fetch_add(1, Ordering::Relaxed);
-        return Err(ApiError::overloaded("too many duplicate checks in flight (--max-queries)"));
-    };
-    let body = read_limited(body, s.cfg.max_bulk_bytes, "--max-bulk-bytes", s.cfg.body_timeout).await?;
-    let body = decoded(&headers, body, s.cfg.max_bulk_bytes, "--max-bulk-bytes").await?;
+    let query = s.permit(&s.queries, || {
+        ApiError::overloaded("too many duplicate checks in flight (--max-queries)")
+    })?;
+    let body = bulk_body_of(&s, &headers, body).await?;
     // No body at all (no bytes, no Content-Type) is a malformed request; an NDJSON body without a
     // line is zero checks, answered with zero lines.
     if body.is_empty() && !headers.contains_key(header::CONTENT_TYPE) {

@@ -23,17 +23,18 @@ pub async fn admit(State(s): State<Arc<AppState>>, req: Request, next: Next) -> 
     if path == "/healthz" || path == "/metrics" {
         return next.run(req).await;
     }
-    let Ok(_inflight) = s.inflight.clone().try_acquire_owned() else {
-        s.metrics.rejected_busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        return ApiError::overloaded("too many requests in flight (--max-inflight)").into_response();
+    let _inflight = match s.permit(&s.inflight, || ApiError::overloaded("too many requests in flight (--max-inflight)")) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
     };
     // The batch form takes its duplicate-check permit itself and holds it while its answer streams.
     let _query = if path == "/v1/duplicates" {
-        let Ok(p) = s.queries.clone().try_acquire_owned() else {
-            s.metrics.rejected_busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            return ApiError::overloaded("too many duplicate checks in flight (--max-queries)").into_response();
-        };
-        Some(p)
+        match s.permit(&s.queries, || {
+            ApiError::overloaded("too many duplicate checks in flight (--max-queries)")
+        }) {
+            Ok(p) => Some(p),
+            Err(e) => return e.into_response(),
+        }
     } else {
         None
     };

@@ -5,9 +5,10 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use fpdb::Db;
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::auth::Auth;
+use super::errors::ApiError;
 use super::metrics::Metrics;
 use super::writer::{Health, Writer};
 use super::ServeConfig;
@@ -35,6 +36,15 @@ pub struct AppState {
 pub const PROBE_BUDGET_NS: f64 = 10e6;
 
 impl AppState {
+    /// A permit of `sem` (one of the admission semaphores), or — when none is free at once — the
+    /// `refusal`, counted as a busy rejection in the metrics. Nothing waits for a permit.
+    pub fn permit(&self, sem: &Arc<Semaphore>, refusal: impl FnOnce() -> ApiError) -> Result<OwnedSemaphorePermit, ApiError> {
+        sem.clone().try_acquire_owned().map_err(|_| {
+            self.metrics.rejected_busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            refusal()
+        })
+    }
+
     /// The largest `max_distance` a duplicate check may ask for: the database's own k always, and
     /// beyond it every k that the index answers fast at the current number of documents n:
     ///
