@@ -335,10 +335,24 @@ class Cluster:
                 time.sleep(1.0)
 
     def kill(self, shard: int) -> None:
-        """Stop shard `shard`'s actor at once (for failure drills): answers become partial."""
+        """Stop shard `shard`'s actor at once (for failure drills): answers become partial.
+
+        `ray.kill` only asks for the actor's end; a call sent a moment later may still be served.
+        This returns once the actor answers no more (up to `SHARD_CALL_TIMEOUT` seconds), so the
+        next call sees the shard down."""
+        import time
+
         import ray
 
-        ray.kill(self._actors[shard], no_restart=True)
+        actor = self._actors[shard]
+        ray.kill(actor, no_restart=True)
+        deadline = time.monotonic() + SHARD_CALL_TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                ray.get(actor.ping.remote(), timeout=SHARD_CALL_TIMEOUT)
+            except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError):
+                return
+            time.sleep(0.05)
 
     def close(self, shutdown: bool = False) -> None:
         """Close every shard's database and end its actor (the databases stay on disk)."""
