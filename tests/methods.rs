@@ -333,3 +333,57 @@ fn a_weighted_database_keeps_its_idf_table_and_refuses_a_damaged_one() {
     let err = Db::open(dir.path().join("db")).unwrap_err();
     assert!(err.is_corruption(), "{err}");
 }
+
+/// The multi-lexicon crawler loop (ingest with dedup link: the workers' batched prechecks against
+/// one snapshot of the bucket mirror, the writer's completion through the method index, the batch
+/// members compared by lexicon column) reports for every document exactly the earlier documents
+/// brute force finds under the rule and the Jaccard threshold, with their scores: with one batch
+/// for everything, a document per batch, and batches between.
+#[test]
+fn the_multi_lexicon_crawler_loop_reports_exactly_the_brute_force_duplicates() {
+    let docs = corpus();
+    let method: Method = "multi-lexicon".parse().unwrap();
+    for (batch, workers) in [(1, 1), (5, 2), (16, 2), (4096, 2)] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = create(dir.path(), &method);
+        let (spec, t) = (db.spec().clone(), db.config().min_jaccard);
+        let rule = Rule {
+            max_distance: db.config().max_distance,
+            min_shared: 1,
+        };
+        let fps: Vec<Fingerprint> = docs.iter().map(|(_, text)| fingerprint(&spec, text)).collect();
+        let input = docs.iter().map(|(k, t)| {
+            Ok(NewDoc {
+                key: k.clone(),
+                text: t.clone(),
+                meta: None,
+                biblio: Default::default(),
+            })
+        });
+        let opts = IngestOptions::default().with_workers(workers).with_batch_size(batch);
+        let mut seen = 0;
+        let mut linked = 0;
+        db.ingest(input, &opts, |r| {
+            let i = r.seq as usize;
+            let mut got: Vec<(String, MethodScore)> = r.result.unwrap().duplicates.into_iter().map(|h| (h.key, h.score)).collect();
+            got.sort_by(|a, b| a.0.cmp(&b.0));
+            let mut want: Vec<(String, MethodScore)> = (0..i)
+                .map(|j| {
+                    (
+                        j,
+                        compare(&spec.method, fps[i].simhash, &fps[i].sketch, fps[j].simhash, &fps[j].sketch),
+                    )
+                })
+                .filter(|(j, s)| s.satisfies(rule) && jaccard(&fps[i].shingles, &fps[*j].shingles).jaccard >= t)
+                .map(|(j, s)| (docs[j].0.clone(), s))
+                .collect();
+            want.sort_by(|a, b| a.0.cmp(&b.0));
+            assert_eq!(got, want, "batch {batch}, workers {workers}: {}", docs[i].0);
+            seen += 1;
+            linked += usize::from(!got.is_empty());
+        })
+        .unwrap();
+        assert_eq!(seen, docs.len());
+        assert!(linked >= docs.len() / 4, "the corpus has near-duplicates to find ({linked} linked)");
+    }
+}

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DocRecord};
-use crate::store::keys::{decode_meta_idx_key, CF_META_IDX};
+use crate::store::keys::{decode_meta_idx_key, CF_META_IDX, CF_MINDEX};
 use crate::store::keys::{
     decode_table_key, doc_key, edge_key, key_value, seg_key, table_cf, table_key, CF_DOCS, CF_EDGES, CF_KEYS, CF_META,
 };
@@ -176,6 +176,7 @@ impl Db {
         let table_tail = self.inner.opts.mirror;
         let mut tput: Vec<Vec<[u8; 16]>> = vec![Vec::with_capacity(pend.new_docs.len()); cfs.tables.len()];
         let mut kput: Vec<(&[u8], [u8; 8])> = Vec::with_capacity(pend.new_docs.len());
+        let mut mput: Vec<[u8; 18]> = Vec::new();
         let now = now_ms();
         for (p, loc) in pend.new_docs.iter().zip(locs) {
             let rec = DocRecord {
@@ -194,7 +195,7 @@ impl Db {
                 b.put_cf(cfs.meta_idx, k, []);
             }
             kput.push((p.key.as_bytes(), key_value(p.id)));
-            self.method_put(b, p.id, &p.fp.sketch)?;
+            self.method_put(b, p.id, &p.fp.sketch, &mut mput)?;
             if !table_tail {
                 for (i, t) in tput.iter_mut().enumerate() {
                     t.push(table_key(layout, i, p.fp.simhash, p.id));
@@ -207,6 +208,9 @@ impl Db {
         }
         for (t, cf) in tput.into_iter().zip(&cfs.tables) {
             sorted_into(b, cf, t, true);
+        }
+        if !mput.is_empty() {
+            sorted_into(b, self.cf(CF_MINDEX)?, mput, true);
         }
         Ok(())
     }

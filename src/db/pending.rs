@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::fingerprint::biblio::Biblio;
+use crate::fingerprint::lexicon::LexiconColumns;
 use crate::fingerprint::Fingerprint;
 use crate::index::contain::MemContain;
 use crate::intmap::IntMap;
@@ -32,6 +33,9 @@ pub(super) struct Pending {
     /// `new_docs[i].fp.simhash` at `i` (until the commit drops dead entries): the writer scans
     /// these for every document of the batch.
     pub(super) simhashes: Vec<u64>,
+    /// method: `new_docs[i].fp.sketch` at `i` by column, for multi-lexicon (empty otherwise): the
+    /// writer scans these as it scans `simhashes`.
+    pub(super) lexicons: LexiconColumns,
     pub(super) keys: HashMap<String, u64>,
     pub(super) deleted: HashSet<u64>,
     pub(super) deleted_keys: Vec<String>,

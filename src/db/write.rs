@@ -5,6 +5,7 @@
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::biblio::Biblio;
+use crate::fingerprint::method::Method;
 use crate::fingerprint::similarity::{for_each_within, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::index::ProbeLists;
@@ -131,12 +132,25 @@ impl Db {
             return Ok(out);
         }
         let one_by_one = || Ok(docs.iter().map(|d| self.precheck(d)).collect());
-        // method: the other methods' index is searched one document at a time.
-        if self.mindex().is_some() || docs.len() < 2 {
+        if docs.len() < 2 || (self.mindex().is_some() && !self.inner.opts.mirror) {
             return one_by_one();
         }
         let rule = self.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
+        if self.mindex().is_some() {
+            // method: the whole part against one snapshot of the bucket mirror (a multi-lexicon
+            // bucket yields only the ids within k in its lexicon, index/method.rs).
+            let st = self.inner.state.read();
+            st.whole()?;
+            let nothing = Pending::default();
+            return Ok(docs
+                .iter()
+                .map(|d| {
+                    let dups = self.find_dups(&st, &nothing, &d.fp, rule, t, None)?;
+                    Ok(Precheck { upto: st.next_id, dups })
+                })
+                .collect());
+        }
         // One set of probe lists for the delta and the sealed runs.
         let mut lists = ProbeLists::new(docs.iter().map(|d| d.fp.simhash).collect(), rule.max_distance);
         // The snapshot. With the mirror the published state is read under its lock alone (no
@@ -282,6 +296,9 @@ impl Db {
             pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample)?;
         }
         pend.simhashes.push(doc.fp.simhash);
+        if matches!(self.inner.spec.method, Method::MultiLexicon(_)) {
+            pend.lexicons.push(&doc.fp.sketch);
+        }
         debug_assert!(
             pend.new_docs.last().is_none_or(|p| p.id < id),
             "new_docs in id order (Pending::new_doc)"
@@ -483,6 +500,15 @@ impl Db {
             for_each_within(&pend.simhashes, fp.simhash, k.max_distance, |i, d| {
                 near.push((i, MethodScore::Hamming(d)))
             });
+        } else if matches!(self.inner.spec.method, Method::MultiLexicon(_)) {
+            // method: one scan per lexicon over the batch's columns; only the members within k
+            // in a lexicon are compared.
+            let mut within = Vec::new();
+            pend.lexicons.near(&fp.sketch, k.max_distance, &mut within);
+            near.extend(within.into_iter().filter_map(|i| {
+                let p = pend.new_docs.get(i)?;
+                Some((i, self.compare_with(fp, p.fp.simhash, &p.fp.sketch)))
+            }));
         } else {
             near.extend(
                 pend.new_docs

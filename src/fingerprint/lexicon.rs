@@ -16,6 +16,7 @@ use super::broder::derive;
 use super::params::LexiconParams;
 use super::params::Weighting;
 use super::simhash::simhash;
+use super::similarity::for_each_within;
 
 const LEXICON_DOMAIN: u64 = 0x6c65_7869_636f_6e5f; // "lexicon_"
 
@@ -68,10 +69,111 @@ pub fn sketch(
     }
 }
 
+/// Multi-lexicon sketches of many documents stored by column: the masks, and one flat array per
+/// lexicon of the documents' SimHashes in it. Comparing one sketch with all of them is then one
+/// [`for_each_within`] scan per lexicon the query has (the kernel of the SimHash methods), not a
+/// method comparison per document: the writer runs it over its batch for every document it decides.
+#[derive(Clone, Debug, Default)]
+pub struct LexiconColumns {
+    masks: Vec<u64>,
+    /// `columns[j][i]`: lexicon `j`'s SimHash of document `i` (0 where the sketch is shorter).
+    columns: Vec<Vec<u64>>,
+}
+
+impl LexiconColumns {
+    /// Appends the sketch `[mask, fp_0, ..]` as document `self.len()`.
+    pub fn push(&mut self, sketch: &[u64]) {
+        let (mask, fps) = sketch.split_first().map_or((0, &[][..]), |(m, f)| (*m, f));
+        let n = self.masks.len();
+        while self.columns.len() < fps.len() {
+            self.columns.push(vec![0; n]);
+        }
+        for (j, col) in self.columns.iter_mut().enumerate() {
+            col.push(fps.get(j).copied().unwrap_or(0));
+        }
+        self.masks.push(mask);
+    }
+
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.masks.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.masks.is_empty()
+    }
+
+    /// Every document `i` sharing a lexicon with `sketch` in which their SimHashes are within `k`
+    /// bits (the multi-lexicon rule, [`lexicons_within`](super::similarity::lexicons_within)), once each, in increasing order, into
+    /// `out` (cleared first).
+    pub fn near(&self, sketch: &[u64], k: u32, out: &mut Vec<usize>) {
+        out.clear();
+        let Some((&mask, fps)) = sketch.split_first() else { return };
+        let masks = &self.masks;
+        for (j, (col, &q)) in self.columns.iter().zip(fps).enumerate() {
+            if j < 64 && mask >> j & 1 == 1 {
+                for_each_within(col, q, k, |i, _| {
+                    if masks[i] >> j & 1 == 1 {
+                        out.push(i);
+                    }
+                });
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::fingerprint::normalize::normalize;
+    use crate::fingerprint::similarity::lexicons_within;
+    use proptest::prelude::*;
+
+    /// Sketches of `l` lexicons: random masks, and SimHashes each a few bits from one of four
+    /// bases (so every distance up to 64 occurs); absent lexicons hold 0 or noise.
+    fn sketches(l: usize, raw: &[(u64, u64, u8)]) -> Vec<Vec<u64>> {
+        let bases = [0u64, u64::MAX, 0x5555_5555_5555_5555, 0x0123_4567_89ab_cdef];
+        raw.iter()
+            .map(|&(mask, noise, b)| {
+                let mut v = vec![mask & ((1 << l) - 1)];
+                v.extend((0..l).map(|j| {
+                    let flips = noise.rotate_left(9 * j as u32) & noise.rotate_left(3 * j as u32 + 1);
+                    bases[(b as usize + j) % 4] ^ flips
+                }));
+                v
+            })
+            .collect()
+    }
+
+    proptest! {
+        #[test]
+        fn columns_find_exactly_the_pairs_the_rule_accepts(
+            l in 1usize..=16,
+            raw in proptest::collection::vec((any::<u64>(), any::<u64>(), any::<u8>()), 0..200),
+            q in (any::<u64>(), any::<u64>(), any::<u8>()),
+            k in 0u32..=40,
+        ) {
+            let docs = sketches(l, &raw);
+            let q = sketches(l, &[q]).remove(0);
+            let mut cols = LexiconColumns::default();
+            docs.iter().for_each(|d| cols.push(d));
+            prop_assert_eq!(cols.len(), docs.len());
+            let mut got = Vec::new();
+            cols.near(&q, k, &mut got);
+            let rule = crate::fingerprint::similarity::Rule { max_distance: k, min_shared: 1 };
+            let want: Vec<usize> = (0..docs.len())
+                .filter(|&i| crate::fingerprint::similarity::MethodScore::Lexicons(
+                    crate::fingerprint::similarity::lexicon_distances(&q, &docs[i])).satisfies(rule))
+                .collect();
+            prop_assert_eq!(&got, &want);
+            for (i, d) in docs.iter().enumerate() {
+                prop_assert_eq!(lexicons_within(&q, d, k), want.contains(&i));
+            }
+        }
+    }
 
     fn lex(p: &LexiconParams, text: &str) -> Vec<u64> {
         let mut out = Vec::new();

@@ -308,6 +308,21 @@ pub fn lexicon_distances(a: &[u64], b: &[u64]) -> Vec<Option<u32>> {
         .collect()
 }
 
+/// Whether two multi-lexicon sketches (`[mask, fp_0, ..]`) are within `k` bits in some lexicon
+/// both have: `MethodScore::Lexicons(lexicon_distances(a, b)).satisfies(k)` without building the
+/// vector (the test of every candidate; the score is built for the hits alone).
+#[inline]
+pub fn lexicons_within(a: &[u64], b: &[u64], k: u32) -> bool {
+    let (Some((&ma, fa)), Some((&mb, fb))) = (a.split_first(), b.split_first()) else {
+        return false;
+    };
+    let both = ma & mb;
+    fa.iter()
+        .zip(fb)
+        .enumerate()
+        .any(|(j, (x, y))| j < 64 && both >> j & 1 == 1 && hamming(*x, *y) <= k)
+}
+
 /// A method's decision rule, resolved for one query: `max_distance` (k) for the bit-vector methods
 /// (of 64 bits, of the projection's bits, per lexicon), `min_shared` for Broder's supershingles.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

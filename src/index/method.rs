@@ -18,6 +18,13 @@
 //! When a query would probe more bucket values than there are documents, a scan over all sketches
 //! gives the same answer. Two storages: [`MemBuckets`] (the in-memory mirror) and [`RocksBuckets`]
 //! (the durable column family `mindex`, keys in [`crate::store::keys::mindex_key`]).
+//!
+//! For multi-lexicon the mirror keeps each entry's lexicon SimHash beside its id, and a probe of
+//! lexicon `j`'s bucket yields only the ids within `k` of the query in lexicon `j`
+//! ([`BucketIndex::bucket_near`], one [`for_each_within`] scan of the bucket): exactly the ids
+//! the rule accepts through that lexicon, so the comparison runs for the hits alone (a 13-bit
+//! block value is shared by ~n/8192 documents, and 5 lexicons × 31 probes made that thousands of
+//! comparisons per query at 200K documents).
 
 use std::path::Path;
 
@@ -26,7 +33,7 @@ use rocksdb::{ColumnFamily, DB};
 use super::wide::WideLayout;
 use crate::error::{Error, Result};
 use crate::fingerprint::method::Method;
-use crate::fingerprint::similarity::{compare, MethodScore, Rule};
+use crate::fingerprint::similarity::{compare, for_each_within, lexicons_within, MethodScore, Rule};
 use crate::intmap::IntMap;
 use crate::store::keys::{decode_mindex_key, mindex_prefix};
 
@@ -80,15 +87,21 @@ impl MethodIndex {
 
     /// Calls `f(table, value)` for every bucket a document with `sketch` is in.
     pub fn entries(&self, sketch: &[u64], f: &mut impl FnMut(u16, u64)) {
+        self.keyed_entries(sketch, &mut |t, v, _| f(t, v));
+    }
+
+    /// [`MethodIndex::entries`] with each entry's *word*: for multi-lexicon the lexicon's whole
+    /// SimHash (the mirror keeps it beside the id, [`MemBuckets`]), `None` for the other shapes.
+    fn keyed_entries(&self, sketch: &[u64], f: &mut impl FnMut(u16, u64, Option<u64>)) {
         match &self.shape {
             Shape::Equal(n) => {
                 for (j, &v) in sketch.iter().take(*n).enumerate() {
-                    f(j as u16, v);
+                    f(j as u16, v, None);
                 }
             }
             Shape::Projection(l) => {
                 for i in 0..l.blocks() {
-                    f(i as u16, l.block(i, sketch));
+                    f(i as u16, l.block(i, sketch), None);
                 }
             }
             Shape::Lexicons(n, l) => {
@@ -96,7 +109,7 @@ impl MethodIndex {
                 for (j, fp) in fps.iter().take(*n).enumerate() {
                     if mask >> j & 1 == 1 {
                         for i in 0..l.blocks() {
-                            f((j * l.blocks() + i) as u16, l.block(i, std::slice::from_ref(fp)));
+                            f((j * l.blocks() + i) as u16, l.block(i, std::slice::from_ref(fp)), Some(*fp));
                         }
                     }
                 }
@@ -106,15 +119,22 @@ impl MethodIndex {
 
     /// Calls `f(table, value)` for every bucket a query with `sketch` looks in under `rule`.
     pub fn probes(&self, sketch: &[u64], rule: Rule, f: &mut impl FnMut(u16, u64)) {
+        self.keyed_probes(sketch, rule, &mut |t, v, _| f(t, v));
+    }
+
+    /// [`MethodIndex::probes`] with the query's word for each bucket (as [`MethodIndex::keyed_entries`]):
+    /// for multi-lexicon a bucket of lexicon `j` answers only with the ids whose lexicon-`j` SimHash
+    /// is within `k` of the query's, which is exactly the rule's test for that lexicon.
+    fn keyed_probes(&self, sketch: &[u64], rule: Rule, f: &mut impl FnMut(u16, u64, Option<u64>)) {
         match &self.shape {
-            Shape::Equal(_) => self.entries(sketch, f),
-            Shape::Projection(l) => l.for_each_probe(sketch, rule.max_distance, &mut |i, v| f(i as u16, v)),
+            Shape::Equal(_) => self.keyed_entries(sketch, f),
+            Shape::Projection(l) => l.for_each_probe(sketch, rule.max_distance, &mut |i, v| f(i as u16, v, None)),
             Shape::Lexicons(n, l) => {
                 let Some((&mask, fps)) = sketch.split_first() else { return };
                 for (j, fp) in fps.iter().take(*n).enumerate() {
                     if mask >> j & 1 == 1 {
                         l.for_each_probe(std::slice::from_ref(fp), rule.max_distance, &mut |i, v| {
-                            f((j * l.blocks() + i) as u16, v)
+                            f((j * l.blocks() + i) as u16, v, Some(*fp))
                         });
                     }
                 }
@@ -137,12 +157,30 @@ impl MethodIndex {
     pub fn compare(&self, a: &[u64], b: &[u64]) -> MethodScore {
         compare(&self.method, 0, a, 0, b)
     }
+
+    /// [`MethodIndex::compare`] when the pair satisfies `rule`, else `None`; for multi-lexicon the
+    /// test runs before the score is built (the score holds a vector: one allocation per hit,
+    /// none per candidate).
+    fn compare_within(&self, a: &[u64], b: &[u64], rule: Rule) -> Option<MethodScore> {
+        if matches!(self.shape, Shape::Lexicons(..)) && !lexicons_within(a, b, rule.max_distance) {
+            return None;
+        }
+        Some(self.compare(a, b)).filter(|s| s.satisfies(rule))
+    }
 }
 
 /// What the search needs from a storage of buckets.
 pub(crate) trait BucketIndex {
     /// Calls `f(id)` for every id in bucket `(table, value)`.
     fn bucket(&self, table: u16, value: u64, f: &mut impl FnMut(u64)) -> Result<()>;
+
+    /// [`BucketIndex::bucket`], where `near = Some((word, k))` lets a storage that keeps each
+    /// entry's word leave out the ids whose word is more than `k` bits from `word` (the mirror);
+    /// a storage without the words calls `f` for every id (the search's comparison filters them).
+    fn bucket_near(&self, table: u16, value: u64, near: Option<(u64, u32)>, f: &mut impl FnMut(u64)) -> Result<()> {
+        let _ = near;
+        self.bucket(table, value, f)
+    }
 }
 
 /// Calls `f(id, score)` exactly once for every document satisfying `rule` against the query
@@ -164,9 +202,10 @@ pub(crate) fn search<'a, B: BucketIndex>(
         ids.extend(all);
     } else {
         let mut err = None;
-        index.probes(sketch, rule, &mut |t, v| {
+        index.keyed_probes(sketch, rule, &mut |t, v, word| {
             if err.is_none() {
-                if let Err(e) = buckets.bucket(t, v, &mut |id| ids.push(id)) {
+                let near = word.map(|w| (w, rule.max_distance));
+                if let Err(e) = buckets.bucket_near(t, v, near, &mut |id| ids.push(id)) {
                     err = Some(e);
                 }
             }
@@ -178,21 +217,28 @@ pub(crate) fn search<'a, B: BucketIndex>(
     ids.sort_unstable();
     ids.dedup();
     for id in ids {
-        if let Some(s) = sketch_of(id) {
-            let score = index.compare(sketch, s);
-            if score.satisfies(rule) {
-                f(id, score);
-            }
+        if let Some(score) = sketch_of(id).and_then(|s| index.compare_within(sketch, s, rule)) {
+            f(id, score);
         }
     }
     Ok(())
 }
 
-/// The in-memory buckets: per table, value → ids.
+/// The in-memory buckets: per table, value → ids (and for multi-lexicon each id's lexicon
+/// SimHash beside it, so a probe scans the bucket's SimHashes with [`for_each_within`] and only
+/// the documents within `k` in that lexicon go on to the comparison, as the SimHash tables do).
 #[derive(Clone, Debug)]
 pub struct MemBuckets {
     index: MethodIndex,
-    tables: Vec<IntMap<u64, Vec<u64>>>,
+    tables: Vec<IntMap<u64, Bucket>>,
+}
+
+/// One bucket of the mirror: ids, and `words[i]` the word of `ids[i]` (empty for the methods
+/// without words, [`MethodIndex::keyed_entries`]).
+#[derive(Clone, Debug, Default)]
+struct Bucket {
+    ids: Vec<u64>,
+    words: Vec<u64>,
 }
 
 impl MemBuckets {
@@ -205,8 +251,11 @@ impl MemBuckets {
     /// Adds document `id` with `sketch`.
     pub fn insert(&mut self, id: u64, sketch: &[u64]) {
         let tables = &mut self.tables;
-        self.index
-            .entries(sketch, &mut |t, v| tables[t as usize].entry(v).or_default().push(id));
+        self.index.keyed_entries(sketch, &mut |t, v, word| {
+            let b = tables[t as usize].entry(v).or_default();
+            b.ids.push(id);
+            b.words.extend(word);
+        });
     }
 
     /// Removes document `id` with `sketch` (no-op when absent).
@@ -214,11 +263,14 @@ impl MemBuckets {
         let tables = &mut self.tables;
         self.index.entries(sketch, &mut |t, v| {
             let table = &mut tables[t as usize];
-            if let Some(ids) = table.get_mut(&v) {
-                if let Some(pos) = ids.iter().position(|&x| x == id) {
-                    ids.swap_remove(pos);
+            if let Some(b) = table.get_mut(&v) {
+                if let Some(pos) = b.ids.iter().position(|&x| x == id) {
+                    b.ids.swap_remove(pos);
+                    if pos < b.words.len() {
+                        b.words.swap_remove(pos);
+                    }
                 }
-                if ids.is_empty() {
+                if b.ids.is_empty() {
                     table.remove(&v);
                 }
             }
@@ -227,17 +279,31 @@ impl MemBuckets {
 
     /// Number of bucket entries.
     pub fn entries(&self) -> usize {
-        self.tables.iter().flat_map(|t| t.values()).map(Vec::len).sum()
+        self.tables.iter().flat_map(|t| t.values()).map(|b| b.ids.len()).sum()
     }
 }
 
 impl BucketIndex for MemBuckets {
     #[inline]
     fn bucket(&self, table: u16, value: u64, f: &mut impl FnMut(u64)) -> Result<()> {
-        if let Some(ids) = self.tables.get(table as usize).and_then(|t| t.get(&value)) {
-            ids.iter().for_each(|&id| f(id));
+        if let Some(b) = self.tables.get(table as usize).and_then(|t| t.get(&value)) {
+            b.ids.iter().for_each(|&id| f(id));
         }
         Ok(())
+    }
+
+    #[inline]
+    fn bucket_near(&self, table: u16, value: u64, near: Option<(u64, u32)>, f: &mut impl FnMut(u64)) -> Result<()> {
+        let Some(b) = self.tables.get(table as usize).and_then(|t| t.get(&value)) else {
+            return Ok(());
+        };
+        match near {
+            Some((word, k)) if b.words.len() == b.ids.len() => {
+                for_each_within(&b.words, word, k, |i, _| f(b.ids[i]));
+                Ok(())
+            }
+            _ => self.bucket(table, value, f),
+        }
     }
 }
 
