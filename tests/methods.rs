@@ -233,6 +233,18 @@ fn pairs_are_every_pair_under_the_rule_once() {
     }
 }
 
+/// The corpus as the pipeline's input.
+fn new_docs(docs: &[(String, String)]) -> impl Iterator<Item = fpdb::Result<NewDoc>> + Send + '_ {
+    docs.iter().map(|(k, t)| {
+        Ok(NewDoc {
+            key: k.clone(),
+            text: t.clone(),
+            meta: None,
+            biblio: Default::default(),
+        })
+    })
+}
+
 #[test]
 fn the_pipeline_equals_a_sequential_insert_loop_for_every_method() {
     let docs = corpus();
@@ -242,14 +254,7 @@ fn the_pipeline_equals_a_sequential_insert_loop_for_every_method() {
         for (k, t) in &docs {
             a.insert(k, t).unwrap();
         }
-        let input = docs.iter().map(|(k, t)| {
-            Ok(NewDoc {
-                key: k.clone(),
-                text: t.clone(),
-                meta: None,
-                biblio: Default::default(),
-            })
-        });
+        let input = new_docs(&docs);
         let opts = IngestOptions::default().with_workers(2).with_batch_size(7);
         b.ingest(input, &opts, |_| {}).unwrap();
         for (k, _) in &docs {
@@ -352,14 +357,7 @@ fn the_multi_lexicon_crawler_loop_reports_exactly_the_brute_force_duplicates() {
             min_shared: 1,
         };
         let fps: Vec<Fingerprint> = docs.iter().map(|(_, text)| fingerprint(&spec, text)).collect();
-        let input = docs.iter().map(|(k, t)| {
-            Ok(NewDoc {
-                key: k.clone(),
-                text: t.clone(),
-                meta: None,
-                biblio: Default::default(),
-            })
-        });
+        let input = new_docs(&docs);
         let opts = IngestOptions::default().with_workers(workers).with_batch_size(batch);
         let mut seen = 0;
         let mut linked = 0;

@@ -123,6 +123,9 @@ impl Db {
     /// it. That is exact because ids are never reused: a candidate removed in between is no longer
     /// a published document and is dropped by the verification, and everything committed after the
     /// snapshot has an id ≥ `upto`, which the writer checks itself.
+    ///
+    /// The other methods search their bucket mirror for each document of the part under one read
+    /// of the published state (without the mirror, RocksDB one document at a time).
     pub fn precheck_many(&self, docs: &[&PreparedDoc]) -> Result<Vec<Result<Precheck>>> {
         if docs.len() > PRECHECK_PART {
             let mut out = Vec::with_capacity(docs.len());
