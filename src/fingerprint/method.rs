@@ -102,99 +102,13 @@ impl Method {
 
     /// Checks every parameter's range.
     pub fn validate(&self) -> Result<()> {
-        fn bad(name: &'static str, message: String) -> Result<()> {
-            Err(Error::InvalidOption { name, message })
-        }
-        fn broder(b: &BroderParams) -> Result<()> {
-            if !(1..=32).contains(&b.shingle) {
-                return bad(
-                    "spec.method.shingle",
-                    format!("Broder shingles must be 1..=32 tokens, got {}", b.shingle),
-                );
-            }
-            if !(1..=64).contains(&b.supershingles) {
-                return bad(
-                    "spec.method.supershingles",
-                    format!("the number of supershingles must be 1..=64, got {}", b.supershingles),
-                );
-            }
-            if b.minhashes == 0 || b.minhashes > 1024 || !b.minhashes.is_multiple_of(b.supershingles) {
-                return bad(
-                    "spec.method.minhashes",
-                    format!(
-                        "the number of min-hashes must be a multiple of the {} supershingles, at most 1024; got {}",
-                        b.supershingles, b.minhashes
-                    ),
-                );
-            }
-            if !(1..=b.supershingles).contains(&b.min_shared) {
-                return bad(
-                    "spec.method.min_shared",
-                    format!(
-                        "min_shared must be 1..={} (the supershingles), got {}",
-                        b.supershingles, b.min_shared
-                    ),
-                );
-            }
-            Ok(())
-        }
-        fn charikar(c: &CharikarParams) -> Result<()> {
-            if c.bits == 0 || c.bits > 1024 || !c.bits.is_multiple_of(64) {
-                return bad(
-                    "spec.method.bits",
-                    format!("the projection must have 64..=1024 bits, a multiple of 64; got {}", c.bits),
-                );
-            }
-            if !(1..=64).contains(&c.blocks) || c.bits.div_ceil(c.blocks) > 64 {
-                return bad(
-                    "spec.method.blocks",
-                    format!(
-                        "the index needs 1..=64 blocks of at most 64 bits each, got {} for {} bits",
-                        c.blocks, c.bits
-                    ),
-                );
-            }
-            Ok(())
-        }
         match self {
             Method::SimHash => Ok(()),
             Method::Broder(b) => broder(b),
             Method::Charikar(c) => charikar(c),
             Method::BroderCharikar(b, c) => broder(b).and_then(|()| charikar(c)),
-            Method::WeightedSimHash(w) => {
-                if !(1..=32).contains(&w.shingle) {
-                    return bad("spec.method.shingle", format!("shingles must be 1..=32 words, got {}", w.shingle));
-                }
-                match &w.idf.0 {
-                    None => bad(
-                        "spec.method.idf",
-                        "the weighted-simhash method needs its IDF table (build one with `fpdb init --method weighted-simhash --idf-from CORPUS.jsonl`)".into(),
-                    ),
-                    Some(t) if t.hash() != w.idf_hash => bad(
-                        "spec.method.idf_hash",
-                        format!("the IDF table hashes to {:#x}, the spec names {:#x}", t.hash(), w.idf_hash),
-                    ),
-                    Some(_) => Ok(()),
-                }
-            }
-            Method::MultiLexicon(l) => {
-                if !(1..=16).contains(&l.lexicons) {
-                    return bad(
-                        "spec.method.lexicons",
-                        format!("the number of lexicons must be 1..=16, got {}", l.lexicons),
-                    );
-                }
-                if !(1..=1000).contains(&l.keep_permille) {
-                    return bad(
-                        "spec.method.keep_permille",
-                        format!("keep_permille must be 1..=1000, got {}", l.keep_permille),
-                    );
-                }
-                if !(1..=32).contains(&l.shingle) {
-                    return bad("spec.method.shingle", format!("shingles must be 1..=32 words, got {}", l.shingle));
-                }
-                Ok(())
-            }
+            Method::WeightedSimHash(w) => weighted(w),
+            Method::MultiLexicon(l) => lexicons(l),
         }
     }
 
@@ -300,6 +214,104 @@ impl Method {
             idf: IdfHandle(Some(table)),
         })
     }
+}
+
+/// The error of a parameter out of its range ([`Method::validate`]).
+fn bad(name: &'static str, message: String) -> Result<()> {
+    Err(Error::InvalidOption { name, message })
+}
+
+/// [`Method::validate`] of Broder's parameters.
+fn broder(b: &BroderParams) -> Result<()> {
+    if !(1..=32).contains(&b.shingle) {
+        return bad(
+            "spec.method.shingle",
+            format!("Broder shingles must be 1..=32 tokens, got {}", b.shingle),
+        );
+    }
+    if !(1..=64).contains(&b.supershingles) {
+        return bad(
+            "spec.method.supershingles",
+            format!("the number of supershingles must be 1..=64, got {}", b.supershingles),
+        );
+    }
+    if b.minhashes == 0 || b.minhashes > 1024 || !b.minhashes.is_multiple_of(b.supershingles) {
+        return bad(
+            "spec.method.minhashes",
+            format!(
+                "the number of min-hashes must be a multiple of the {} supershingles, at most 1024; got {}",
+                b.supershingles, b.minhashes
+            ),
+        );
+    }
+    if !(1..=b.supershingles).contains(&b.min_shared) {
+        return bad(
+            "spec.method.min_shared",
+            format!(
+                "min_shared must be 1..={} (the supershingles), got {}",
+                b.supershingles, b.min_shared
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// [`Method::validate`] of Charikar's parameters.
+fn charikar(c: &CharikarParams) -> Result<()> {
+    if c.bits == 0 || c.bits > 1024 || !c.bits.is_multiple_of(64) {
+        return bad(
+            "spec.method.bits",
+            format!("the projection must have 64..=1024 bits, a multiple of 64; got {}", c.bits),
+        );
+    }
+    if !(1..=64).contains(&c.blocks) || c.bits.div_ceil(c.blocks) > 64 {
+        return bad(
+            "spec.method.blocks",
+            format!(
+                "the index needs 1..=64 blocks of at most 64 bits each, got {} for {} bits",
+                c.blocks, c.bits
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// [`Method::validate`] of weighted-simhash's parameters and IDF table.
+fn weighted(w: &WeightedParams) -> Result<()> {
+    if !(1..=32).contains(&w.shingle) {
+        return bad("spec.method.shingle", format!("shingles must be 1..=32 words, got {}", w.shingle));
+    }
+    match &w.idf.0 {
+        None => bad(
+            "spec.method.idf",
+            "the weighted-simhash method needs its IDF table (build one with `fpdb init --method weighted-simhash --idf-from CORPUS.jsonl`)".into(),
+        ),
+        Some(t) if t.hash() != w.idf_hash => bad(
+            "spec.method.idf_hash",
+            format!("the IDF table hashes to {:#x}, the spec names {:#x}", t.hash(), w.idf_hash),
+        ),
+        Some(_) => Ok(()),
+    }
+}
+
+/// [`Method::validate`] of multi-lexicon's parameters.
+fn lexicons(l: &LexiconParams) -> Result<()> {
+    if !(1..=16).contains(&l.lexicons) {
+        return bad(
+            "spec.method.lexicons",
+            format!("the number of lexicons must be 1..=16, got {}", l.lexicons),
+        );
+    }
+    if !(1..=1000).contains(&l.keep_permille) {
+        return bad(
+            "spec.method.keep_permille",
+            format!("keep_permille must be 1..=1000, got {}", l.keep_permille),
+        );
+    }
+    if !(1..=32).contains(&l.shingle) {
+        return bad("spec.method.shingle", format!("shingles must be 1..=32 words, got {}", l.shingle));
+    }
+    Ok(())
 }
 
 impl fmt::Display for Method {
