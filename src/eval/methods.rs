@@ -350,16 +350,54 @@ fn lexicon_rows(
     });
     let (fps, _) = fingerprints(&base.clone().with_method(method.clone()), docs);
     let ls: Vec<u32> = if all_l { (1..=lexicons).collect() } else { vec![lexicons] };
-    // hist[L index][d]: pairs whose best distance over the first L lexicons is d; split by truth.
-    let bins = k_max as usize + 1;
-    let mut all = vec![vec![0u64; bins]; ls.len()];
-    let mut tru = vec![vec![0u64; bins]; ls.len()];
-    let mut lab_all = vec![vec![0u64; bins]; ls.len()];
-    let mut lab_same = vec![vec![0u64; bins]; ls.len()];
-    // The index's probes, streamed: no score vector per pair (this sweep meets millions of pairs).
-    let Some(mi) = MethodIndex::new(&method, auto_tables(k_max)) else {
+    let Some(h) = lexicon_histograms(&method, &fps, truth, lexicons, &ls, k_max) else {
         return Vec::new();
     };
+    ls.iter()
+        .enumerate()
+        .map(|(li, &l)| {
+            let (best_k, best) = best_f1(&h.all[li], &h.tru[li], truth.pairs.len() as u64);
+            LexiconRow {
+                lexicons: l,
+                keep_permille: keep,
+                best_k,
+                best,
+                label_best: truth.label_pairs.map(|n| best_f1(&h.lab_all[li], &h.lab_same[li], n)),
+            }
+        })
+        .collect()
+}
+
+/// [`lexicon_rows`]' histograms: `x[L index][d]` counts the pairs whose best distance over the
+/// first `ls[L index]` lexicons is `d` (≤ `k_max`); all of them, the true ones, the labelled ones
+/// and those of the same label.
+struct LexiconHistograms {
+    all: Vec<Vec<u64>>,
+    tru: Vec<Vec<u64>>,
+    lab_all: Vec<Vec<u64>>,
+    lab_same: Vec<Vec<u64>>,
+}
+
+/// Counts [`LexiconHistograms`] over the pairs the method index finds at `k_max` (`None`: no
+/// index layout for `k_max`).
+fn lexicon_histograms(
+    method: &Method,
+    fps: &[Fingerprint],
+    truth: &Truth,
+    lexicons: u32,
+    ls: &[u32],
+    k_max: u32,
+) -> Option<LexiconHistograms> {
+    let bins = k_max as usize + 1;
+    let zero = vec![vec![0u64; bins]; ls.len()];
+    let mut h = LexiconHistograms {
+        all: zero.clone(),
+        tru: zero.clone(),
+        lab_all: zero.clone(),
+        lab_same: zero,
+    };
+    // The index's probes, streamed: no score vector per pair (this sweep meets millions of pairs).
+    let mi = MethodIndex::new(method, auto_tables(k_max))?;
     let mut b = MemBuckets::new(mi.clone());
     for (i, f) in fps.iter().enumerate() {
         b.insert(i as u64, &f.sketch);
@@ -394,11 +432,11 @@ fn lexicon_rows(
                 if li < ls.len() && ls[li] as usize == lx + 1 {
                     if best <= k_max {
                         let b = best as usize;
-                        all[li][b] += 1;
-                        tru[li][b] += u64::from(t);
+                        h.all[li][b] += 1;
+                        h.tru[li][b] += u64::from(t);
                         if let Some(same) = same {
-                            lab_all[li][b] += 1;
-                            lab_same[li][b] += u64::from(same);
+                            h.lab_all[li][b] += 1;
+                            h.lab_same[li][b] += u64::from(same);
                         }
                     }
                     li += 1;
@@ -406,37 +444,28 @@ fn lexicon_rows(
             }
         }
     }
-    let best_of = |all: &[u64], tru: &[u64], n_true: u64| -> (u32, Scored) {
-        let (mut a, mut t) = (0u64, 0u64);
-        let mut best: Option<(u32, Scored)> = None;
-        for k in 0..bins {
-            a += all[k];
-            t += tru[k];
-            let s: Scored = Confusion {
-                tp: t,
-                fp: a - t,
-                fn_: n_true - t,
-            }
-            .into();
-            if best.as_ref().is_none_or(|b| s.f1 > b.1.f1) {
-                best = Some((k as u32, s));
-            }
+    Some(h)
+}
+
+/// The best F1 over the thresholds k = 0.. of a histogram by distance (`all` pairs, `tru` of them
+/// true, `n_true` true pairs in all), and its k.
+fn best_f1(all: &[u64], tru: &[u64], n_true: u64) -> (u32, Scored) {
+    let (mut a, mut t) = (0u64, 0u64);
+    let mut best: Option<(u32, Scored)> = None;
+    for k in 0..all.len() {
+        a += all[k];
+        t += tru[k];
+        let s: Scored = Confusion {
+            tp: t,
+            fp: a - t,
+            fn_: n_true - t,
         }
-        best.unwrap_or((0, Confusion::default().into()))
-    };
-    ls.iter()
-        .enumerate()
-        .map(|(li, &l)| {
-            let (best_k, best) = best_of(&all[li], &tru[li], truth.pairs.len() as u64);
-            LexiconRow {
-                lexicons: l,
-                keep_permille: keep,
-                best_k,
-                best,
-                label_best: truth.label_pairs.map(|n| best_of(&lab_all[li], &lab_same[li], n)),
-            }
-        })
-        .collect()
+        .into();
+        if best.as_ref().is_none_or(|b| s.f1 > b.1.f1) {
+            best = Some((k as u32, s));
+        }
+    }
+    best.unwrap_or((0, Confusion::default().into()))
 }
 
 /// Runs the comparison (see the module docs).
@@ -445,129 +474,17 @@ pub fn compare_methods(docs: &[CorpusDoc], opts: &MethodsOptions) -> MethodsRepo
     let base = opts.spec.clone().with_method(Method::SimHash);
     let (base_fps, _) = fingerprints(&base, docs);
     let shingles: Vec<Vec<u32>> = base_fps.into_iter().map(|f| f.shingles).collect();
-    let sets: Vec<&[u32]> = shingles.iter().map(Vec::as_slice).collect();
-    let pairs: HashSet<u64> = jaccard_join(&sets, opts.truth_t).into_iter().map(|(i, j, _)| pk(i, j)).collect();
-    let mut ids: HashMap<&str, u32> = HashMap::new();
-    let labels: Vec<Option<u32>> = docs
+    let truth = truth_of(docs, &shingles, opts.truth_t);
+    let rows = opts
+        .methods
         .iter()
-        .map(|d| {
-            d.label.as_deref().map(|l| {
-                let n = ids.len() as u32;
-                *ids.entry(l).or_insert(n)
-            })
-        })
+        .map(|(method, k)| method_row(&base, docs, &truth, method, *k, opts.verify_t))
         .collect();
-    let mut per_label: HashMap<u32, u64> = HashMap::new();
-    for l in labels.iter().flatten() {
-        *per_label.entry(*l).or_insert(0) += 1;
-    }
-    let label_pairs = (per_label.values().sum::<u64>() >= 2).then(|| per_label.values().map(|c| c * (c - 1) / 2).sum());
-    let truth = Truth {
-        pairs,
-        labels,
-        label_pairs,
-        shingles: &shingles,
-    };
-
-    let mut rows = Vec::new();
-    for (method, k) in &opts.methods {
-        let spec = base.clone().with_method(method.clone());
-        let (fps, secs) = fingerprints(&spec, docs);
-        let min_shared = match method {
-            Method::Broder(b) | Method::BroderCharikar(b, _) => b.min_shared,
-            _ => 1,
-        };
-        let (found, mut times) = rule_pairs(
-            method,
-            &fps,
-            Rule {
-                max_distance: *k,
-                min_shared,
-            },
-        );
-        times.sort_by(f64::total_cmp);
-        let plain: Vec<(u32, u32)> = found.iter().map(|p| (p.0, p.1)).collect();
-        let verified: Vec<(u32, u32)> = plain
-            .iter()
-            .copied()
-            .filter(|&(i, j)| truth.verified(i, j, opts.verify_t))
-            .collect();
-        let (rule, labels_rule) = truth.score(plain.iter().copied());
-        let (ver, labels_verified) = truth.score(verified.iter().copied());
-        rows.push(MethodRow {
-            method: method.to_string(),
-            k: (!matches!(method, Method::Broder(_))).then_some(*k),
-            rule,
-            verified: ver,
-            labels_rule,
-            labels_verified,
-            pairs: plain.len() as u64,
-            candidates_per_doc: 2.0 * plain.len() as f64 / docs.len().max(1) as f64,
-            sketch_us_per_doc: secs * 1e6 / docs.len().max(1) as f64,
-            bytes_per_doc: bytes_per_doc(method, *k, &fps),
-            query_p50_us: percentile(&times, 0.5),
-            query_p99_us: percentile(&times, 0.99),
-        });
-    }
-
     let (mut broder_by_b, mut charikar_by_c, mut combined_sweep, mut lexicon_best, mut keep_sweep) =
         (vec![], vec![], vec![], vec![], vec![]);
     if opts.analyses {
-        // Paper 004: Algorithm B's pairs (s = 2) with their C-similarity, from the combined sketch.
-        let comb = Method::BroderCharikar(Default::default(), Default::default());
-        let (fps, _) = fingerprints(&base.clone().with_method(comb.clone()), docs);
-        let (b_pairs, _) = rule_pairs(
-            &comb,
-            &fps,
-            Rule {
-                max_distance: 384,
-                min_shared: 2,
-            },
-        );
-        let scored: Vec<(u32, u32, u32, u32)> = b_pairs
-            .iter()
-            .filter_map(|(i, j, s)| match s {
-                MethodScore::Combined { equal, agree, .. } => Some((*i, *j, *equal, *agree)),
-                _ => None,
-            })
-            .collect();
-        for b in 2..=6 {
-            let p: Vec<(u32, u32)> = scored.iter().filter(|x| x.2 == b).map(|x| (x.0, x.1)).collect();
-            broder_by_b.push(bucket(&truth, format!("B = {b}"), &p, None));
-        }
-        let all_b: Vec<(u32, u32)> = scored.iter().map(|x| (x.0, x.1)).collect();
-        broder_by_b.push(bucket(&truth, "all (B ≥ 2)".into(), &all_b, None));
-        let (sb, lb) = truth.score(all_b.iter().copied());
-        for t in 351..=359u32 {
-            let p: Vec<(u32, u32)> = scored.iter().filter(|x| x.3 >= t).map(|x| (x.0, x.1)).collect();
-            combined_sweep.push(bucket(
-                &truth,
-                format!("C ≥ {t}"),
-                &p,
-                Some((sb.counts.tp, lb.map(|l| l.counts.tp))),
-            ));
-        }
-        // Algorithm C's pairs (k = 12) by the paper's C-similarity ranges.
-        let ch: Method = Method::Charikar(Default::default());
-        let (fps, _) = fingerprints(&base.clone().with_method(ch.clone()), docs);
-        let (c_pairs, _) = rule_pairs(
-            &ch,
-            &fps,
-            Rule {
-                max_distance: 12,
-                min_shared: 1,
-            },
-        );
-        for (lo, hi) in [(372, 375), (376, 378), (379, 381), (382, 384)] {
-            let p: Vec<(u32, u32)> = c_pairs
-                .iter()
-                .filter(|(_, _, s)| matches!(s, MethodScore::Projection { agree, .. } if (lo..=hi).contains(agree)))
-                .map(|x| (x.0, x.1))
-                .collect();
-            charikar_by_c.push(bucket(&truth, format!("{lo}–{hi}"), &p, None));
-        }
-        let all_c: Vec<(u32, u32)> = c_pairs.iter().map(|x| (x.0, x.1)).collect();
-        charikar_by_c.push(bucket(&truth, "all (≥ 372)".into(), &all_c, None));
+        (broder_by_b, combined_sweep) = paper_004_broder(&base, docs, &truth);
+        charikar_by_c = paper_004_charikar(&base, docs, &truth);
         // Paper 002: best F1 per lexicon count (keep = the default share), and the keep share at L = 5.
         let keep = LexiconParams::default().keep_permille;
         lexicon_best = lexicon_rows(&base, docs, &truth, 10, keep, 12, true);
@@ -590,6 +507,133 @@ pub fn compare_methods(docs: &[CorpusDoc], opts: &MethodsOptions) -> MethodsRepo
         keep_sweep,
         seconds: started.elapsed().as_secs_f64(),
     }
+}
+
+/// The truth of [`compare_methods`]: the pairs with exact Jaccard ≥ `truth_t` over `shingles`,
+/// and the documents' labels (numbered in order of appearance) with the number of same-label pairs.
+fn truth_of<'a>(docs: &[CorpusDoc], shingles: &'a [Vec<u32>], truth_t: f64) -> Truth<'a> {
+    let sets: Vec<&[u32]> = shingles.iter().map(Vec::as_slice).collect();
+    let pairs: HashSet<u64> = jaccard_join(&sets, truth_t).into_iter().map(|(i, j, _)| pk(i, j)).collect();
+    let mut ids: HashMap<&str, u32> = HashMap::new();
+    let labels: Vec<Option<u32>> = docs
+        .iter()
+        .map(|d| {
+            d.label.as_deref().map(|l| {
+                let n = ids.len() as u32;
+                *ids.entry(l).or_insert(n)
+            })
+        })
+        .collect();
+    let mut per_label: HashMap<u32, u64> = HashMap::new();
+    for l in labels.iter().flatten() {
+        *per_label.entry(*l).or_insert(0) += 1;
+    }
+    let label_pairs = (per_label.values().sum::<u64>() >= 2).then(|| per_label.values().map(|c| c * (c - 1) / 2).sum());
+    Truth {
+        pairs,
+        labels,
+        label_pairs,
+        shingles,
+    }
+}
+
+/// One method's row of [`compare_methods`]: its rule's pairs at `k`, scored before and after
+/// verification at `verify_t`, with its costs.
+fn method_row(base: &FingerprintSpec, docs: &[CorpusDoc], truth: &Truth, method: &Method, k: u32, verify_t: f64) -> MethodRow {
+    let spec = base.clone().with_method(method.clone());
+    let (fps, secs) = fingerprints(&spec, docs);
+    let min_shared = match method {
+        Method::Broder(b) | Method::BroderCharikar(b, _) => b.min_shared,
+        _ => 1,
+    };
+    let (found, mut times) = rule_pairs(
+        method,
+        &fps,
+        Rule {
+            max_distance: k,
+            min_shared,
+        },
+    );
+    times.sort_by(f64::total_cmp);
+    let plain: Vec<(u32, u32)> = found.iter().map(|p| (p.0, p.1)).collect();
+    let verified: Vec<(u32, u32)> = plain.iter().copied().filter(|&(i, j)| truth.verified(i, j, verify_t)).collect();
+    let (rule, labels_rule) = truth.score(plain.iter().copied());
+    let (ver, labels_verified) = truth.score(verified.iter().copied());
+    MethodRow {
+        method: method.to_string(),
+        k: (!matches!(method, Method::Broder(_))).then_some(k),
+        rule,
+        verified: ver,
+        labels_rule,
+        labels_verified,
+        pairs: plain.len() as u64,
+        candidates_per_doc: 2.0 * plain.len() as f64 / docs.len().max(1) as f64,
+        sketch_us_per_doc: secs * 1e6 / docs.len().max(1) as f64,
+        bytes_per_doc: bytes_per_doc(method, k, &fps),
+        query_p50_us: percentile(&times, 0.5),
+        query_p99_us: percentile(&times, 0.99),
+    }
+}
+
+/// Paper 004: Algorithm B's pairs (s = 2) by B-similarity, and the combined algorithm's sweep of
+/// their C-similarity (from the combined sketch).
+fn paper_004_broder(base: &FingerprintSpec, docs: &[CorpusDoc], truth: &Truth) -> (Vec<Bucket>, Vec<Bucket>) {
+    let (mut broder_by_b, mut combined_sweep) = (vec![], vec![]);
+    let comb = Method::BroderCharikar(Default::default(), Default::default());
+    let (fps, _) = fingerprints(&base.clone().with_method(comb.clone()), docs);
+    let (b_pairs, _) = rule_pairs(
+        &comb,
+        &fps,
+        Rule {
+            max_distance: 384,
+            min_shared: 2,
+        },
+    );
+    let scored: Vec<(u32, u32, u32, u32)> = b_pairs
+        .iter()
+        .filter_map(|(i, j, s)| match s {
+            MethodScore::Combined { equal, agree, .. } => Some((*i, *j, *equal, *agree)),
+            _ => None,
+        })
+        .collect();
+    for b in 2..=6 {
+        let p: Vec<(u32, u32)> = scored.iter().filter(|x| x.2 == b).map(|x| (x.0, x.1)).collect();
+        broder_by_b.push(bucket(truth, format!("B = {b}"), &p, None));
+    }
+    let all_b: Vec<(u32, u32)> = scored.iter().map(|x| (x.0, x.1)).collect();
+    broder_by_b.push(bucket(truth, "all (B ≥ 2)".into(), &all_b, None));
+    let (sb, lb) = truth.score(all_b.iter().copied());
+    for t in 351..=359u32 {
+        let p: Vec<(u32, u32)> = scored.iter().filter(|x| x.3 >= t).map(|x| (x.0, x.1)).collect();
+        combined_sweep.push(bucket(truth, format!("C ≥ {t}"), &p, Some((sb.counts.tp, lb.map(|l| l.counts.tp)))));
+    }
+    (broder_by_b, combined_sweep)
+}
+
+/// Paper 004: Algorithm C's pairs (k = 12) by the paper's C-similarity ranges.
+fn paper_004_charikar(base: &FingerprintSpec, docs: &[CorpusDoc], truth: &Truth) -> Vec<Bucket> {
+    let mut charikar_by_c = vec![];
+    let ch: Method = Method::Charikar(Default::default());
+    let (fps, _) = fingerprints(&base.clone().with_method(ch.clone()), docs);
+    let (c_pairs, _) = rule_pairs(
+        &ch,
+        &fps,
+        Rule {
+            max_distance: 12,
+            min_shared: 1,
+        },
+    );
+    for (lo, hi) in [(372, 375), (376, 378), (379, 381), (382, 384)] {
+        let p: Vec<(u32, u32)> = c_pairs
+            .iter()
+            .filter(|(_, _, s)| matches!(s, MethodScore::Projection { agree, .. } if (lo..=hi).contains(agree)))
+            .map(|x| (x.0, x.1))
+            .collect();
+        charikar_by_c.push(bucket(truth, format!("{lo}–{hi}"), &p, None));
+    }
+    let all_c: Vec<(u32, u32)> = c_pairs.iter().map(|x| (x.0, x.1)).collect();
+    charikar_by_c.push(bucket(truth, "all (≥ 372)".into(), &all_c, None));
+    charikar_by_c
 }
 
 #[cfg(test)]
