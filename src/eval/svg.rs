@@ -84,29 +84,7 @@ fn decimals(step: f64) -> usize {
 /// recall, F1), otherwise a rounded range around the data; the x axis spans a rounded range
 /// around the data. Text is XML-escaped.
 pub fn svg_line_plot(title: &str, x_label: &str, y_label: &str, series: &[(&str, Vec<(f64, f64)>)]) -> String {
-    let finite: Vec<(f64, f64)> = series
-        .iter()
-        .flat_map(|(_, pts)| pts.iter().copied())
-        .filter(|(x, y)| x.is_finite() && y.is_finite())
-        .collect();
-    let (x_lo, x_hi, x_step) = if finite.is_empty() {
-        (0.0, 1.0, 0.1)
-    } else {
-        let min = finite.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
-        let max = finite.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
-        nice_axis(min, max)
-    };
-    let unit = finite.iter().all(|&(_, y)| (0.0..=1.0).contains(&y));
-    let (y_lo, y_hi, y_step) = if unit {
-        (0.0, 1.0, 0.1)
-    } else {
-        let min = finite.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-        let max = finite.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
-        nice_axis(min, max)
-    };
-    let px = |x: f64| LEFT + (x - x_lo) / (x_hi - x_lo) * (RIGHT - LEFT);
-    let py = |y: f64| BOTTOM - (y - y_lo) / (y_hi - y_lo) * (BOTTOM - TOP);
-
+    let f = Frame::of(series);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -119,47 +97,156 @@ pub fn svg_line_plot(title: &str, x_label: &str, y_label: &str, series: &[(&str,
         WIDTH / 2.0,
         esc(title)
     );
+    f.write_grid(&mut s);
+    write_axes(&mut s, x_label, y_label);
+    // Series: one path each, then markers, then the legend entry.
+    for (i, (name, pts)) in series.iter().enumerate() {
+        f.write_series(&mut s, i, name, pts);
+    }
+    s.push_str("</svg>\n");
+    s
+}
 
-    // Grid lines and tick labels.
-    let x_dec = decimals(x_step);
-    let y_dec = decimals(y_step);
-    let x_ticks = ((x_hi - x_lo) / x_step).round() as usize;
-    let y_ticks = ((y_hi - y_lo) / y_step).round() as usize;
-    let _ = writeln!(s, r##"<g stroke="#e0e0e0" stroke-width="1">"##);
-    for i in 0..=x_ticks {
-        let x = px(x_lo + i as f64 * x_step);
-        let _ = writeln!(s, r#"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{BOTTOM}"/>"#);
+/// The ranges of a plot's axes ([`svg_line_plot`]) and their tick steps.
+struct Frame {
+    x_lo: f64,
+    x_hi: f64,
+    x_step: f64,
+    y_lo: f64,
+    y_hi: f64,
+    y_step: f64,
+}
+
+impl Frame {
+    /// The axes around the finite points of `series`.
+    fn of(series: &[(&str, Vec<(f64, f64)>)]) -> Frame {
+        let finite: Vec<(f64, f64)> = series
+            .iter()
+            .flat_map(|(_, pts)| pts.iter().copied())
+            .filter(|(x, y)| x.is_finite() && y.is_finite())
+            .collect();
+        let (x_lo, x_hi, x_step) = if finite.is_empty() {
+            (0.0, 1.0, 0.1)
+        } else {
+            let min = finite.iter().map(|p| p.0).fold(f64::INFINITY, f64::min);
+            let max = finite.iter().map(|p| p.0).fold(f64::NEG_INFINITY, f64::max);
+            nice_axis(min, max)
+        };
+        let unit = finite.iter().all(|&(_, y)| (0.0..=1.0).contains(&y));
+        let (y_lo, y_hi, y_step) = if unit {
+            (0.0, 1.0, 0.1)
+        } else {
+            let min = finite.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+            let max = finite.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+            nice_axis(min, max)
+        };
+        Frame {
+            x_lo,
+            x_hi,
+            x_step,
+            y_lo,
+            y_hi,
+            y_step,
+        }
     }
-    for i in 0..=y_ticks {
-        let y = py(y_lo + i as f64 * y_step);
-        let _ = writeln!(s, r#"<line x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}"/>"#);
+
+    fn px(&self, x: f64) -> f64 {
+        LEFT + (x - self.x_lo) / (self.x_hi - self.x_lo) * (RIGHT - LEFT)
     }
-    let _ = writeln!(s, "</g>");
-    let _ = writeln!(s, r##"<g fill="#333">"##);
-    for i in 0..=x_ticks {
-        let v = x_lo + i as f64 * x_step;
+
+    fn py(&self, y: f64) -> f64 {
+        BOTTOM - (y - self.y_lo) / (self.y_hi - self.y_lo) * (BOTTOM - TOP)
+    }
+
+    /// Grid lines and tick labels.
+    fn write_grid(&self, s: &mut String) {
+        let (x_lo, x_step, y_lo, y_step) = (self.x_lo, self.x_step, self.y_lo, self.y_step);
+        let x_dec = decimals(x_step);
+        let y_dec = decimals(y_step);
+        let x_ticks = ((self.x_hi - x_lo) / x_step).round() as usize;
+        let y_ticks = ((self.y_hi - y_lo) / y_step).round() as usize;
+        let _ = writeln!(s, r##"<g stroke="#e0e0e0" stroke-width="1">"##);
+        for i in 0..=x_ticks {
+            let x = self.px(x_lo + i as f64 * x_step);
+            let _ = writeln!(s, r#"<line x1="{x:.1}" y1="{TOP}" x2="{x:.1}" y2="{BOTTOM}"/>"#);
+        }
+        for i in 0..=y_ticks {
+            let y = self.py(y_lo + i as f64 * y_step);
+            let _ = writeln!(s, r#"<line x1="{LEFT}" y1="{y:.1}" x2="{RIGHT}" y2="{y:.1}"/>"#);
+        }
+        let _ = writeln!(s, "</g>");
+        let _ = writeln!(s, r##"<g fill="#333">"##);
+        for i in 0..=x_ticks {
+            let v = x_lo + i as f64 * x_step;
+            let _ = writeln!(
+                s,
+                r#"<text x="{:.1}" y="{}" text-anchor="middle">{:.*}</text>"#,
+                self.px(v),
+                BOTTOM + 18.0,
+                x_dec,
+                v
+            );
+        }
+        for i in 0..=y_ticks {
+            let v = y_lo + i as f64 * y_step;
+            let _ = writeln!(
+                s,
+                r#"<text x="{}" y="{:.1}" text-anchor="end">{:.*}</text>"#,
+                LEFT - 6.0,
+                self.py(v) + 4.0,
+                y_dec,
+                v
+            );
+        }
+        let _ = writeln!(s, "</g>");
+    }
+
+    /// Series `i`: its path, its markers and its legend entry.
+    fn write_series(&self, s: &mut String, i: usize, name: &str, pts: &[(f64, f64)]) {
+        let color = COLORS[i % COLORS.len()];
+        let dash = DASHES[i % DASHES.len()];
+        // Earlier series are drawn wider, so a later series lying exactly on top of an earlier
+        // one (e.g. two recalls that coincide) leaves the earlier one visible at its edges.
+        let width = (3.0 - 0.5 * i as f64).max(1.5);
+        let dash_attr = if dash.is_empty() {
+            String::new()
+        } else {
+            format!(r#" stroke-dasharray="{dash}""#)
+        };
+        let mut d = String::new();
+        let mut pen_down = false;
+        for &(x, y) in pts {
+            if x.is_finite() && y.is_finite() {
+                let _ = write!(d, "{}{:.1} {:.1} ", if pen_down { "L" } else { "M" }, self.px(x), self.py(y));
+                pen_down = true;
+            } else {
+                pen_down = false;
+            }
+        }
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{}" text-anchor="middle">{:.*}</text>"#,
-            px(v),
-            BOTTOM + 18.0,
-            x_dec,
-            v
+            r#"<path d="{}" fill="none" stroke="{color}" stroke-width="{width}"{dash_attr}/>"#,
+            d.trim_end()
         );
-    }
-    for i in 0..=y_ticks {
-        let v = y_lo + i as f64 * y_step;
+        let _ = writeln!(s, r#"<g fill="{color}">"#);
+        for &(x, y) in pts.iter().filter(|(x, y)| x.is_finite() && y.is_finite()) {
+            let _ = writeln!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="3"/>"#, self.px(x), self.py(y));
+        }
+        let _ = writeln!(s, "</g>");
+        let ly = TOP + 12.0 + i as f64 * 22.0;
+        let lx = RIGHT + 16.0;
         let _ = writeln!(
             s,
-            r#"<text x="{}" y="{:.1}" text-anchor="end">{:.*}</text>"#,
-            LEFT - 6.0,
-            py(v) + 4.0,
-            y_dec,
-            v
+            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="{width}"{dash_attr}/>"#,
+            lx + 28.0
         );
+        let _ = writeln!(s, r#"<circle cx="{}" cy="{ly}" r="3" fill="{color}"/>"#, lx + 14.0);
+        let _ = writeln!(s, r#"<text x="{}" y="{}">{}</text>"#, lx + 36.0, ly + 4.0, esc(name));
     }
-    let _ = writeln!(s, "</g>");
-    // Axes and labels.
+}
+
+/// The plot's frame and the axes' labels.
+fn write_axes(s: &mut String, x_label: &str, y_label: &str) {
     let _ = writeln!(
         s,
         r##"<rect x="{LEFT}" y="{TOP}" width="{}" height="{}" fill="none" stroke="#333" stroke-width="1"/>"##,
@@ -179,51 +266,6 @@ pub fn svg_line_plot(title: &str, x_label: &str, y_label: &str, series: &[(&str,
         (TOP + BOTTOM) / 2.0,
         esc(y_label)
     );
-
-    // Series: one path each, then markers, then the legend entry.
-    for (i, (name, pts)) in series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        let dash = DASHES[i % DASHES.len()];
-        // Earlier series are drawn wider, so a later series lying exactly on top of an earlier
-        // one (e.g. two recalls that coincide) leaves the earlier one visible at its edges.
-        let width = (3.0 - 0.5 * i as f64).max(1.5);
-        let dash_attr = if dash.is_empty() {
-            String::new()
-        } else {
-            format!(r#" stroke-dasharray="{dash}""#)
-        };
-        let mut d = String::new();
-        let mut pen_down = false;
-        for &(x, y) in pts {
-            if x.is_finite() && y.is_finite() {
-                let _ = write!(d, "{}{:.1} {:.1} ", if pen_down { "L" } else { "M" }, px(x), py(y));
-                pen_down = true;
-            } else {
-                pen_down = false;
-            }
-        }
-        let _ = writeln!(
-            s,
-            r#"<path d="{}" fill="none" stroke="{color}" stroke-width="{width}"{dash_attr}/>"#,
-            d.trim_end()
-        );
-        let _ = writeln!(s, r#"<g fill="{color}">"#);
-        for &(x, y) in pts.iter().filter(|(x, y)| x.is_finite() && y.is_finite()) {
-            let _ = writeln!(s, r#"<circle cx="{:.1}" cy="{:.1}" r="3"/>"#, px(x), py(y));
-        }
-        let _ = writeln!(s, "</g>");
-        let ly = TOP + 12.0 + i as f64 * 22.0;
-        let lx = RIGHT + 16.0;
-        let _ = writeln!(
-            s,
-            r#"<line x1="{lx}" y1="{ly}" x2="{}" y2="{ly}" stroke="{color}" stroke-width="{width}"{dash_attr}/>"#,
-            lx + 28.0
-        );
-        let _ = writeln!(s, r#"<circle cx="{}" cy="{ly}" r="3" fill="{color}"/>"#, lx + 14.0);
-        let _ = writeln!(s, r#"<text x="{}" y="{}">{}</text>"#, lx + 36.0, ly + 4.0, esc(name));
-    }
-    s.push_str("</svg>\n");
-    s
 }
 
 #[cfg(test)]

@@ -29,6 +29,36 @@ impl MethodsReport {
             self.verify_t,
             self.seconds
         );
+        self.method_rows(&mut s);
+        bucket_table(
+            &mut s,
+            "Paper 004 Table 2 on this corpus: Algorithm B's pairs (B ≥ 2) by B-similarity",
+            &self.broder_by_b,
+            false,
+        );
+        bucket_table(
+            &mut s,
+            "Paper 004 Table 5: Algorithm C's pairs (≥ 372 of 384 bits agree) by C-similarity",
+            &self.charikar_by_c,
+            false,
+        );
+        bucket_table(
+            &mut s,
+            "Paper 004 Table 11: Algorithm B's pairs kept at C-similarity ≥ t (R = correct pairs kept / correct pairs of B)",
+            &self.combined_sweep,
+            true,
+        );
+        lexicon_table(
+            &mut s,
+            "Paper 002 Table 1 on this corpus: best F1 (rule alone, k = 0..12) per number of lexicons",
+            &self.lexicon_best,
+        );
+        lexicon_table(&mut s, "The keep share of the lexicons (L = 5)", &self.keep_sweep);
+        s
+    }
+
+    /// The table of the methods' rows.
+    fn method_rows(&self, s: &mut String) {
         let _ = writeln!(
             s,
             "| method | k | pairs | cand./doc | P rule | R rule | F1 rule | R verified | F1 verified | P labels | R labels | µs/doc sketch | bytes/doc | query p50 µs | p99 µs |"
@@ -55,89 +85,6 @@ impl MethodsReport {
                 r.query_p99_us
             );
         }
-        let table = |s: &mut String, title: &str, rows: &[Bucket], r: bool| {
-            if rows.is_empty() {
-                return;
-            }
-            let _ = writeln!(s, "\n{title}\n");
-            if r {
-                let _ = writeln!(
-                    s,
-                    "| rule | pairs | precision | R | precision (labels) | R (labels) |\n|---|---:|---:|---:|---:|---:|"
-                );
-            } else {
-                let _ = writeln!(s, "| bucket | pairs | precision | precision (labels) |\n|---|---:|---:|---:|");
-            }
-            for b in rows {
-                if r {
-                    let _ = writeln!(
-                        s,
-                        "| {} | {} | {} | {} | {} | {} |",
-                        b.label,
-                        b.pairs,
-                        f4(b.precision),
-                        opt4(b.r),
-                        opt4(b.label_precision),
-                        opt4(b.label_r)
-                    );
-                } else {
-                    let _ = writeln!(
-                        s,
-                        "| {} | {} | {} | {} |",
-                        b.label,
-                        b.pairs,
-                        f4(b.precision),
-                        opt4(b.label_precision)
-                    );
-                }
-            }
-        };
-        table(
-            &mut s,
-            "Paper 004 Table 2 on this corpus: Algorithm B's pairs (B ≥ 2) by B-similarity",
-            &self.broder_by_b,
-            false,
-        );
-        table(
-            &mut s,
-            "Paper 004 Table 5: Algorithm C's pairs (≥ 372 of 384 bits agree) by C-similarity",
-            &self.charikar_by_c,
-            false,
-        );
-        table(
-            &mut s,
-            "Paper 004 Table 11: Algorithm B's pairs kept at C-similarity ≥ t (R = correct pairs kept / correct pairs of B)",
-            &self.combined_sweep,
-            true,
-        );
-        let lex = |s: &mut String, title: &str, rows: &[LexiconRow]| {
-            if rows.is_empty() {
-                return;
-            }
-            let _ = writeln!(s, "\n{title}\n");
-            let _ = writeln!(s, "| lexicons | keep ‰ | best k | precision | recall | best F1 | best k (labels) | best F1 (labels) |\n|---:|---:|---:|---:|---:|---:|---:|---:|");
-            for r in rows {
-                let _ = writeln!(
-                    s,
-                    "| {} | {} | {} | {} | {} | {} | {} | {} |",
-                    r.lexicons,
-                    r.keep_permille,
-                    r.best_k,
-                    f4(r.best.precision),
-                    f4(r.best.recall),
-                    f4(r.best.f1),
-                    r.label_best.as_ref().map_or("–".into(), |b| b.0.to_string()),
-                    opt4(r.label_best.as_ref().map(|b| b.1.f1))
-                );
-            }
-        };
-        lex(
-            &mut s,
-            "Paper 002 Table 1 on this corpus: best F1 (rule alone, k = 0..12) per number of lexicons",
-            &self.lexicon_best,
-        );
-        lex(&mut s, "The keep share of the lexicons (L = 5)", &self.keep_sweep);
-        s
     }
 
     /// SVG plots: paper 002's best F1 per lexicon count, and paper 004's combined sweep.
@@ -179,5 +126,67 @@ impl MethodsReport {
             ));
         }
         out
+    }
+}
+
+/// A table of buckets (`r`: with the R columns), under `title`; nothing when `rows` is empty.
+fn bucket_table(s: &mut String, title: &str, rows: &[Bucket], r: bool) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n{title}\n");
+    if r {
+        let _ = writeln!(
+            s,
+            "| rule | pairs | precision | R | precision (labels) | R (labels) |\n|---|---:|---:|---:|---:|---:|"
+        );
+    } else {
+        let _ = writeln!(s, "| bucket | pairs | precision | precision (labels) |\n|---|---:|---:|---:|");
+    }
+    for b in rows {
+        if r {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | {} | {} |",
+                b.label,
+                b.pairs,
+                f4(b.precision),
+                opt4(b.r),
+                opt4(b.label_precision),
+                opt4(b.label_r)
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} |",
+                b.label,
+                b.pairs,
+                f4(b.precision),
+                opt4(b.label_precision)
+            );
+        }
+    }
+}
+
+/// A table of lexicon rows under `title`; nothing when `rows` is empty.
+fn lexicon_table(s: &mut String, title: &str, rows: &[LexiconRow]) {
+    if rows.is_empty() {
+        return;
+    }
+    let _ = writeln!(s, "\n{title}\n");
+    let _ = writeln!(s, "| lexicons | keep ‰ | best k | precision | recall | best F1 | best k (labels) | best F1 (labels) |\n|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} | {} | {} | {} | {} | {} | {} |",
+            r.lexicons,
+            r.keep_permille,
+            r.best_k,
+            f4(r.best.precision),
+            f4(r.best.recall),
+            f4(r.best.f1),
+            r.label_best.as_ref().map_or("–".into(), |b| b.0.to_string()),
+            opt4(r.label_best.as_ref().map(|b| b.1.f1))
+        );
     }
 }
