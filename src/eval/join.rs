@@ -159,9 +159,21 @@ fn prepare(sets: &[&[u32]], threads: usize) -> Prepared {
         })
         .collect();
     let view: Vec<&[u32]> = sets.iter().zip(&cleaned).map(|(s, c)| c.as_deref().unwrap_or(s)).collect();
-    let sets: &[&[u32]] = &view;
+    let (recs, mut tokens) = lay_out(&view);
+    let (ranks, singletons) = rename_by_frequency(&mut tokens);
+    sort_records(&recs, &mut tokens, threads);
+    let lens = recs.iter().map(|r| r.len as u32).collect();
+    Prepared {
+        recs,
+        tokens,
+        lens,
+        ranks,
+        singletons,
+    }
+}
 
-    // Non-empty sets sorted by size, their tokens laid out flat in that order.
+/// The non-empty sets sorted by size, their tokens laid out flat in that order.
+fn lay_out(sets: &[&[u32]]) -> (Vec<Rec>, Vec<u32>) {
     let mut by_size: Vec<u32> = (0..sets.len() as u32).filter(|&i| !sets[i as usize].is_empty()).collect();
     by_size.sort_unstable_by_key(|&i| (sets[i as usize].len(), i));
     let mut recs = Vec::with_capacity(by_size.len());
@@ -175,13 +187,17 @@ fn prepare(sets: &[&[u32]], threads: usize) -> Prepared {
         });
         tokens.extend_from_slice(set);
     }
-    drop(by_size);
     assert!(
         tokens.len() <= u32::MAX as usize,
         "jaccard_join: at most u32::MAX elements in all sets together (got {})",
         tokens.len()
     );
+    (recs, tokens)
+}
 
+/// Renames every token to its rank by document frequency (rarest first); returns the number of
+/// ranks and of tokens that occur once (the ranks below it).
+fn rename_by_frequency(tokens: &mut [u32]) -> (u32, u32) {
     // Group equal tokens: (token << 32 | position), sorted by token.
     let mut keys: Vec<u64> = tokens
         .iter()
@@ -210,14 +226,15 @@ fn prepare(sets: &[&[u32]], threads: usize) -> Prepared {
             tokens[(k & u64::from(u32::MAX)) as usize] = rank as u32;
         }
     }
-    drop(keys);
-    drop(runs);
+    (ranks, singletons)
+}
 
-    // Each record's renamed tokens sorted ascending (rarest first), in parallel.
+/// Each record's renamed tokens sorted ascending (rarest first), in parallel.
+fn sort_records(recs: &[Rec], tokens: &mut [u32], threads: usize) {
     let threads = threads.clamp(1, recs.len().max(1));
     let per = recs.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
-        let mut rest: &mut [u32] = &mut tokens;
+        let mut rest: &mut [u32] = tokens;
         for chunk in recs.chunks(per) {
             let n: usize = chunk.iter().map(|r| r.len).sum();
             let (mine, tail) = rest.split_at_mut(n);
@@ -231,14 +248,6 @@ fn prepare(sets: &[&[u32]], threads: usize) -> Prepared {
             });
         }
     });
-    let lens = recs.iter().map(|r| r.len as u32).collect();
-    Prepared {
-        recs,
-        tokens,
-        lens,
-        ranks,
-        singletons,
-    }
 }
 
 /// Inverted index over index prefixes (shared tokens only), in CSR form: the postings of rank
@@ -306,110 +315,141 @@ const PRUNED: u32 = u32::MAX;
 fn probe_worker(p: &Prepared, idx: &Index, th: Thresholds, next: &AtomicUsize) -> Vec<(u32, u32, f64)> {
     let n = p.recs.len();
     let mut out = Vec::new();
-    let mut acc = vec![Acc::default(); n];
-    let mut cands: Vec<u32> = Vec::new();
-    let mut need: Vec<u32> = Vec::new();
-    let mut lists: Vec<(usize, &[(u32, u32)])> = Vec::new();
+    let mut probe = Probe {
+        acc: vec![Acc::default(); n],
+        cands: Vec::new(),
+        need: Vec::new(),
+        lists: Vec::new(),
+    };
     loop {
         let begin = next.fetch_add(CHUNK, Ordering::Relaxed);
         if begin >= n {
             break;
         }
         for x in begin..(begin + CHUNK).min(n) {
-            let xs = p.set(x);
-            let lx = xs.len();
-            let px = th.probe_prefix(lx);
-            // Records are sorted by size: those from `first` on are large enough (size filter).
-            let min_size = th.min_partner_size(lx);
-            let first = p.recs[..x].partition_point(|r| r.len < min_size) as u32;
-            let mark = x as u32 + 1;
-            // need[ly - min_size]: the overlap a partner of size ly needs (ly <= lx).
-            need.clear();
-            need.extend((min_size..=lx).map(|ly| th.min_overlap(lx, ly) as u32));
-            cands.clear();
-            // Look the lists up first (independent loads overlap), then walk them.
-            lists.clear();
-            lists.extend(
-                xs[..px]
-                    .iter()
-                    .enumerate()
-                    .filter(|&(_, &tok)| tok >= p.singletons)
-                    .map(|(i, &tok)| (i, idx.postings(p, tok)))
-                    .filter(|(_, list)| list.first().is_some_and(|&(y, _)| (y as usize) < x)),
-            );
-            for &(i, list) in &lists {
-                let from = match list.first() {
-                    Some(&(y, _)) if y < first => list.partition_point(|&(y, _)| y < first),
-                    _ => 0,
-                };
-                for &(y, j) in &list[from..] {
-                    if y as usize >= x {
-                        break;
-                    }
-                    let a = &mut acc[y as usize];
-                    if a.mark != mark {
-                        *a = Acc {
-                            mark,
-                            count: 0,
-                            last_x: 0,
-                            last_y: 0,
-                        };
-                        cands.push(y);
-                    } else if a.count == PRUNED {
-                        continue;
-                    }
-                    // Positional filter: overlap so far + this token + what can still follow.
-                    let ly = p.lens[y as usize] as usize;
-                    let bound = a.count as usize + 1 + (lx - i - 1).min(ly - j as usize - 1);
-                    if bound >= need[ly - min_size] as usize {
-                        a.count += 1;
-                        a.last_x = i as u32;
-                        a.last_y = j;
-                    } else {
-                        a.count = PRUNED;
-                    }
+            probe.count(p, idx, th, x);
+            probe.verify(p, idx, th, x, &mut out);
+        }
+    }
+    out
+}
+
+/// One worker's scratch for probing record `x`: the partners' accumulators, the candidates met,
+/// the overlap a partner of each size needs, and the postings lists of `x`'s probe prefix.
+struct Probe<'i> {
+    acc: Vec<Acc>,
+    cands: Vec<u32>,
+    /// `need[ly - min_size]`: the overlap a partner of size ly needs (ly <= lx).
+    need: Vec<u32>,
+    lists: Vec<(usize, &'i [(u32, u32)])>,
+}
+
+impl<'i> Probe<'i> {
+    /// Walks the postings of `x`'s probe prefix: the candidates (earlier records large enough)
+    /// with their prefix overlap, pruned by the positional filter.
+    #[inline]
+    fn count(&mut self, p: &Prepared, idx: &'i Index, th: Thresholds, x: usize) {
+        let xs = p.set(x);
+        let lx = xs.len();
+        let px = th.probe_prefix(lx);
+        // Records are sorted by size: those from `first` on are large enough (size filter).
+        let min_size = th.min_partner_size(lx);
+        let first = p.recs[..x].partition_point(|r| r.len < min_size) as u32;
+        let mark = x as u32 + 1;
+        self.need.clear();
+        self.need.extend((min_size..=lx).map(|ly| th.min_overlap(lx, ly) as u32));
+        self.cands.clear();
+        // Look the lists up first (independent loads overlap), then walk them.
+        self.lists.clear();
+        self.lists.extend(
+            xs[..px]
+                .iter()
+                .enumerate()
+                .filter(|&(_, &tok)| tok >= p.singletons)
+                .map(|(i, &tok)| (i, idx.postings(p, tok)))
+                .filter(|(_, list)| list.first().is_some_and(|&(y, _)| (y as usize) < x)),
+        );
+        for &(i, list) in &self.lists {
+            let from = match list.first() {
+                Some(&(y, _)) if y < first => list.partition_point(|&(y, _)| y < first),
+                _ => 0,
+            };
+            for &(y, j) in &list[from..] {
+                if y as usize >= x {
+                    break;
                 }
-            }
-            for &y in &cands {
-                let a = acc[y as usize];
-                if a.count == PRUNED || a.count == 0 {
+                let a = &mut self.acc[y as usize];
+                if a.mark != mark {
+                    *a = Acc {
+                        mark,
+                        count: 0,
+                        last_x: 0,
+                        last_y: 0,
+                    };
+                    self.cands.push(y);
+                } else if a.count == PRUNED {
                     continue;
                 }
-                let ys = p.set(y as usize);
-                let ly = ys.len();
-                let need = need[ly - min_size] as usize;
-                let (li, lj) = (a.last_x as usize, a.last_y as usize);
-                let found = a.count as usize;
-                // Every shared token <= w = min(last of x's probe prefix, last of y's index
-                // prefix) lies in both prefixes, so it was counted in `found` (the positional
-                // filter prunes, never undercounts). The rest of the overlap is among the tokens
-                // > w: x from `from_x`, y from `from_y`.
-                let iy = th.index_prefix(ly);
-                let (wx, wy) = (xs[px - 1], idx.last[y as usize]);
-                let (from_x, from_y) = if wx < wy {
-                    (px, lj + 1 + ys[lj + 1..iy].partition_point(|&v| v <= wx))
+                // Positional filter: overlap so far + this token + what can still follow.
+                let ly = p.lens[y as usize] as usize;
+                let bound = a.count as usize + 1 + (lx - i - 1).min(ly - j as usize - 1);
+                if bound >= self.need[ly - min_size] as usize {
+                    a.count += 1;
+                    a.last_x = i as u32;
+                    a.last_y = j;
                 } else {
-                    (li + 1 + xs[li + 1..px].partition_point(|&v| v <= wy), iy)
-                };
-                if found + (lx - from_x).min(ly - from_y) < need {
-                    continue;
-                }
-                let Some(rest) = overlap_reaching(&xs[from_x..], &ys[from_y..], need.saturating_sub(found)) else {
-                    continue;
-                };
-                let o = found + rest;
-                if o < need {
-                    continue;
-                }
-                let jac = ratio(o, lx, ly);
-                if jac >= th.t {
-                    let (a, b) = (p.recs[x].orig, p.recs[y as usize].orig);
-                    out.push((a.min(b), a.max(b), jac));
+                    a.count = PRUNED;
                 }
             }
         }
     }
-    out
+
+    /// Verifies the candidates [`Probe::count`] left: the overlap beyond the prefixes, then the
+    /// exact Jaccard; pairs with Jaccard ≥ t go to `out`.
+    #[inline]
+    fn verify(&self, p: &Prepared, idx: &Index, th: Thresholds, x: usize, out: &mut Vec<(u32, u32, f64)>) {
+        let xs = p.set(x);
+        let lx = xs.len();
+        let px = th.probe_prefix(lx);
+        let min_size = th.min_partner_size(lx);
+        for &y in &self.cands {
+            let a = self.acc[y as usize];
+            if a.count == PRUNED || a.count == 0 {
+                continue;
+            }
+            let ys = p.set(y as usize);
+            let ly = ys.len();
+            let need = self.need[ly - min_size] as usize;
+            let (li, lj) = (a.last_x as usize, a.last_y as usize);
+            let found = a.count as usize;
+            // Every shared token <= w = min(last of x's probe prefix, last of y's index
+            // prefix) lies in both prefixes, so it was counted in `found` (the positional
+            // filter prunes, never undercounts). The rest of the overlap is among the tokens
+            // > w: x from `from_x`, y from `from_y`.
+            let iy = th.index_prefix(ly);
+            let (wx, wy) = (xs[px - 1], idx.last[y as usize]);
+            let (from_x, from_y) = if wx < wy {
+                (px, lj + 1 + ys[lj + 1..iy].partition_point(|&v| v <= wx))
+            } else {
+                (li + 1 + xs[li + 1..px].partition_point(|&v| v <= wy), iy)
+            };
+            if found + (lx - from_x).min(ly - from_y) < need {
+                continue;
+            }
+            let Some(rest) = overlap_reaching(&xs[from_x..], &ys[from_y..], need.saturating_sub(found)) else {
+                continue;
+            };
+            let o = found + rest;
+            if o < need {
+                continue;
+            }
+            let jac = ratio(o, lx, ly);
+            if jac >= th.t {
+                let (a, b) = (p.recs[x].orig, p.recs[y as usize].orig);
+                out.push((a.min(b), a.max(b), jac));
+            }
+        }
+    }
 }
 
 /// [`super::jaccard_join`] with an explicit thread count (tests check it does not matter).
