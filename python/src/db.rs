@@ -531,18 +531,7 @@ impl Db {
                 };
                 Ok(PairsReport {
                     docs: rep.docs,
-                    pairs: rep
-                        .pairs
-                        .into_iter()
-                        .map(|p| Pair {
-                            a: key(p.a),
-                            b: key(p.b),
-                            a_id: p.a,
-                            b_id: p.b,
-                            hamming: p.hamming,
-                            jaccard: p.jaccard,
-                        })
-                        .collect(),
+                    pairs: rep.pairs.into_iter().map(|p| Pair::new(&p, key)).collect(),
                     groups,
                     by_hamming: rows(rep.by_hamming),
                     by_jaccard: rows(rep.by_jaccard),

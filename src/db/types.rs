@@ -10,6 +10,7 @@ use super::options::validate_key;
 
 /// One query hit.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Hit {
     /// External key.
     pub key: String,
@@ -32,7 +33,7 @@ pub struct Hit {
     // metadata:
     /// How it matched: verified text, or an exact metadata match (then Hamming distance, Jaccard
     /// and containment are given for information only).
-    #[serde(rename = "match", serialize_with = "match_name")]
+    #[serde(rename = "match")]
     pub matched: MatchKind,
     /// method: the method's own similarity (supershingles shared, agreeing bits, Hamming per
     /// lexicon; the Hamming distance under simhash).
@@ -50,16 +51,12 @@ pub(super) fn sort_hits(hits: &mut [Hit]) {
     });
 }
 
-/// `Hit::matched` as its name (`text`, `doi`, `title_year`).
-fn match_name<S: serde::Serializer>(m: &MatchKind, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(m.as_str())
-}
-
 /// A query's answer with its bounds ([`Db::query_answer`](crate::Db::query_answer)): the hits,
 /// how many candidates were verified by exact Jaccard (or containment), and whether some that
 /// passed the filters were left unverified (by `QueryOptions::max_candidates` or
 /// `QueryOptions::deadline`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[non_exhaustive]
 pub struct QueryAnswer {
     /// The verified hits, best first (at most `QueryOptions::limit`).
@@ -71,7 +68,9 @@ pub struct QueryAnswer {
 }
 
 /// A duplicate group as seen at a point in time.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+
 pub struct GroupInfo {
     /// Group id = doc id of the canonical member.
     pub id: u64,
@@ -195,6 +194,7 @@ pub struct Document {
 
 /// Counters.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Stats {
     /// Live documents.
     pub docs: u64,

@@ -320,6 +320,7 @@ pub struct Rule {
 
 /// How similar two documents are under a method: what a hit reports.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MethodScore {
     /// simhash, weighted-simhash: differing bits of the 64-bit SimHashes.

@@ -9,7 +9,9 @@ use anyhow::Result;
 use fpdb::{Biblio, Dedup, NewDoc};
 
 use crate::cli::InsertArgs;
-use crate::print::{outcome_json, print_outcome, print_relations};
+use fpdb::output::OutcomeLine;
+
+use crate::print::{json_line, print_outcome, print_relations};
 
 pub struct Config {
     pub db: PathBuf,
@@ -50,7 +52,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     };
     let o = d.insert_doc(doc, cfg.dedup, cfg.containment)?;
     if json {
-        writeln!(out, "{}", outcome_json(&o))?;
+        json_line(out, &OutcomeLine::from(&o))?;
     } else {
         print_outcome(out, &o)?;
         print_relations(out, &o)?;

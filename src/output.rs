@@ -1,0 +1,587 @@
+//! The JSON shapes of results, defined once (issue 32). The CLI's `--json` lines, the HTTP
+//! service's bodies (and its OpenAPI schemas, feature `openapi`) and the Python binding's
+//! `to_dict()` all serialize these; no front end restates a field.
+//!
+//! The result types carry their own shape (serde derives beside them): [`Hit`], [`GroupInfo`],
+//! [`QueryAnswer`](crate::QueryAnswer), [`InsertOutcome`] (below), [`Stats`],
+//! [`ContainmentStats`], [`Fault`](crate::Fault), [`CompactStats`](crate::CompactStats),
+//! [`DistRow`](crate::DistRow). This module holds the shapes that join a result with what the
+//! front end looks up (keys of pair members, a group's members) and the views that leave fields
+//! out ([`View`]: the HTTP service's documented hit, a duplicate check's bounds).
+//!
+//! **A new field** of a result goes into its type (with its serde attributes): every shape and
+//! view built on the type, and the OpenAPI schema, follow. A view lists only what it leaves out.
+
+use std::marker::PhantomData;
+
+use serde::ser::{Error as _, Impossible, SerializeStruct, Serializer};
+use serde::{Deserialize, Serialize};
+
+use crate::db::{ContainPair, ContainmentStats, Document, GroupInfo, Hit, InsertOutcome, QueryAnswer, Stats};
+use crate::Pair;
+
+/// An insert's outcome: its group nested (`{"id","canonical","size"}` or null), `stored`, the
+/// verified duplicates and the containment relations (Python's `InsertOutcome.to_dict()`).
+impl Serialize for InsertOutcome {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct Outcome<'a> {
+            key: &'a str,
+            id: Option<u64>,
+            stored: bool,
+            replaced: Option<u64>,
+            duplicates: &'a [Hit],
+            group: Option<&'a GroupInfo>,
+            containment: &'a [Hit],
+        }
+        Outcome {
+            key: &self.key,
+            id: self.id,
+            stored: self.id.is_some(),
+            replaced: self.replaced,
+            duplicates: &self.duplicates,
+            group: self.group.as_ref(),
+            containment: &self.containment,
+        }
+        .serialize(s)
+    }
+}
+
+/// The line `fpdb --json insert` / `ingest` prints for an outcome: the group flat (`group` its
+/// id, `canonical`, `group_size`), the rest as [`InsertOutcome`]'s shape.
+#[derive(Serialize)]
+pub struct OutcomeLine<'a> {
+    key: &'a str,
+    id: Option<u64>,
+    stored: bool,
+    replaced: Option<u64>,
+    duplicates: &'a [Hit],
+    group: Option<u64>,
+    canonical: Option<&'a str>,
+    group_size: Option<usize>,
+    containment: &'a [Hit],
+}
+
+impl<'a> From<&'a InsertOutcome> for OutcomeLine<'a> {
+    fn from(o: &'a InsertOutcome) -> Self {
+        OutcomeLine {
+            key: &o.key,
+            id: o.id,
+            stored: o.id.is_some(),
+            replaced: o.replaced,
+            duplicates: &o.duplicates,
+            group: o.group.as_ref().map(|g| g.id),
+            canonical: o.group.as_ref().map(|g| g.canonical.as_str()),
+            group_size: o.group.as_ref().map(|g| g.size),
+            containment: &o.containment,
+        }
+    }
+}
+
+/// The counters with the containment index's (`fpdb --json stats`, Python's `Stats.to_dict()`):
+/// [`Stats`]'s fields and `containment` (an object, or null without the index).
+#[derive(Serialize)]
+pub struct StatsLine<'a> {
+    #[serde(flatten)]
+    stats: &'a Stats,
+    containment: Option<&'a ContainmentStats>,
+}
+
+impl<'a> StatsLine<'a> {
+    /// The shape of `stats` and `containment`.
+    pub fn new(stats: &'a Stats, containment: Option<&'a ContainmentStats>) -> Self {
+        StatsLine { stats, containment }
+    }
+}
+
+/// A stored document with its group's member keys (`fpdb --json get`, Python's
+/// `Document.to_dict()`); `meta` is the stored JSON parsed (null when absent or not JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DocumentLine {
+    /// Key.
+    pub key: String,
+    /// Doc id.
+    pub id: u64,
+    /// SimHash.
+    pub simhash: u64,
+    /// Number of shingles.
+    pub shingles: u32,
+    /// Group id.
+    pub group: u64,
+    /// Key of the group's canonical member.
+    pub canonical: String,
+    /// The group's member keys, by doc id.
+    pub group_members: Vec<String>,
+    /// Insertion time, ms since the Unix epoch.
+    pub inserted_at_ms: u64,
+    /// The stored metadata.
+    pub meta: serde_json::Value,
+    /// Title.
+    pub title: Option<String>,
+    /// Year.
+    pub year: Option<i32>,
+    /// DOI as given.
+    pub doi: Option<String>,
+}
+
+impl DocumentLine {
+    /// `doc` with its group's members (`Db::group_members`).
+    pub fn new(doc: &Document, members: &[(u64, String)]) -> Self {
+        let r = &doc.record;
+        DocumentLine {
+            key: r.key.clone(),
+            id: doc.id,
+            simhash: r.simhash,
+            shingles: r.count,
+            group: doc.group.id,
+            canonical: doc.group.canonical.clone(),
+            group_members: members.iter().map(|m| m.1.clone()).collect(),
+            inserted_at_ms: r.inserted_at_ms,
+            meta: r.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()).unwrap_or_default(),
+            title: r.biblio.title.clone(),
+            year: r.biblio.year,
+            doi: r.biblio.doi.clone(),
+        }
+    }
+}
+
+/// One pair of `pairs` with its members' keys (`fpdb --json pairs`, Python's `Pair.to_dict()`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PairLine {
+    /// Key of the smaller doc id.
+    pub a: String,
+    /// Key of the larger doc id.
+    pub b: String,
+    /// Smaller doc id.
+    pub a_id: u64,
+    /// Larger doc id.
+    pub b_id: u64,
+    /// Hamming distance (a method's distance under another method).
+    pub hamming: u32,
+    /// Exact Jaccard, when verified.
+    pub jaccard: Option<f64>,
+}
+
+impl PairLine {
+    /// `p` with the keys `key` gives its ids.
+    pub fn new(p: &Pair, key: impl Fn(u64) -> String) -> Self {
+        PairLine {
+            a: key(p.a),
+            b: key(p.b),
+            a_id: p.a,
+            b_id: p.b,
+            hamming: p.hamming,
+            jaccard: p.jaccard,
+        }
+    }
+}
+
+/// One group of `pairs --groups` (`fpdb --json pairs --groups`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupLine {
+    /// Group id: the smallest doc id of the component.
+    pub group: u64,
+    /// Its key.
+    pub canonical: String,
+    /// Members.
+    pub size: usize,
+    /// Member keys, by doc id.
+    pub members: Vec<String>,
+}
+
+/// One containment pair with its members' keys and the direction at the threshold asked
+/// (`fpdb --json pairs --min-containment`, Python's `ContainPair.to_dict()`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContainPairLine {
+    /// Key of the smaller doc id.
+    pub a: String,
+    /// Key of the larger doc id.
+    pub b: String,
+    /// Smaller doc id.
+    pub a_id: u64,
+    /// Larger doc id.
+    pub b_id: u64,
+    /// `a<b` (a inside b), `b<a`, or `both`.
+    pub direction: String,
+    /// |A ∩ B| / |A|.
+    pub a_in_b: f64,
+    /// |A ∩ B| / |B|.
+    pub b_in_a: f64,
+    /// Exact Jaccard.
+    pub jaccard: f64,
+    /// |A ∩ B|.
+    pub shared: u32,
+}
+
+impl ContainPairLine {
+    /// `p` at threshold `c`, with the keys `key` gives its ids.
+    pub fn new(p: &ContainPair, c: f64, key: impl Fn(u64) -> String) -> Self {
+        let direction = match (p.a_in_b >= c, p.b_in_a >= c) {
+            (true, true) => "both",
+            (true, false) => "a<b",
+            _ => "b<a",
+        };
+        ContainPairLine {
+            a: key(p.a),
+            b: key(p.b),
+            a_id: p.a,
+            b_id: p.b,
+            direction: direction.into(),
+            a_in_b: p.a_in_b,
+            b_in_a: p.b_in_a,
+            jaccard: p.jaccard,
+            shared: p.shared,
+        }
+    }
+}
+
+/// One document's lookup of `fpdb --json query --jsonl`: its position, key and hits.
+#[derive(Serialize)]
+pub struct QueryLine<'a> {
+    /// 0-based position in the input.
+    pub seq: u64,
+    /// The document's key.
+    pub key: &'a str,
+    /// Its hits, best first.
+    pub hits: &'a [Hit],
+}
+
+/// A rejected input item (`ingest`, `query --jsonl`): its position, origin and error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Rejection {
+    /// 0-based position in the input.
+    pub seq: u64,
+    /// Where it came from (file and line, or the directory entry).
+    pub origin: String,
+    /// Why it was rejected.
+    pub error: String,
+}
+
+/// What a [`View`] leaves out of a type's shape (its top-level fields, by JSON name), and the
+/// view's schema name.
+pub trait Omit {
+    /// The type viewed.
+    type Of: Serialize;
+    /// JSON names of the fields left out.
+    const FIELDS: &'static [&'static str];
+    /// The name of the view's OpenAPI schema.
+    const NAME: &'static str;
+}
+
+/// A type's shape less the fields of `O` (every other field, in its order). A field added to the
+/// type appears in the view too.
+pub struct View<'a, O: Omit>(pub &'a O::Of, PhantomData<O>);
+
+impl<'a, O: Omit> View<'a, O> {
+    /// The view of `v`.
+    pub fn of(v: &'a O::Of) -> Self {
+        View(v, PhantomData)
+    }
+}
+
+impl<O: Omit> Serialize for View<'_, O> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(Without { inner: s, omit: O::FIELDS })
+    }
+}
+
+/// The HTTP service's hit (docs/serve.md: `{"key","id","hamming","jaccard","shared","match"}`):
+/// a [`Hit`] without the containment values and the method's score.
+pub struct HttpHitFields;
+
+impl Omit for HttpHitFields {
+    type Of = Hit;
+    const FIELDS: &'static [&'static str] = &["containment", "reverse_containment", "score"];
+    const NAME: &'static str = "HitOut";
+}
+
+/// A hit as the HTTP service writes it.
+pub type HttpHit<'a> = View<'a, HttpHitFields>;
+
+/// A duplicate check's bounds: a [`QueryAnswer`] without its hits (the HTTP service writes its
+/// own form of them beside).
+pub struct AnswerBoundsFields;
+
+impl Omit for AnswerBoundsFields {
+    type Of = QueryAnswer;
+    const FIELDS: &'static [&'static str] = &["hits"];
+    const NAME: &'static str = "AnswerBounds";
+}
+
+/// A query answer's bounds (`truncated`, `candidates`, ...).
+pub type AnswerBounds<'a> = View<'a, AnswerBoundsFields>;
+
+/// An insert's outcome as the HTTP service writes it (`PUT /v1/documents/{key}`, each line of
+/// `POST /v1/documents`): [`InsertOutcome`]'s shape with [`HttpHit`]s and without the containment
+/// relations (the service does not ask for them).
+#[derive(Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PutResponse))]
+pub struct HttpOutcome<'a> {
+    /// Its key.
+    key: &'a str,
+    /// Its doc id (absent when not stored).
+    id: Option<u64>,
+    /// Whether it was stored (`dedup=skip` does not store near-duplicates).
+    stored: bool,
+    /// Doc id of the earlier document with the same key it replaced.
+    replaced: Option<u64>,
+    /// Verified near-duplicates and exact metadata matches already stored.
+    duplicates: Vec<HttpHit<'a>>,
+    /// Its group (absent when not stored).
+    group: Option<GroupInfo>,
+}
+
+impl<'a> From<&'a InsertOutcome> for HttpOutcome<'a> {
+    fn from(o: &'a InsertOutcome) -> Self {
+        HttpOutcome {
+            key: &o.key,
+            id: o.id,
+            stored: o.id.is_some(),
+            replaced: o.replaced,
+            duplicates: o.duplicates.iter().map(View::of).collect(),
+            group: o.group.clone(),
+        }
+    }
+}
+
+/// A serializer that writes a struct less some of its fields; anything but a struct is an error
+/// (a [`View`] is only declared over structs).
+struct Without<S> {
+    inner: S,
+    omit: &'static [&'static str],
+}
+
+struct WithoutStruct<S> {
+    inner: S,
+    omit: &'static [&'static str],
+}
+
+impl<S: SerializeStruct> SerializeStruct for WithoutStruct<S> {
+    type Ok = S::Ok;
+    type Error = S::Error;
+
+    fn serialize_field<T: ?Sized + Serialize>(&mut self, key: &'static str, value: &T) -> Result<(), S::Error> {
+        if self.omit.contains(&key) {
+            self.inner.skip_field(key)
+        } else {
+            self.inner.serialize_field(key, value)
+        }
+    }
+
+    fn skip_field(&mut self, key: &'static str) -> Result<(), S::Error> {
+        self.inner.skip_field(key)
+    }
+
+    fn end(self) -> Result<S::Ok, S::Error> {
+        self.inner.end()
+    }
+}
+
+/// The [`Serializer`] methods a [`View`] never reaches: each an error.
+macro_rules! not_a_struct {
+    ($($f:ident($($a:ty),*) -> $r:ty;)*) => {$(
+        fn $f(self, $(_: $a),*) -> Result<$r, S::Error> {
+            Err(S::Error::custom("a view is declared over a struct only"))
+        }
+    )*};
+}
+
+impl<S: Serializer> Serializer for Without<S> {
+    type Ok = S::Ok;
+    type Error = S::Error;
+    type SerializeSeq = Impossible<S::Ok, S::Error>;
+    type SerializeTuple = Impossible<S::Ok, S::Error>;
+    type SerializeTupleStruct = Impossible<S::Ok, S::Error>;
+    type SerializeTupleVariant = Impossible<S::Ok, S::Error>;
+    type SerializeMap = Impossible<S::Ok, S::Error>;
+    type SerializeStruct = WithoutStruct<S::SerializeStruct>;
+    type SerializeStructVariant = Impossible<S::Ok, S::Error>;
+
+    fn serialize_struct(self, name: &'static str, len: usize) -> Result<Self::SerializeStruct, S::Error> {
+        Ok(WithoutStruct {
+            inner: self.inner.serialize_struct(name, len.saturating_sub(self.omit.len()))?,
+            omit: self.omit,
+        })
+    }
+
+    fn serialize_some<T: ?Sized + Serialize>(self, _: &T) -> Result<S::Ok, S::Error> {
+        Err(S::Error::custom("a view is declared over a struct only"))
+    }
+
+    fn serialize_newtype_struct<T: ?Sized + Serialize>(self, _: &'static str, _: &T) -> Result<S::Ok, S::Error> {
+        Err(S::Error::custom("a view is declared over a struct only"))
+    }
+
+    fn serialize_newtype_variant<T: ?Sized + Serialize>(self, _: &'static str, _: u32, _: &'static str, _: &T) -> Result<S::Ok, S::Error> {
+        Err(S::Error::custom("a view is declared over a struct only"))
+    }
+
+    not_a_struct! {
+        serialize_bool(bool) -> S::Ok;
+        serialize_i8(i8) -> S::Ok;
+        serialize_i16(i16) -> S::Ok;
+        serialize_i32(i32) -> S::Ok;
+        serialize_i64(i64) -> S::Ok;
+        serialize_u8(u8) -> S::Ok;
+        serialize_u16(u16) -> S::Ok;
+        serialize_u32(u32) -> S::Ok;
+        serialize_u64(u64) -> S::Ok;
+        serialize_f32(f32) -> S::Ok;
+        serialize_f64(f64) -> S::Ok;
+        serialize_char(char) -> S::Ok;
+        serialize_str(&str) -> S::Ok;
+        serialize_bytes(&[u8]) -> S::Ok;
+        serialize_none() -> S::Ok;
+        serialize_unit() -> S::Ok;
+        serialize_unit_struct(&'static str) -> S::Ok;
+        serialize_unit_variant(&'static str, u32, &'static str) -> S::Ok;
+        serialize_seq(Option<usize>) -> Self::SerializeSeq;
+        serialize_tuple(usize) -> Self::SerializeTuple;
+        serialize_tuple_struct(&'static str, usize) -> Self::SerializeTupleStruct;
+        serialize_tuple_variant(&'static str, u32, &'static str, usize) -> Self::SerializeTupleVariant;
+        serialize_map(Option<usize>) -> Self::SerializeMap;
+        serialize_struct_variant(&'static str, u32, &'static str, usize) -> Self::SerializeStructVariant;
+    }
+}
+
+/// The OpenAPI schemas of the views: the viewed type's schema less the omitted properties.
+#[cfg(feature = "openapi")]
+mod schema {
+    use std::borrow::Cow;
+
+    use utoipa::openapi::schema::Schema;
+    use utoipa::openapi::RefOr;
+    use utoipa::{PartialSchema, ToSchema};
+
+    use super::{Omit, View};
+
+    impl<O: Omit> PartialSchema for View<'_, O>
+    where
+        O::Of: ToSchema,
+    {
+        fn schema() -> RefOr<Schema> {
+            let mut s = <O::Of as PartialSchema>::schema();
+            if let RefOr::T(Schema::Object(obj)) = &mut s {
+                for f in O::FIELDS {
+                    obj.properties.remove(*f);
+                    obj.required.retain(|r| r != f);
+                }
+            }
+            s
+        }
+    }
+
+    impl<O: Omit> ToSchema for View<'_, O>
+    where
+        O::Of: ToSchema,
+    {
+        fn name() -> Cow<'static, str> {
+            Cow::Borrowed(O::NAME)
+        }
+
+        fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
+            <O::Of as ToSchema>::schemas(schemas);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::similarity::MethodScore;
+    use crate::MatchKind;
+
+    fn hit() -> Hit {
+        Hit {
+            key: "a".into(),
+            id: 3,
+            hamming: 2,
+            jaccard: Some(0.5),
+            shared: Some(7),
+            containment: Some(0.25),
+            reverse_containment: None,
+            matched: MatchKind::TitleYear,
+            score: MethodScore::Hamming(2),
+        }
+    }
+
+    #[test]
+    fn a_view_leaves_out_its_fields_and_keeps_the_order() {
+        let h = hit();
+        assert_eq!(
+            serde_json::to_string(&h).unwrap(),
+            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"containment":0.25,"reverse_containment":null,"match":"title_year","score":{"hamming":2}}"#
+        );
+        assert_eq!(
+            serde_json::to_string(&HttpHit::of(&h)).unwrap(),
+            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year"}"#
+        );
+    }
+
+    #[test]
+    fn a_view_flattens_into_its_container() {
+        #[derive(Serialize)]
+        struct Out<'a> {
+            n: u32,
+            #[serde(flatten)]
+            bounds: AnswerBounds<'a>,
+            after: u32,
+        }
+        let a = QueryAnswer {
+            hits: vec![hit()],
+            truncated: true,
+            candidates: 9,
+        };
+        let out = Out {
+            n: 1,
+            bounds: View::of(&a),
+            after: 2,
+        };
+        assert_eq!(
+            serde_json::to_string(&out).unwrap(),
+            r#"{"n":1,"truncated":true,"candidates":9,"after":2}"#
+        );
+    }
+
+    #[test]
+    fn a_view_of_something_else_than_a_struct_is_an_error() {
+        struct Num;
+        impl Omit for Num {
+            type Of = u32;
+            const FIELDS: &'static [&'static str] = &[];
+            const NAME: &'static str = "Num";
+        }
+        assert!(serde_json::to_string(&View::<Num>::of(&3)).is_err());
+    }
+
+    #[test]
+    fn the_outcome_line_is_the_outcome_with_its_group_flat() {
+        let o = InsertOutcome {
+            key: "k".into(),
+            id: Some(4),
+            replaced: None,
+            duplicates: vec![hit()],
+            group: Some(GroupInfo {
+                id: 3,
+                canonical: "a".into(),
+                size: 2,
+            }),
+            containment: vec![],
+        };
+        let nested = serde_json::to_value(&o).unwrap();
+        let flat = serde_json::to_value(OutcomeLine::from(&o)).unwrap();
+        assert_eq!(nested["group"], serde_json::json!({"id": 3, "canonical": "a", "size": 2}));
+        assert_eq!(
+            (&flat["group"], &flat["canonical"], &flat["group_size"]),
+            (&3.into(), &"a".into(), &2.into())
+        );
+        for k in ["key", "id", "stored", "replaced", "duplicates", "containment"] {
+            assert_eq!(nested[k], flat[k], "{k}");
+        }
+        let http = serde_json::to_string(&HttpOutcome::from(&o)).unwrap();
+        assert_eq!(
+            http,
+            r#"{"key":"k","id":4,"stored":true,"replaced":null,"duplicates":[{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year"}],"group":{"id":3,"canonical":"a","size":2}}"#
+        );
+    }
+}
