@@ -266,6 +266,8 @@ pub trait Omit {
     const FIELDS: &'static [&'static str];
     /// The name of the view's OpenAPI schema.
     const NAME: &'static str;
+    /// Its description there.
+    const DESCRIPTION: &'static str;
 }
 
 /// A type's shape less the fields of `O` (every other field, in its order). A field added to the
@@ -293,6 +295,7 @@ impl Omit for HttpHitFields {
     type Of = Hit;
     const FIELDS: &'static [&'static str] = &["containment", "reverse_containment", "score"];
     const NAME: &'static str = "HitOut";
+    const DESCRIPTION: &'static str = "A near-duplicate (or metadata match).";
 }
 
 /// A hit as the HTTP service writes it.
@@ -306,14 +309,33 @@ impl Omit for AnswerBoundsFields {
     type Of = QueryAnswer;
     const FIELDS: &'static [&'static str] = &["hits"];
     const NAME: &'static str = "AnswerBounds";
+    const DESCRIPTION: &'static str = "How far a duplicate check went: whether candidates were left unverified (past \
+        `--max-candidates` or the deadline `--query-deadline-ms`: the text hits may be incomplete, and a narrower \
+        check, with a smaller `max_distance` or a higher `min_jaccard`, finishes) and how many were verified.";
 }
 
 /// A query answer's bounds (`truncated`, `candidates`, ...).
 pub type AnswerBounds<'a> = View<'a, AnswerBoundsFields>;
 
-/// An insert's outcome as the HTTP service writes it (`PUT /v1/documents/{key}`, each line of
-/// `POST /v1/documents`): [`InsertOutcome`]'s shape with [`HttpHit`]s and without the containment
-/// relations (the service does not ask for them).
+/// The counters as the HTTP service writes them (`GET /v1/stats`): [`Stats`] without
+/// `best_tables` (a re-layout is the CLI's and the library's business).
+pub struct HttpStatsFields;
+
+impl Omit for HttpStatsFields {
+    type Of = Stats;
+    const FIELDS: &'static [&'static str] = &["best_tables"];
+    const NAME: &'static str = "Counters";
+    const DESCRIPTION: &'static str = "Database counters: documents, groups, segments, tables, the default k and t, the spec.";
+}
+
+/// The counters as the HTTP service writes them.
+pub type HttpStats<'a> = View<'a, HttpStatsFields>;
+
+/// The fate of a stored (or skipped) document; sent once it is durable.
+//
+// An insert's outcome as the HTTP service writes it (`PUT /v1/documents/{key}`, each line of
+// `POST /v1/documents`): `InsertOutcome`'s shape with `HttpHit`s and without the containment
+// relations (the service does not ask for them).
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PutResponse))]
 pub struct HttpOutcome<'a> {
@@ -466,6 +488,7 @@ mod schema {
                     obj.properties.remove(*f);
                     obj.required.retain(|r| r != f);
                 }
+                obj.description = Some(O::DESCRIPTION.into());
             }
             s
         }
@@ -479,8 +502,19 @@ mod schema {
             Cow::Borrowed(O::NAME)
         }
 
+        /// The schemas the view refers to: those of the viewed type that its remaining fields
+        /// still name (directly or through each other).
         fn schemas(schemas: &mut Vec<(String, RefOr<Schema>)>) {
-            <O::Of as ToSchema>::schemas(schemas);
+            let mut all = Vec::new();
+            <O::Of as ToSchema>::schemas(&mut all);
+            let text = |s: &RefOr<Schema>| serde_json::to_string(s).unwrap_or_default();
+            let mut named = text(&Self::schema());
+            let mut kept = vec![false; all.len()];
+            while let Some(i) = (0..all.len()).find(|&i| !kept[i] && named.contains(&format!("\"#/components/schemas/{}\"", all[i].0))) {
+                kept[i] = true;
+                named.push_str(&text(&all[i].1));
+            }
+            schemas.extend(all.into_iter().zip(kept).filter(|(_, k)| *k).map(|(s, _)| s));
         }
     }
 }
@@ -550,6 +584,7 @@ mod tests {
             type Of = u32;
             const FIELDS: &'static [&'static str] = &[];
             const NAME: &'static str = "Num";
+            const DESCRIPTION: &'static str = "";
         }
         assert!(serde_json::to_string(&View::<Num>::of(&3)).is_err());
     }
@@ -582,6 +617,28 @@ mod tests {
         assert_eq!(
             http,
             r#"{"key":"k","id":4,"stored":true,"replaced":null,"duplicates":[{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year"}],"group":{"id":3,"canonical":"a","size":2}}"#
+        );
+    }
+
+    #[cfg(feature = "openapi")]
+    #[test]
+    fn a_view_schema_is_the_type_schema_less_its_fields_and_their_references() {
+        use utoipa::{PartialSchema, ToSchema};
+        let schema = serde_json::to_value(HttpHit::schema()).unwrap();
+        let props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+        assert_eq!(props, ["hamming", "id", "jaccard", "key", "match", "shared"]);
+        assert!(!schema["required"].as_array().unwrap().contains(&"score".into()));
+        assert_eq!(schema["description"], HttpHitFields::DESCRIPTION);
+        let mut deps = Vec::new();
+        HttpHit::schemas(&mut deps);
+        let names: Vec<&str> = deps.iter().map(|d| d.0.as_str()).collect();
+        assert_eq!(names, ["MatchKind"], "the score's MethodScore is not referred to any more");
+        let mut deps = Vec::new();
+        AnswerBounds::schemas(&mut deps);
+        assert!(
+            deps.is_empty(),
+            "no hit left, no Hit schema: {:?}",
+            deps.iter().map(|d| &d.0).collect::<Vec<_>>()
         );
     }
 }

@@ -17,7 +17,7 @@ pub struct Hit {
     /// Doc id.
     pub id: u64,
     /// Hamming distance of the SimHashes; under another method, its distance
-    /// ([`MethodScore::distance`]: differing bits, or differing supershingles).
+    /// (`MethodScore::distance`: differing bits, or differing supershingles).
     pub hamming: u32,
     /// Exact Jaccard of the shingle sets (absent for fingerprint-only queries).
     pub jaccard: Option<f64>,
@@ -51,7 +51,7 @@ pub(super) fn sort_hits(hits: &mut [Hit]) {
     });
 }
 
-/// A query's answer with its bounds ([`Db::query_answer`](crate::Db::query_answer)): the hits,
+/// A query's answer with its bounds (`Db::query_answer`): the hits,
 /// how many candidates were verified by exact Jaccard (or containment), and whether some that
 /// passed the filters were left unverified (by `QueryOptions::max_candidates` or
 /// `QueryOptions::deadline`).
@@ -211,7 +211,7 @@ pub struct Stats {
     /// Number of tables.
     pub tables: u32,
     /// The number of tables the cost model finds best for this many documents at the default k
-    /// (`index::layout::best_tables`; [`Db::reindex`](crate::Db::reindex) with `Tables::Auto`
+    /// (`index::layout::best_tables`; `Db::reindex` with `Tables::Auto`
     /// applies it). Equal to `tables` where a re-layout is not possible (multi-lexicon).
     pub best_tables: u32,
     /// Default k.

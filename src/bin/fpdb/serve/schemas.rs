@@ -1,8 +1,8 @@
 //! The service's request and response bodies (the OpenAPI schemas, generated from these types'
 //! `ToSchema` derives) and the parsing every handler shares: integral JSON numbers, bodies as JSON.
 
-use fpdb::output::{AnswerBounds, HttpHit, HttpOutcome, View};
-use fpdb::{GroupInfo, QueryAnswer, Stats};
+use fpdb::output::{AnswerBounds, HttpHit, HttpOutcome, HttpStats, View};
+use fpdb::{GroupInfo, QueryAnswer};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -130,11 +130,7 @@ pub struct DuplicatesIn {
     pub limit: Option<u64>,
 }
 
-/// Hits of a duplicate check: text hits first (best first), then metadata-only hits; the
-/// answer's bounds (`truncated`: candidates were left unverified, past `--max-candidates` or the
-/// deadline `--query-deadline-ms`, so the text hits may be incomplete and a narrower check —
-/// smaller `max_distance`, higher `min_jaccard` — finishes; `candidates`: verified by exact
-/// Jaccard); the time spent in the engine.
+/// Hits of a duplicate check.
 #[derive(Serialize, ToSchema)]
 pub struct DuplicatesOut<'a> {
     /// Text hits first (best first), then metadata-only hits.
@@ -215,12 +211,12 @@ pub struct GroupMembersOut {
     pub members: Vec<MemberOut>,
 }
 
-/// Database counters ([`fpdb::Stats`]) and the service's bound on a duplicate check.
+/// Database counters.
 #[derive(Serialize, ToSchema)]
-pub struct StatsOut {
+pub struct StatsOut<'a> {
     /// The database's counters, k, t and spec.
     #[serde(flatten)]
-    pub stats: Stats,
+    pub stats: HttpStats<'a>,
     /// The largest `max_distance` a duplicate check accepts now (grows and shrinks with the
     /// database: docs/serve.md, "Limits of a duplicate check").
     pub max_query_distance: u32,

@@ -6,6 +6,7 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use fpdb::output::View;
 
 use super::{blocking, json, key_of, AppResult};
 use crate::serve::errors::{ApiError, ErrorBody};
@@ -79,7 +80,7 @@ pub async fn get_stats(State(s): State<Arc<AppState>>) -> AppResult {
     Ok(json(
         StatusCode::OK,
         &StatsOut {
-            stats: st,
+            stats: View::of(&st),
             max_query_distance: bound,
         },
     ))
