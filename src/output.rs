@@ -553,6 +553,22 @@ mod tests {
     }
 
     #[test]
+    fn a_client_reads_back_what_it_was_sent() {
+        let h = hit();
+        assert_eq!(serde_json::from_str::<Hit>(&serde_json::to_string(&h).unwrap()).unwrap(), h);
+        let a = QueryAnswer {
+            hits: vec![h],
+            truncated: false,
+            candidates: 1,
+        };
+        assert_eq!(serde_json::from_value::<QueryAnswer>(serde_json::to_value(&a).unwrap()).unwrap(), a);
+        let lexicons = MethodScore::Lexicons(vec![Some(3), None]);
+        let text = serde_json::to_string(&lexicons).unwrap();
+        assert_eq!(text, r#"{"lexicons":[3,null]}"#);
+        assert_eq!(serde_json::from_str::<MethodScore>(&text).unwrap(), lexicons);
+    }
+
+    #[test]
     fn a_view_flattens_into_its_container() {
         #[derive(Serialize)]
         struct Out<'a> {

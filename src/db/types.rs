@@ -9,7 +9,7 @@ use crate::store::doc_record::DocRecord;
 use super::options::validate_key;
 
 /// One query hit.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Hit {
     /// External key.
@@ -55,7 +55,7 @@ pub(super) fn sort_hits(hits: &mut [Hit]) {
 /// how many candidates were verified by exact Jaccard (or containment), and whether some that
 /// passed the filters were left unverified (by `QueryOptions::max_candidates` or
 /// `QueryOptions::deadline`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[non_exhaustive]
 pub struct QueryAnswer {
@@ -68,9 +68,8 @@ pub struct QueryAnswer {
 }
 
 /// A duplicate group as seen at a point in time.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-
 pub struct GroupInfo {
     /// Group id = doc id of the canonical member.
     pub id: u64,
@@ -193,7 +192,7 @@ pub struct Document {
 }
 
 /// Counters.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Stats {
     /// Live documents.
@@ -278,7 +277,7 @@ impl Precheck {
 // containment:
 /// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan
 /// of the index).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContainmentStats {
     /// Sampling rate n (one shingle in n is a sample).
     pub sample: u32,

@@ -89,7 +89,7 @@ fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, grou
     } else if !summary {
         for p in &rep.pairs {
             if json {
-                json_line(out, &PairLine::new(p, &key))?;
+                json_line(out, &PairLine::new(p, key))?;
             } else {
                 writeln!(out, "{}\t{}\t{}\t{}", key(p.a), key(p.b), p.hamming, fmt_j(p.jaccard))?;
             }
@@ -135,7 +135,7 @@ fn containment_pairs(out: &mut impl Write, json: bool, d: &Db, c: f64, threads: 
     let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
     if !summary {
         for p in &pairs {
-            let line = ContainPairLine::new(p, c, &key);
+            let line = ContainPairLine::new(p, c, key);
             if json {
                 json_line(out, &line)?;
             } else {
