@@ -165,15 +165,8 @@ impl Db {
     fn reindex<'py>(py: Python<'py>, path: PathBuf, tables: Option<&Bound<'_, PyAny>>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let tables = convert::tables(py, tables)?;
         let r = py.detach(move || Engine::reindex(&path, tables, |_, _| {})).or_raise(py)?;
-        let d = pyo3::types::PyDict::new(py);
-        d.set_item("docs", r.docs)?;
-        d.set_item("tables_before", r.tables_before)?;
-        d.set_item("tables_after", r.tables_after)?;
-        d.set_item("generation", r.generation)?;
-        d.set_item("changed", r.changed)?;
-        d.set_item("model_us_before", r.model_us_before)?;
-        d.set_item("model_us_after", r.model_us_after)?;
-        Ok(d)
+        // The library's shape of the report, as `fpdb --json reindex` prints it.
+        types::to_dict(py, &r)
     }
 
     /// Opens an existing database. `read_only=True` writes nothing and takes no lock (it sees the

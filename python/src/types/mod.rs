@@ -28,7 +28,7 @@ fn py_value<T: Serialize + ?Sized>(py: Python<'_>, v: &T) -> PyResult<Py<PyAny>>
 }
 
 /// `to_dict()` of a result class: [`py_value`] of the library's value, a dict.
-fn to_dict<'py, T: Serialize + ?Sized>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn to_dict<'py, T: Serialize + ?Sized>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyDict>> {
     Ok(py_value(py, v)?.into_bound(py).cast_into::<PyDict>()?)
 }
 
