@@ -18,6 +18,7 @@ use serde::ser::{Error as _, Impossible, SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::db::{ContainPair, ContainmentStats, Document, GroupInfo, Hit, InsertOutcome, QueryAnswer, Stats};
+use crate::error::Error;
 use crate::Pair;
 
 /// An insert's outcome: its group nested (`{"id","canonical","size"}` or null), `stored`, the
@@ -255,6 +256,79 @@ pub struct Rejection {
     pub origin: String,
     /// Why it was rejected.
     pub error: String,
+}
+
+/// An error's evidence by name, beside its message: `{"op", "path", "errno"}` for an I/O error,
+/// `{"path", "field", "expected", "found"}` for a spec mismatch, ... (paths as text). The Python
+/// exceptions carry these as attributes. `Panicked` and `Injected` have none here (their text is
+/// the message).
+pub struct ErrorFields<'a>(pub &'a Error);
+
+impl Serialize for ErrorFields<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut m = s.serialize_map(None)?;
+        let path = |p: &std::path::Path| p.display().to_string();
+        match self.0 {
+            Error::Io { op, path: p, source } => {
+                m.serialize_entry("op", op)?;
+                m.serialize_entry("path", &path(p))?;
+                m.serialize_entry("errno", &source.raw_os_error())?;
+            }
+            Error::Rocks {
+                op,
+                path: p,
+                kind,
+                message,
+            } => {
+                m.serialize_entry("op", op)?;
+                m.serialize_entry("path", &path(p))?;
+                m.serialize_entry("kind", &kind.to_string())?;
+                m.serialize_entry("message", message)?;
+            }
+            Error::Locked { path: p } | Error::NotFound { path: p } | Error::AlreadyExists { path: p } | Error::ReadOnly { path: p } => {
+                m.serialize_entry("path", &path(p))?;
+            }
+            Error::SpecMismatch {
+                path: p,
+                field,
+                expected,
+                found,
+            } => {
+                m.serialize_entry("path", &path(p))?;
+                m.serialize_entry("field", field)?;
+                m.serialize_entry("expected", expected)?;
+                m.serialize_entry("found", found)?;
+            }
+            Error::Version {
+                what,
+                path: p,
+                expected,
+                found,
+            } => {
+                m.serialize_entry("what", what)?;
+                m.serialize_entry("path", &path(p))?;
+                m.serialize_entry("expected", expected)?;
+                m.serialize_entry("found", found)?;
+            }
+            Error::Corruption { path: p, doc, what } => {
+                m.serialize_entry("path", &path(p))?;
+                m.serialize_entry("doc", doc)?;
+                m.serialize_entry("what", what)?;
+            }
+            Error::InvalidOption { name, message } => {
+                m.serialize_entry("option", name)?;
+                m.serialize_entry("message", message)?;
+            }
+            Error::InvalidInput { key, message } => {
+                m.serialize_entry("key", key)?;
+                m.serialize_entry("message", message)?;
+            }
+            Error::Poisoned { cause } => m.serialize_entry("cause", cause)?,
+            Error::Panicked { .. } | Error::Injected(_) => {}
+        }
+        m.end()
+    }
 }
 
 /// What a [`View`] leaves out of a type's shape (its top-level fields, by JSON name), and the
@@ -566,6 +640,33 @@ mod tests {
         let text = serde_json::to_string(&lexicons).unwrap();
         assert_eq!(text, r#"{"lexicons":[3,null]}"#);
         assert_eq!(serde_json::from_str::<MethodScore>(&text).unwrap(), lexicons);
+    }
+
+    #[test]
+    fn an_error_s_fields_are_its_evidence_by_name() {
+        let e = Error::SpecMismatch {
+            path: "/db".into(),
+            field: "k",
+            expected: "3".into(),
+            found: "5".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(ErrorFields(&e)).unwrap(),
+            serde_json::json!({"path": "/db", "field": "k", "expected": "3", "found": "5"})
+        );
+        let e = Error::io("read", "/db/x", std::io::Error::from_raw_os_error(28));
+        assert_eq!(
+            serde_json::to_value(ErrorFields(&e)).unwrap(),
+            serde_json::json!({"op": "read", "path": "/db/x", "errno": 28})
+        );
+        let e = Error::InvalidOption {
+            name: "limit",
+            message: "too big".into(),
+        };
+        assert_eq!(
+            serde_json::to_value(ErrorFields(&e)).unwrap(),
+            serde_json::json!({"option": "limit", "message": "too big"})
+        );
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl Db {
                 py,
                 Kind::Closed,
                 format!("database {} is closed; open it again with fpdb.Db.open", self.path.display()),
-                &[],
+                &[] as &[(&str, _)],
             )),
         }
     }
