@@ -3,14 +3,15 @@
 //! `to_dict()` all serialize these; no front end restates a field.
 //!
 //! The result types carry their own shape (serde derives beside them): [`Hit`], [`GroupInfo`],
-//! [`QueryAnswer`](crate::QueryAnswer), [`InsertOutcome`] (below), [`Stats`],
+//! [`QueryAnswer`](crate::QueryAnswer), [`InsertOutcome`] ([`OutcomeShape`], below), [`Stats`],
 //! [`ContainmentStats`], [`Fault`](crate::Fault), [`CompactStats`](crate::CompactStats),
 //! [`DistRow`](crate::DistRow). This module holds the shapes that join a result with what the
 //! front end looks up (keys of pair members, a group's members) and the views that leave fields
 //! out ([`View`]: the HTTP service's documented hit, a duplicate check's bounds).
 //!
-//! **A new field** of a result goes into its type (with its serde attributes): every shape and
-//! view built on the type, and the OpenAPI schema, follow. A view lists only what it leaves out.
+//! **A new field** of a result goes into its type (with its serde attributes; an insert's outcome:
+//! into [`OutcomeShape`] too): every shape and view built on the type, and the OpenAPI schema,
+//! follow. A view lists only what it leaves out.
 
 use std::marker::PhantomData;
 
@@ -21,61 +22,84 @@ use crate::db::{ContainPair, ContainmentStats, Document, GroupInfo, Hit, InsertO
 use crate::error::Error;
 use crate::Pair;
 
-/// An insert's outcome: its group nested (`{"id","canonical","size"}` or null), `stored`, the
-/// verified duplicates and the containment relations (Python's `InsertOutcome.to_dict()`).
-impl Serialize for InsertOutcome {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Outcome<'a> {
-            key: &'a str,
-            id: Option<u64>,
-            stored: bool,
-            replaced: Option<u64>,
-            duplicates: &'a [Hit],
-            group: Option<&'a GroupInfo>,
-            containment: &'a [Hit],
-        }
-        Outcome {
-            key: &self.key,
-            id: self.id,
-            stored: self.id.is_some(),
-            replaced: self.replaced,
-            duplicates: &self.duplicates,
-            group: self.group.as_ref(),
-            containment: &self.containment,
-        }
-        .serialize(s)
-    }
-}
-
-/// The line `fpdb --json insert` / `ingest` prints for an outcome: the group flat (`group` its
-/// id, `canonical`, `group_size`), the rest as [`InsertOutcome`]'s shape.
+/// An insert's outcome, the one list of its fields, its hits as `H`: `&Hit` in
+/// [`InsertOutcome`]'s own shape (Python's `InsertOutcome.to_dict()`; the CLI's
+/// [`OutcomeLine`] is it with the group flat), [`HttpHit`] in the HTTP service's ([`HttpOutcome`]).
+///
+/// The fate of a stored (or skipped) document; sent once it is durable.
 #[derive(Serialize)]
-pub struct OutcomeLine<'a> {
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PutResponse))]
+pub struct OutcomeShape<'a, H> {
+    /// Its key.
     key: &'a str,
+    /// Its doc id (absent when not stored).
     id: Option<u64>,
+    /// Whether it was stored (`dedup=skip` does not store near-duplicates).
     stored: bool,
+    /// Doc id of the earlier document with the same key it replaced.
     replaced: Option<u64>,
-    duplicates: &'a [Hit],
-    group: Option<u64>,
-    canonical: Option<&'a str>,
-    group_size: Option<usize>,
-    containment: &'a [Hit],
+    /// Verified near-duplicates and exact metadata matches already stored (or earlier in the batch).
+    duplicates: Vec<H>,
+    /// Its group (absent when not stored).
+    group: Option<GroupInfo>,
+    /// Containment relations, when asked for (never over HTTP: the service does not ask).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    containment: Option<Vec<H>>,
 }
 
-impl<'a> From<&'a InsertOutcome> for OutcomeLine<'a> {
-    fn from(o: &'a InsertOutcome) -> Self {
-        OutcomeLine {
+impl<'a, H: From<&'a Hit>> OutcomeShape<'a, H> {
+    /// The shape of `o`, with (`relations`) or without its containment relations.
+    fn of(o: &'a InsertOutcome, relations: bool) -> Self {
+        OutcomeShape {
             key: &o.key,
             id: o.id,
             stored: o.id.is_some(),
             replaced: o.replaced,
-            duplicates: &o.duplicates,
-            group: o.group.as_ref().map(|g| g.id),
-            canonical: o.group.as_ref().map(|g| g.canonical.as_str()),
-            group_size: o.group.as_ref().map(|g| g.size),
-            containment: &o.containment,
+            duplicates: o.duplicates.iter().map(H::from).collect(),
+            group: o.group.clone(),
+            containment: relations.then(|| o.containment.iter().map(H::from).collect()),
         }
+    }
+}
+
+/// An insert's outcome: its group nested (`{"id","canonical","size"}` or null), `stored`, the
+/// verified duplicates and the containment relations.
+impl Serialize for InsertOutcome {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        OutcomeShape::<&Hit>::of(self, true).serialize(s)
+    }
+}
+
+/// An insert's outcome as the HTTP service writes it (`PUT /v1/documents/{key}`, each line of
+/// `POST /v1/documents`): [`HttpHit`]s, no containment relations.
+pub type HttpOutcome<'a> = OutcomeShape<'a, HttpHit<'a>>;
+
+impl<'a> From<&'a InsertOutcome> for HttpOutcome<'a> {
+    fn from(o: &'a InsertOutcome) -> Self {
+        OutcomeShape::of(o, false)
+    }
+}
+
+/// The line `fpdb --json insert` / `ingest` prints for an outcome: [`InsertOutcome`]'s shape with
+/// the group flat (`group` its id, `canonical`, `group_size`; null when not stored).
+pub struct OutcomeLine<'a>(pub &'a InsertOutcome);
+
+impl<'a> From<&'a InsertOutcome> for OutcomeLine<'a> {
+    fn from(o: &'a InsertOutcome) -> Self {
+        OutcomeLine(o)
+    }
+}
+
+impl Serialize for OutcomeLine<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut v = serde_json::to_value(self.0).map_err(S::Error::custom)?;
+        if let Some(m) = v.as_object_mut() {
+            let g = m.remove("group").unwrap_or_default();
+            m.insert("group".into(), g["id"].clone());
+            m.insert("canonical".into(), g["canonical"].clone());
+            m.insert("group_size".into(), g["size"].clone());
+        }
+        v.serialize(s)
     }
 }
 
@@ -355,6 +379,12 @@ impl<'a, O: Omit> View<'a, O> {
     }
 }
 
+impl<'a, O: Omit> From<&'a O::Of> for View<'a, O> {
+    fn from(v: &'a O::Of) -> Self {
+        View::of(v)
+    }
+}
+
 impl<O: Omit> Serialize for View<'_, O> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         self.0.serialize(Without { inner: s, omit: O::FIELDS })
@@ -404,41 +434,6 @@ impl Omit for HttpStatsFields {
 
 /// The counters as the HTTP service writes them.
 pub type HttpStats<'a> = View<'a, HttpStatsFields>;
-
-/// The fate of a stored (or skipped) document; sent once it is durable.
-//
-// An insert's outcome as the HTTP service writes it (`PUT /v1/documents/{key}`, each line of
-// `POST /v1/documents`): `InsertOutcome`'s shape with `HttpHit`s and without the containment
-// relations (the service does not ask for them).
-#[derive(Serialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PutResponse))]
-pub struct HttpOutcome<'a> {
-    /// Its key.
-    key: &'a str,
-    /// Its doc id (absent when not stored).
-    id: Option<u64>,
-    /// Whether it was stored (`dedup=skip` does not store near-duplicates).
-    stored: bool,
-    /// Doc id of the earlier document with the same key it replaced.
-    replaced: Option<u64>,
-    /// Verified near-duplicates and exact metadata matches already stored.
-    duplicates: Vec<HttpHit<'a>>,
-    /// Its group (absent when not stored).
-    group: Option<GroupInfo>,
-}
-
-impl<'a> From<&'a InsertOutcome> for HttpOutcome<'a> {
-    fn from(o: &'a InsertOutcome) -> Self {
-        HttpOutcome {
-            key: &o.key,
-            id: o.id,
-            stored: o.id.is_some(),
-            replaced: o.replaced,
-            duplicates: o.duplicates.iter().map(View::of).collect(),
-            group: o.group.clone(),
-        }
-    }
-}
 
 /// A serializer that writes a struct less some of its fields; anything but a struct is an error
 /// (a [`View`] is only declared over structs).
