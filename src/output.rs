@@ -90,16 +90,23 @@ impl<'a> From<&'a InsertOutcome> for OutcomeLine<'a> {
     }
 }
 
-impl Serialize for OutcomeLine<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut v = serde_json::to_value(self.0).map_err(S::Error::custom)?;
+impl OutcomeLine<'_> {
+    /// The line as a JSON value (what the CLI prints).
+    pub fn to_value(&self) -> serde_json::Result<serde_json::Value> {
+        let mut v = serde_json::to_value(self.0)?;
         if let Some(m) = v.as_object_mut() {
             let g = m.remove("group").unwrap_or_default();
             m.insert("group".into(), g["id"].clone());
             m.insert("canonical".into(), g["canonical"].clone());
             m.insert("group_size".into(), g["size"].clone());
         }
-        v.serialize(s)
+        Ok(v)
+    }
+}
+
+impl Serialize for OutcomeLine<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.to_value().map_err(S::Error::custom)?.serialize(s)
     }
 }
 

@@ -4,7 +4,7 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fpdb::fingerprint::similarity::MethodScore;
-use fpdb::output::Rejection;
+use fpdb::output::{OutcomeLine, Rejection};
 use fpdb::{Hit, InsertOutcome};
 use serde::Serialize;
 
@@ -34,6 +34,12 @@ pub(crate) use note;
 /// as every command has printed them.
 pub fn json_line(out: &mut impl Write, v: &impl Serialize) -> io::Result<()> {
     let v = serde_json::to_value(v).map_err(io::Error::other)?;
+    writeln!(out, "{v}")
+}
+
+/// The `--json` line of an insert's outcome ([`OutcomeLine`]: the group flat).
+pub fn outcome_line(out: &mut impl Write, o: &InsertOutcome) -> io::Result<()> {
+    let v = OutcomeLine(o).to_value().map_err(io::Error::other)?;
     writeln!(out, "{v}")
 }
 

@@ -13,9 +13,7 @@ use fpdb::{Error, IngestOptions};
 
 use crate::cli::IngestArgs;
 use crate::input;
-use fpdb::output::OutcomeLine;
-
-use crate::print::{fmt_j, json_line, print_relations, rejection_line};
+use crate::print::{fmt_j, outcome_line, print_relations, rejection_line};
 
 pub struct Config {
     pub db: PathBuf,
@@ -168,7 +166,7 @@ fn print_item(
     bar: Option<&indicatif::ProgressBar>,
 ) -> io::Result<()> {
     match &r.result {
-        Ok(o) if json => json_line(out, &OutcomeLine::from(o)),
+        Ok(o) if json => outcome_line(out, o),
         Ok(o) => {
             if o.id.is_none() {
                 writeln!(
