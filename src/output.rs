@@ -22,11 +22,12 @@ use crate::db::{ContainPair, ContainmentStats, Document, GroupInfo, Hit, InsertO
 use crate::error::Error;
 use crate::Pair;
 
-/// An insert's outcome, the one list of its fields, its hits as `H`: `&Hit` in
-/// [`InsertOutcome`]'s own shape (Python's `InsertOutcome.to_dict()`; the CLI's
-/// [`OutcomeLine`] is it with the group flat), [`HttpHit`] in the HTTP service's ([`HttpOutcome`]).
-///
-/// The fate of a stored (or skipped) document; sent once it is durable.
+/// An insert's outcome: the fate of a stored (or skipped) document, sent once it is durable.
+//
+// The one list of an outcome's fields, its hits as `H`: `&Hit` in `InsertOutcome`'s own shape
+// (Python's `InsertOutcome.to_dict()`; the CLI's `OutcomeLine` is it with the group flat),
+// `HttpHit` in the HTTP service's (`HttpOutcome`). (A `//` comment: the `///` text above is the
+// OpenAPI description.)
 #[derive(Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema), schema(as = PutResponse))]
 pub struct OutcomeShape<'a, H> {
@@ -38,12 +39,14 @@ pub struct OutcomeShape<'a, H> {
     stored: bool,
     /// Doc id of the earlier document with the same key it replaced.
     replaced: Option<u64>,
-    /// Verified near-duplicates and exact metadata matches already stored (or earlier in the batch).
+    /// Verified near-duplicates and exact metadata matches already stored.
     duplicates: Vec<H>,
     /// Its group (absent when not stored).
     group: Option<GroupInfo>,
-    /// Containment relations, when asked for (never over HTTP: the service does not ask).
+    /// Containment relations, when asked for (never over HTTP: the service does not ask, and its
+    /// schema leaves the field out).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(ignore))]
     containment: Option<Vec<H>>,
 }
 
