@@ -12,15 +12,15 @@ use rocksdb::DB;
 use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::fingerprint::Fingerprinter;
-use crate::index::method::MethodIndex;
 use crate::index::Layout;
 use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::store::keys::{cf_names, decode_key_value, doc_key, method_cf_names, CF_DOCS, CF_KEYS};
+use crate::store::keys::{cf_names, decode_key_value, doc_key, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
 use super::background::job::for_each_on_threads;
 use super::options::Options;
 use super::rocks_options::FLUSH_THREADS;
+use super::side::Sides;
 use super::state::{State, Writer};
 
 pub(super) struct Inner {
@@ -32,8 +32,8 @@ pub(super) struct Inner {
     pub(super) layout: Layout,
     /// Generation of the table column families (`store::keys::table_cf`).
     pub(super) table_gen: u32,
-    // method: the method index (None for simhash and weighted-simhash).
-    pub(super) mindex: Option<MethodIndex>,
+    /// The side indexes the spec and configuration enable (`db::side`).
+    pub(super) sides: Sides,
     pub(super) opts: Options,
     pub(super) state: RwLock<State>,
     pub(super) writer: Mutex<Writer>,
@@ -42,14 +42,11 @@ pub(super) struct Inner {
 }
 
 impl Inner {
-    /// Every column family of this database: the fixed ones, the current table generation's, the
-    /// containment index's when there is one, and the method's.
+    /// Every column family of this database: the fixed ones, the current table generation's and
+    /// the side indexes'.
     pub(super) fn column_families(&self) -> Vec<String> {
         let mut names = cf_names(self.config.tables, self.table_gen);
-        // containment:
-        names.extend(self.config.containment.map(|_| crate::store::keys::CF_CONTAIN.to_string()));
-        // method:
-        names.extend(method_cf_names(&self.spec.method));
+        names.extend(self.sides.column_families());
         names
     }
 
