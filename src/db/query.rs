@@ -140,7 +140,7 @@ impl Db {
     /// annotate before the limit applies.
     fn query_with(&self, text: Option<&str>, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryAnswer> {
         let q = Query { text, fp, opts };
-        if let Some(answer) = self.inner.sides.iter().find_map(|s| s.answer(self, &q)) {
+        if let Some(answer) = self.inner.sides().iter().find_map(|s| s.answer(self, &q)) {
             return answer;
         }
         // k, and s for Broder.
@@ -153,7 +153,7 @@ impl Db {
         })?;
         let mut answer = snapshot.verify(opts, |set, c| jaccard_hit(fp, t, set, c))?;
         sort_hits(&mut answer.hits);
-        self.inner.sides.each(|s| s.on_query(self, &q, &mut answer))?;
+        self.inner.sides().each(|s| s.on_query(self, &q, &mut answer))?;
         answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
         Ok(answer)
     }
@@ -161,7 +161,7 @@ impl Db {
     /// Documents whose SimHash is within k of `simhash` (no Jaccard: there is no shingle set to compare).
     pub fn query_simhash(&self, simhash: u64, opts: &QueryOptions) -> Result<Vec<Hit>> {
         // A side index asked for may need a shingle set or a text, which a SimHash lacks.
-        self.inner.sides.each(|s| s.refuse_simhash(opts))?;
+        self.inner.sides().each(|s| s.refuse_simhash(opts))?;
         let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
         let mut hits = self.with_state(|st| {
             let mut hits = Vec::new();
@@ -292,7 +292,7 @@ impl Db {
             min_jaccard: self.inner.config.min_jaccard,
             spec: self.inner.spec.to_string(),
         };
-        self.inner.sides.iter().for_each(|s| s.stats(&st, &mut stats));
+        self.inner.sides().iter().for_each(|s| s.stats(&st, &mut stats));
         stats
     }
 }

@@ -204,7 +204,7 @@ impl Db {
             t: self.inner.config.min_jaccard,
             asked,
         };
-        self.inner.sides.iter().for_each(|s| s.begin_batch());
+        self.inner.sides().iter().for_each(|s| s.begin_batch());
         let mut pend = Pending::default();
         let mut results: Vec<Result<InsertOutcome>> = Vec::with_capacity(docs.len());
         {
@@ -271,7 +271,7 @@ impl Db {
             old,
             dups: &dups,
         };
-        self.inner.sides.each(|s| s.on_place(&placed, id))?;
+        self.inner.sides().each(|s| s.on_place(&placed, id))?;
         pend.simhashes.push(doc.fp.simhash);
         debug_assert!(
             pend.new_docs.last().is_none_or(|p| p.id < id),
@@ -341,7 +341,7 @@ impl Db {
             old,
             dups: &dups,
         };
-        self.inner.sides.each(|s| s.on_decide(&deciding, &mut add))?;
+        self.inner.sides().each(|s| s.on_decide(&deciding, &mut add))?;
         Ok((dups, add))
     }
 
