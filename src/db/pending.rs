@@ -6,7 +6,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::fingerprint::biblio::Biblio;
 use crate::fingerprint::Fingerprint;
-use crate::index::contain::MemContain;
 use crate::intmap::IntMap;
 
 use super::state::State;
@@ -20,7 +19,8 @@ pub(super) struct PendingDoc {
     pub(super) key: String,
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
-    pub(super) biblio: Biblio, // metadata:
+    /// Its bibliographic values (stored in its record; the metadata index's keys).
+    pub(super) biblio: Biblio,
     pub(super) group: u64,
     pub(super) alive: bool,
 }
@@ -42,10 +42,6 @@ pub(super) struct Pending {
     pub(super) seg_created: Vec<u32>,
     pub(super) seg_lengths: Vec<(u32, u64)>,
     pub(super) seg_dropped: Vec<u32>,
-    // containment:
-    /// The batch's documents in an in-memory containment index (filled only when containment
-    /// relations are asked for).
-    pub(super) contain_batch: MemContain,
 }
 
 impl Pending {

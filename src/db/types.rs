@@ -23,19 +23,17 @@ pub struct Hit {
     pub jaccard: Option<f64>,
     /// Number of shared shingles (absent for fingerprint-only queries).
     pub shared: Option<u32>,
-    // containment:
     /// Containment of the query in this document, |Q ∩ D| / |Q| (absent for fingerprint-only
     /// queries).
     pub containment: Option<f64>,
     /// Containment of this document in the query, |Q ∩ D| / |D| (absent for fingerprint-only
     /// queries).
     pub reverse_containment: Option<f64>,
-    // metadata:
     /// How it matched: verified text, or an exact metadata match (then Hamming distance, Jaccard
     /// and containment are given for information only).
     #[serde(rename = "match")]
     pub matched: MatchKind,
-    /// method: the method's own similarity (supershingles shared, agreeing bits, Hamming per
+    /// The method's own similarity (supershingles shared, agreeing bits, Hamming per
     /// lexicon; the Hamming distance under simhash).
     pub score: MethodScore,
 }
@@ -92,7 +90,6 @@ pub struct InsertOutcome {
     pub duplicates: Vec<Hit>,
     /// Its group after the insert (when stored).
     pub group: Option<GroupInfo>,
-    // containment:
     /// Containment relations, when asked for ([`IngestOptions::containment`](crate::IngestOptions)):
     /// the documents already in the database (or earlier in the batch) with containment at least
     /// the threshold in either direction. `containment` is this document inside the other,
@@ -110,7 +107,6 @@ pub struct NewDoc {
     pub text: String,
     /// Optional metadata (JSON text), stored with the record.
     pub meta: Option<String>,
-    // metadata:
     /// Title, year and DOI: stored, indexed and matched exactly (see [`crate::fingerprint::biblio`]).
     pub biblio: Biblio,
 }
@@ -122,7 +118,7 @@ pub struct PreparedDoc {
     pub(super) key: String,
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
-    pub(super) biblio: Biblio, // metadata:
+    pub(super) biblio: Biblio,
 }
 
 impl PreparedDoc {
@@ -153,7 +149,6 @@ impl PreparedDoc {
         })
     }
 
-    // metadata:
     /// Sets the title, year and DOI, validated (the error names the field and the document's key).
     pub fn with_biblio(mut self, b: Biblio) -> Result<PreparedDoc> {
         biblio::validate(&b).map_err(|e| match e {
@@ -241,7 +236,6 @@ pub struct CheckReport {
     pub docs: u64,
     /// Table entries verified.
     pub table_entries: u64,
-    // containment:
     /// Containment-index entries verified (0 without the index).
     pub contain_entries: u64,
     /// Problems.
@@ -274,7 +268,6 @@ impl Precheck {
     }
 }
 
-// containment:
 /// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan
 /// of the index).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]

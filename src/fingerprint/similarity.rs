@@ -272,7 +272,7 @@ mod tests {
     }
 }
 
-// method: the similarities of the other methods (fingerprint/method.rs), and the one comparison
+// The similarities of the other methods (fingerprint/method.rs), and the one comparison
 // of two documents under a method's rule.
 
 use crate::fingerprint::method::Method;

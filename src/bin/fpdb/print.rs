@@ -62,7 +62,7 @@ pub fn fmt_j(j: Option<f64>) -> String {
 }
 
 pub fn print_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
-    // method: the SimHash methods show the Hamming distance; the others their own similarity.
+    // The SimHash methods show the Hamming distance; the others their own similarity.
     let simhash = hits.iter().all(|h| matches!(h.score, MethodScore::Hamming(_)));
     if simhash {
         writeln!(out, "{:<40} {:>8} {:>8} {:>8}", "KEY", "HAMMING", "JACCARD", "SHARED")?;
