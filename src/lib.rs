@@ -50,6 +50,7 @@ pub mod fingerprint;
 mod hugebuf;
 mod index;
 mod intmap;
+pub mod output;
 mod pipeline;
 #[cfg(feature = "semantic")]
 pub mod semantic;
@@ -61,7 +62,6 @@ pub use db::{
     Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
-// containment:
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
 pub use error::{Error, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};

@@ -28,7 +28,7 @@ pub struct Pair {
     pub hamming: u32,
     /// Exact Jaccard (when verified).
     pub jaccard: Option<f64>,
-    /// method: the method's own similarity (methods other than simhash and weighted-simhash;
+    /// The method's own similarity (methods other than simhash and weighted-simhash;
     /// `hamming` is then its distance).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<MethodScore>,
@@ -139,7 +139,7 @@ pub struct PairsOptions {
     pub min_jaccard: Option<f64>,
     /// Threads (0 = one per core).
     pub threads: usize,
-    /// method: fewest equal supershingles (broder, broder-charikar; default: the spec's).
+    /// Fewest equal supershingles (broder, broder-charikar; default: the spec's).
     pub min_shared: Option<u32>,
 }
 
@@ -238,7 +238,7 @@ fn candidate_pairs(
     opts: &PairsOptions,
     threads: usize,
 ) -> Result<(Vec<RawPair>, Vec<MethodScore>)> {
-    // method: the other methods' pairs come from their index (every pair under the rule, once).
+    // The other methods' pairs come from their index (every pair under the rule, once).
     let mut scores: Vec<MethodScore> = Vec::new();
     if db.spec().method.uses_simhash_tables() {
         return Ok((all_pairs_fps(fps, opts.max_distance, threads)?, scores));

@@ -52,24 +52,12 @@ impl Db {
             docs: ids.len() as u64,
             ..CheckReport::default()
         };
-        // The metadata index agrees with the records.
-        let biblio_of = |id: u64| records.get(&id).map(|r| r.biblio.clone());
-        for (doc, what) in super::metadata::check_index(
-            &self.inner.rocks,
-            self.inner.rocks.cf_handle(crate::store::keys::CF_META_IDX),
-            &ids,
-            biblio_of,
-            &self.inner.rocks_path,
-        )? {
-            f.rocks(doc, None, what);
-        }
         self.check_keys(&records, rep.docs, &mut f)?;
         rep.table_entries += self.check_tables(writer.table_floor, &ids, &records, &mut f)?;
-        // The sketches and bucket entries of the other methods.
-        rep.table_entries += self.check_method(&st, &records, &mut |doc, what| f.rocks(doc, None, what))?;
         self.check_edges(&records, &mut f)?;
         rep.faults = f.list;
-        self.check_containment(&st, &records, &mut rep)?;
+        // Each side index's entries agree with the records.
+        self.inner.sides().each(|s| s.check(self, &st, &records, &mut rep))?;
         Ok(rep)
     }
 

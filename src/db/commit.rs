@@ -11,14 +11,12 @@ use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DocRecord};
-use crate::store::keys::{decode_meta_idx_key, CF_META_IDX, CF_MINDEX};
 use crate::store::keys::{
     decode_table_key, doc_key, edge_key, key_value, seg_key, table_cf, table_key, CF_DOCS, CF_EDGES, CF_KEYS, CF_META,
 };
 use crate::store::segment::{Appended, SegmentSync};
 use crate::store::ShingleLoc;
 
-use super::contain::TailDelta;
 use super::handle::Db;
 use super::pending::{now_ms, Pending, PendingDoc};
 use super::state::{DocMeta, State, Writer, RECENT_CAP};
@@ -29,14 +27,13 @@ struct BatchCfs<'a> {
     keys: &'a ColumnFamily,
     edges: &'a ColumnFamily,
     meta: &'a ColumnFamily,
-    meta_idx: &'a ColumnFamily,
     tables: Vec<&'a ColumnFamily>,
 }
 
 /// Adds `keys` to column family `cf` of the batch in sorted order (`put`: puts, else deletes):
 /// RocksDB's memtable skiplist then reuses its insertion splice instead of recomputing it for every
 /// random key (measured: the largest single cost of a batch before this).
-fn sorted_into<K: Ord + AsRef<[u8]>>(b: &mut WriteBatch, cf: &ColumnFamily, mut keys: Vec<K>, put: bool) {
+pub(super) fn sorted_into<K: Ord + AsRef<[u8]>>(b: &mut WriteBatch, cf: &ColumnFamily, mut keys: Vec<K>, put: bool) {
     keys.sort_unstable();
     for k in &keys {
         if put {
@@ -60,9 +57,9 @@ impl Db {
         let mut appended = w.segw.append(&records)?;
         // The segment's fsync runs while the batch is built; the WAL write waits for it below.
         let seg_sync = appended.sync.take();
-        let (b, contain) = self.build_batch(w, &pend, &moved, &appended)?;
+        let b = self.build_batch(w, &pend, &moved, &appended)?;
         self.write_batch(b, seg_sync)?;
-        self.publish(w, pend, moved, appended, contain)?;
+        self.publish(w, pend, moved, appended)?;
         self.after_publish(w);
         Ok(())
     }
@@ -73,7 +70,6 @@ impl Db {
             keys: self.cf(CF_KEYS)?,
             edges: self.cf(CF_EDGES)?,
             meta: self.cf(CF_META)?,
-            meta_idx: self.cf(CF_META_IDX)?,
             tables: (0..self.inner.layout.tables() as usize)
                 .map(|i| self.cf(&table_cf(self.inner.table_gen, i)))
                 .collect::<Result<_>>()?,
@@ -82,14 +78,8 @@ impl Db {
 
     /// The batch's one `WriteBatch`, built against the published state: the deletes, the new
     /// documents, the edges, the rewritten records, the segment lengths and the id counter, the
-    /// containment index's keys (returned with what its publish needs).
-    fn build_batch(
-        &self,
-        w: &Writer,
-        pend: &Pending,
-        moved: &[(u64, ShingleLoc)],
-        appended: &Appended,
-    ) -> Result<(WriteBatch, Option<TailDelta>)> {
+    /// side indexes' keys.
+    fn build_batch(&self, w: &Writer, pend: &Pending, moved: &[(u64, ShingleLoc)], appended: &Appended) -> Result<WriteBatch> {
         let cfs = self.batch_cfs()?;
         let mut b = WriteBatch::default();
         let st = self.inner.state.read();
@@ -108,14 +98,12 @@ impl Db {
             b.delete_cf(cfs.meta, seg_key(seg));
         }
         b.put_cf(cfs.meta, b"next_doc", w.next_id.to_le_bytes());
-        let contain = match self.contain_delta(&st, pend)? {
-            Some(d) => Some(d.write(self, &mut b)?),
-            None => None,
-        };
-        Ok((b, contain))
+        self.inner.sides().each(|s| s.write(self, &st, pend, &mut b))?;
+        Ok(b)
     }
 
-    /// The deleted (or replaced) documents' records, keys, table entries and side-index entries.
+    /// The deleted (or replaced) documents' records, keys and table entries (their side-index
+    /// entries: `SideIndex::write`).
     fn batch_deletes(&self, st: &State, pend: &Pending, cfs: &BatchCfs, b: &mut WriteBatch) -> Result<()> {
         let layout = &self.inner.layout;
         let mut tdel: Vec<Vec<[u8; 16]>> = vec![Vec::new(); cfs.tables.len()];
@@ -124,15 +112,8 @@ impl Db {
                 self.batch_delete_damaged(id, cfs, b)?;
                 continue;
             };
-            // The metadata index's entries of the document go in the same batch.
-            if let Some(r) = self.read_record(id)? {
-                for k in super::metadata::index_keys(&r.biblio, id) {
-                    b.delete_cf(cfs.meta_idx, k);
-                }
-            }
             b.delete_cf(cfs.docs, doc_key(id));
             b.delete_cf(cfs.keys, m.key.as_bytes());
-            self.method_delete(b, id, st.method.sketches.get(&id).map(|s| &s[..]))?;
             for (i, t) in tdel.iter_mut().enumerate() {
                 t.push(table_key(layout, i, m.simhash, id));
             }
@@ -146,11 +127,10 @@ impl Db {
         Ok(())
     }
 
-    /// A damaged record (left out at open): removes it and whatever index entries name it (found by
+    /// A damaged record (left out at open): removes it and whatever table entries name it (found by
     /// scans).
     fn batch_delete_damaged(&self, id: u64, cfs: &BatchCfs, b: &mut WriteBatch) -> Result<()> {
         b.delete_cf(cfs.docs, doc_key(id));
-        self.method_delete(b, id, None)?;
         for (i, cf) in cfs.tables.iter().enumerate() {
             for item in self.inner.rocks.iterator_cf(*cf, IteratorMode::Start) {
                 let (k, _) = item.map_err(self.rocks_err("scan table"))?;
@@ -159,24 +139,16 @@ impl Db {
                 }
             }
         }
-        for item in self.inner.rocks.iterator_cf(cfs.meta_idx, IteratorMode::Start) {
-            let (k, _) = item.map_err(self.rocks_err("scan meta_idx"))?;
-            if decode_meta_idx_key(&k).is_some_and(|(_, _, d)| d == id) {
-                b.delete_cf(cfs.meta_idx, k);
-            }
-        }
         Ok(())
     }
 
-    /// The new documents' records, keys, side-index entries and (without the mirror) table
-    /// entries. With the mirror, their table entries wait in the table tail
+    /// The new documents' records, keys and (without the mirror) table entries. With the mirror, their table entries wait in the table tail
     /// (`db::background::table_tail`); a delete's tombstones are written wherever its entries are.
     fn batch_new_docs(&self, pend: &Pending, locs: &[ShingleLoc], cfs: &BatchCfs, b: &mut WriteBatch) -> Result<()> {
         let layout = &self.inner.layout;
         let table_tail = self.inner.opts.mirror;
         let mut tput: Vec<Vec<[u8; 16]>> = vec![Vec::with_capacity(pend.new_docs.len()); cfs.tables.len()];
         let mut kput: Vec<(&[u8], [u8; 8])> = Vec::with_capacity(pend.new_docs.len());
-        let mut mput: Vec<[u8; 18]> = Vec::new();
         let now = now_ms();
         for (p, loc) in pend.new_docs.iter().zip(locs) {
             let rec = DocRecord {
@@ -191,11 +163,7 @@ impl Db {
                 biblio: p.biblio.clone(),
             };
             b.put_cf(cfs.docs, doc_key(p.id), doc_record::encode_doc(&rec)?);
-            for k in super::metadata::index_keys(&p.biblio, p.id) {
-                b.put_cf(cfs.meta_idx, k, []);
-            }
             kput.push((p.key.as_bytes(), key_value(p.id)));
-            self.method_put(b, p.id, &p.fp.sketch, &mut mput)?;
             if !table_tail {
                 for (i, t) in tput.iter_mut().enumerate() {
                     t.push(table_key(layout, i, p.fp.simhash, p.id));
@@ -208,9 +176,6 @@ impl Db {
         }
         for (t, cf) in tput.into_iter().zip(&cfs.tables) {
             sorted_into(b, cf, t, true);
-        }
-        if !mput.is_empty() {
-            sorted_into(b, self.cf(CF_MINDEX)?, mput, true);
         }
         Ok(())
     }
@@ -261,16 +226,9 @@ impl Db {
     }
 
     /// Publishes a committed batch to readers: the new segments opened, then under the state's
-    /// write lock the containment tail, the segments, the deletes, the new documents, the regrouped
+    /// write lock the side indexes, the segments, the deletes, the new documents, the regrouped
     /// and moved documents, the id counter and the groups.
-    fn publish(
-        &self,
-        w: &mut Writer,
-        pend: Pending,
-        moved: Vec<(u64, ShingleLoc)>,
-        appended: Appended,
-        contain: Option<TailDelta>,
-    ) -> Result<()> {
+    fn publish(&self, w: &mut Writer, pend: Pending, moved: Vec<(u64, ShingleLoc)>, appended: Appended) -> Result<()> {
         let mut readers = Vec::new();
         for &id in appended.created.iter().chain(pend.seg_created.iter()) {
             readers.push(w.segw.reader(id, Some(id) != w.segw.active())?);
@@ -282,9 +240,7 @@ impl Db {
         // Cleared at the end: a stop in between leaves it set for readers (`State::whole`).
         st.torn = true;
         st.published_seq = self.inner.rocks.latest_sequence_number();
-        if let Some(c) = contain {
-            c.publish(&mut st)?;
-        }
+        self.inner.sides().each(|s| s.publish(&mut st, &pend))?;
         for r in readers {
             st.segs.insert(r);
         }
@@ -335,7 +291,6 @@ impl Db {
             if table_tail && *id >= w.table_floor {
                 w.table_dead.insert(*id);
             }
-            st.method.remove(*id);
             if let Some(m) = st.docs.remove(id) {
                 if let Some(t) = st.tables.as_mut() {
                     t.remove(m.simhash, *id);
@@ -347,8 +302,8 @@ impl Db {
         }
     }
 
-    /// The new documents enter the state (the mirror, the recent documents, the method state, the
-    /// segments' live bytes) and, with the mirror, the table tail.
+    /// The new documents enter the state (the mirror, the recent documents, the segments' live
+    /// bytes) and, with the mirror, the table tail.
     fn publish_new_docs(
         &self,
         st: &mut State,
@@ -367,9 +322,6 @@ impl Db {
             }
             st.recent_ids.push_back(p.id);
             st.recent_fps.push_back(p.fp.simhash);
-            if self.inner.mindex.is_some() {
-                st.method.insert(p.id, &p.fp.sketch);
-            }
             if let Some(u) = st.seg_usage.get_mut(&loc.segment) {
                 u.1 += loc.record_len();
             }
@@ -387,12 +339,15 @@ impl Db {
     }
 
     /// The background work a commit drives once its batch is durable and published: the mirror's
-    /// merge, the containment tail, the table tail. A failure there is not the batch's (it is
+    /// merge, the side indexes', the table tail. A failure there is not the batch's (it is
     /// stored and visible, and reported so): it poisons the handle, and the next call says why
     /// (issue 31 item 5).
     fn after_publish(&self, w: &mut Writer) {
         self.merge_mirror(w);
-        let r = super::background::contain_tail::tail_after_commit(&self.inner, w) // containment:
+        let r = self
+            .inner
+            .sides()
+            .each(|s| s.after_commit(&self.inner))
             .and_then(|()| super::background::table_tail::table_tail_after_commit(&self.inner, w));
         if let Err(e) = r {
             if w.poisoned.is_none() {

@@ -3,14 +3,16 @@
 //!
 //! | file | job |
 //! |---|---|
-//! | `handle.rs` | `Db` and what its clones share (`Inner`): RocksDB, spec, config, state, writer |
+//! | `handle.rs` | `Db` and what its clones share (`Inner`): RocksDB, spec, config, side indexes (type-erased), state, writer |
 //! | `options.rs` | creation, handle and query settings; accepted ranges |
 //! | `rocks_options.rs` | RocksDB's options: the database's, each column family's, the SST files' |
 //! | `types.rs` | documents, hits, outcomes, reports |
 //! | `state.rs` | the published `State`, the `Writer`, poisoning |
 //! | `pending.rs` | one batch's changes before its commit |
+//! | `stored.rs` | what `meta` holds about the database: format, spec (and IDF table), config, table generation, next id |
 //! | `open.rs` | create / open / recover / load the state |
-//! | `close.rs` | the close: the tails written, the memtables flushed |
+//! | `close.rs` | the close: the tails written, the memtables flushed; every column family |
+//! | `candidates.rs` | the rule; the candidate search (the SimHash tables, or the side index that searches instead) |
 //! | `query.rs` | queries, `get`, groups, counters; consistent reads of RocksDB |
 //! | `snapshot.rs` | a query's verification on a snapshot, with no lock held; its bounds |
 //! | `write.rs` | the writer's decisions (dedup, replace, delete, groups) |
@@ -19,35 +21,37 @@
 //! | `check.rs` | `check` |
 //! | `compact.rs` | segment compaction, RocksDB flush |
 //! | `reindex.rs` | re-layout: the tables rebuilt with another table count, crash-safe |
-//! | `contain.rs` | the containment index's engine side: queries, relations, delta, `check`, stats |
-//! | `metadata.rs` | the metadata index (DOI, title + year): keys, matches, `check` |
-//! | `method.rs` | the other methods' sketches and bucket index: candidates, keys, `check` |
+//! | `side/mod.rs` | the seam: the `SideIndex` trait, its context types, `Sides`, `Inner::sides` |
+//! | `side/register.rs` | the ONE registration line of each side index |
+//! | `side/metadata.rs` | the metadata index (DOI, title + year): keys, matches, `check` |
+//! | `side/method.rs` | the other methods' sketches and bucket index: the candidate search, keys, `check` |
+//! | `side/contain/` | the containment index: queries, relations, a batch's keys, its tail, `check`, stats, pairs |
 //! | `background/job.rs` | the job type of background work: a thread, or done here; `for_each_on_threads` |
+//! | `background/floor.rs` | the tails' floors in `meta` |
 //! | `background/mirror.rs` | the in-memory mirror's merges |
 //! | `background/table_tail.rs` | the SimHash tables' tail: written as ingested SST files |
-//! | `background/contain_tail.rs` | the containment index's tail: written as an ingested SST file |
 //! | `background/sst.rs` | the sorted files RocksDB ingests whole |
 //!
 //! See ARCHITECTURE.md for the invariants and docs/format.md for the bytes.
 
 mod background;
+mod candidates;
 mod check;
 mod close;
 mod commit;
 mod compact;
-mod contain;
 pub(crate) mod groups;
 mod handle;
-mod metadata;
-mod method;
 mod open;
 mod options;
 mod pending;
 mod query;
 mod reindex;
 mod rocks_options;
+mod side;
 mod snapshot;
 mod state;
+mod stored;
 mod types;
 mod write;
 

@@ -10,26 +10,23 @@ use parking_lot::{Mutex, RwLock};
 use rocksdb::{Cache, ColumnFamilyDescriptor, IteratorMode, WriteBatch, WriteOptions, DB};
 
 use crate::error::{Error, Result};
-use crate::fingerprint::spec::FingerprintSpec;
 use crate::index::mem::MemTables;
-use crate::index::method::{MethodIndex, MethodState};
-use crate::index::Layout;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DbConfig};
-use crate::store::keys::CF_META_IDX;
 use crate::store::keys::{
-    be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, method_cf_names, parse_table_cf, table_cf, CF_DOCS, CF_EDGES, CF_META,
-    META_CONTAIN_FLOOR, META_TABLE_FLOOR, META_TABLE_GEN, SEG_PREFIX,
+    be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, parse_table_cf, CF_DOCS, CF_EDGES, CF_META, META_TABLE_FLOOR, SEG_PREFIX,
 };
 use crate::store::segment::{self, Recovery};
 
-use super::background::contain_tail::read_floor;
+use super::background::floor::read_floor;
 use super::background::table_tail::TABLE_TAIL_FILE_PREFIX;
 use super::handle::{Db, Inner};
-use super::method;
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};
+use super::side::register::register;
+use super::side::{Creating, Opening, Sides};
 use super::state::{DocMeta, State, Writer};
+use super::stored::{read_stored, write_created, Stored};
 
 impl Db {
     /// Creates a database in `path` (an empty or missing directory) and opens it.
@@ -43,50 +40,20 @@ impl Db {
         create.spec.validate()?;
         check_k(create.max_distance)?;
         check_t(create.min_jaccard)?;
-        // containment:
-        if let Some(c) = &create.containment {
-            c.validate()?;
-        }
-        let m = create.tables.resolve(create.max_distance)?;
+        let config = DbConfig {
+            tables: create.tables.resolve(create.max_distance)?,
+            max_distance: create.max_distance,
+            min_jaccard: create.min_jaccard,
+            containment: create.containment,
+        };
         let rocks_path = path.join("rocksdb");
+        let sides = register(&create.spec, &config, &opts, &rocks_path)?;
+        sides.each(|s| s.validate())?;
         if rocks_path.exists() {
             return Err(Error::AlreadyExists { path: path.to_path_buf() });
         }
         fs::create_dir_all(path).map_err(|e| Error::io("create database directory", path, e))?;
-        {
-            let cache = Cache::new_lru_cache(1 << 20);
-            let o = rocks_options(&cache, true);
-            let mut names = cf_names(m, 0);
-            // containment:
-            if create.containment.is_some() {
-                names.push(crate::store::keys::CF_CONTAIN.to_string());
-            }
-            // method: the method's column families and meta entries (the IDF table).
-            names.extend(method_cf_names(&create.spec.method));
-            let db = DB::open_cf(&o, &rocks_path, &names).map_err(|e| Error::rocks("create", &rocks_path, e))?;
-            let meta = db
-                .cf_handle(CF_META)
-                .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
-            let config = DbConfig {
-                tables: m,
-                max_distance: create.max_distance,
-                min_jaccard: create.min_jaccard,
-                containment: create.containment, // containment:
-            };
-            let mut b = WriteBatch::default();
-            b.put_cf(meta, b"format", doc_record::FORMAT_VERSION.to_le_bytes());
-            b.put_cf(meta, b"spec", create.spec.encode()?);
-            b.put_cf(meta, b"config", doc_record::encode_config(&config)?);
-            b.put_cf(meta, b"next_doc", 0u64.to_le_bytes());
-            // containment: every posting starts in the tail.
-            if create.containment.is_some() {
-                b.put_cf(meta, META_CONTAIN_FLOOR, 0u64.to_le_bytes());
-            }
-            method::create_meta(&create.spec, &mut b, meta);
-            let mut wo = WriteOptions::default();
-            wo.set_sync(true);
-            db.write_opt(b, &wo).map_err(|e| Error::rocks("write meta", &rocks_path, e))?;
-        }
+        create_rocks(&rocks_path, create, &config, &sides)?;
         Self::open_with(path, opts)
     }
 
@@ -119,14 +86,15 @@ impl Db {
             return Err(Error::NotFound { path });
         }
         let lock = lock_dir(&path, opts.read_only)?;
-        let (mut rocks, names) = open_rocks(&rocks_path, &opts)?;
-        let meta = rocks
-            .cf_handle(CF_META)
-            .ok_or_else(|| Error::corrupt(&rocks_path, None, "missing meta column family"))?;
-        let stored = read_stored(&rocks, meta, &rocks_path, &path, &opts)?;
-        let stale = stale_tables(&names, &stored);
+        let (mut rocks, names, cache) = open_rocks(&rocks_path, &opts)?;
+        let stored = read_stored(&rocks, meta_cf(&rocks, &rocks_path)?, &rocks_path, &path, &opts)?;
+        let sides = register(&stored.spec, &stored.config, &opts, &rocks_path)?;
+        if !opts.read_only {
+            sides.each(|s| s.upgrade(&mut rocks, &cache, &rocks_path))?;
+        }
+        let meta = meta_cf(&rocks, &rocks_path)?;
         let next_id = stored.next_id;
-        let (contain_floor, stored_table_floor) = open_floors(&rocks, meta, &rocks_path, &stored, &opts)?;
+        let stored_table_floor = open_table_floor(&rocks, meta, &rocks_path, &stored, &opts)?;
         let table_floor = stored_table_floor.unwrap_or(next_id);
         let committed = committed_segments(&rocks, meta, &rocks_path)?;
         let (segs, segw, mut recovery) =
@@ -139,13 +107,22 @@ impl Db {
         if !opts.read_only && (stored_table_floor.is_none() || table_floor < next_id) {
             write_table_entries_above(&rocks, &rocks_path, &stored, &loaded.docs, table_floor)?;
         }
-        let (mindex, method_state) = load_method(&rocks, &rocks_path, &stored, &loaded.docs, opts.mirror)?;
+        let opening = Opening {
+            rocks: &rocks,
+            rocks_path: &rocks_path,
+            meta,
+            docs: &loaded.docs,
+            segs: &segs,
+            next_id,
+            opts: &opts,
+        };
+        sides.each(|s| s.load(&opening))?;
         let edges = load_edges(&rocks, &rocks_path)?;
         if !opts.read_only {
-            drop_stale_tables(&mut rocks, &rocks_path, &stale)?;
+            drop_stale_tables(&mut rocks, &rocks_path, &stale_tables(&names, &stored))?;
         }
         let groups = loaded.groups.clone();
-        let state = initial_state(&rocks, &rocks_path, &stored, loaded, segs, contain_floor, method_state)?;
+        let state = initial_state(&rocks, &stored, loaded, segs);
         let writer = Writer::new(segw, next_id, edges, groups, if opts.read_only { table_floor } else { next_id });
         Ok(Db {
             inner: Arc::new(Inner {
@@ -156,7 +133,7 @@ impl Db {
                 config: stored.config,
                 layout: stored.layout,
                 table_gen: stored.table_gen,
-                mindex,
+                side_indexes: Box::new(sides),
                 opts,
                 state: RwLock::new(state),
                 writer: Mutex::new(writer),
@@ -189,26 +166,13 @@ fn drop_stale_tables(rocks: &mut DB, rocks_path: &Path, stale: &[String]) -> Res
 }
 
 /// The in-memory state of a freshly opened database: the loaded documents and mirror, the
-/// segments, the containment index's short keys and tail, the method's state.
-fn initial_state(
-    rocks: &DB,
-    rocks_path: &Path,
-    stored: &Stored,
-    loaded: Loaded,
-    segs: segment::SegmentSet,
-    contain_floor: u64,
-    method_state: MethodState,
-) -> Result<State> {
+/// segments.
+fn initial_state(rocks: &DB, stored: &Stored, loaded: Loaded, segs: segment::SegmentSet) -> State {
     let next_id = stored.next_id;
     let tables = loaded
         .entries
         .map(|(fps, ids)| MemTables::from_parts(stored.layout.clone(), fps, ids));
-    // The containment index's short keys and tail.
-    let (contain_short, contain_tail) = match stored.config.containment {
-        Some(c) => super::background::contain_tail::load_contain(rocks, rocks_path, c, contain_floor, &loaded.docs, &segs)?,
-        None => Default::default(),
-    };
-    Ok(State {
+    State {
         docs: loaded.docs,
         tables,
         segs,
@@ -220,10 +184,7 @@ fn initial_state(
         recent_floor: next_id,
         published_seq: rocks.latest_sequence_number(),
         torn: false,
-        contain_short,
-        contain: crate::index::contain::Tail::new(contain_floor, contain_tail),
-        method: method_state,
-    })
+    }
 }
 
 /// Tables of another generation are left by a re-layout: the old ones after its switch, or the new
@@ -236,19 +197,39 @@ fn stale_tables(names: &[String], stored: &Stored) -> Vec<String> {
         .collect()
 }
 
-/// The containment floor and the stored table floor (`db::background::table_tail`; `None` in a
-/// database older than it), each with a writer's clean-up of a stopped tail write.
-fn open_floors(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, stored: &Stored, opts: &Options) -> Result<(u64, Option<u64>)> {
-    let next_id = stored.next_id;
-    let contain_floor = match stored.config.containment {
-        None => next_id,
-        Some(_) => super::background::contain_tail::open_floor(rocks, meta, rocks_path, next_id, opts.read_only)?,
-    };
-    let table_floor = read_floor(rocks, meta, rocks_path, META_TABLE_FLOOR, next_id)?;
+/// The stored table floor (`db::background::table_tail`; `None` in a database older than it), with
+/// a writer's clean-up of a stopped tail write.
+fn open_table_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, stored: &Stored, opts: &Options) -> Result<Option<u64>> {
+    let table_floor = read_floor(rocks, meta, rocks_path, META_TABLE_FLOOR, stored.next_id)?;
     if !opts.read_only {
         super::background::sst::remove_stale_files(rocks_path, TABLE_TAIL_FILE_PREFIX)?;
     }
-    Ok((contain_floor, table_floor))
+    Ok(table_floor)
+}
+
+/// The `meta` column family.
+fn meta_cf<'a>(rocks: &'a DB, rocks_path: &Path) -> Result<&'a rocksdb::ColumnFamily> {
+    rocks
+        .cf_handle(CF_META)
+        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))
+}
+
+/// A new database's RocksDB: every column family (the core's and the side indexes'), and `meta`'s
+/// entries written (synced).
+fn create_rocks(rocks_path: &Path, create: &CreateOptions, config: &DbConfig, sides: &Sides) -> Result<()> {
+    let cache = Cache::new_lru_cache(1 << 20);
+    let o = rocks_options(&cache, true);
+    let mut names = cf_names(config.tables, 0);
+    names.extend(sides.column_families());
+    let db = DB::open_cf(&o, rocks_path, &names).map_err(|e| Error::rocks("create", rocks_path, e))?;
+    let meta = meta_cf(&db, rocks_path)?;
+    let mut b = WriteBatch::default();
+    write_created(&create.spec, config, &mut b, meta)?;
+    let creating = Creating { rocks: &db, meta, create };
+    sides.each(|s| s.create(&creating, &mut b))?;
+    let mut wo = WriteOptions::default();
+    wo.set_sync(true);
+    db.write_opt(b, &wo).map_err(|e| Error::rocks("write meta", rocks_path, e))
 }
 
 /// A writer's lock on the database directory (`LOCK`, held while the handle lives); none for a
@@ -285,9 +266,9 @@ fn lock_dir(path: &Path, read_only: bool) -> Result<Option<File>> {
 /// How long [`lock_dir`] retries a held lock before it reports [`Error::Locked`].
 const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(500);
 
-/// RocksDB opened with every column family it holds (a writer adds the metadata index's to a
-/// database created before it); returns the families' names.
-fn open_rocks(rocks_path: &Path, opts: &Options) -> Result<(DB, Vec<String>)> {
+/// RocksDB opened with every column family it holds; returns the families' names and the block
+/// cache.
+fn open_rocks(rocks_path: &Path, opts: &Options) -> Result<(DB, Vec<String>, Cache)> {
     let cache = Cache::new_lru_cache(opts.cache_bytes.max(1 << 20));
     let o = rocks_options(&cache, false);
     let names = DB::list_cf(&o, rocks_path).map_err(|e| Error::rocks("list column families", rocks_path, e))?;
@@ -295,91 +276,13 @@ fn open_rocks(rocks_path: &Path, opts: &Options) -> Result<(DB, Vec<String>)> {
         .iter()
         .map(|n| ColumnFamilyDescriptor::new(n, cf_options(&cache, n, opts.mirror && !opts.read_only)))
         .collect();
-    let mut rocks = if opts.read_only {
+    let rocks = if opts.read_only {
         DB::open_cf_descriptors_read_only(&o, rocks_path, descs, false)
     } else {
         DB::open_cf_descriptors(&o, rocks_path, descs)
     }
     .map_err(|e| Error::rocks("open", rocks_path, e))?;
-    if !opts.read_only && rocks.cf_handle(CF_META_IDX).is_none() {
-        rocks
-            .create_cf(CF_META_IDX, &rocks_options(&cache, false))
-            .map_err(|e| Error::rocks("create meta_idx column family", rocks_path, e))?;
-    }
-    Ok((rocks, names))
-}
-
-/// What `meta` holds about the database as a whole.
-struct Stored {
-    spec: FingerprintSpec,
-    config: DbConfig,
-    layout: Layout,
-    table_gen: u32,
-    next_id: u64,
-}
-
-/// A `meta` entry that must be there.
-fn get_meta(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, k: &[u8]) -> Result<Vec<u8>> {
-    rocks
-        .get_cf(meta, k)
-        .map_err(|e| Error::rocks("read meta", rocks_path, e))?
-        .ok_or_else(|| Error::corrupt(rocks_path, None, format!("meta entry {:?} is missing", String::from_utf8_lossy(k))))
-}
-
-/// The stored format (checked), spec (checked against the one expected), configuration, table
-/// generation (its column families present) and next doc id.
-fn read_stored(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, path: &Path, opts: &Options) -> Result<Stored> {
-    let format = get_meta(rocks, meta, rocks_path, b"format")?;
-    let format = u32::from_le_bytes(format.get(..4).and_then(|s| s.try_into().ok()).unwrap_or([0xFF; 4]));
-    if format != doc_record::FORMAT_VERSION {
-        return Err(Error::Version {
-            what: "store format",
-            path: rocks_path.to_path_buf(),
-            expected: doc_record::FORMAT_VERSION,
-            found: format,
-        });
-    }
-    let mut spec = FingerprintSpec::decode(&get_meta(rocks, meta, rocks_path, b"spec")?, rocks_path)?;
-    method::attach_idf(&mut spec, rocks, meta, rocks_path)?;
-    if let Some(expected) = &opts.expect_spec {
-        // A database keeps the normalizer it was created with: an upgraded build's default spec
-        // (a newer normalizer) still opens it (module docs of `fingerprint::spec`).
-        let expected = FingerprintSpec {
-            normalizer: spec.normalizer,
-            ..expected.clone()
-        };
-        expected.check_matches(&spec, path)?;
-    }
-    spec.validate()?;
-    let config: DbConfig = doc_record::decode_config(&get_meta(rocks, meta, rocks_path, b"config")?, rocks_path)?;
-    let layout = Layout::new(config.tables)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, format!("stored table count {} is out of range", config.tables)))?;
-    let table_gen = match rocks
-        .get_cf(meta, META_TABLE_GEN)
-        .map_err(|e| Error::rocks("read meta", rocks_path, e))?
-    {
-        None => 0,
-        Some(v) => u32::from_le_bytes(
-            v.as_slice()
-                .try_into()
-                .map_err(|_| Error::corrupt(rocks_path, None, format!("meta table_gen is {} bytes, expected 4", v.len())))?,
-        ),
-    };
-    for i in 0..config.tables as usize {
-        if rocks.cf_handle(&table_cf(table_gen, i)).is_none() {
-            let name = table_cf(table_gen, i);
-            return Err(Error::corrupt(rocks_path, None, format!("table column family {name} is missing")));
-        }
-    }
-    let next_id = le_u64(&get_meta(rocks, meta, rocks_path, b"next_doc")?)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "meta next_doc is not 8 bytes"))?;
-    Ok(Stored {
-        spec,
-        config,
-        layout,
-        table_gen,
-        next_id,
-    })
+    Ok((rocks, names, cache))
 }
 
 /// The committed length of every segment (`meta`).
@@ -461,36 +364,6 @@ fn load_docs(rocks: &DB, rocks_path: &Path, mirror: bool, committed: &HashMap<u3
         seg_usage,
         groups,
     })
-}
-
-/// The method index (for the methods other than SimHash) and its state (sketches, bucket mirror).
-fn load_method(
-    rocks: &DB,
-    rocks_path: &Path,
-    stored: &Stored,
-    docs: &IntMap<u64, DocMeta>,
-    mirror: bool,
-) -> Result<(Option<MethodIndex>, MethodState)> {
-    let mindex = MethodIndex::new(&stored.spec.method, stored.config.tables);
-    if mindex.is_none() && !stored.spec.method.uses_simhash_tables() {
-        return Err(Error::corrupt(
-            rocks_path,
-            None,
-            format!(
-                "method {} has no index layout for {} tables",
-                stored.spec.method, stored.config.tables
-            ),
-        ));
-    }
-    let state = method::load(
-        rocks,
-        rocks_path,
-        &stored.spec,
-        mindex.as_ref(),
-        |id| docs.contains_key(&id),
-        mirror,
-    )?;
-    Ok((mindex, state))
 }
 
 /// The near-duplicate edges, both ways.

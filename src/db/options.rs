@@ -94,7 +94,6 @@ pub struct CreateOptions {
     pub max_distance: u32,
     /// Default minimum Jaccard similarity (t).
     pub min_jaccard: f64,
-    // containment:
     /// The containment index (`None`: no index; containment queries are then refused).
     pub containment: Option<ContainmentConfig>,
 }
@@ -215,13 +214,12 @@ pub struct QueryOptions {
     pub min_jaccard: Option<f64>,
     /// At most this many hits (best first).
     pub limit: Option<usize>,
-    // containment:
     /// A containment query: the stored documents whose containment in either direction (the query
     /// inside the document, or the document inside the query) is at least this, found through the
     /// containment index instead of the SimHash tables (`max_distance` and `min_jaccard` are then
     /// not used). Refused with [`Error::InvalidOption`] when the database has no containment index.
     pub min_containment: Option<f64>,
-    /// method: fewest equal supershingles under broder / broder-charikar (default: the spec's
+    /// Fewest equal supershingles under broder / broder-charikar (default: the spec's
     /// `min_shared`, 2). Ignored by the other methods.
     pub min_shared: Option<u32>,
     /// At most this many candidates (those that passed the Hamming and size filters, the nearest
@@ -269,7 +267,7 @@ pub(super) fn check_k(k: u32) -> Result<u32> {
     }
 }
 
-// containment: the builders of the option structs that gained fields (they are `#[non_exhaustive]`).
+// The builders of the option structs that gained fields (they are `#[non_exhaustive]`).
 
 /// Whether a new database has the containment index unless told otherwise (measured:
 /// docs/containment.md, "Cost and the default").

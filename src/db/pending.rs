@@ -5,9 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::fingerprint::biblio::Biblio;
-use crate::fingerprint::lexicon::LexiconColumns;
 use crate::fingerprint::Fingerprint;
-use crate::index::contain::MemContain;
 use crate::intmap::IntMap;
 
 use super::state::State;
@@ -21,7 +19,8 @@ pub(super) struct PendingDoc {
     pub(super) key: String,
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
-    pub(super) biblio: Biblio, // metadata:
+    /// Its bibliographic values (stored in its record; the metadata index's keys).
+    pub(super) biblio: Biblio,
     pub(super) group: u64,
     pub(super) alive: bool,
 }
@@ -33,9 +32,6 @@ pub(super) struct Pending {
     /// `new_docs[i].fp.simhash` at `i` (until the commit drops dead entries): the writer scans
     /// these for every document of the batch.
     pub(super) simhashes: Vec<u64>,
-    /// method: `new_docs[i].fp.sketch` at `i` by column, for multi-lexicon (empty otherwise): the
-    /// writer scans these as it scans `simhashes`.
-    pub(super) lexicons: LexiconColumns,
     pub(super) keys: HashMap<String, u64>,
     pub(super) deleted: HashSet<u64>,
     pub(super) deleted_keys: Vec<String>,
@@ -46,10 +42,6 @@ pub(super) struct Pending {
     pub(super) seg_created: Vec<u32>,
     pub(super) seg_lengths: Vec<(u32, u64)>,
     pub(super) seg_dropped: Vec<u32>,
-    // containment:
-    /// The batch's documents in an in-memory containment index (filled only when containment
-    /// relations are asked for).
-    pub(super) contain_batch: MemContain,
 }
 
 impl Pending {

@@ -13,6 +13,7 @@ use crate::store::keys::{be_u64, table_cf, CF_DOCS};
 
 use super::handle::Db;
 use super::options::{check_k, check_t, QueryOptions};
+use super::side::Query;
 use super::snapshot::{jaccard_hit, size_filter, Snapshot};
 use super::state::State;
 use super::types::{sort_hits, Document, GroupInfo, Hit, QueryAnswer, Stats};
@@ -124,18 +125,26 @@ impl Db {
     /// how many candidates were verified, and whether some were left unverified.
     pub fn query_answer(&self, text: &str, opts: &QueryOptions) -> Result<QueryAnswer> {
         let fp = self.fingerprinter().fingerprint(text);
-        self.query_fingerprint_answer(&fp, opts)
+        self.query_with(Some(text), &fp, opts)
     }
 
     /// [`Db::query_fingerprint`] with the bounds of `opts` reported ([`Db::query_answer`]). The
     /// candidates are found under the state's read lock; their verification (segment reads and
     /// exact Jaccard) runs on a snapshot with no lock held (`db::snapshot`).
     pub fn query_fingerprint_answer(&self, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryAnswer> {
-        // containment:
-        if let Some(c) = opts.min_containment {
-            return self.query_containment(fp, c, opts);
+        self.query_with(None, fp, opts)
+    }
+
+    /// A query by fingerprint (and its text, when asked by text): answered by the side index it
+    /// asks for, if any; else the near-duplicate path, whose hits the side indexes may add to or
+    /// annotate before the limit applies.
+    fn query_with(&self, text: Option<&str>, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryAnswer> {
+        let q = Query { text, fp, opts };
+        if let Some(answer) = self.inner.sides().iter().find_map(|s| s.answer(self, &q)) {
+            return answer;
         }
-        let rule = self.rule(opts.max_distance, opts.min_shared)?; // method: k, and s for Broder
+        // k, and s for Broder.
+        let rule = self.rule(opts.max_distance, opts.min_shared)?;
         let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
         let snapshot = self.with_state(|st| {
             let mut cands = Vec::new();
@@ -144,19 +153,15 @@ impl Db {
         })?;
         let mut answer = snapshot.verify(opts, |set, c| jaccard_hit(fp, t, set, c))?;
         sort_hits(&mut answer.hits);
+        self.inner.sides().each(|s| s.on_query(self, &q, &mut answer))?;
         answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
         Ok(answer)
     }
 
     /// Documents whose SimHash is within k of `simhash` (no Jaccard: there is no shingle set to compare).
     pub fn query_simhash(&self, simhash: u64, opts: &QueryOptions) -> Result<Vec<Hit>> {
-        // containment: a SimHash has no shingle set to look up.
-        if opts.min_containment.is_some() {
-            return Err(Error::InvalidOption {
-                name: "min_containment",
-                message: "a SimHash-only query has no shingle set; containment needs a text or a fingerprint".into(),
-            });
-        }
+        // A side index asked for may need a shingle set or a text, which a SimHash lacks.
+        self.inner.sides().each(|s| s.refuse_simhash(opts))?;
         let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
         let mut hits = self.with_state(|st| {
             let mut hits = Vec::new();
@@ -271,7 +276,7 @@ impl Db {
     /// Counters.
     pub fn stats(&self) -> Stats {
         let st = self.inner.state.read();
-        Stats {
+        let mut stats = Stats {
             docs: st.docs.len() as u64,
             groups: st.members.len() as u64,
             grouped_docs: st.members.values().map(|m| m.len() as u64).sum(),
@@ -286,6 +291,8 @@ impl Db {
             max_distance: self.inner.config.max_distance,
             min_jaccard: self.inner.config.min_jaccard,
             spec: self.inner.spec.to_string(),
-        }
+        };
+        self.inner.sides().iter().for_each(|s| s.stats(&st, &mut stats));
+        stats
     }
 }

@@ -53,14 +53,14 @@ fn partitioned_filter_options(cache: &Cache) -> BlockBasedOptions {
     bb
 }
 
-/// Options of the containment tail's SST files (`db::background::contain_tail`): the `contain` column family's
+/// Options of the containment tail's SST files (`db::side::contain::tail`): the `contain` column family's
 /// own, so that each file carries the posting-list prefix filter.
 pub(super) fn contain_file_options() -> rocksdb::Options {
     cf_options(&Cache::new_lru_cache(1 << 20), crate::store::keys::CF_CONTAIN, false)
 }
 
 /// Sorted runs of the `contain` column family before RocksDB merges them. Every run is an ingested
-/// tail file (`db::background::contain_tail`) spanning the whole key range, so each merge rewrote the whole
+/// tail file (`db::side::contain::tail`) spanning the whole key range, so each merge rewrote the whole
 /// column family: at the default trigger of 4 that was 12% of the crawler loop's CPU at 1M
 /// documents. A search seeks every run, but the prefix filter skips the runs that do not hold the
 /// posting list (docs/performance.md, "Issue 14, eleventh sitting").
@@ -89,7 +89,7 @@ const TABLE_WRITE_BUFFER: usize = 16 << 20;
 /// The `contain` column family has a bloom filter on the posting-list prefix (`kind ‖ shingle`,
 /// `store::keys::contain_prefix`), which its searches' prefix seeks consult
 /// (`index::contain::RocksContain`), and merges its runs later ([`CONTAIN_RUNS_BEFORE_MERGE`]).
-/// Its whole-range scans read in total order (`db::contain::scan_contain`).
+/// Its whole-range scans read in total order (`db::side::contain::search::scan_contain`).
 pub(super) fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Options {
     let mut o = rocks_options(cache, false);
     if mirror && parse_table_cf(name).is_some() {

@@ -10,8 +10,7 @@ use crate::intmap::IntMap;
 use crate::store::segment::{SegmentSet, SegmentWriter};
 use crate::store::ShingleLoc;
 
-use super::background::job::{Job, TableJob};
-use crate::index::method::MethodState;
+use super::background::job::TableJob;
 
 #[derive(Clone, Debug)]
 pub(super) struct DocMeta {
@@ -22,6 +21,7 @@ pub(super) struct DocMeta {
 }
 
 /// What queries read; changed only by the writer, under the write lock, after a batch committed.
+/// The side indexes' in-memory parts follow the same rule (`db::side`).
 pub(super) struct State {
     pub(super) docs: IntMap<u64, DocMeta>,
     pub(super) tables: Option<MemTables>,
@@ -46,14 +46,6 @@ pub(super) struct State {
     /// takes the lock means the publish stopped part-way (a panic or an error): the state is
     /// half-published, and reads that can fail refuse it ([`State::whole`]).
     pub(super) torn: bool,
-    // containment:
-    /// Keys of the short documents in the containment index (empty without the index).
-    pub(super) contain_short: crate::index::contain::ShortKeys,
-    /// The containment index's postings held in memory: those of the documents at or above its
-    /// floor, not yet written to RocksDB (`db::background::contain_tail::tail_after_commit`).
-    pub(super) contain: crate::index::contain::Tail,
-    /// method: sketches and the bucket mirror of the other methods.
-    pub(super) method: MethodState,
 }
 
 /// How many recently committed documents [`State::recent`] keeps.
@@ -72,9 +64,6 @@ pub(super) struct Writer {
     pub(super) in_progress: Option<&'static str>,
     /// The mirror's merge running on its own thread, if any ([`Db::merge_mirror`]).
     pub(super) merge: Option<std::thread::JoinHandle<Option<crate::index::mem::MergedRun>>>,
-    // containment:
-    /// The containment tail's write running in the background, if any.
-    pub(super) contain_job: Option<Job<Option<std::path::PathBuf>>>,
     /// With the mirror: the documents committed since the table floor (`(id, SimHash)`, in id
     /// order) whose table entries are neither in RocksDB nor being written (`db::background::table_tail`).
     pub(super) table_tail: Vec<(u64, u64)>,
@@ -118,7 +107,6 @@ impl Writer {
             poisoned: None,
             in_progress: None,
             merge: None,
-            contain_job: None,
             table_tail: Vec::new(),
             table_dead: Default::default(),
             table_job: None,

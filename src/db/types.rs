@@ -9,32 +9,31 @@ use crate::store::doc_record::DocRecord;
 use super::options::validate_key;
 
 /// One query hit.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Hit {
     /// External key.
     pub key: String,
     /// Doc id.
     pub id: u64,
     /// Hamming distance of the SimHashes; under another method, its distance
-    /// ([`MethodScore::distance`]: differing bits, or differing supershingles).
+    /// (`MethodScore::distance`: differing bits, or differing supershingles).
     pub hamming: u32,
     /// Exact Jaccard of the shingle sets (absent for fingerprint-only queries).
     pub jaccard: Option<f64>,
     /// Number of shared shingles (absent for fingerprint-only queries).
     pub shared: Option<u32>,
-    // containment:
     /// Containment of the query in this document, |Q ∩ D| / |Q| (absent for fingerprint-only
     /// queries).
     pub containment: Option<f64>,
     /// Containment of this document in the query, |Q ∩ D| / |D| (absent for fingerprint-only
     /// queries).
     pub reverse_containment: Option<f64>,
-    // metadata:
     /// How it matched: verified text, or an exact metadata match (then Hamming distance, Jaccard
     /// and containment are given for information only).
-    #[serde(rename = "match", serialize_with = "match_name")]
+    #[serde(rename = "match")]
     pub matched: MatchKind,
-    /// method: the method's own similarity (supershingles shared, agreeing bits, Hamming per
+    /// The method's own similarity (supershingles shared, agreeing bits, Hamming per
     /// lexicon; the Hamming distance under simhash).
     pub score: MethodScore,
 }
@@ -50,16 +49,12 @@ pub(super) fn sort_hits(hits: &mut [Hit]) {
     });
 }
 
-/// `Hit::matched` as its name (`text`, `doi`, `title_year`).
-fn match_name<S: serde::Serializer>(m: &MatchKind, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(m.as_str())
-}
-
-/// A query's answer with its bounds ([`Db::query_answer`](crate::Db::query_answer)): the hits,
+/// A query's answer with its bounds (`Db::query_answer`): the hits,
 /// how many candidates were verified by exact Jaccard (or containment), and whether some that
 /// passed the filters were left unverified (by `QueryOptions::max_candidates` or
 /// `QueryOptions::deadline`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[non_exhaustive]
 pub struct QueryAnswer {
     /// The verified hits, best first (at most `QueryOptions::limit`).
@@ -71,7 +66,8 @@ pub struct QueryAnswer {
 }
 
 /// A duplicate group as seen at a point in time.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GroupInfo {
     /// Group id = doc id of the canonical member.
     pub id: u64,
@@ -94,7 +90,6 @@ pub struct InsertOutcome {
     pub duplicates: Vec<Hit>,
     /// Its group after the insert (when stored).
     pub group: Option<GroupInfo>,
-    // containment:
     /// Containment relations, when asked for ([`IngestOptions::containment`](crate::IngestOptions)):
     /// the documents already in the database (or earlier in the batch) with containment at least
     /// the threshold in either direction. `containment` is this document inside the other,
@@ -112,7 +107,6 @@ pub struct NewDoc {
     pub text: String,
     /// Optional metadata (JSON text), stored with the record.
     pub meta: Option<String>,
-    // metadata:
     /// Title, year and DOI: stored, indexed and matched exactly (see [`crate::fingerprint::biblio`]).
     pub biblio: Biblio,
 }
@@ -124,7 +118,7 @@ pub struct PreparedDoc {
     pub(super) key: String,
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
-    pub(super) biblio: Biblio, // metadata:
+    pub(super) biblio: Biblio,
 }
 
 impl PreparedDoc {
@@ -155,7 +149,6 @@ impl PreparedDoc {
         })
     }
 
-    // metadata:
     /// Sets the title, year and DOI, validated (the error names the field and the document's key).
     pub fn with_biblio(mut self, b: Biblio) -> Result<PreparedDoc> {
         biblio::validate(&b).map_err(|e| match e {
@@ -194,7 +187,8 @@ pub struct Document {
 }
 
 /// Counters.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Stats {
     /// Live documents.
     pub docs: u64,
@@ -211,7 +205,7 @@ pub struct Stats {
     /// Number of tables.
     pub tables: u32,
     /// The number of tables the cost model finds best for this many documents at the default k
-    /// (`index::layout::best_tables`; [`Db::reindex`](crate::Db::reindex) with `Tables::Auto`
+    /// (`index::layout::best_tables`; `Db::reindex` with `Tables::Auto`
     /// applies it). Equal to `tables` where a re-layout is not possible (multi-lexicon).
     pub best_tables: u32,
     /// Default k.
@@ -242,7 +236,6 @@ pub struct CheckReport {
     pub docs: u64,
     /// Table entries verified.
     pub table_entries: u64,
-    // containment:
     /// Containment-index entries verified (0 without the index).
     pub contain_entries: u64,
     /// Problems.
@@ -275,10 +268,9 @@ impl Precheck {
     }
 }
 
-// containment:
 /// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan
 /// of the index).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContainmentStats {
     /// Sampling rate n (one shingle in n is a sample).
     pub sample: u32,

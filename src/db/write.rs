@@ -5,15 +5,15 @@
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::biblio::Biblio;
-use crate::fingerprint::method::Method;
 use crate::fingerprint::similarity::{for_each_within, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::index::ProbeLists;
 
 use super::groups::components;
 use super::handle::Db;
-use super::options::{check_c, validate_key, Dedup};
+use super::options::{validate_key, Dedup};
 use super::pending::{Pending, PendingDoc};
+use super::side::{Additions, Asked, Deciding};
 use super::snapshot::{size_compatible, verified_hit};
 use super::state::{State, Writer};
 use super::types::sort_hits;
@@ -34,7 +34,7 @@ impl Db {
                 "the text has no words (empty, whitespace or punctuation only); nothing to fingerprint",
             ));
         }
-        // metadata: validated here, so the writer only indexes well-formed values.
+        // The bibliographic values are validated here, so the writer only indexes well-formed ones.
         PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)
     }
 
@@ -135,14 +135,15 @@ impl Db {
             return Ok(out);
         }
         let one_by_one = || Ok(docs.iter().map(|d| self.precheck(d)).collect());
-        if docs.len() < 2 || (self.mindex().is_some() && !self.inner.opts.mirror) {
+        if docs.len() < 2 || (!self.searches_tables() && !self.inner.opts.mirror) {
             return one_by_one();
         }
         let rule = self.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
-        if self.mindex().is_some() {
-            // method: the whole part against one snapshot of the bucket mirror (a multi-lexicon
-            // bucket yields only the ids within k in its lexicon, index/method.rs).
+        if !self.searches_tables() {
+            // A side index's candidate search (the other methods' bucket mirror): the whole part
+            // against one snapshot (a multi-lexicon bucket yields only the ids within k in its
+            // lexicon, index/method.rs).
             let st = self.inner.state.read();
             st.whole()?;
             let nothing = Pending::default();
@@ -194,25 +195,18 @@ impl Db {
         docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
         dedup: Dedup,
     ) -> Result<Vec<Result<InsertOutcome>>> {
-        self.commit_prechecked_with(docs, dedup, None)
+        self.commit_asked(docs, Asked { dedup, ..Asked::default() })
     }
 
-    // containment:
-    /// [`Db::commit_prechecked`] that also reports each document's containment relations with
-    /// containment ≥ `containment` in either direction ([`InsertOutcome::containment`]). Refused
-    /// (before anything is written) when asked for on a database without the containment index.
-    pub fn commit_prechecked_with(
+    /// Commits a batch with what the caller asked of the side indexes (e.g.
+    /// [`Db::commit_prechecked_with`]'s containment relations).
+    pub(super) fn commit_asked(
         &self,
         docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
-        dedup: Dedup,
-        containment: Option<f64>,
+        asked: Asked,
     ) -> Result<Vec<Result<InsertOutcome>>> {
-        if let Some(c) = containment {
-            check_c(c)?;
-            self.contain_cfg()?;
-        }
         let mut w = self.lock_writer()?;
-        Self::mutation(&mut w, "batch commit", |w| self.decide_and_commit(w, docs, dedup, containment))
+        Self::mutation(&mut w, "batch commit", |w| self.decide_and_commit(w, docs, asked))
     }
 
     /// The writer's decide → commit → publish for one batch (inside [`Db::mutation`]).
@@ -220,15 +214,14 @@ impl Db {
         &self,
         w: &mut Writer,
         docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,
-        dedup: Dedup,
-        containment: Option<f64>,
+        asked: Asked,
     ) -> Result<Vec<Result<InsertOutcome>>> {
         let how = How {
             rule: self.rule(None, None)?,
             t: self.inner.config.min_jaccard,
-            dedup,
-            containment,
+            asked,
         };
+        self.inner.sides().iter().for_each(|s| s.begin_batch());
         let mut pend = Pending::default();
         let mut results: Vec<Result<InsertOutcome>> = Vec::with_capacity(docs.len());
         {
@@ -256,34 +249,25 @@ impl Db {
         doc: PreparedDoc,
         pre: Option<Precheck>,
     ) -> Result<Result<InsertOutcome>> {
-        // A fingerprint made elsewhere must carry this method's sketch.
-        let words = self.inner.spec.method.sketch_words();
-        if doc.fp.sketch.len() != words {
-            return Ok(Err(Error::input(
-                Some(doc.key.as_bytes()),
-                format!(
-                    "the fingerprint's sketch has {} words; method {} needs {words}",
-                    doc.fp.sketch.len(),
-                    self.inner.spec.method.name()
-                ),
-            )));
+        if let Err(e) = self.check_sketch(&doc) {
+            return Ok(Err(e));
         }
         let old = match pend.keys.get(&doc.key) {
             Some(&id) => Some(id),
             None => self.committed_id(&doc.key)?.filter(|id| !pend.deleted.contains(id)),
         };
-        let found = match self.relations(st, pend, how, &doc, pre, old) {
+        let (dups, add) = match self.relations(st, pend, how, &doc, pre, old) {
             Ok(f) => f,
             Err(e) => return Ok(Err(e)),
         };
-        if how.dedup == Dedup::Skip && !found.dups.is_empty() {
+        if how.asked.dedup == Dedup::Skip && !dups.is_empty() {
             return Ok(Ok(InsertOutcome {
                 key: doc.key,
                 id: None,
                 replaced: None,
-                duplicates: found.dups.into_iter().chain(found.meta).collect(),
+                duplicates: dups.into_iter().chain(add.reported).collect(),
                 group: None,
-                containment: found.contained,
+                containment: add.containment,
             }));
         }
         if let Some(old) = old {
@@ -293,15 +277,19 @@ impl Db {
         w.next_id += 1;
         failpoint!("writer.decide");
         failpoint::panic_point("writer.decide.panic");
-        let group = self.join_groups(st, w, pend, id, &doc.key, &found.dups)?;
+        let group = self.join_groups(st, w, pend, id, &doc.key, &dups)?;
         pend.keys.insert(doc.key.clone(), id);
-        if let (Some(_), Some(cfg)) = (how.containment, self.inner.config.containment) {
-            pend.contain_batch.add(id, &doc.fp.shingles, cfg.sample)?;
-        }
+        let placed = Deciding {
+            db: self,
+            st,
+            pend,
+            asked: &how.asked,
+            doc: &doc,
+            old,
+            dups: &dups,
+        };
+        self.inner.sides().each(|s| s.on_place(&placed, id))?;
         pend.simhashes.push(doc.fp.simhash);
-        if matches!(self.inner.spec.method, Method::MultiLexicon(_)) {
-            pend.lexicons.push(&doc.fp.sketch);
-        }
         debug_assert!(
             pend.new_docs.last().is_none_or(|p| p.id < id),
             "new_docs in id order (Pending::new_doc)"
@@ -319,16 +307,32 @@ impl Db {
             key: doc.key,
             id: Some(id),
             replaced: old,
-            // Exact metadata matches are reported beside the text matches, never linked.
-            duplicates: found.dups.into_iter().chain(found.meta).collect(),
+            // What side indexes report (exact metadata matches) goes beside the text matches,
+            // never linked.
+            duplicates: dups.into_iter().chain(add.reported).collect(),
             group: Some(group),
-            containment: found.contained,
+            containment: add.containment,
         }))
     }
 
+    /// A fingerprint made elsewhere must carry this method's sketch.
+    fn check_sketch(&self, doc: &PreparedDoc) -> Result<()> {
+        let words = self.inner.spec.method.sketch_words();
+        if doc.fp.sketch.len() != words {
+            return Err(Error::input(
+                Some(doc.key.as_bytes()),
+                format!(
+                    "the fingerprint's sketch has {} words; method {} needs {words}",
+                    doc.fp.sketch.len(),
+                    self.inner.spec.method.name()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// A document's relations to the committed documents and the batch so far: its verified
-    /// duplicates (none with dedup off), its containment relations (when asked for), its exact
-    /// metadata matches.
+    /// duplicates (none with dedup off), then what the side indexes add to its outcome.
     fn relations(
         &self,
         st: &State,
@@ -337,23 +341,25 @@ impl Db {
         doc: &PreparedDoc,
         pre: Option<Precheck>,
         old: Option<u64>,
-    ) -> Result<Found> {
+    ) -> Result<(Vec<Hit>, Additions)> {
         let (k, t) = (how.rule, how.t);
-        let dups = match (how.dedup, pre) {
+        let dups = match (how.asked.dedup, pre) {
             (Dedup::Off, _) => Vec::new(),
             (_, Some(pre)) => self.finish_precheck(st, pend, &doc.fp, k, t, old, pre)?,
             (_, None) => self.find_dups(st, pend, &doc.fp, k, t, old)?,
         };
-        let contained = match how.containment {
-            Some(c) => self.contain_relations(st, pend, &doc.fp, c, old)?,
-            None => Vec::new(),
+        let mut add = Additions::default();
+        let deciding = Deciding {
+            db: self,
+            st,
+            pend,
+            asked: &how.asked,
+            doc,
+            old,
+            dups: &dups,
         };
-        let meta = if how.dedup == Dedup::Off || doc.biblio.is_empty() {
-            Vec::new()
-        } else {
-            self.meta_hits(st, pend, &doc.fp, &doc.biblio, old, &dups)?
-        };
-        Ok(Found { dups, contained, meta })
+        self.inner.sides().each(|s| s.on_decide(&deciding, &mut add))?;
+        Ok((dups, add))
     }
 
     /// New document `id` (key `key`) joins the groups of its duplicates: the canonical is the
@@ -462,9 +468,10 @@ impl Db {
             .collect();
         let keep = |id: u64| Some(id) != exclude && !pend.deleted.contains(&id);
         let mut gap: Vec<(u64, MethodScore)> = Vec::new();
-        if self.mindex().is_some() {
-            // method: the method index answers for every published document at the cost of a few
-            // bucket lookups, whatever the gap's length; keep those committed since the snapshot.
+        if !self.searches_tables() {
+            // A side index's candidate search (the other methods' buckets) answers for every
+            // published document at the cost of a few bucket lookups, whatever the gap's length;
+            // keep those committed since the snapshot.
             self.candidates(st, fp, k, |id, s| {
                 if id >= pre.upto && keep(id) {
                     gap.push((id, s));
@@ -499,26 +506,29 @@ impl Db {
         // The SimHash methods compare by one popcount (no method dispatch for every pair of the
         // batch: this runs in the single writer, once per document and batch member).
         let mut near: Vec<(usize, MethodScore)> = Vec::new();
-        if self.mindex().is_none() {
+        if self.searches_tables() {
             for_each_within(&pend.simhashes, fp.simhash, k.max_distance, |i, d| {
                 near.push((i, MethodScore::Hamming(d)))
             });
-        } else if matches!(self.inner.spec.method, Method::MultiLexicon(_)) {
-            // method: one scan per lexicon over the batch's columns; only the members within k
-            // in a lexicon are compared.
+        } else {
+            // The side index that searches in the tables' place may narrow the batch to the
+            // members that can satisfy the rule (multi-lexicon: one scan per lexicon column);
+            // those, or else every member, are compared by the method.
             let mut within = Vec::new();
-            pend.lexicons.near(&fp.sketch, k.max_distance, &mut within);
-            near.extend(within.into_iter().filter_map(|i| {
+            let narrowed = self
+                .inner
+                .sides()
+                .candidate_search()
+                .is_some_and(|s| s.batch_candidates(fp, k, &mut within));
+            let compare = |i: usize| {
                 let p = pend.new_docs.get(i)?;
                 Some((i, self.compare_with(fp, p.fp.simhash, &p.fp.sketch)))
-            }));
-        } else {
-            near.extend(
-                pend.new_docs
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| (i, self.compare_with(fp, p.fp.simhash, &p.fp.sketch))),
-            );
+            };
+            if narrowed {
+                near.extend(within.into_iter().filter_map(compare));
+            } else {
+                near.extend((0..pend.new_docs.len()).filter_map(compare));
+            }
         }
         for (i, d) in near {
             let Some(p) = pend.new_docs.get(i) else { continue };
@@ -572,18 +582,10 @@ impl Db {
     }
 }
 
-/// How a batch is decided: the method's rule (k, and s for Broder), the Jaccard threshold, the
-/// dedup mode and the containment relations asked for.
+/// How a batch is decided: the method's rule (k, and s for Broder), the Jaccard threshold, and
+/// what the caller asked (the dedup mode, what it asks of the side indexes).
 struct How {
     rule: Rule,
     t: f64,
-    dedup: Dedup,
-    containment: Option<f64>,
-}
-
-/// One document's relations ([`Db::relations`]).
-struct Found {
-    dups: Vec<Hit>,
-    contained: Vec<Hit>,
-    meta: Vec<Hit>,
+    asked: Asked,
 }

@@ -25,7 +25,7 @@
 //! * Metrics with a zero denominator are defined in [`Confusion`].
 
 mod join;
-// method: the methods side by side (`fpdb eval --methods`).
+// The methods side by side (`fpdb eval --methods`).
 pub mod methods;
 mod report;
 mod svg;

@@ -19,7 +19,7 @@
 //! * Year: an integer within [`YEARS`]. A title without a year (or a year without a title) is
 //!   stored but not indexed: the title + year pair is the match (paper 001's users send both).
 //!
-//! Where the index lives: `db::metadata` (lookups, `check`), keys in `store::keys` (`meta_idx_key`).
+//! Where the index lives: `db::side::metadata` (lookups, `check`), keys in `store::keys` (`meta_idx_key`).
 
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +56,9 @@ impl Biblio {
 }
 
 /// How a hit matched the document asked about.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum MatchKind {
     /// Verified text near-duplicate (SimHash within k, Jaccard ≥ t).
     #[default]

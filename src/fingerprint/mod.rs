@@ -97,7 +97,7 @@ impl Fingerprinter {
         };
         let seed = self.spec.seed;
         let mut sketch = Vec::with_capacity(self.spec.method.sketch_words());
-        // method: the sketch (or the weighted SimHash) of the spec's method.
+        // The sketch (or the weighted SimHash) of the spec's method.
         let simhash = match &self.spec.method {
             Method::WeightedSimHash(p) => match &p.idf.0 {
                 Some(table) => weighted::simhash(

@@ -152,7 +152,7 @@ impl FingerprintSpec {
             ("seed", format!("{:#x}", self.seed), format!("{:#x}", stored.seed)),
             ("weighting", format!("{:?}", self.weighting), format!("{:?}", stored.weighting)),
         ];
-        // method: the method's name first, then its parameters (same method, so the same names).
+        // The method's name first, then its parameters (same method, so the same names).
         let (mine, theirs) = (self.method.fields(), stored.method.fields());
         if mine[0] != theirs[0] {
             fields.push(("method", mine[0].1.clone(), theirs[0].1.clone()));

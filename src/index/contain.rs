@@ -4,7 +4,7 @@
 //! * [`RocksContain`] — the durable index, column family `contain`: one posting list per
 //!   `kind ‖ shingle` prefix, read with one raw iterator seeking the sorted probes; plus the
 //!   **tail**, the postings of the documents with ids at or above the *floor*, held in memory
-//!   ([`Postings`]) until they are written to RocksDB as one sorted SST file (`db::contain`). The
+//!   ([`Postings`]) until they are written to RocksDB as one sorted SST file (`db::side::contain`). The
 //!   search reads RocksDB's entries below the floor and the tail's above it, so an entry left in
 //!   RocksDB above the floor (a flush that stopped before it moved the floor) is never counted twice.
 //! * [`ShortKeys`] — in memory: which shingles are keys of short documents (with a count per

@@ -17,12 +17,11 @@
 //! Invariant: for every implementation, [`probe`] reports exactly the entries within `k`, each once
 //! (one exactness suite runs over all three: `index/tests.rs`).
 
-// containment:
 pub(crate) mod contain;
 pub(crate) mod csr;
 pub mod layout;
 pub(crate) mod mem;
-// method: the candidate index of the other methods (fingerprint/method.rs).
+// The candidate index of the other methods (fingerprint/method.rs).
 pub(crate) mod method;
 pub(crate) mod rocks;
 #[cfg(test)]

@@ -42,7 +42,6 @@ pub struct IngestOptions {
     pub batch_latency: Duration,
     /// What to do with near-duplicates.
     pub dedup: Dedup,
-    // containment:
     /// Report containment relations: each document's [`InsertOutcome::containment`] lists the
     /// documents with containment at least this in either direction (needs the containment index;
     /// refused without it). Groups are not affected.
@@ -120,7 +119,6 @@ pub struct IngestStats {
     pub with_duplicates: u64,
     /// Items rejected (bad input).
     pub errors: u64,
-    // containment:
     /// Documents with at least one containment relation (when asked for).
     pub with_containment: u64,
     /// Group commits.
@@ -221,7 +219,7 @@ impl Db {
         I::IntoIter: Send,
     {
         opts.validate()?;
-        // containment: refuse before reading anything.
+        // Refuse before reading anything.
         if let Some(c) = opts.containment {
             crate::db::check_c(c)?;
             self.contain_cfg()?;

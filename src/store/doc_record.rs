@@ -26,7 +26,7 @@ use crate::store::ShingleLoc;
 /// Store format version (meta `format`).
 pub const FORMAT_VERSION: u32 = 1;
 const CONFIG_V1: u8 = 1;
-// metadata: doc records are version 2 (with `biblio`); version 1 records decode with an empty one.
+// Doc records are version 2 (with `biblio`); version 1 records decode with an empty one.
 const DOC_V1: u8 = 1;
 const DOC_V2: u8 = 2;
 
@@ -39,13 +39,11 @@ pub struct DbConfig {
     pub max_distance: u32,
     /// Default minimum Jaccard similarity for verified duplicates.
     pub min_jaccard: f64,
-    // containment:
     /// The containment index, when the database has one (`None` in databases created before it
     /// existed).
     pub containment: Option<ContainmentConfig>,
 }
 
-// containment:
 /// Settings of the containment index (`fingerprint::containment`), fixed at creation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[non_exhaustive]

@@ -18,9 +18,9 @@
 //! document, kind 1 = any shingle of a short document (one without samples). One posting list =
 //! one 5-byte prefix `kind ‖ shingle`, its doc ids in ascending order. The value repeats the
 //! document's number of keys on every entry, so a search knows it without reading the document
-//! (the count filter of `db::contain`).
+//! (the count filter of `db::side::contain`).
 //!
-//! | `meta_idx` | kind u8 ‖ value ‖ 0x00 ‖ id u64 BE ([`meta_idx_key`]) | empty (metadata matches, `db::metadata`) |
+//! | `meta_idx` | kind u8 ‖ value ‖ 0x00 ‖ id u64 BE ([`meta_idx_key`]) | empty (metadata matches, `db::side::metadata`) |
 //!
 //! `meta_idx` (metadata matches): one entry per (document, indexed value). Byte 0: kind,
 //! [`META_KIND_DOI`] (`0x01`) or [`META_KIND_TITLE_YEAR`] (`0x02`); then the normalised value,
@@ -55,11 +55,9 @@ pub const CF_KEYS: &str = "keys";
 /// Near-duplicate links.
 pub const CF_EDGES: &str = "edges";
 
-// containment:
 /// The containment index (present only in databases created with containment on).
 pub const CF_CONTAIN: &str = "contain";
 
-// metadata:
 /// The metadata index (exact DOI / title + year matches).
 pub const CF_META_IDX: &str = "meta_idx";
 /// Kind byte of a DOI entry in `meta_idx`.
@@ -134,12 +132,10 @@ pub fn parse_table_cf(name: &str) -> Option<(u32, usize)> {
     (table_cf(parsed.0, parsed.1) == name).then_some(parsed)
 }
 
-/// Every column family of a database with `m` tables of generation `gen`.
+/// The core's column families of a database with `m` tables of generation `gen` (the side
+/// indexes add theirs: `db::side`).
 pub fn cf_names(m: u32, gen: u32) -> Vec<String> {
-    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES, CF_META_IDX]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let mut v: Vec<String> = [CF_META, CF_DOCS, CF_KEYS, CF_EDGES].iter().map(|s| s.to_string()).collect();
     v.extend((0..m as usize).map(|i| table_cf(gen, i)));
     v
 }
@@ -237,7 +233,6 @@ pub fn decode_key_value(v: &[u8]) -> Option<u64> {
     be_u64(v)
 }
 
-// containment:
 /// Key of a containment-index entry: kind u8 ‖ shingle u32 BE ‖ doc id u64 BE (13 bytes). All
 /// documents under one key (a posting list) share the 5-byte [`contain_prefix`], in id order.
 pub fn contain_key(kind: KeyKind, shingle: u32, doc_id: u64) -> [u8; 13] {
@@ -346,7 +341,7 @@ mod tests {
     }
 }
 
-// method: the column families of the methods other than SimHash (fingerprint/method.rs).
+// The column families of the methods other than SimHash (fingerprint/method.rs).
 //
 // | CF       | key                                                  | value                               |
 // |----------|------------------------------------------------------|-------------------------------------|

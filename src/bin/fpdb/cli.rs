@@ -186,7 +186,7 @@ pub struct InitArgs {
     /// multi-lexicon).
     #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
     pub max_distance: Option<u32>,
-    /// method: the near-duplicate method (docs/methods.md): simhash (default), broder, charikar,
+    /// The near-duplicate method (docs/methods.md): simhash (default), broder, charikar,
     /// broder-charikar, weighted-simhash (needs --idf-from), multi-lexicon.
     #[arg(long, default_value = "simhash")]
     pub method: String,
@@ -449,7 +449,7 @@ pub struct EvalArgs {
     /// Use at most this many documents.
     #[arg(long)]
     pub limit: Option<usize>,
-    /// method: compare near-duplicate methods instead (`all`, or a comma-separated list of
+    /// Compare near-duplicate methods instead (`all`, or a comma-separated list of
     /// simhash, broder, charikar, broder-charikar, weighted-simhash, multi-lexicon; NAME:K sets a
     /// method's k). Writes NAME-methods.md/.json and, with --analyses, the papers' analyses.
     #[arg(long)]

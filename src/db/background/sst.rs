@@ -1,6 +1,6 @@
 //! Sorted files that RocksDB ingests whole, shared by the writers that bypass the WAL and the
 //! memtables: the table tail (`db::background::table_tail`), a re-layout (`db::reindex`) and the containment
-//! tail (`db::background::contain_tail`). Each writes a file under a name of its own in the RocksDB directory,
+//! tail (`db::side::contain::tail`). Each writes a file under a name of its own in the RocksDB directory,
 //! ingests it (atomic, durable when it returns) and leaves nothing behind; a file a stop left before
 //! its ingest is removed by [`remove_stale_files`].
 

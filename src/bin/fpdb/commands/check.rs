@@ -25,7 +25,7 @@ pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             let key = f.key.as_ref().map(|k| format!(" key {k:?}")).unwrap_or_default();
             writeln!(out, "FAULT {doc}{key} in {}: {}", f.path, f.what)?;
         }
-        // containment: the index's entries, when there is one.
+        // The index's entries, when there is one.
         let contain = if rep.contain_entries > 0 {
             format!(" and {} containment-index entries", rep.contain_entries)
         } else {

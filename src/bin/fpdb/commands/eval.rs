@@ -25,7 +25,7 @@ pub struct Config {
     pub spec: FingerprintSpec,
     pub min_words: usize,
     pub limit: Option<usize>,
-    /// method: `--methods`, `--analyses`, `--idf-from`.
+    /// `--methods`, `--analyses`, `--idf-from`.
     pub methods: Option<String>,
     pub analyses: bool,
     pub idf_from: Option<PathBuf>,
@@ -163,7 +163,7 @@ pub fn run(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// method: the corpus with texts and labels, filtered as [`load`] filters.
+/// The corpus with texts and labels, filtered as [`load`] filters.
 fn load_texts(cfg: &Config) -> Result<(Vec<CorpusDoc>, usize), Error> {
     let f = std::fs::File::open(&cfg.corpus).map_err(|e| Error::Io {
         op: "open corpus",
@@ -198,7 +198,7 @@ fn load_texts(cfg: &Config) -> Result<(Vec<CorpusDoc>, usize), Error> {
     Ok((docs, skipped))
 }
 
-/// method: `--methods all` or `name[:k],...`.
+/// `--methods all` or `name[:k],...`.
 fn parse_methods(list: &str, idf: Arc<IdfTable>) -> Result<Vec<(Method, u32)>, Error> {
     if list.trim() == "all" {
         return Ok(all_methods(idf));

@@ -35,7 +35,7 @@ impl Config {
     }
 }
 
-/// method: `--method NAME` with its options: the IDF table of weighted-simhash (built from
+/// `--method NAME` with its options: the IDF table of weighted-simhash (built from
 /// `--idf-from`, tokenized with the database's normalizer `normalizer`), Broder's `--min-shared`.
 fn method_from(normalizer: u32, name: &str, idf_from: Option<&std::path::Path>, min_shared: Option<u32>) -> Result<Method, Error> {
     Method::with_options_for(normalizer, name, idf_from.map(|p| move |n| super::idf_table(p, n)), min_shared)

@@ -117,7 +117,7 @@ pub fn read_input(file: Option<&PathBuf>) -> Result<String> {
     }
 }
 
-/// method: the frozen IDF table of the texts of a JSONL corpus (its "text" fields; unreadable lines
+/// The frozen IDF table of the texts of a JSONL corpus (its "text" fields; unreadable lines
 /// are skipped and counted on stderr), its words those of normalizer version `normalizer`.
 pub fn idf_table(corpus: &Path, normalizer: u32) -> Result<fpdb::fingerprint::weighted::IdfTable, Error> {
     let (table, skipped) = fpdb::fingerprint::weighted::IdfTable::from_jsonl_with(corpus, normalizer)?;

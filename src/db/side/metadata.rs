@@ -5,34 +5,124 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use rocksdb::{ColumnFamily, DB};
+use rocksdb::{Cache, ColumnFamily, IteratorMode, WriteBatch, DB};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::biblio::{self, index_values, matches, Biblio, MatchKind};
 use crate::fingerprint::similarity::{hamming, jaccard, MethodScore};
 use crate::fingerprint::Fingerprint;
+use crate::intmap::IntMap;
+use crate::store::doc_record::DocRecord;
 use crate::store::keys::{be_u64, decode_meta_idx_key, meta_idx_key, meta_idx_prefix, CF_META_IDX};
 
-use super::handle::Db;
-use super::options::QueryOptions;
-use super::pending::Pending;
-use super::snapshot::share;
-use super::state::State;
-use super::types::Hit;
+use super::{Additions, Deciding, SideIndex};
+use crate::db::handle::Db;
+use crate::db::options::{Dedup, QueryOptions};
+use crate::db::pending::Pending;
+use crate::db::rocks_options::rocks_options;
+use crate::db::snapshot::share;
+use crate::db::state::State;
+use crate::db::types::{CheckReport, Fault, Hit};
+
+/// The metadata index: on in every database (a document without a DOI or a title + year has no
+/// entry).
+pub(crate) struct Metadata;
+
+impl SideIndex for Metadata {
+    fn name(&self) -> &'static str {
+        "metadata index"
+    }
+
+    fn column_families(&self) -> Vec<String> {
+        vec![CF_META_IDX.to_string()]
+    }
+
+    /// A database created before the index gets its column family.
+    fn upgrade(&self, rocks: &mut DB, cache: &Cache, rocks_path: &Path) -> Result<()> {
+        if rocks.cf_handle(CF_META_IDX).is_none() {
+            rocks
+                .create_cf(CF_META_IDX, &rocks_options(cache, false))
+                .map_err(|e| Error::rocks("create meta_idx column family", rocks_path, e))?;
+        }
+        Ok(())
+    }
+
+    /// Exact metadata matches, reported beside the text matches (never linked).
+    fn on_decide(&self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
+        if d.asked.dedup != Dedup::Off && !d.doc.biblio.is_empty() {
+            add.reported = d.db.meta_hits(d.st, d.pend, &d.doc.fp, &d.doc.biblio, d.old, d.dups)?;
+        }
+        Ok(())
+    }
+
+    /// A deleted document's entries (from its record's values; found by a scan for a damaged
+    /// record, left out at open), a new document's.
+    fn write(&self, db: &Db, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        let cf = db.cf(CF_META_IDX)?;
+        for &id in &pend.deleted {
+            if !st.docs.contains_key(&id) {
+                for item in db.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+                    let (k, _) = item.map_err(db.rocks_err("scan meta_idx"))?;
+                    if decode_meta_idx_key(&k).is_some_and(|(_, _, d)| d == id) {
+                        b.delete_cf(cf, k);
+                    }
+                }
+            } else if let Some(r) = db.read_record(id)? {
+                for k in index_keys(&r.biblio, id) {
+                    b.delete_cf(cf, k);
+                }
+            }
+        }
+        for p in &pend.new_docs {
+            for k in index_keys(&p.biblio, p.id) {
+                b.put_cf(cf, k, []);
+            }
+        }
+        Ok(())
+    }
+
+    /// The index agrees with the records.
+    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let mut ids: Vec<u64> = records.keys().copied().collect();
+        ids.sort_unstable();
+        let biblio_of = |id: u64| records.get(&id).map(|r| r.biblio.clone());
+        let rp = db.inner.rocks_path.display().to_string();
+        for (doc, what) in check_index(
+            &db.inner.rocks,
+            db.inner.rocks.cf_handle(CF_META_IDX),
+            &ids,
+            biblio_of,
+            &db.inner.rocks_path,
+        )? {
+            rep.faults.push(Fault {
+                doc,
+                key: None,
+                path: rp.clone(),
+                what,
+            });
+        }
+        Ok(())
+    }
+}
 
 impl Db {
-    // metadata: the two metadata queries (paper 001) and the writer's helper.
+    // The two metadata queries (paper 001) and the writer's helper.
+
+    /// [`lookup`] in this database's index.
+    fn meta_lookup(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
+        lookup(
+            &self.inner.rocks,
+            self.inner.rocks.cf_handle(CF_META_IDX),
+            biblio,
+            &self.inner.rocks_path,
+        )
+    }
 
     /// Live documents whose normalised DOI, or normalised title and year, equal `biblio`'s, with how
     /// they matched (DOI first; one entry per document).
     pub fn metadata_matches(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
         biblio::validate(biblio)?;
-        let found = lookup(
-            &self.inner.rocks,
-            self.inner.rocks.cf_handle(CF_META_IDX),
-            biblio,
-            &self.inner.rocks_path,
-        )?;
+        let found = self.meta_lookup(biblio)?;
         self.with_state(|st| {
             let mut seen = HashSet::new();
             Ok(found
@@ -86,12 +176,7 @@ impl Db {
         if biblio.is_empty() {
             return Ok(hits);
         }
-        let found = lookup(
-            &self.inner.rocks,
-            self.inner.rocks.cf_handle(CF_META_IDX),
-            biblio,
-            &self.inner.rocks_path,
-        )?;
+        let found = self.meta_lookup(biblio)?;
         for (id, how) in found {
             if Some(id) == exclude || pend.deleted.contains(&id) || seen.contains(&id) {
                 continue;
@@ -137,7 +222,7 @@ impl Db {
 }
 
 /// Every index key of doc `id`.
-pub fn index_keys(b: &Biblio, id: u64) -> Vec<Vec<u8>> {
+fn index_keys(b: &Biblio, id: u64) -> Vec<Vec<u8>> {
     index_values(b).iter().map(|(kind, v)| meta_idx_key(*kind, v, id)).collect()
 }
 

@@ -1,0 +1,358 @@
+//! The other methods' side index (fingerprint/method.rs, index/method.rs): each document's sketch
+//! (CF `sketch`, and in memory) and its bucket entries (CF `mindex`, mirrored in memory unless the
+//! handle runs without the mirror), both written in the batch that writes the document; it answers
+//! the near-duplicate candidate search in place of the SimHash tables
+//! ([`crate::index::method::search`]).
+//!
+//! * `simhash` and `weighted-simhash` search the permuted SimHash tables as always: this side index
+//!   is not registered for them.
+//! * The other methods' documents are still in the SimHash tables too (their plain SimHash:
+//!   `query --simhash`, export and the table checks keep working).
+//! * The stored spec's IDF table (weighted-simhash) is the spec's: `db::stored`.
+
+use std::path::Path;
+
+use parking_lot::{Mutex, RwLock};
+use rocksdb::{IteratorMode, WriteBatch, DB};
+
+use crate::error::{Error, Result};
+use crate::fingerprint::lexicon::LexiconColumns;
+use crate::fingerprint::method::Method;
+use crate::fingerprint::similarity::{MethodScore, Rule};
+use crate::fingerprint::spec::FingerprintSpec;
+use crate::fingerprint::Fingerprint;
+use crate::index::method::{search, MemBuckets, MethodIndex, MethodState, RocksBuckets};
+use crate::intmap::IntMap;
+use crate::store::doc_record::{DbConfig, DocRecord};
+use crate::store::keys::{
+    be_u64, decode_mindex_key, decode_sketch, doc_key, encode_sketch, method_cf_names, mindex_key, CF_MINDEX, CF_SKETCH,
+};
+
+use super::{Deciding, Opening, SideIndex};
+use crate::db::commit::sorted_into;
+use crate::db::handle::Db;
+use crate::db::options::Options;
+use crate::db::pending::Pending;
+use crate::db::state::State;
+use crate::db::types::{CheckReport, Fault};
+
+/// The other methods' side index: their bucket index, the method (its name and sketch length),
+/// and the in-memory sketches and bucket mirror.
+pub(crate) struct MethodSide {
+    index: MethodIndex,
+    method: Method,
+    /// The bucket mirror is kept (the handle's `Options::mirror`).
+    mirror: bool,
+    mem: RwLock<MethodState>,
+    /// multi-lexicon: the sketches of the batch's documents so far by lexicon column
+    /// ([`SideIndex::batch_candidates`]); `None` for the other methods.
+    batch: Option<Mutex<LexiconColumns>>,
+}
+
+impl MethodSide {
+    /// The side index of a method other than SimHash (`None` for simhash and weighted-simhash);
+    /// a method without an index layout for the table count is corruption.
+    pub(super) fn new(spec: &FingerprintSpec, config: &DbConfig, opts: &Options, rocks_path: &Path) -> Result<Option<MethodSide>> {
+        let Some(index) = MethodIndex::new(&spec.method, config.tables) else {
+            if spec.method.uses_simhash_tables() {
+                return Ok(None);
+            }
+            return Err(Error::corrupt(
+                rocks_path,
+                None,
+                format!("method {} has no index layout for {} tables", spec.method, config.tables),
+            ));
+        };
+        Ok(Some(MethodSide {
+            index,
+            method: spec.method.clone(),
+            mirror: opts.mirror,
+            mem: RwLock::new(MethodState::default()),
+            batch: matches!(spec.method, Method::MultiLexicon(_)).then(|| Mutex::new(LexiconColumns::default())),
+        }))
+    }
+
+    /// A published document's sketch.
+    fn sketch(&self, _st: &State, id: u64) -> Option<Vec<u64>> {
+        self.mem.read().sketches.get(&id).map(|s| s.to_vec())
+    }
+
+    /// Puts a new document's sketch into the batch and appends its bucket keys to `mindex_keys`:
+    /// [`SideIndex::write`] adds a whole batch's keys sorted (`commit::sorted_into`; ~25 random
+    /// keys per document for multi-lexicon made the memtable inserts the writer's largest cost).
+    fn put(&self, db: &Db, b: &mut WriteBatch, id: u64, sketch: &[u64], mindex_keys: &mut Vec<[u8; 18]>) -> Result<()> {
+        b.put_cf(db.cf(CF_SKETCH)?, doc_key(id), encode_sketch(sketch));
+        self.index.entries(sketch, &mut |t, v| mindex_keys.push(mindex_key(t, v, id)));
+        Ok(())
+    }
+
+    /// Deletes a document's keys in the batch (`sketch`: its published sketch; `None` for a
+    /// damaged record, whose entries are found by a scan).
+    fn delete(&self, db: &Db, b: &mut WriteBatch, id: u64, sketch: Option<&[u64]>) -> Result<()> {
+        let (scf, icf) = (db.cf(CF_SKETCH)?, db.cf(CF_MINDEX)?);
+        b.delete_cf(scf, doc_key(id));
+        match sketch {
+            Some(s) => self.index.entries(s, &mut |t, v| b.delete_cf(icf, mindex_key(t, v, id))),
+            None => {
+                for item in db.inner.rocks.iterator_cf(icf, IteratorMode::Start) {
+                    let (k, _) = item.map_err(db.rocks_err("scan mindex"))?;
+                    if decode_mindex_key(&k).is_some_and(|(_, _, d)| d == id) {
+                        b.delete_cf(icf, k);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl SideIndex for MethodSide {
+    fn name(&self) -> &'static str {
+        "method index"
+    }
+
+    fn column_families(&self) -> Vec<String> {
+        method_cf_names(&self.method)
+    }
+
+    /// The sketches of the live documents (and the bucket mirror with the mirror).
+    fn load(&self, o: &Opening<'_>) -> Result<()> {
+        *self.mem.write() = load(
+            o.rocks,
+            o.rocks_path,
+            &self.method,
+            &self.index,
+            |id| o.docs.contains_key(&id),
+            self.mirror,
+        )?;
+        Ok(())
+    }
+
+    fn write(&self, db: &Db, _st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        let mem = self.mem.read();
+        for &id in &pend.deleted {
+            self.delete(db, b, id, mem.sketches.get(&id).map(|s| &s[..]))?;
+        }
+        let mut mindex_keys = Vec::new();
+        for p in &pend.new_docs {
+            self.put(db, b, p.id, &p.fp.sketch, &mut mindex_keys)?;
+        }
+        sorted_into(b, db.cf(CF_MINDEX)?, mindex_keys, true);
+        Ok(())
+    }
+
+    fn begin_batch(&self) {
+        if let Some(batch) = &self.batch {
+            *batch.lock() = LexiconColumns::default();
+        }
+    }
+
+    fn on_place(&self, d: &Deciding<'_>, _id: u64) -> Result<()> {
+        if let Some(batch) = &self.batch {
+            batch.lock().push(&d.doc.fp.sketch);
+        }
+        Ok(())
+    }
+
+    fn batch_candidates(&self, fp: &Fingerprint, rule: Rule, out: &mut Vec<usize>) -> bool {
+        let Some(batch) = &self.batch else { return false };
+        batch.lock().near(&fp.sketch, rule.max_distance, out);
+        true
+    }
+
+    fn publish(&self, _st: &mut State, pend: &Pending) -> Result<()> {
+        let mut mem = self.mem.write();
+        for id in &pend.deleted {
+            mem.remove(*id);
+        }
+        for p in &pend.new_docs {
+            mem.insert(p.id, &p.fp.sketch);
+        }
+        Ok(())
+    }
+
+    fn searches_candidates(&self) -> bool {
+        true
+    }
+
+    fn candidates(&self, db: &Db, _st: &State, fp: &Fingerprint, rule: Rule, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
+        if fp.sketch.len() != self.method.sketch_words() {
+            return Err(Error::input(
+                None,
+                format!(
+                    "the fingerprint's sketch has {} words; method {} needs {}",
+                    fp.sketch.len(),
+                    self.method.name(),
+                    self.method.sketch_words()
+                ),
+            ));
+        }
+        let mem = self.mem.read();
+        let sketches = &mem.sketches;
+        let live = |id: u64| sketches.get(&id).map(|s| &s[..]);
+        let all = sketches.keys().copied();
+        let n = sketches.len() as u64;
+        match &mem.buckets {
+            Some(b) => search(&self.index, b, &fp.sketch, rule, n, live, all, f),
+            None => {
+                let rb = RocksBuckets {
+                    db: &db.inner.rocks,
+                    cf: db.cf(CF_MINDEX)?,
+                    path: &db.inner.rocks_path,
+                };
+                search(&self.index, &rb, &fp.sketch, rule, n, live, all, f)
+            }
+        }
+    }
+
+    /// The sketches and bucket entries: counted with the table entries.
+    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let rp = db.inner.rocks_path.display().to_string();
+        let mut fault = |doc: Option<u64>, what: String| {
+            rep.faults.push(Fault {
+                doc,
+                key: None,
+                path: rp.clone(),
+                what,
+            })
+        };
+        let n = self.check_entries(db, records, &mut fault)?;
+        rep.table_entries += n;
+        Ok(())
+    }
+}
+
+/// Loads the sketches of the documents in `live` (and the bucket mirror when `mirror`).
+fn load(rocks: &DB, path: &Path, method: &Method, mi: &MethodIndex, live: impl Fn(u64) -> bool, mirror: bool) -> Result<MethodState> {
+    let cf = rocks.cf_handle(CF_SKETCH).ok_or_else(|| {
+        Error::corrupt(
+            path,
+            None,
+            format!("column family {CF_SKETCH} of method {} is missing", method.name()),
+        )
+    })?;
+    if rocks.cf_handle(CF_MINDEX).is_none() {
+        return Err(Error::corrupt(
+            path,
+            None,
+            format!("column family {CF_MINDEX} of method {} is missing", method.name()),
+        ));
+    }
+    let words = method.sketch_words();
+    let mut st = MethodState {
+        sketches: IntMap::default(),
+        buckets: mirror.then(|| MemBuckets::new(mi.clone())),
+    };
+    for item in rocks.iterator_cf(cf, IteratorMode::Start) {
+        let (k, v) = item.map_err(|e| Error::rocks("scan sketches", path, e))?;
+        let id = be_u64(&k).ok_or_else(|| Error::corrupt(path, None, format!("sketch key {k:?} is not 8 bytes")))?;
+        if !live(id) {
+            // A damaged doc record (left out at open) or an orphan: `check` reports it.
+            continue;
+        }
+        let s = decode_sketch(&v, words)
+            .ok_or_else(|| Error::corrupt(path, Some(id), format!("sketch of {} bytes, expected {}", v.len(), 8 * words)))?;
+        st.insert(id, &s);
+    }
+    Ok(st)
+}
+
+impl MethodSide {
+    /// `check` of the column families: one sketch per live document, equal to the published one,
+    /// and exactly its bucket entries. Calls `fault(doc, what)`; returns the number of entries
+    /// verified.
+    fn check_entries(&self, db: &Db, records: &IntMap<u64, DocRecord>, fault: &mut impl FnMut(Option<u64>, String)) -> Result<u64> {
+        let mi = &self.index;
+        let words = self.method.sketch_words();
+        let mem = self.mem.read();
+        let mut stored: IntMap<u64, Vec<u64>> = IntMap::default();
+        let mut n = 0u64;
+        for item in db.inner.rocks.iterator_cf(db.cf(CF_SKETCH)?, IteratorMode::Start) {
+            let (k, v) = item.map_err(db.rocks_err("scan sketches"))?;
+            n += 1;
+            let Some(id) = be_u64(&k) else {
+                fault(None, format!("sketch key {k:?} is not 8 bytes"));
+                continue;
+            };
+            match decode_sketch(&v, words) {
+                Some(s) => {
+                    if !records.contains_key(&id) {
+                        fault(Some(id), "sketch without a doc record".into());
+                    } else if mem.sketches.get(&id).is_none_or(|m| m[..] != s[..]) {
+                        fault(Some(id), "in-memory sketch differs from the stored one".into());
+                    }
+                    stored.insert(id, s);
+                }
+                None => fault(Some(id), format!("sketch of {} bytes, expected {}", v.len(), 8 * words)),
+            }
+        }
+        for &id in records.keys() {
+            if !stored.contains_key(&id) {
+                fault(Some(id), "live doc has no sketch".into());
+            }
+        }
+        let mut want: Vec<[u8; 18]> = Vec::new();
+        for (&id, s) in &stored {
+            mi.entries(s, &mut |t, v| want.push(mindex_key(t, v, id)));
+        }
+        want.sort_unstable();
+        let mut got: Vec<Vec<u8>> = Vec::with_capacity(want.len());
+        for item in db.inner.rocks.iterator_cf(db.cf(CF_MINDEX)?, IteratorMode::Start) {
+            let (k, _) = item.map_err(db.rocks_err("scan mindex"))?;
+            got.push(k.to_vec());
+        }
+        n += got.len() as u64;
+        if got.len() != want.len() || got.iter().zip(&want).any(|(g, w)| g[..] != w[..]) {
+            let extra = got.iter().filter(|g| want.binary_search_by(|w| w[..].cmp(&g[..])).is_err()).count();
+            let missing = want.iter().filter(|w| got.binary_search_by(|g| g[..].cmp(&w[..])).is_err()).count();
+            fault(
+                None,
+                format!(
+                    "mindex holds {} entries, the sketches need {}: {extra} unexpected, {missing} missing",
+                    got.len(),
+                    want.len()
+                ),
+            );
+        }
+        if let Some(b) = &mem.buckets {
+            if b.entries() != want.len() {
+                fault(
+                    None,
+                    format!("the bucket mirror holds {} entries, the sketches need {}", b.entries(), want.len()),
+                );
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl Db {
+    /// Every pair of published documents `(a < b)` satisfying `rule`, each once, with its score,
+    /// sorted (the method side of [`crate::pairs`]).
+    pub(crate) fn method_pairs(&self, max_distance: u32, min_shared: Option<u32>) -> Result<Vec<(u64, u64, MethodScore)>> {
+        let rule = self.rule(Some(max_distance), min_shared)?;
+        let side = self.inner.sides().get::<MethodSide>();
+        self.with_state(|st| {
+            let mut ids: Vec<u64> = st.docs.keys().copied().collect();
+            ids.sort_unstable();
+            let mut out = Vec::new();
+            for &a in &ids {
+                let Some(meta) = st.docs.get(&a) else { continue };
+                let fp = Fingerprint {
+                    simhash: meta.simhash,
+                    shingles: Vec::new(),
+                    sketch: side.and_then(|m| m.sketch(st, a)).unwrap_or_default(),
+                };
+                let mut row = Vec::new();
+                self.candidates(st, &fp, rule, |b, s| {
+                    if b > a {
+                        row.push((a, b, s));
+                    }
+                })?;
+                row.sort_unstable_by_key(|r| r.1);
+                out.extend(row);
+            }
+            Ok(out)
+        })
+    }
+}

@@ -1,0 +1,284 @@
+//! The seam of side indexes: everything an index beside the near-duplicate path adds to the
+//! engine's life cycle, behind one trait, [`SideIndex`]. The core (open → decide → commit →
+//! publish → query → check → close) calls [`Sides`] at each step and names no side index; each
+//! side index lives in its own file or folder here and is registered by ONE line in
+//! `register.rs`.
+//!
+//! | side index | what it adds |
+//! |---|---|
+//! | `metadata.rs` | exact DOI and title + year matches (CF `meta_idx`), reported beside the duplicates |
+//! | `method.rs` | the other methods' sketches and bucket index (CFs `sketch`, `mindex`): their candidate search |
+//! | `contain/` | the containment index (CF `contain`): containment queries and relations, its tail |
+//!
+//! The rules every side index keeps:
+//!
+//! * its in-memory part changes only in [`SideIndex::publish`] and its own background work, both
+//!   with the state's write lock held (`publish` gets `&mut State` as the proof), and is read with
+//!   the state's read lock held (the hooks get `&State`): so a side index's own lock is never
+//!   contended, and readers see it in step with the published documents;
+//! * its RocksDB changes go into the batch's ONE `WriteBatch` ([`SideIndex::write`]), deletes and
+//!   replacements included (`Pending::deleted`), so a crash leaves all of a batch or none of it;
+//! * its background work (a [`Job`](super::background::job::Job) it owns) runs after a commit
+//!   ([`SideIndex::after_commit`]), is finished by [`SideIndex::flush`] (a clean close, `Db::flush`)
+//!   and ended by [`SideIndex::abandon`] (a poisoned or read-only close); an error there poisons
+//!   the handle;
+//! * at query time it may answer a query it was asked for ([`SideIndex::answer`]), add or
+//!   annotate hits ([`SideIndex::on_query`]) and add counters ([`SideIndex::stats`]).
+//!
+//! Every hook has a default that does nothing: a side index implements what it needs.
+
+mod contain;
+mod metadata;
+mod method;
+pub(super) mod register;
+
+use std::any::Any;
+use std::path::Path;
+
+use rocksdb::{Cache, ColumnFamily, WriteBatch, DB};
+
+use crate::error::Result;
+use crate::fingerprint::similarity::{MethodScore, Rule};
+use crate::fingerprint::Fingerprint;
+use crate::intmap::IntMap;
+use crate::store::doc_record::DocRecord;
+use crate::store::segment::SegmentSet;
+
+use super::handle::{Db, Inner};
+use super::options::{CreateOptions, Dedup, Options, QueryOptions};
+use super::pending::Pending;
+use super::state::{DocMeta, State};
+use super::types::{CheckReport, Hit, PreparedDoc, QueryAnswer, Stats};
+
+/// The side indexes of a database, in registration order (the order every hook runs in).
+pub(crate) struct Sides(Vec<Box<dyn SideIndex>>);
+
+/// What a side index needs at a database's creation.
+#[allow(dead_code)] // `rocks` and `create` serve the side indexes that read them (the semantic channel's spec)
+pub(crate) struct Creating<'a> {
+    pub(crate) rocks: &'a DB,
+    /// The `meta` column family.
+    pub(crate) meta: &'a ColumnFamily,
+    pub(crate) create: &'a CreateOptions,
+}
+
+/// What a side index needs to load its in-memory part at open.
+pub(crate) struct Opening<'a> {
+    pub(crate) rocks: &'a DB,
+    pub(crate) rocks_path: &'a Path,
+    /// The `meta` column family.
+    pub(crate) meta: &'a ColumnFamily,
+    /// The live documents (a damaged record is left out).
+    pub(crate) docs: &'a IntMap<u64, DocMeta>,
+    pub(crate) segs: &'a SegmentSet,
+    /// The next doc id (every committed id is smaller).
+    pub(crate) next_id: u64,
+    pub(crate) opts: &'a Options,
+}
+
+/// What the caller asked of the side indexes for one batch (beyond the dedup mode).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Asked {
+    /// The dedup mode of the batch.
+    pub(crate) dedup: Dedup,
+    /// Containment relations with containment ≥ this, in either direction
+    /// ([`InsertOutcome::containment`](crate::InsertOutcome)).
+    pub(crate) min_containment: Option<f64>,
+}
+
+/// One document as the writer decides it, for [`SideIndex::on_decide`] and [`SideIndex::on_place`].
+pub(crate) struct Deciding<'a> {
+    pub(crate) db: &'a Db,
+    pub(crate) st: &'a State,
+    pub(crate) pend: &'a Pending,
+    pub(crate) asked: &'a Asked,
+    pub(crate) doc: &'a PreparedDoc,
+    /// The committed (or earlier in the batch) document of its key, which it replaces.
+    pub(crate) old: Option<u64>,
+    /// Its verified near-duplicates (none with dedup off).
+    pub(crate) dups: &'a [Hit],
+}
+
+/// What side indexes add to one document's outcome.
+#[derive(Default)]
+pub(crate) struct Additions {
+    /// Hits reported after the verified duplicates and never linked (exact metadata matches).
+    pub(crate) reported: Vec<Hit>,
+    /// Its containment relations, when asked for ([`InsertOutcome::containment`](crate::InsertOutcome)).
+    pub(crate) containment: Vec<Hit>,
+}
+
+/// One query, for [`SideIndex::answer`] and [`SideIndex::on_query`].
+#[allow(dead_code)] // `text` serves the side indexes that embed it (the semantic channel)
+pub(crate) struct Query<'a> {
+    /// The query's text, when it was asked by text (a side index that embeds it needs it).
+    pub(crate) text: Option<&'a str>,
+    pub(crate) fp: &'a Fingerprint,
+    pub(crate) opts: &'a QueryOptions,
+}
+
+/// One side index: the hooks the core calls at each step of its life cycle. Every hook has a
+/// default that does nothing. `&State` means the state's read lock is held, `&mut State` its write
+/// lock; the writer's hooks (`begin_batch` … `flush`) run under the writer lock.
+#[allow(unused_variables)]
+pub(crate) trait SideIndex: Any + Send + Sync {
+    /// Its name (in errors and messages).
+    fn name(&self) -> &'static str;
+
+    /// The column families it owns: created with the database, flushed and compacted with the rest.
+    fn column_families(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// Checks its creation settings (before anything is created).
+    fn validate(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Adds its entries to the creation's `meta` batch.
+    fn create(&self, c: &Creating<'_>, b: &mut WriteBatch) -> Result<()> {
+        Ok(())
+    }
+
+    /// A writer's open: adds what a database created before it lacks (e.g. its column family).
+    fn upgrade(&self, rocks: &mut DB, cache: &Cache, rocks_path: &Path) -> Result<()> {
+        Ok(())
+    }
+
+    /// The open: loads its in-memory part (and settles what a crash left).
+    fn load(&self, o: &Opening<'_>) -> Result<()> {
+        Ok(())
+    }
+
+    /// The writer starts a batch: what a stopped one left is dropped.
+    fn begin_batch(&self) {}
+
+    /// The writer's decision for one document: what it adds to the document's outcome. An error is
+    /// the document's, not the batch's.
+    fn on_decide(&self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
+        Ok(())
+    }
+
+    /// The document was placed in the batch as doc `id` (later documents of the batch see it).
+    fn on_place(&self, d: &Deciding<'_>, id: u64) -> Result<()> {
+        Ok(())
+    }
+
+    /// The batch's puts and deletes into its one `WriteBatch`: the new documents
+    /// (`pend.new_docs`, all alive) and the deleted or replaced ones (`pend.deleted`; a document
+    /// missing from `st.docs` there has a damaged record).
+    fn write(&self, db: &Db, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        Ok(())
+    }
+
+    /// The committed batch enters its in-memory part (the state's write lock held).
+    fn publish(&self, st: &mut State, pend: &Pending) -> Result<()> {
+        Ok(())
+    }
+
+    /// After a commit is published: its background work (started, or a finished one installed).
+    fn after_commit(&self, inner: &Inner) -> Result<()> {
+        Ok(())
+    }
+
+    /// Writes what it holds in memory to RocksDB (`Db::flush`, a clean close).
+    fn flush(&self, inner: &Inner) -> Result<()> {
+        Ok(())
+    }
+
+    /// A poisoned or read-only close: its background work ends (nothing more is written).
+    fn abandon(&self) {}
+
+    /// Answers a query in place of the near-duplicate path, when the query asks for this index
+    /// (`None`: not asked).
+    fn answer(&self, db: &Db, q: &Query<'_>) -> Option<Result<QueryAnswer>> {
+        None
+    }
+
+    /// Adds or annotates hits of a near-duplicate query's answer.
+    fn on_query(&self, db: &Db, q: &Query<'_>, answer: &mut QueryAnswer) -> Result<()> {
+        Ok(())
+    }
+
+    /// Refuses a SimHash-only query that asks for this index (it has no text or shingle set).
+    fn refuse_simhash(&self, opts: &QueryOptions) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether it answers the near-duplicate candidate search in place of the SimHash tables.
+    fn searches_candidates(&self) -> bool {
+        false
+    }
+
+    /// The candidate search ([`SideIndex::searches_candidates`]): every published document
+    /// satisfying `rule` against `fp`, once, as `f(id, score)`.
+    fn candidates(&self, db: &Db, st: &State, fp: &Fingerprint, rule: Rule, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
+        Ok(())
+    }
+
+    /// The batch's side of [`SideIndex::candidates`]: the positions in `Pending::new_docs` of the
+    /// batch members that may satisfy `rule` against `fp` (at least every one that does), in
+    /// increasing order, into `out`; `false` when it does not narrow the batch (every member is
+    /// then compared). The members are those [`SideIndex::on_place`] saw since
+    /// [`SideIndex::begin_batch`].
+    fn batch_candidates(&self, fp: &Fingerprint, rule: Rule, out: &mut Vec<usize>) -> bool {
+        false
+    }
+
+    /// `check`: its entries against the live records (`records`) and its in-memory part; faults
+    /// and counts go into `rep`.
+    fn check(&self, db: &Db, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        Ok(())
+    }
+
+    /// Its counters in `Db::stats`.
+    fn stats(&self, st: &State, stats: &mut Stats) {}
+}
+
+impl std::fmt::Debug for Sides {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter().map(|s| s.name())).finish()
+    }
+}
+
+/// No side index (never a handle's: `Inner::sides`'s fallback).
+static NONE: Sides = Sides(Vec::new());
+
+impl Inner {
+    /// The side indexes of this handle (registered at open).
+    pub(crate) fn sides(&self) -> &Sides {
+        self.side_indexes.downcast_ref::<Sides>().unwrap_or(&NONE)
+    }
+}
+
+impl Sides {
+    /// Registers `side` (when enabled).
+    pub(super) fn add(&mut self, side: Option<impl SideIndex>) {
+        self.0.extend(side.map(|s| Box::new(s) as Box<dyn SideIndex>));
+    }
+
+    /// Every side index, in registration order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &dyn SideIndex> {
+        self.0.iter().map(|s| s.as_ref())
+    }
+
+    /// The side index of type `T`, if registered (a side index's own `impl Db` finds itself so).
+    pub(crate) fn get<T: SideIndex>(&self) -> Option<&T> {
+        self.iter().find_map(|s| (s as &dyn Any).downcast_ref::<T>())
+    }
+
+    /// The side index that answers the candidate search, if any ([`SideIndex::searches_candidates`]).
+    pub(crate) fn candidate_search(&self) -> Option<&dyn SideIndex> {
+        self.iter().find(|s| s.searches_candidates())
+    }
+
+    /// Every side index's column families.
+    pub(crate) fn column_families(&self) -> Vec<String> {
+        self.iter().flat_map(|s| s.column_families()).collect()
+    }
+
+    /// Runs `f` on every side index, stopping at the first error.
+    pub(crate) fn each(&self, f: impl FnMut(&dyn SideIndex) -> Result<()>) -> Result<()> {
+        self.iter().try_for_each(f)
+    }
+}
