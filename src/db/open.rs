@@ -123,7 +123,7 @@ impl Db {
         let groups = loaded.groups.clone();
         let state = initial_state(&rocks, &stored, loaded, segs);
         let writer = Writer::new(segw, next_id, edges, groups, if opts.read_only { table_floor } else { next_id });
-        Ok(Db {
+        let db = Db {
             inner: Arc::new(Inner {
                 path,
                 rocks_path,
@@ -139,7 +139,9 @@ impl Db {
                 recovery,
                 _lock: lock,
             }),
-        })
+        };
+        db.inner.sides.each(|s| s.opened(&db))?;
+        Ok(db)
     }
 }
 

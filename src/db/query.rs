@@ -177,6 +177,8 @@ impl Db {
                         reverse_containment: None,
                         matched: crate::fingerprint::biblio::MatchKind::Text,
                         score: MethodScore::Hamming(d),
+                        channels: vec![super::types::Channel::Text],
+                        cosine: None,
                     });
                 }
             })?;
@@ -291,6 +293,8 @@ impl Db {
             max_distance: self.inner.config.max_distance,
             min_jaccard: self.inner.config.min_jaccard,
             spec: self.inner.spec.to_string(),
+            semantic_pending: 0,
+            semantic_vectors: 0,
         };
         self.inner.sides.iter().for_each(|s| s.stats(&st, &mut stats));
         stats

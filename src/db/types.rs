@@ -35,6 +35,33 @@ pub struct Hit {
     /// The method's own similarity (supershingles shared, agreeing bits, Hamming per
     /// lexicon; the Hamming distance under simhash).
     pub score: MethodScore,
+    /// The channels that matched it: `text` (a verified text duplicate or metadata match),
+    /// `semantic` (cosine ≥ β in the semantic channel), or both.
+    pub channels: Vec<Channel>,
+    /// The cosine of the embeddings, when the semantic channel saw this document (absent without
+    /// the channel, or before it embedded the document).
+    pub cosine: Option<f32>,
+}
+
+/// A channel of paper 001's hybrid: the surface fingerprints or the embeddings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Channel {
+    /// The text channel: SimHash (or the method's sketch) + exact Jaccard, or a metadata match.
+    Text,
+    /// The semantic channel: cosine of sentence embeddings ≥ β.
+    Semantic,
+}
+
+impl Channel {
+    /// The name in JSON (`text`, `semantic`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Text => "text",
+            Channel::Semantic => "semantic",
+        }
+    }
 }
 
 /// Hits best first: highest Jaccard, then lowest distance, then lowest id.
@@ -57,7 +84,7 @@ fn match_name<S: serde::Serializer>(m: &MatchKind, s: S) -> std::result::Result<
 /// how many candidates were verified by exact Jaccard (or containment), and whether some that
 /// passed the filters were left unverified (by `QueryOptions::max_candidates` or
 /// `QueryOptions::deadline`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 #[non_exhaustive]
 pub struct QueryAnswer {
     /// The verified hits, best first (at most `QueryOptions::limit`).
@@ -66,6 +93,9 @@ pub struct QueryAnswer {
     pub truncated: bool,
     /// How many candidates were verified.
     pub candidates: usize,
+    /// Acknowledged documents the semantic channel has not embedded yet (so could not match);
+    /// 0 without the channel.
+    pub semantic_pending: u64,
 }
 
 /// A duplicate group as seen at a point in time.
@@ -121,6 +151,9 @@ pub struct PreparedDoc {
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
     pub(super) biblio: Biblio,
+    /// What a side index keeps of the text (`SideIndex::keep_text`; `None` for a document made
+    /// from a fingerprint alone).
+    pub(super) text: Option<String>,
 }
 
 impl PreparedDoc {
@@ -148,6 +181,7 @@ impl PreparedDoc {
             fp,
             meta,
             biblio: Biblio::default(),
+            text: None,
         })
     }
 
@@ -215,6 +249,10 @@ pub struct Stats {
     pub min_jaccard: f64,
     /// The spec, as text.
     pub spec: String,
+    /// Acknowledged documents the semantic channel has not embedded yet (0 without the channel).
+    pub semantic_pending: u64,
+    /// Vectors held by the semantic channel (0 without it).
+    pub semantic_vectors: u64,
 }
 
 /// One problem found by [`Db::check`](crate::Db::check).

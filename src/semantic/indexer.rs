@@ -35,9 +35,10 @@ pub trait Corpus: Send + Sync + 'static {
     fn scan(&self, from: u64, max: usize) -> Result<Scan>;
     /// One past the highest acknowledged doc id (the text path's `next_doc`).
     fn acknowledged(&self) -> u64;
-    /// Durably writes `vectors` (encoded records) and `cursor` in ONE WriteBatch, leaving out
-    /// documents deleted since [`Corpus::scan`] read them, then publishes them to the queries.
-    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, cursor: u64) -> Result<()>;
+    /// Durably writes `vectors` (encoded records) and moves the cursor from `from` to `cursor` in
+    /// ONE WriteBatch, leaving out documents deleted since [`Corpus::scan`] read them, then
+    /// publishes them to the queries.
+    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, from: u64, cursor: u64) -> Result<()>;
 }
 
 /// The indexer's settings.
@@ -226,7 +227,11 @@ impl Indexer {
         self.shared.lock().stop = true;
         self.shared.changed.notify_all();
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            // The last handle of a database may be dropped on the indexer's own thread (it holds
+            // the database while it commits): that thread ends by itself after this step.
+            if t.thread().id() != std::thread::current().id() {
+                let _ = t.join();
+            }
         }
     }
 }
@@ -281,7 +286,7 @@ fn run(shared: &Shared, corpus: &dyn Corpus, embedder: &Embedder, planes: &Hyper
         if shared.lock().stop {
             return Ok(()); // as if killed between batches: the durable cursor did not move
         }
-        corpus.commit(records, scan.next)?;
+        corpus.commit(records, cursor, scan.next)?;
         let mut st = shared.lock();
         st.cursor = scan.next;
         st.embedded += n;
