@@ -460,7 +460,7 @@ mod in_db {
         let d = open(&path, false);
         let spec = d.semantic_spec().unwrap().clone();
         assert_eq!((spec.model.name.as_str(), spec.max_tokens, spec.min_cosine), ("tiny-1", 32, 0.8));
-        assert_eq!(spec.model_dir.as_deref(), Some(model.as_path()));
+        assert_eq!(spec.model_dir, Some(model.canonicalize().unwrap()));
         drop(d);
         // another model (other weights) given: refused, naming the field
         let mut o = opts(false);
@@ -567,6 +567,11 @@ mod in_db {
             .collect();
         assert_eq!(keys.len(), 5);
         assert!(!keys.contains(&"k1".to_string()));
+        // compaction (segments and the column families) keeps every vector and the queue empty
+        d.compact(0.0).unwrap();
+        d.compact_index().unwrap();
+        assert_eq!(d.stats().semantic_vectors, 5);
+        assert!(d.check().unwrap().faults.is_empty());
         drop(d);
         let d = open(&path, false);
         assert_eq!(d.stats().semantic_vectors, 5);

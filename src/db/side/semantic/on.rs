@@ -121,7 +121,9 @@ impl SideIndex for Semantic {
         let Some(cfg) = &c.create.semantic else { return Ok(()) };
         cfg.validate()?;
         let embedder = self.embedder(&cfg.model_dir, cfg.max_tokens)?;
-        let spec = SemanticSpec::from_config(embedder.info().clone(), cfg);
+        let mut spec = SemanticSpec::from_config(embedder.info().clone(), cfg);
+        // absolute, so that a handle opened from another directory finds the model
+        spec.model_dir = cfg.model_dir.canonicalize().ok().or(spec.model_dir);
         sem::stage_spec(b, c.meta, &spec)?;
         Ok(())
     }
