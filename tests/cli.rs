@@ -1,8 +1,7 @@
 //! Every CLI command, spawned as a process in a temporary directory.
 
-mod common;
-#[path = "support/cli.rs"]
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};

@@ -2,9 +2,8 @@
 //! --containment`, `query --min-containment`, `pairs --min-containment`, `stats`, and the usage
 //! error (exit 2) on a database without the index.
 
-mod common;
-#[path = "support/cli.rs"]
-mod support;
+use crate::common;
+use crate::support;
 
 use common::{passage, text, vocab};
 use serde_json::Value;

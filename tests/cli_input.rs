@@ -2,9 +2,8 @@
 //! text files, a UTF-8 byte-order mark with CRLF lines, and formats it does not read (UTF-16, zstd,
 //! PDF), which are refused with one error instead of one rejection per line.
 
-mod common;
-#[path = "support/cli.rs"]
-mod support;
+use crate::common;
+use crate::support;
 
 use common::{passage, text, vocab};
 use support::{docs_in, fpdb, fpdb_stdin, gzip, json_lines, new_db, ok, stderr};

@@ -3,9 +3,8 @@
 //! is in the database and `check` is clean.
 #![cfg(unix)]
 
-mod common;
-#[path = "support/cli.rs"]
-mod support;
+use crate::common;
+use crate::support;
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};

@@ -3,7 +3,7 @@
 //! containment 1; the index follows inserts, replacements, deletes, compaction and reopen; ingest
 //! reports relations apart from the groups; a database without the index refuses containment.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 

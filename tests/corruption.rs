@@ -2,7 +2,7 @@
 //! it fail with a corruption error, other documents keep working; torn tails and orphans are
 //! cleaned up on open.
 
-mod common;
+use crate::common;
 
 use std::io::{Seek, SeekFrom, Write};
 

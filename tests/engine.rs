@@ -1,7 +1,7 @@
 //! The storage engine's promises: verified near-duplicates, exact table search, reopen, spec checks,
 //! groups under merges and deletes, replacement, batches, compaction, locking.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 

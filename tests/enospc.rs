@@ -6,7 +6,7 @@
 //! the harness shows even for a passing test) — and under `CI=true` it FAILS instead: CI runs as
 //! root, so a CI run that cannot make the real fault has not tested it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -3,15 +3,14 @@
 //! consistent with every acknowledged document present.
 #![cfg(feature = "failpoints")]
 
-mod common;
-
-use std::sync::Mutex;
+use crate::common;
 
 use common::{passage, text, vocab};
 use fpdb::{failpoint, CreateOptions, Db, Error, Options, QueryOptions};
 
-/// Failpoints are process-wide: run these tests one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
+// Failpoints are process-wide: these tests, and every other test of the `failpoints` suite, run
+// one at a time under the suite's one lock.
+use crate::SERIAL;
 
 fn setup(dir: &std::path::Path, segment_size: u64) -> (Db, Vec<String>) {
     let v = vocab();

@@ -4,7 +4,7 @@
 //! replacements remove their entries; databases from before (no column family, version-1 records)
 //! still open and check clean.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 

@@ -2,7 +2,7 @@
 //! force under the method's rule (with and without exact Jaccard, on the mirror and on RocksDB),
 //! reopen, delete/replace, compaction, `check`, `pairs`, the ingestion pipeline, spec mismatches.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

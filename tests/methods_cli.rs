@@ -1,8 +1,7 @@
 //! method: `fpdb init --method` and the commands on a non-default method, spawned as processes.
 
-mod common;
-#[path = "support/cli.rs"]
-mod support;
+use crate::common;
+use crate::support;
 
 use std::path::Path;
 

@@ -16,6 +16,8 @@ fn fps() -> Vec<u64> {
 #[cfg(feature = "failpoints")]
 #[test]
 fn a_panicking_worker_is_an_error_never_a_shorter_result() {
+    // Failpoints are process-wide: hold the `failpoints` suite's one lock.
+    let _g = crate::SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     use fpdb::{all_pairs_fps, failpoint, Error};
 
     let fps = fps();

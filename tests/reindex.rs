@@ -2,14 +2,14 @@
 //! still exactly the brute-force set for every k, through the mirror and through RocksDB; the other
 //! indexes and the documents are untouched; readers opened before it keep answering.
 
-mod common;
+use crate::common;
 
 use common::{assert_simhash_queries_exact, commit_all, edit, fingerprint_set, fp_doc, passage, text, vocab};
 use fpdb::{CreateOptions, Db, Error, Options, QueryOptions, Tables};
 
-/// Failpoints are process-wide: the tests of this file run one at a time so that one armed by the
-/// failure test never fires in another.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+// Failpoints are process-wide: the tests of this file (and of the whole `failpoints` suite) run one
+// at a time under the suite's one lock, so that one armed by a failure test never fires in another.
+use crate::SERIAL;
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())

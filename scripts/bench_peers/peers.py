@@ -120,11 +120,44 @@ def fp_digest(fps):
     return h.hexdigest()[:16]
 
 
-def qti_loop(docs, sketch, query, insert):
-    """The crawler loop. Returns (sketches, stats)."""
+def planted(docs, truth_path, min_jaccard=0.9):
+    """The planted pairs of a truth file (lines {"a": key, "b": key}) whose two documents are both
+    among `docs` and whose exact Jaccard of word-trigram shingle sets (`shingling`, the one every
+    peer uses) is >= min_jaccard: {later doc's index: {earlier doc's index, ...}}."""
+    if not truth_path:
+        return {}
+    at = {key: i for i, (key, _t) in enumerate(docs)}
+    out = {}
+    with open(truth_path, encoding="utf-8") as f:
+        for line in f:
+            t = json.loads(line)
+            a, b = at.get(t["a"]), at.get(t["b"])
+            if a is None or b is None or a == b:
+                continue
+            sa, sb = set(shingling.shingles(docs[a][1])), set(shingling.shingles(docs[b][1]))
+            if sa and sb and len(sa & sb) / len(sa | sb) >= min_jaccard:
+                out.setdefault(max(a, b), set()).add(min(a, b))
+    return out
+
+
+def recall_of(truth, found_pairs):
+    """{"pairs": planted pairs, "found": how many the crawler loop reported, "recall"}."""
+    n = sum(len(v) for v in truth.values())
+    hit = sum(1 for b, srcs in truth.items() for a in srcs if (a, b) in found_pairs)
+    return {"pairs": n, "found": hit, "recall": hit / n if n else None}
+
+
+def qti_loop(docs, sketch, query, insert, truth=None):
+    """The crawler loop. Returns (sketches, stats). `truth` ({later index: {earlier indexes}},
+    [`planted`]) adds the planted pairs' recall: a pair counts when the later document's query
+    returned the earlier one's id (the peers insert document i under id i). CPU = the process's
+    CPU time over the loop (`time.process_time`: every thread of this worker)."""
+    truth = truth or {}
     t_sh = t_sk = t_q = t_in = 0.0
     found = 0
+    found_pairs = set()
     sketches = []
+    cpu0 = time.process_time()
     for i, (_key, text) in enumerate(docs):
         t0 = pc()
         sh = shingling.shingles(text)
@@ -135,18 +168,25 @@ def qti_loop(docs, sketch, query, insert):
         t3 = pc()
         insert(i, sk)
         t4 = pc()
-        if hits:
+        if hits is not None and len(hits):
             found += 1
+            if i in truth:
+                ids = {int(h) for h in hits}
+                found_pairs |= {(a, i) for a in truth[i] if a in ids}
         sketches.append(sk)
         t_sh += t1 - t0
         t_sk += t2 - t1
         t_q += t3 - t2
         t_in += t4 - t3
+    cpu = time.process_time() - cpu0
     n = len(docs)
     total = t_sh + t_sk + t_q + t_in
     return sketches, {
         "docs": n,
         "found": found,
+        "cpu_s": cpu,
+        "cpu_us_per_doc": cpu / n * 1e6 if n else None,
+        "planted": recall_of(truth, found_pairs),
         "seconds": total,
         "shingle_s": t_sh,
         "sketch_s": t_sk,
@@ -196,7 +236,7 @@ def w_simhash(spec, docs, args):
     def sketch(sh):
         return Simhash(sh, f=64) if sh else Simhash(0, f=64)
 
-    sketches, qti = qti_loop(docs, sketch, idx.get_near_dups, lambda i, s: idx.add(str(i), s))
+    sketches, qti = qti_loop(docs, sketch, idx.get_near_dups, lambda i, s: idx.add(str(i), s), planted(docs, args.truth))
     sample = query_sample(len(docs), args.queries, args.seed)
     lat = {str(k): percentiles_us(time_each(sample, lambda i: idx.get_near_dups(sketches[i])))}
     t0 = pc()
@@ -269,10 +309,10 @@ def w_faiss(spec, docs, args):
     set_k(qti_k)
 
     def query(sk):
-        lims, _d, _i = idx.range_search(sk[1], radius)
-        return int(lims[1])
+        lims, _d, labels = idx.range_search(sk[1], radius)
+        return [int(x) for x in labels[: int(lims[1])]]
 
-    sketches, qti = qti_loop(docs, sketch, query, lambda i, sk: idx.add(sk[1]))
+    sketches, qti = qti_loop(docs, sketch, query, lambda i, sk: idx.add(sk[1]), planted(docs, args.truth))
     codes = np.array([s[0] for s in sketches], dtype=dt).view(np.uint8).reshape(-1, 8)
     sample = query_sample(len(docs), args.queries, args.seed)
     lat, allpairs = {}, {}
@@ -334,7 +374,7 @@ def w_datasketch(spec, docs, args):
         m.update_batch([s.encode("utf-8") for s in set(sh)])
         return m
 
-    sketches, qti = qti_loop(docs, sketch, lsh.query, lambda i, m: lsh.insert(i, m))
+    sketches, qti = qti_loop(docs, sketch, lsh.query, lambda i, m: lsh.insert(i, m), planted(docs, args.truth))
     sample = query_sample(len(docs), args.queries, args.seed)
     lat = {"lsh": percentiles_us(time_each(sample, lambda i: lsh.query(sketches[i])))}
     secs, npairs = lsh_allpairs(len(docs), sketches, lsh.query)
@@ -369,7 +409,7 @@ def w_rensa(spec, docs, args):
         out["sketch_only"] = {"docs": len(docs), "seconds": secs, "docs_per_s": len(docs) / secs}
         return out
     lsh = rensa.RMinHashLSH(t, num_perm, bands)
-    sketches, qti = qti_loop(docs, sketch, lsh.query, lambda i, m: lsh.insert(i, m))
+    sketches, qti = qti_loop(docs, sketch, lsh.query, lambda i, m: lsh.insert(i, m), planted(docs, args.truth))
     sample = query_sample(len(docs), args.queries, args.seed)
     lat = {"lsh": percentiles_us(time_each(sample, lambda i: lsh.query(sketches[i])))}
     secs, npairs = lsh_allpairs(len(docs), sketches, lsh.query)
@@ -426,7 +466,9 @@ def w_pybind(spec, docs, args):
 
 
 def run_measured(cmd, on_line=None, timeout=None, stdin=None):
-    """Run cmd, feed each stdout line to on_line; return (rc, seconds, maxrss_mb, stderr_tail)."""
+    """Run cmd, feed each stdout line to on_line; return (rc, seconds, maxrss_mb, stderr_tail).
+    The child's CPU seconds (user + sys, every thread, os.wait4) go to LAST_CPU_S."""
+    global LAST_CPU_S
     t0 = pc()
     errf = tempfile.TemporaryFile()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, stdin=stdin or subprocess.DEVNULL)
@@ -445,7 +487,11 @@ def run_measured(cmd, on_line=None, timeout=None, stdin=None):
     errf.seek(0)
     err = errf.read()[-3000:].decode("utf-8", "replace")
     errf.close()
+    LAST_CPU_S = ru.ru_utime + ru.ru_stime
     return p.returncode, secs, ru.ru_maxrss / 1024, err
+
+
+LAST_CPU_S = None
 
 
 def _find_latency(obj):
@@ -507,6 +553,9 @@ def w_fpdb(spec, docs, args):
     n_lines = 0
     found = 0
     bad = []
+    truth = planted(docs, args.truth)
+    at = {key: i for i, (key, _t) in enumerate(docs)}
+    found_pairs = set()
 
     def on_ingest(line):
         nonlocal n_lines, found
@@ -519,10 +568,16 @@ def w_fpdb(spec, docs, args):
             return
         if rec.get("duplicates"):
             found += 1
+            b = at.get(rec.get("key"))
+            if b in truth:
+                ids = {at.get(d.get("key")) for d in rec["duplicates"]}
+                found_pairs.update((a, b) for a in truth[b] if a in ids)
 
     rc, secs, mx, err = run_measured([exe, "ingest", db, corpus, "--dedup", "link", "--json"], on_ingest)
     must("ingest", rc, secs, mx, err)
+    cpu = LAST_CPU_S
     qti = {"docs": len(docs), "found": found, "seconds": secs, "docs_per_s": len(docs) / secs,
+           "cpu_s": cpu, "cpu_us_per_doc": cpu / len(docs) * 1e6, "planted": recall_of(truth, found_pairs),
            "output_lines": n_lines, "unparsed_lines": bad,
            "note": "wall clock of `fpdb ingest` (process start, open, durable commits included)"}
     # latency: only through bench-query (one process per query would measure process start)
@@ -632,7 +687,7 @@ def python_for(peer, root="."):
 
 
 def run_peer(spec, corpus, limit=None, queries=1000, seed=12345, ks=(3, 8), python=None,
-             timeout=3600, outdir="data/peers-run", root="."):
+             timeout=3600, outdir="data/peers-run", root=".", truth=None):
     """Run one peer in a child process; return its result dict with peak_rss_mb."""
     python = python or python_for(spec["peer"], root)
     os.makedirs(outdir, exist_ok=True)
@@ -647,6 +702,8 @@ def run_peer(spec, corpus, limit=None, queries=1000, seed=12345, ks=(3, 8), pyth
            "--out", out, "--queries", str(queries), "--seed", str(seed), "--ks", ",".join(map(str, ks))]
     if limit:
         cmd += ["--limit", str(limit)]
+    if truth:
+        cmd += ["--truth", os.path.abspath(truth)]
     errpath = out + ".stderr"
     t0 = pc()
     with open(errpath, "wb") as err:
@@ -693,13 +750,14 @@ def main(argv=None):
         p.add_argument("--queries", type=int, default=1000)
         p.add_argument("--seed", type=int, default=12345)
         p.add_argument("--ks", default="3,8")
+        p.add_argument("--truth", default=None, help="truth file of planted pairs ({a, b} keys per line): adds recall")
         p.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     args.ks = [int(x) for x in str(args.ks).split(",") if x]
     if args.cmd == "worker":
         return worker_main(args)
     spec = json.loads(args.spec)
-    res = run_peer(spec, args.corpus, args.limit, args.queries, args.seed, args.ks)
+    res = run_peer(spec, args.corpus, args.limit, args.queries, args.seed, args.ks, truth=args.truth)
     text = json.dumps(res, indent=1, default=str)
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:

@@ -2,7 +2,7 @@
 """Run fpdb and every peer side by side on one corpus; write a Markdown table.
 
   python3 scripts/bench_peers/run_all.py --corpus data/peers-sample.jsonl --limit 20000 \
-      --fpdb target/release/fpdb --out docs/peers.md
+      --fpdb target/release/fpdb --out docs/peers/passages.md
 
 Each tool/config runs in its own child process (peers.py), one after the
 other, on the first --limit docs of the corpus (a per-tool --cap can lower
@@ -128,14 +128,14 @@ def fpairs(ap):
     return f"{t} ({ap['pairs']:,})"
 
 
-def row_cells(r, ref_dps, ks):
+def row_cells(r, ref_dps, ks, ref_cpu=None):
     sid = r["id"]
     label = r["spec"].get("label", sid)
     if r.get("status") != "ok":
         why = (r.get("reason") or "").replace("|", "/").replace("\n", " ")
         if len(why) > 140:
             why = why[:140] + "…"
-        return [f"{label}: **{r.get('status')}** ({why})"] + ["—"] * (8 + 2 * len(ks))
+        return [f"{label}: **{r.get('status')}** ({why})"] + ["—"] * (11 + 2 * len(ks))
     qti = r.get("qti") or {}
     so = r.get("sketch_only") or {}
     dps = qti.get("docs_per_s")
@@ -145,8 +145,12 @@ def row_cells(r, ref_dps, ks):
     elif not ref_dps:
         ratio = "n/a"
     lsh = r["peer"] in ("datasketch", "rensa")
+    cpu = qti.get("cpu_us_per_doc")
+    cpu_ratio = f"{cpu / ref_cpu:.2f}×" if (cpu and ref_cpu) else "—"
+    pl = qti.get("planted") or {}
+    recall = f"{pl['found']}/{pl['pairs']} ({pl['recall']:.3f})" if pl.get("pairs") else "—"
     cells = [label, fnum(r.get("docs")), str(r.get("qti_k") if r.get("qti_k") is not None else "—"),
-             fnum(dps), ratio, fnum(qti.get("index_docs_per_s")),
+             fnum(dps), ratio, fnum(cpu, 0), cpu_ratio, recall, fnum(qti.get("index_docs_per_s")),
              fnum(qti.get("sketch_us_per_doc", so.get("sketch_us_per_doc")), 0),
              fnum(qti.get("found")) if qti else "—"]
     lat, ap = r.get("latency") or {}, r.get("allpairs") or {}
@@ -209,7 +213,9 @@ def consistency(results, ks):
 def write_markdown(path, results, meta, ks):
     ref = next((r for r in results if r["peer"] == "fpdb" and r.get("status") == "ok"), None)
     ref_dps = (ref.get("qti") or {}).get("docs_per_s") if ref else None
-    hdr = ["tool / config", "docs", "qti k", "qti docs/s", "fpdb ÷ tool", "index-only docs/s",
+    ref_cpu = (ref.get("qti") or {}).get("cpu_us_per_doc") if ref else None
+    hdr = ["tool / config", "docs", "qti k", "qti docs/s", "fpdb ÷ tool", "qti CPU µs/doc", "CPU: tool ÷ fpdb",
+           "planted J ≥ 0.9 found", "index-only docs/s",
            "sketch µs/doc", "docs with ≥1 cand."]
     hdr += [f"query p50 / p99 µs, k={k}" + (" (LSH †)" if k == max(ks) else "") for k in ks]
     hdr += [f"all-pairs k={k}: time (pairs)" + (" (LSH †)" if k == max(ks) else "") for k in ks]
@@ -245,11 +251,18 @@ def write_markdown(path, results, meta, ks):
     L.append("| " + " | ".join(hdr) + " |")
     L.append("|" + "|".join(["---"] + ["---:"] * (len(hdr) - 1)) + "|")
     for r in results:
-        L.append("| " + " | ".join(row_cells(r, ref_dps, ks)) + " |")
+        L.append("| " + " | ".join(row_cells(r, ref_dps, ks, ref_cpu)) + " |")
     L.append("")
     L.append("qti = query-then-insert, the crawler loop (shingle → sketch → query → insert, one doc at a time); "
              "qti docs/s counts all four phases, index-only docs/s only query + insert. fpdb's qti is the "
              "wall clock of `fpdb ingest --dedup link` (durable commits included). "
+             "qti CPU = user + sys CPU over the crawler loop: for a Python peer its worker process's "
+             "`time.process_time()` around the loop (every thread), for fpdb the `ingest` process's rusage "
+             "(its fingerprinting workers, writer and RocksDB threads included; process start and open too); "
+             "`CPU: tool ÷ fpdb` > 1 means the tool spends more CPU per document. Planted J ≥ 0.9 found = of the "
+             "truth file's planted pairs whose exact Jaccard (this shingling) is ≥ 0.9, those where the later "
+             "document's query returned the earlier one (Python peers: candidates, unverified; fpdb: its "
+             "verified `duplicates`). "
              "Peak RSS = ru_maxrss of the tool's own process (os.wait4); for Python peers \"+ over base\" subtracts "
              "the RSS after the interpreter started and read the corpus (libraries, index, kept sketches remain); "
              "for fpdb it is the max over its init/ingest/bench-query/pairs processes. "
@@ -289,7 +302,7 @@ def main():
     ap.add_argument("--corpus", required=True, help="JSONL, one {\"key\",\"text\",...} per line")
     ap.add_argument("--limit", type=int, default=None, help="use the first N docs (default: all)")
     ap.add_argument("--fpdb", default=None, help="path of the fpdb binary (skipped if missing)")
-    ap.add_argument("--out", default="docs/peers.md")
+    ap.add_argument("--out", default="docs/peers/run.md")
     ap.add_argument("--json", default=None, help="raw results (default: OUT with .json)")
     ap.add_argument("--queries", type=int, default=1000, help="latency queries per tool/k")
     ap.add_argument("--seed", type=int, default=12345)
@@ -301,6 +314,7 @@ def main():
     ap.add_argument("--faiss-threads", type=int, default=1, help="OpenMP threads for faiss all-pairs")
     ap.add_argument("--rensa-bands", type=int, default=8, help="RMinHashLSH bands (must divide 128)")
     ap.add_argument("--timeout", type=int, default=3600, help="seconds per tool")
+    ap.add_argument("--truth", default=None, help="truth file of planted pairs ({\"a\",\"b\"} keys per line): recall column")
     ap.add_argument("--workdir", default=os.path.join(ROOT, "data", "peers-run"))
     args = ap.parse_args()
     ks = [int(x) for x in args.ks.split(",") if x]
@@ -346,7 +360,7 @@ def main():
             spec["truth_prefixes"] = sorted({v for v in caps.values() if v})
         print(f"[{time.strftime('%H:%M:%S')}] {spec['id']} (limit {limit}) ...", file=sys.stderr, flush=True)
         r = peers.run_peer(spec, args.corpus, limit=limit, queries=args.queries, seed=args.seed, ks=ks,
-                           timeout=args.timeout, outdir=args.workdir, root=ROOT)
+                           timeout=args.timeout, outdir=args.workdir, root=ROOT, truth=args.truth)
         q = r.get("qti") or r.get("sketch_only") or {}
         print(f"    {r.get('status')}: {r.get('docs')} docs, {q.get('docs_per_s') or 0:,.0f} docs/s, "
               f"peak RSS {r.get('peak_rss_mb') or 0:,.0f} MB, {r.get('wall_seconds', 0):.1f} s"
