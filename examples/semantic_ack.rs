@@ -70,15 +70,13 @@ fn main() {
     let input = docs(&input, n);
     let plain = CreateOptions::default();
     let with = CreateOptions::default().with_semantic(Some(SemanticConfig::new(&model)));
-    let opts = |indexer: bool| {
-        Options {
-            semantic: SemanticOptions {
-                indexer,
-                threads,
-                ..SemanticOptions::default()
-            },
-            ..Options::default()
-        }
+    let opts = |indexer: bool| Options {
+        semantic: SemanticOptions {
+            indexer,
+            threads,
+            ..SemanticOptions::default()
+        },
+        ..Options::default()
     };
     let base = run("no channel", &input, &plain, Options::default());
     let queued = run("channel, indexer off (queue only)", &input, &with, opts(false));

@@ -72,6 +72,7 @@ fn main() {
             max_tokens,
             threads,
             batch: 8,
+            nice: 0,
         },
     )
     .expect("model");

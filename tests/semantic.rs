@@ -24,6 +24,7 @@ fn load(dir: &Path, max_tokens: usize) -> Embedder {
             max_tokens,
             threads: 1,
             batch: 4,
+            nice: 0,
         },
     )
     .unwrap()
@@ -387,6 +388,7 @@ fn real_model_reworded_is_closer_than_unrelated() {
             max_tokens: 256,
             threads: 2,
             batch: 8,
+            nice: 0,
         },
     )
     .unwrap();

@@ -86,8 +86,7 @@ impl Db {
 
     /// Near-duplicates of a document by its text.
     pub fn query(&self, text: &str, opts: &QueryOptions) -> Result<Vec<Hit>> {
-        let fp = self.fingerprinter().fingerprint(text);
-        self.query_fingerprint(&fp, opts)
+        Ok(self.query_answer(text, opts)?.hits)
     }
 
     /// [`Db::query`] for many texts, on every core (each thread takes an equal share, in order):

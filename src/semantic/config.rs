@@ -7,7 +7,7 @@ use std::str::FromStr;
 
 use super::channel::SearchMode;
 use super::error::{Result, SemanticError};
-use super::model::DEFAULT_MAX_TOKENS;
+use super::model::{BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
 use super::store::DEFAULT_MIN_COSINE;
 
 /// Which verified edges form the duplicate groups.
@@ -123,6 +123,9 @@ pub struct SemanticOptions {
     pub indexer: bool,
     /// How queries search the vectors.
     pub search: SearchMode,
+    /// The niceness of the model's threads (default [`BACKGROUND_NICE`]: the indexer takes only
+    /// the CPU the text path leaves; query embeddings share its threads). 0: normal priority.
+    pub nice: i32,
 }
 
 impl Default for SemanticOptions {
@@ -133,6 +136,7 @@ impl Default for SemanticOptions {
             batch: 16,
             indexer: true,
             search: SearchMode::default(),
+            nice: BACKGROUND_NICE,
         }
     }
 }

@@ -120,9 +120,11 @@ impl Indexer {
             changed: Condvar::new(),
         });
         let (s, c) = (shared.clone(), corpus.clone());
+        let nice = embedder.options().nice;
         let thread = std::thread::Builder::new()
             .name("fpdb-semantic".into())
             .spawn(move || {
+                super::model::lower_priority(nice);
                 let outcome = catch_unwind(AssertUnwindSafe(|| run(&s, &*c, &embedder, &planes, &opts)));
                 let error = match outcome {
                     Ok(Ok(())) => None,

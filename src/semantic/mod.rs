@@ -30,7 +30,7 @@ pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
 pub use config::{check_beta, embed_text, BackfillReport, Groups, SemanticConfig, SemanticOptions};
 pub use error::{Result, SemanticError, FETCH_SCRIPT};
 pub use indexer::{Corpus, Indexer, IndexerOptions, Scan};
-pub use model::{normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, DEFAULT_MAX_TOKENS};
+pub use model::{lower_priority, normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
 pub use search::{radius_for, SemanticHit, VectorSet, MISS_TARGET};
 pub use store::{
     queued, read_cursor, read_spec, scan_queue, stage_delete, stage_dequeue, stage_queue, stage_spec, stage_unqueue, CheckReport,

@@ -436,6 +436,8 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<DuplicatesOut, ApiErro
     if let Some(l) = d.limit {
         opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
     }
+    opts.min_cosine = d.min_cosine;
+    opts.wait_semantic = d.wait_semantic_ms.map(Duration::from_millis);
     let biblio = Biblio {
         title: d.title,
         year: d.year,
@@ -447,6 +449,7 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<DuplicatesOut, ApiErro
         hits: answer.hits.iter().map(HitOut::from).collect(),
         truncated: answer.truncated,
         candidates: answer.candidates as u64,
+        semantic_pending: answer.semantic_pending,
         took_us: t.elapsed().as_micros() as u64,
     })
 }
@@ -553,7 +556,8 @@ fn bounded_check(db: &fpdb::Db, text: &str, biblio: &Biblio, opts: &QueryOptions
         a.truncated = false;
         a
     } else {
-        db.query_fingerprint_answer(&fp, &text_opts)?
+        // by its text: the semantic channel, when the database has one, embeds it
+        db.query_answer(text, &text_opts)?
     };
     if biblio.is_empty() {
         return Ok(answer);

@@ -81,6 +81,9 @@ pub enum MatchOut {
     Doi,
     /// Same normalised title and year.
     TitleYear,
+    /// The semantic channel alone: the embeddings' cosine ≥ β (a database made with
+    /// `fpdb init --semantic`).
+    Semantic,
 }
 
 /// A near-duplicate (or metadata match).
@@ -96,9 +99,14 @@ pub struct HitOut {
     pub jaccard: Option<f64>,
     /// Shared shingles.
     pub shared: Option<u32>,
-    /// How it matched: `text`, `doi` or `title_year`.
+    /// How it matched: `text`, `doi`, `title_year` or `semantic`.
     #[serde(rename = "match")]
     pub matched: MatchOut,
+    /// The channels that matched it (paper 001's hybrid): `text` (a verified text duplicate or
+    /// a metadata match), `semantic` (cosine ≥ β), or both.
+    pub channels: Vec<String>,
+    /// The cosine of the embeddings, when the semantic channel saw the document.
+    pub cosine: Option<f32>,
 }
 
 impl From<&Hit> for HitOut {
@@ -112,8 +120,11 @@ impl From<&Hit> for HitOut {
             matched: match h.matched {
                 MatchKind::Doi => MatchOut::Doi,
                 MatchKind::TitleYear => MatchOut::TitleYear,
+                MatchKind::Semantic => MatchOut::Semantic,
                 _ => MatchOut::Text,
             },
+            channels: h.channels.iter().map(|c| c.as_str().to_string()).collect(),
+            cosine: h.cosine,
         }
     }
 }
@@ -219,6 +230,13 @@ pub struct DuplicatesIn {
     #[schema(minimum = 0, maximum = 1000000)]
     #[serde(default, deserialize_with = "int")]
     pub limit: Option<u64>,
+    /// Semantic channel: β of this check (default: the database's).
+    #[schema(minimum = -1.0, maximum = 1.0)]
+    pub min_cosine: Option<f32>,
+    /// Semantic channel: wait at most this long (milliseconds, within the request deadline) until
+    /// every document acknowledged before the check is embedded.
+    #[serde(default, deserialize_with = "int")]
+    pub wait_semantic_ms: Option<u64>,
 }
 
 /// Hits of a duplicate check.
@@ -232,6 +250,9 @@ pub struct DuplicatesOut {
     pub truncated: bool,
     /// Candidates verified by exact Jaccard.
     pub candidates: u64,
+    /// Acknowledged documents the semantic channel has not embedded yet (they cannot match by
+    /// cosine); 0 without the channel.
+    pub semantic_pending: u64,
     /// Time spent in the engine, microseconds.
     pub took_us: u64,
 }

@@ -94,6 +94,7 @@ impl Semantic {
         let o = EmbedderOptions {
             max_tokens,
             threads: self.opts.threads,
+            nice: self.opts.nice,
             ..EmbedderOptions::default()
         };
         Ok(Embedder::load(dir, &o)?)
