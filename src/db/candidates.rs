@@ -14,7 +14,7 @@ use super::state::State;
 impl Db {
     /// Whether the SimHash tables answer the candidate search (no side index does instead).
     pub(super) fn searches_tables(&self) -> bool {
-        self.inner.sides.candidate_search().is_none()
+        self.inner.sides().candidate_search().is_none()
     }
 
     /// The rule of a query: `k` (default: the database's) and `s` (default: the spec's).
@@ -45,7 +45,7 @@ impl Db {
     /// tables (the mirror, or RocksDB without it, filtered to the published documents), or the
     /// side index that searches in their place.
     pub(super) fn candidates(&self, st: &State, fp: &Fingerprint, rule: Rule, mut f: impl FnMut(u64, MethodScore)) -> Result<()> {
-        match self.inner.sides.candidate_search() {
+        match self.inner.sides().candidate_search() {
             None => self.probe(st, fp.simhash, rule.max_distance, |id, d| f(id, MethodScore::Hamming(d))),
             Some(side) => side.candidates(self, st, fp, rule, &mut f),
         }

@@ -98,7 +98,7 @@ impl Db {
             b.delete_cf(cfs.meta, seg_key(seg));
         }
         b.put_cf(cfs.meta, b"next_doc", w.next_id.to_le_bytes());
-        self.inner.sides.each(|s| s.write(self, &st, pend, &mut b))?;
+        self.inner.sides().each(|s| s.write(self, &st, pend, &mut b))?;
         Ok(b)
     }
 
@@ -240,7 +240,7 @@ impl Db {
         // Cleared at the end: a stop in between leaves it set for readers (`State::whole`).
         st.torn = true;
         st.published_seq = self.inner.rocks.latest_sequence_number();
-        self.inner.sides.each(|s| s.publish(&mut st, &pend))?;
+        self.inner.sides().each(|s| s.publish(&mut st, &pend))?;
         for r in readers {
             st.segs.insert(r);
         }
@@ -346,7 +346,7 @@ impl Db {
         self.merge_mirror(w);
         let r = self
             .inner
-            .sides
+            .sides()
             .each(|s| s.after_commit(&self.inner))
             .and_then(|()| super::background::table_tail::table_tail_after_commit(&self.inner, w));
         if let Err(e) = r {

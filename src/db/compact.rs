@@ -153,7 +153,7 @@ impl Db {
         {
             let mut w = self.lock_writer()?;
             Self::mutation(&mut w, "flush", |w| {
-                self.inner.sides.each(|s| s.flush(&self.inner))?;
+                self.inner.sides().each(|s| s.flush(&self.inner))?;
                 super::background::table_tail::write_table_tail(&self.inner, w)
             })?;
         }

@@ -14,13 +14,10 @@ use crate::fingerprint::spec::FingerprintSpec;
 use crate::fingerprint::Fingerprinter;
 use crate::index::Layout;
 use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::store::keys::{cf_names, decode_key_value, doc_key, CF_DOCS, CF_KEYS};
+use crate::store::keys::{decode_key_value, doc_key, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
-use super::background::job::for_each_on_threads;
 use super::options::Options;
-use super::rocks_options::FLUSH_THREADS;
-use super::side::Sides;
 use super::state::{State, Writer};
 
 pub(super) struct Inner {
@@ -32,8 +29,10 @@ pub(super) struct Inner {
     pub(super) layout: Layout,
     /// Generation of the table column families (`store::keys::table_cf`).
     pub(super) table_gen: u32,
-    /// The side indexes the spec and configuration enable (`db::side`).
-    pub(super) sides: Sides,
+    /// The side indexes the spec and configuration enable: a `db::side::Sides`, read through
+    /// `Inner::sides` (held type-erased so that the handle stays below the side indexes, which
+    /// use it: no import circle).
+    pub(super) side_indexes: Box<dyn std::any::Any + Send + Sync>,
     pub(super) opts: Options,
     pub(super) state: RwLock<State>,
     pub(super) writer: Mutex<Writer>,
@@ -42,38 +41,11 @@ pub(super) struct Inner {
 }
 
 impl Inner {
-    /// Every column family of this database: the fixed ones, the current table generation's and
-    /// the side indexes'.
-    pub(super) fn column_families(&self) -> Vec<String> {
-        let mut names = cf_names(self.config.tables, self.table_gen);
-        names.extend(self.sides.column_families());
-        names
-    }
-
     /// The handle of column family `name`; a missing one is corruption.
     pub(super) fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
         self.rocks
             .cf_handle(name)
             .ok_or_else(|| Error::corrupt(&self.rocks_path, None, format!("missing column family {name}")))
-    }
-
-    /// Flushes RocksDB's memtables of every column family, [`FLUSH_THREADS`] at a time. RocksDB's
-    /// own multi-family flush (without atomic flush) and one `flush_cf` after another both wait
-    /// for each family in turn: at the close of a 1M-document bulk load that was ~2.5 s on one core
-    /// with the other idle (docs/performance.md, "Issue 14, twelfth sitting"). Each thread here
-    /// takes the next family and waits for its flush, so RocksDB's flush threads run side by side.
-    /// The first error is returned after every thread has stopped.
-    pub(super) fn flush_memtables(&self) -> Result<()> {
-        let names = self.column_families();
-        let cfs: Vec<&rocksdb::ColumnFamily> = names.iter().map(|n| self.cf(n)).collect::<Result<_>>()?;
-        for_each_on_threads(
-            "fpdb-flush",
-            "flush",
-            FLUSH_THREADS as usize,
-            cfs.len(),
-            || (),
-            |_, i| self.rocks.flush_cf(cfs[i]).map_err(|e| Error::rocks("flush", &self.rocks_path, e)),
-        )
     }
 }
 

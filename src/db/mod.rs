@@ -3,7 +3,7 @@
 //!
 //! | file | job |
 //! |---|---|
-//! | `handle.rs` | `Db` and what its clones share (`Inner`): RocksDB, spec, config, side indexes, state, writer |
+//! | `handle.rs` | `Db` and what its clones share (`Inner`): RocksDB, spec, config, side indexes (type-erased), state, writer |
 //! | `options.rs` | creation, handle and query settings; accepted ranges |
 //! | `rocks_options.rs` | RocksDB's options: the database's, each column family's, the SST files' |
 //! | `types.rs` | documents, hits, outcomes, reports |
@@ -11,7 +11,7 @@
 //! | `pending.rs` | one batch's changes before its commit |
 //! | `stored.rs` | what `meta` holds about the database: format, spec (and IDF table), config, table generation, next id |
 //! | `open.rs` | create / open / recover / load the state |
-//! | `close.rs` | the close: the tails written, the memtables flushed |
+//! | `close.rs` | the close: the tails written, the memtables flushed; every column family |
 //! | `candidates.rs` | the rule; the candidate search (the SimHash tables, or the side index that searches instead) |
 //! | `query.rs` | queries, `get`, groups, counters; consistent reads of RocksDB |
 //! | `snapshot.rs` | a query's verification on a snapshot, with no lock held; its bounds |
@@ -21,7 +21,8 @@
 //! | `check.rs` | `check` |
 //! | `compact.rs` | segment compaction, RocksDB flush |
 //! | `reindex.rs` | re-layout: the tables rebuilt with another table count, crash-safe |
-//! | `side/mod.rs` | the seam: the `SideIndex` trait, `Sides`, the ONE registration of each side index |
+//! | `side/mod.rs` | the seam: the `SideIndex` trait, its context types, `Sides`, `Inner::sides` |
+//! | `side/register.rs` | the ONE registration line of each side index |
 //! | `side/metadata.rs` | the metadata index (DOI, title + year): keys, matches, `check` |
 //! | `side/method.rs` | the other methods' sketches and bucket index: the candidate search, keys, `check` |
 //! | `side/contain/` | the containment index: queries, relations, a batch's keys, its tail, `check`, stats, pairs |

@@ -23,7 +23,8 @@ use super::background::table_tail::TABLE_TAIL_FILE_PREFIX;
 use super::handle::{Db, Inner};
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};
-use super::side::{self, Creating, Opening, Sides};
+use super::side::register::register;
+use super::side::{Creating, Opening, Sides};
 use super::state::{DocMeta, State, Writer};
 use super::stored::{read_stored, write_created, Stored};
 
@@ -46,7 +47,7 @@ impl Db {
             containment: create.containment,
         };
         let rocks_path = path.join("rocksdb");
-        let sides = side::register(&create.spec, &config, &opts, &rocks_path)?;
+        let sides = register(&create.spec, &config, &opts, &rocks_path)?;
         sides.each(|s| s.validate())?;
         if rocks_path.exists() {
             return Err(Error::AlreadyExists { path: path.to_path_buf() });
@@ -87,7 +88,7 @@ impl Db {
         let lock = lock_dir(&path, opts.read_only)?;
         let (mut rocks, names, cache) = open_rocks(&rocks_path, &opts)?;
         let stored = read_stored(&rocks, meta_cf(&rocks, &rocks_path)?, &rocks_path, &path, &opts)?;
-        let sides = side::register(&stored.spec, &stored.config, &opts, &rocks_path)?;
+        let sides = register(&stored.spec, &stored.config, &opts, &rocks_path)?;
         if !opts.read_only {
             sides.each(|s| s.upgrade(&mut rocks, &cache, &rocks_path))?;
         }
@@ -132,7 +133,7 @@ impl Db {
                 config: stored.config,
                 layout: stored.layout,
                 table_gen: stored.table_gen,
-                sides,
+                side_indexes: Box::new(sides),
                 opts,
                 state: RwLock::new(state),
                 writer: Mutex::new(writer),
@@ -140,7 +141,7 @@ impl Db {
                 _lock: lock,
             }),
         };
-        db.inner.sides.each(|s| s.opened(&db))?;
+        db.inner.sides().each(|s| s.opened(&db))?;
         Ok(db)
     }
 }

@@ -35,7 +35,7 @@ impl Db {
             ));
         }
         // What a side index keeps of the text (the semantic channel's text to embed).
-        let kept = self.inner.sides.iter().find_map(|s| s.keep_text(&doc));
+        let kept = self.inner.sides().iter().find_map(|s| s.keep_text(&doc));
         // The bibliographic values are validated here, so the writer only indexes well-formed ones.
         let mut prepared = PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)?;
         prepared.text = kept;
@@ -208,7 +208,7 @@ impl Db {
             t: self.inner.config.min_jaccard,
             asked,
         };
-        self.inner.sides.iter().for_each(|s| s.begin_batch());
+        self.inner.sides().iter().for_each(|s| s.begin_batch());
         let mut pend = Pending::default();
         let mut results: Vec<Result<InsertOutcome>> = Vec::with_capacity(docs.len());
         {
@@ -275,7 +275,7 @@ impl Db {
             old,
             dups: &dups,
         };
-        self.inner.sides.each(|s| s.on_place(&placed, id))?;
+        self.inner.sides().each(|s| s.on_place(&placed, id))?;
         pend.simhashes.push(doc.fp.simhash);
         debug_assert!(
             pend.new_docs.last().is_none_or(|p| p.id < id),
@@ -346,7 +346,7 @@ impl Db {
             old,
             dups: &dups,
         };
-        self.inner.sides.each(|s| s.on_decide(&deciding, &mut add))?;
+        self.inner.sides().each(|s| s.on_decide(&deciding, &mut add))?;
         Ok((dups, add))
     }
 

@@ -108,16 +108,21 @@ impl SideIndex for Metadata {
 impl Db {
     // The two metadata queries (paper 001) and the writer's helper.
 
-    /// Live documents whose normalised DOI, or normalised title and year, equal `biblio`'s, with how
-    /// they matched (DOI first; one entry per document).
-    pub fn metadata_matches(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
-        biblio::validate(biblio)?;
-        let found = lookup(
+    /// [`lookup`] in this database's index.
+    fn meta_lookup(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
+        lookup(
             &self.inner.rocks,
             self.inner.rocks.cf_handle(CF_META_IDX),
             biblio,
             &self.inner.rocks_path,
-        )?;
+        )
+    }
+
+    /// Live documents whose normalised DOI, or normalised title and year, equal `biblio`'s, with how
+    /// they matched (DOI first; one entry per document).
+    pub fn metadata_matches(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
+        biblio::validate(biblio)?;
+        let found = self.meta_lookup(biblio)?;
         self.with_state(|st| {
             let mut seen = HashSet::new();
             Ok(found
@@ -171,12 +176,7 @@ impl Db {
         if biblio.is_empty() {
             return Ok(hits);
         }
-        let found = lookup(
-            &self.inner.rocks,
-            self.inner.rocks.cf_handle(CF_META_IDX),
-            biblio,
-            &self.inner.rocks_path,
-        )?;
+        let found = self.meta_lookup(biblio)?;
         for (id, how) in found {
             if Some(id) == exclude || pend.deleted.contains(&id) || seen.contains(&id) {
                 continue;

@@ -303,7 +303,7 @@ impl Db {
     /// sorted (the method side of [`crate::pairs`]).
     pub(crate) fn method_pairs(&self, max_distance: u32, min_shared: Option<u32>) -> Result<Vec<(u64, u64, MethodScore)>> {
         let rule = self.rule(Some(max_distance), min_shared)?;
-        let side = self.inner.sides.get::<MethodSide>();
+        let side = self.inner.sides().get::<MethodSide>();
         self.with_state(|st| {
             let mut ids: Vec<u64> = st.docs.keys().copied().collect();
             ids.sort_unstable();

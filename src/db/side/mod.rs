@@ -1,7 +1,8 @@
 //! The seam of side indexes: everything an index beside the near-duplicate path adds to the
 //! engine's life cycle, behind one trait, [`SideIndex`]. The core (open → decide → commit →
 //! publish → query → check → close) calls [`Sides`] at each step and names no side index; each
-//! side index lives in its own file or folder here and is registered by ONE line in [`register`].
+//! side index lives in its own file or folder here and is registered by ONE line in
+//! `register.rs`.
 //!
 //! | side index | what it adds |
 //! |---|---|
@@ -29,6 +30,7 @@
 mod contain;
 mod metadata;
 mod method;
+pub(super) mod register;
 mod semantic;
 
 use std::any::Any;
@@ -38,10 +40,9 @@ use rocksdb::{Cache, ColumnFamily, WriteBatch, DB};
 
 use crate::error::Result;
 use crate::fingerprint::similarity::{MethodScore, Rule};
-use crate::fingerprint::spec::FingerprintSpec;
 use crate::fingerprint::Fingerprint;
 use crate::intmap::IntMap;
-use crate::store::doc_record::{DbConfig, DocRecord};
+use crate::store::doc_record::DocRecord;
 use crate::store::segment::SegmentSet;
 
 use super::handle::{Db, Inner};
@@ -52,18 +53,6 @@ use super::types::{CheckReport, Hit, NewDoc, PreparedDoc, QueryAnswer, Stats};
 
 /// The side indexes of a database, in registration order (the order every hook runs in).
 pub(crate) struct Sides(Vec<Box<dyn SideIndex>>);
-
-/// Every side index this database's spec and configuration enable: ONE line each. A side index
-/// that can be asked for on a database without it (containment) registers always and answers the
-/// usage error itself.
-pub(super) fn register(spec: &FingerprintSpec, config: &DbConfig, opts: &Options, rocks_path: &Path) -> Result<Sides> {
-    let mut sides = Sides(Vec::new());
-    sides.add(Some(metadata::Metadata));
-    sides.add(method::MethodSide::new(spec, config, opts, rocks_path)?);
-    sides.add(Some(contain::Containment::new(config, opts)));
-    sides.add(semantic::Semantic::new(opts));
-    Ok(sides)
-}
 
 /// What a side index needs at a database's creation.
 #[allow(dead_code)] // `rocks` serves the side indexes that read it
@@ -256,9 +245,19 @@ impl std::fmt::Debug for Sides {
     }
 }
 
+/// No side index (never a handle's: `Inner::sides`'s fallback).
+static NONE: Sides = Sides(Vec::new());
+
+impl Inner {
+    /// The side indexes of this handle (registered at open).
+    pub(crate) fn sides(&self) -> &Sides {
+        self.side_indexes.downcast_ref::<Sides>().unwrap_or(&NONE)
+    }
+}
+
 impl Sides {
     /// Registers `side` (when enabled).
-    fn add(&mut self, side: Option<impl SideIndex>) {
+    pub(super) fn add(&mut self, side: Option<impl SideIndex>) {
         self.0.extend(side.map(|s| Box::new(s) as Box<dyn SideIndex>));
     }
 

@@ -11,8 +11,8 @@ use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DocRecord};
 use crate::store::keys::{contain_key, decode_contain_key, decode_contain_value, CF_CONTAIN};
 
+use super::mem::ContainMem;
 use super::search::scan_contain;
-use super::ContainMem;
 use crate::db::handle::Db;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, Fault};

@@ -8,8 +8,8 @@ use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::store::doc_record::ContainmentConfig;
 use crate::store::keys::{contain_key, decode_contain_key, CF_CONTAIN};
 
+use super::mem::ContainMem;
 use super::search::scan_contain;
-use super::ContainMem;
 use crate::db::handle::Db;
 use crate::db::pending::Pending;
 use crate::db::state::State;

@@ -5,6 +5,7 @@
 //! | file | job |
 //! |---|---|
 //! | `mod.rs` | [`Containment`]: its settings, in-memory part and background write; its hooks |
+//! | `mem.rs` | its in-memory part: the short-key set and the tail |
 //! | `search.rs` | queries with `min_containment`, the writer's containment relations, the candidates' count filter |
 //! | `delta.rs` | one batch's keys: a removed document's deleted in the batch's `WriteBatch`, a new document's added to the tail at publish |
 //! | `tail.rs` | the tail's way to RocksDB (one ingested SST file, a background job) and back at open |
@@ -14,6 +15,7 @@
 
 mod check;
 mod delta;
+mod mem;
 mod pairs;
 mod search;
 mod stats;
@@ -25,7 +27,7 @@ use parking_lot::{Mutex, RwLock};
 use rocksdb::WriteBatch;
 
 use crate::error::{Error, Result};
-use crate::index::contain::{MemContain, ShortKeys, Tail};
+use crate::index::contain::{MemContain, Tail};
 use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DbConfig, DocRecord};
 use crate::store::keys::{CF_CONTAIN, META_CONTAIN_FLOOR};
@@ -39,6 +41,7 @@ use crate::db::state::State;
 use crate::db::types::{CheckReport, InsertOutcome, Precheck, PreparedDoc, QueryAnswer};
 
 use delta::TailDelta;
+use mem::ContainMem;
 
 /// The containment index: registered in every database, so that a request for it on a database
 /// without one gets its usage error ([`Db::contain_cfg`]); `cfg` is `None` there and every hook
@@ -56,16 +59,6 @@ pub(crate) struct Containment {
     staged: Mutex<Option<TailDelta>>,
     /// The writer's: the tail's write running in the background, if any (`tail.rs`).
     job: Mutex<Option<Job<Option<PathBuf>>>>,
-}
-
-/// The containment index's in-memory part.
-#[derive(Default)]
-pub(crate) struct ContainMem {
-    /// Keys of the short documents in the index.
-    pub(crate) short: ShortKeys,
-    /// The postings held in memory: those of the documents at or above the floor, not yet written
-    /// to RocksDB (`tail.rs`).
-    pub(crate) tail: Tail,
 }
 
 impl Containment {
@@ -110,8 +103,8 @@ impl SideIndex for Containment {
     /// The floor (a writer's clean-up of a stopped tail write), the short-key set and the tail.
     fn load(&self, o: &Opening<'_>) -> Result<()> {
         let Some(cfg) = self.cfg else { return Ok(()) };
-        let floor = tail::open_floor(o.rocks, o.meta, o.rocks_path, o.next_id, o.opts.read_only)?;
-        let (short, active) = tail::load_contain(o.rocks, o.rocks_path, cfg, floor, o.docs, o.segs)?;
+        let floor = Self::open_floor(o.rocks, o.meta, o.rocks_path, o.next_id, o.opts.read_only)?;
+        let (short, active) = Self::load_contain(o.rocks, o.rocks_path, cfg, floor, o.docs, o.segs)?;
         *self.mem.write() = ContainMem {
             short,
             tail: Tail::new(floor, active),
@@ -165,9 +158,7 @@ impl SideIndex for Containment {
     /// A background write of the tail still running ends before the handle does (its file, never
     /// ingested, is removed by the next open).
     fn abandon(&self) {
-        if let Some(job) = self.job.lock().take() {
-            let _ = job.wait(tail::CONTAIN_TAIL_WRITER);
-        }
+        self.abandon_tail_write();
     }
 
     fn answer(&self, db: &Db, q: &Query<'_>) -> Option<Result<QueryAnswer>> {
@@ -217,7 +208,7 @@ impl Db {
     /// Whether the tail's active part is empty, and its floor (for the tests of `Db::flush`).
     #[cfg(test)]
     pub(crate) fn contain_tail_of_test(&self) -> (bool, u64) {
-        let side = self.inner.sides.get::<Containment>().expect("registered in every database");
+        let side = self.inner.sides().get::<Containment>().expect("registered in every database");
         let mem = side.mem();
         (mem.tail.active.is_empty(), mem.tail.floor)
     }
@@ -225,7 +216,7 @@ impl Db {
     /// The containment side index (registered in every database).
     fn containment(&self) -> Result<&Containment> {
         self.inner
-            .sides
+            .sides()
             .get::<Containment>()
             .ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, "the containment side index is not registered"))
     }

@@ -13,7 +13,7 @@ use crate::intmap::IntMap;
 use crate::store::doc_record::ContainmentConfig;
 use crate::store::keys::CF_CONTAIN;
 
-use super::ContainMem;
+use super::mem::ContainMem;
 use crate::db::handle::Db;
 use crate::db::options::{check_c, QueryOptions};
 use crate::db::pending::Pending;

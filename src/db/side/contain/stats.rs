@@ -8,8 +8,8 @@ use crate::fingerprint::containment::KeyKind;
 use crate::store::doc_record::ContainmentConfig;
 use crate::store::keys::{decode_contain_key, CF_CONTAIN};
 
+use super::mem::ContainMem;
 use super::search::scan_contain;
-use super::ContainMem;
 use crate::db::handle::Db;
 use crate::db::state::State;
 use crate::db::types::ContainmentStats;

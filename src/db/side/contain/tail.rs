@@ -3,7 +3,7 @@
 //! SST file that RocksDB ingests whole, every `Options::contain_tail_postings` postings
 //! ([`Containment::tail_after_commit`]) and at a clean close ([`Containment::flush_tail`]). The **floor** in `meta` says which
 //! documents' postings RocksDB holds (ids below it); the open re-derives the tail of the documents
-//! at or above it from their stored shingle sets ([`load_contain`]) — so the postings never pass
+//! at or above it from their stored shingle sets ([`Containment::load_contain`]) — so the postings never pass
 //! through the WAL or a memtable, and a crash loses nothing (measured: docs/performance.md, "Issue
 //! 14, ninth sitting"; bytes: docs/format.md). The rest of the index's side: `db::side::contain`.
 
@@ -26,82 +26,8 @@ use crate::db::background::{floor::read_floor, sst};
 use crate::db::handle::Inner;
 use crate::db::state::DocMeta;
 
-/// At open (with the index): the floor. Absent in a database written before the tail existed:
-/// every posting is then in RocksDB, so the floor is the next doc id, and a writer records it
-/// (synced) before anything lands in the tail. A writer also removes the files of tail writes that
-/// stopped before their ingest.
-pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, next_id: u64, read_only: bool) -> Result<u64> {
-    let floor = match read_floor(rocks, meta, rocks_path, META_CONTAIN_FLOOR, next_id)? {
-        Some(f) => f,
-        None => {
-            if !read_only {
-                let mut wo = WriteOptions::default();
-                wo.set_sync(true);
-                rocks
-                    .put_cf_opt(meta, META_CONTAIN_FLOOR, next_id.to_le_bytes(), &wo)
-                    .map_err(|e| Error::rocks("write meta contain_floor", rocks_path, e))?;
-            }
-            next_id
-        }
-    };
-    if !read_only {
-        sst::remove_stale_files(rocks_path, TAIL_FILE_PREFIX)?;
-    }
-    Ok(floor)
-}
-
-/// Name prefix of the tail's SST file while it is written (in the RocksDB directory); one left by
-/// a crash before its ingest is removed at the next writable open.
-const TAIL_FILE_PREFIX: &str = "contain-tail-";
-
-/// At open: the short-key set and the tail. The short keys of RocksDB's short key range below the
-/// floor (entries at or above it are left by a flush that stopped before moving the floor, and are
-/// re-derived like the rest of the tail), then the keys of every live document at or above the
-/// floor, recomputed from its stored set (a set that cannot be read is left to `check`).
-pub(super) fn load_contain(
-    rocks: &DB,
-    path: &Path,
-    cfg: ContainmentConfig,
-    floor: u64,
-    docs: &IntMap<u64, DocMeta>,
-    segs: &SegmentSet,
-) -> Result<(ShortKeys, Postings)> {
-    let cf = rocks.cf_handle(CF_CONTAIN).ok_or_else(|| {
-        Error::corrupt(
-            path,
-            None,
-            "the config has a containment index but column family `contain` is missing",
-        )
-    })?;
-    let mut short = ShortKeys::default();
-    let start = [KeyKind::Short as u8];
-    for item in super::search::scan_contain(rocks, cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
-        let (k, _) = item.map_err(|e| Error::rocks("load containment index", path, e))?;
-        match decode_contain_key(&k) {
-            Some((KeyKind::Short, s, id)) if id < floor => short.add(&[s]),
-            Some((KeyKind::Short, _, _)) => {}
-            Some(_) => break,
-            None => return Err(Error::corrupt(path, None, format!("containment key {k:?} does not decode"))),
-        }
-    }
-    let mut tail = Postings::default();
-    let mut ids: Vec<u64> = docs.keys().copied().filter(|&id| id >= floor).collect();
-    ids.sort_unstable();
-    for id in ids {
-        let Some(set) = docs.get(&id).and_then(|m| segs.read(m.loc, id).ok()) else {
-            continue;
-        };
-        let (kind, keys) = stored_keys(&set, cfg.sample);
-        if kind == KeyKind::Short {
-            short.add(&keys);
-        }
-        tail.add(id, kind, &keys)?;
-    }
-    Ok((short, tail))
-}
-
 /// The stage that names a panic of the tail's background write.
-pub(super) const CONTAIN_TAIL_WRITER: &str = "containment tail writer";
+const CONTAIN_TAIL_WRITER: &str = "containment tail writer";
 
 /// Writes `postings` (those `keep` accepts) as one sorted SST file at `path`; `None` when there is
 /// no posting to write (RocksDB refuses an empty file).
@@ -129,7 +55,89 @@ fn write_tail_file(rp: &Path, path: &Path, postings: &Postings, keep: impl Fn(u6
     Ok(Some(path.to_path_buf()))
 }
 
+/// Name prefix of the tail's SST file while it is written (in the RocksDB directory); one left by
+/// a crash before its ingest is removed at the next writable open.
+const TAIL_FILE_PREFIX: &str = "contain-tail-";
+
 impl Containment {
+    /// At open (with the index): the floor. Absent in a database written before the tail existed:
+    /// every posting is then in RocksDB, so the floor is the next doc id, and a writer records it
+    /// (synced) before anything lands in the tail. A writer also removes the files of tail writes that
+    /// stopped before their ingest.
+    pub(super) fn open_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path, next_id: u64, read_only: bool) -> Result<u64> {
+        let floor = match read_floor(rocks, meta, rocks_path, META_CONTAIN_FLOOR, next_id)? {
+            Some(f) => f,
+            None => {
+                if !read_only {
+                    let mut wo = WriteOptions::default();
+                    wo.set_sync(true);
+                    rocks
+                        .put_cf_opt(meta, META_CONTAIN_FLOOR, next_id.to_le_bytes(), &wo)
+                        .map_err(|e| Error::rocks("write meta contain_floor", rocks_path, e))?;
+                }
+                next_id
+            }
+        };
+        if !read_only {
+            sst::remove_stale_files(rocks_path, TAIL_FILE_PREFIX)?;
+        }
+        Ok(floor)
+    }
+
+    /// At open: the short-key set and the tail. The short keys of RocksDB's short key range below the
+    /// floor (entries at or above it are left by a flush that stopped before moving the floor, and are
+    /// re-derived like the rest of the tail), then the keys of every live document at or above the
+    /// floor, recomputed from its stored set (a set that cannot be read is left to `check`).
+    pub(super) fn load_contain(
+        rocks: &DB,
+        path: &Path,
+        cfg: ContainmentConfig,
+        floor: u64,
+        docs: &IntMap<u64, DocMeta>,
+        segs: &SegmentSet,
+    ) -> Result<(ShortKeys, Postings)> {
+        let cf = rocks.cf_handle(CF_CONTAIN).ok_or_else(|| {
+            Error::corrupt(
+                path,
+                None,
+                "the config has a containment index but column family `contain` is missing",
+            )
+        })?;
+        let mut short = ShortKeys::default();
+        let start = [KeyKind::Short as u8];
+        for item in super::search::scan_contain(rocks, cf, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
+            let (k, _) = item.map_err(|e| Error::rocks("load containment index", path, e))?;
+            match decode_contain_key(&k) {
+                Some((KeyKind::Short, s, id)) if id < floor => short.add(&[s]),
+                Some((KeyKind::Short, _, _)) => {}
+                Some(_) => break,
+                None => return Err(Error::corrupt(path, None, format!("containment key {k:?} does not decode"))),
+            }
+        }
+        let mut tail = Postings::default();
+        let mut ids: Vec<u64> = docs.keys().copied().filter(|&id| id >= floor).collect();
+        ids.sort_unstable();
+        for id in ids {
+            let Some(set) = docs.get(&id).and_then(|m| segs.read(m.loc, id).ok()) else {
+                continue;
+            };
+            let (kind, keys) = stored_keys(&set, cfg.sample);
+            if kind == KeyKind::Short {
+                short.add(&keys);
+            }
+            tail.add(id, kind, &keys)?;
+        }
+        Ok((short, tail))
+    }
+
+    /// A poisoned or read-only close: a background write of the tail still running ends (its file,
+    /// never ingested, is removed by the next open).
+    pub(super) fn abandon_tail_write(&self) {
+        if let Some(job) = self.job.lock().take() {
+            let _ = job.wait(CONTAIN_TAIL_WRITER);
+        }
+    }
+
     /// After each commit (under the writer lock): installs a finished background write; when the
     /// active tail holds `Options::contain_tail_postings`, freezes it and starts writing it (waiting
     /// first for a write still running: the back-pressure that bounds the tail's memory). With 0 the

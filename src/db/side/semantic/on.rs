@@ -373,7 +373,7 @@ impl Corpus for DbCorpus {
     fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, from: u64, cursor: u64) -> sem::Result<()> {
         let db = self.db()?;
         let _w = db.lock_writer().map_err(sem_err)?;
-        let Some(a) = db.inner.sides.get::<Semantic>().and_then(|s| s.active()) else {
+        let Some(a) = db.inner.sides().get::<Semantic>().and_then(|s| s.active()) else {
             return Err(SemanticError::IndexerStopped {
                 cause: "the channel is not loaded".into(),
             });
@@ -404,7 +404,7 @@ impl Corpus for DbCorpus {
 impl Db {
     fn semantic(&self) -> Result<&Active> {
         self.inner
-            .sides
+            .sides()
             .get::<Semantic>()
             .and_then(|s| s.active())
             .ok_or_else(|| Error::InvalidOption {
