@@ -4,7 +4,6 @@
 use rocksdb::IteratorMode;
 
 use crate::error::{Error, Result};
-use crate::fingerprint::similarity::MethodScore;
 use crate::fingerprint::Fingerprint;
 use crate::index;
 use crate::index::rocks::RocksTables;
@@ -166,19 +165,13 @@ impl Db {
             let mut hits = Vec::new();
             self.probe(st, simhash, k, |id, d| {
                 if let Some(meta) = st.docs.get(&id) {
-                    hits.push(Hit {
-                        key: meta.key.to_string(),
+                    hits.push(Hit::unverified(
+                        meta.key.to_string(),
                         id,
-                        hamming: d,
-                        jaccard: None,
-                        shared: None,
-                        containment: None,
-                        reverse_containment: None,
-                        matched: crate::fingerprint::biblio::MatchKind::Text,
-                        score: MethodScore::Hamming(d),
-                        channels: vec![super::types::Channel::Text],
-                        cosine: None,
-                    });
+                        d,
+                        crate::fingerprint::biblio::MatchKind::Text,
+                        super::types::Channel::Text,
+                    ));
                 }
             })?;
             Ok(hits)

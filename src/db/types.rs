@@ -43,6 +43,26 @@ pub struct Hit {
     pub cosine: Option<f32>,
 }
 
+impl Hit {
+    /// A hit whose shingle sets were not compared (a SimHash query's, a semantic match's): its
+    /// key, id and Hamming distance, how it matched and by which channel.
+    pub(crate) fn unverified(key: String, id: u64, hamming: u32, matched: MatchKind, channel: Channel) -> Hit {
+        Hit {
+            key,
+            id,
+            hamming,
+            jaccard: None,
+            shared: None,
+            containment: None,
+            reverse_containment: None,
+            matched,
+            score: MethodScore::Hamming(hamming),
+            channels: vec![channel],
+            cosine: None,
+        }
+    }
+}
+
 /// A channel of paper 001's hybrid: the surface fingerprints or the embeddings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -247,23 +247,25 @@ impl Drop for Indexer {
 /// The loop: wait for work, scan, embed, commit, advance.
 fn run(shared: &Shared, corpus: &dyn Corpus, embedder: &Embedder, planes: &Hyperplanes, opts: &IndexerOptions) -> Result<()> {
     loop {
-        let cursor = {
+        // `acknowledged` is read with this mutex released: the corpus may take its own locks
+        // (the database's state lock), and a thread holding those may want this mutex.
+        let cursor = loop {
+            let ack = corpus.acknowledged();
             let mut st = shared.lock();
-            loop {
-                if st.stop {
-                    return Ok(());
-                }
-                if corpus.acknowledged() > st.cursor {
-                    break;
-                }
-                st.wake = false;
+            if st.stop {
+                return Ok(());
+            }
+            if ack > st.cursor {
+                break st.cursor;
+            }
+            if !st.wake {
                 st = shared
                     .changed
                     .wait_timeout(st, opts.poll)
                     .map(|(g, _)| g)
                     .unwrap_or_else(|p| p.into_inner().0);
             }
-            st.cursor
+            st.wake = false;
         };
         let scan = corpus.scan(cursor, opts.batch)?;
         if scan.next <= cursor {

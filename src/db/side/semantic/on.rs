@@ -29,7 +29,7 @@ use rocksdb::{Cache, WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::biblio::MatchKind;
-use crate::fingerprint::similarity::{hamming, MethodScore};
+use crate::fingerprint::similarity::hamming;
 use crate::intmap::IntMap;
 use crate::semantic::{
     self as sem, embed_text, BackfillReport, Corpus, Embedder, EmbedderOptions, Indexer, IndexerOptions, Scan, SemanticChannel,
@@ -308,20 +308,9 @@ fn union_hits(
     })?;
     for ((id, cosine), meta) in extra.into_iter().zip(metas) {
         let Some((key, fp)) = meta else { continue }; // deleted meanwhile
-        let d = hamming(fp, simhash);
-        answer.hits.push(Hit {
-            key,
-            id,
-            hamming: d,
-            jaccard: None,
-            shared: None,
-            containment: None,
-            reverse_containment: None,
-            matched: MatchKind::Semantic,
-            score: MethodScore::Hamming(d),
-            channels: vec![Channel::Semantic],
-            cosine: Some(cosine),
-        });
+        let mut hit = Hit::unverified(key, id, hamming(fp, simhash), MatchKind::Semantic, Channel::Semantic);
+        hit.cosine = Some(cosine);
+        answer.hits.push(hit);
     }
     Ok(())
 }
@@ -396,6 +385,8 @@ impl Corpus for DbCorpus {
             .write_opt(batch, &wo)
             .map_err(SemanticError::rocks("the indexer's commit"))?;
         let published: Vec<(u64, StoredVector)> = kept.into_iter().map(|(id, v, _)| (id, v)).collect();
+        // in step with the published documents: under the state's write lock (the seam's rule)
+        let _st = db.inner.state.write();
         a.channel.publish(&published);
         Ok(())
     }
