@@ -534,7 +534,7 @@ mod in_db {
         let cos: Vec<f32> = a.hits[1..].iter().map(|h| h.cosine.unwrap()).collect();
         assert!(cos.windows(2).all(|w| w[0] >= w[1]), "best cosine first: {cos:?}");
         // β above every cosine but the text hit's: the text channel alone for the others
-        o.min_cosine = Some(cos[0] + 1e-4);
+        o.min_cosine = Some((cos[0] + 1e-4).min(1.0));
         let a = d.query_answer(&sentence(5), &o).unwrap();
         assert_eq!(a.hits.len(), 1);
         // limit applies to the union
