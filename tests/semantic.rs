@@ -647,3 +647,32 @@ mod in_db {
         assert!(d.check().unwrap().faults.is_empty());
     }
 }
+
+/// `fpdb eval --semantic`: the text channel, the semantic channel and their union on labelled pairs.
+#[test]
+fn eval_scores_the_two_channels_and_their_union() {
+    use fpdb::eval::semantic::{semantic_eval, LabelledPair};
+    let t = tempfile::tempdir().unwrap();
+    let m = load(&tiny(t.path(), 1), 32);
+    let pair = |a: u64, b: u64, dup: bool| LabelledPair {
+        a: sentence(a),
+        b: sentence(b),
+        dup,
+    };
+    let pairs = vec![pair(1, 1, true), pair(4, 4, true), pair(2, 3, false)];
+    let r = semantic_eval(&m, &fpdb::FingerprintSpec::default(), 12, 0.9, &pairs).unwrap();
+    assert_eq!((r.pairs, r.duplicates), (3, 2));
+    assert_eq!(
+        (r.text.counts.tp, r.text.counts.fp, r.text.counts.fn_),
+        (2, 0, 0),
+        "verbatim copies"
+    );
+    assert!(r.mean_cosine.0 > 0.999);
+    assert_eq!(r.sweep.len(), 26);
+    assert_eq!(r.sweep[0].semantic.counts.tp, 2, "cosine 1 ≥ 0.5");
+    for row in &r.sweep {
+        assert_eq!(row.union.counts.tp, 2, "the union keeps the text channel's finds at β {}", row.beta);
+        assert!(row.union.counts.fp >= row.semantic.counts.fp);
+    }
+    assert!(r.markdown().contains("| 0.76 |"));
+}

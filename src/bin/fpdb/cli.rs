@@ -536,6 +536,15 @@ pub struct EvalArgs {
     /// evaluated corpus itself).
     #[arg(long)]
     pub idf_from: Option<PathBuf>,
+    /// Paper 001's Table 4 instead (an fpdb built with the `semantic` feature): CORPUS holds
+    /// labelled pairs {"a": text, "b": text, "dup": bool} (scripts/semantic_corpus.py); text-only,
+    /// semantic-only (cosine >= β, β swept 0.50..1.00) and union P/R/F1 with this model. Writes
+    /// NAME-semantic.md and .json.
+    #[arg(long, value_name = "MODEL_DIR", conflicts_with = "methods")]
+    pub semantic: Option<PathBuf>,
+    /// With --semantic: tokens embedded per text.
+    #[arg(long, default_value_t = 256, requires = "semantic", value_parser = RangedU64ValueParser::<usize>::new().range(3..=8192))]
+    pub semantic_max_tokens: usize,
 }
 
 #[derive(Args, Debug)]
