@@ -50,6 +50,7 @@ pub mod fingerprint;
 mod hugebuf;
 mod index;
 mod intmap;
+pub mod output;
 mod pipeline;
 #[cfg(feature = "semantic")]
 pub mod semantic;

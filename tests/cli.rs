@@ -554,3 +554,98 @@ fn quiet_prints_nothing_but_errors_and_keeps_exit_codes() {
     assert_eq!(json_lines(&ok(&o)).len(), docs.len());
     assert!(stderr(&o).contains("ingested"), "{}", stderr(&o));
 }
+
+/// The keys of a printed JSON object, after checking that the line is printed with the keys of
+/// every object sorted (as the CLI has always printed them: the canonical form of its value).
+/// (Numbers are compared as `N`: serde_json's default float parsing may move the last digit.)
+fn printed_keys(line: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(
+        numbers_blanked(line),
+        numbers_blanked(&v.to_string()),
+        "printed with its keys sorted"
+    );
+    v.as_object().unwrap().keys().cloned().collect()
+}
+
+/// JSON text with every number outside strings replaced by `N`.
+fn numbers_blanked(json: &str) -> String {
+    let (mut out, mut in_string, mut escaped) = (String::new(), false, false);
+    for c in json.chars() {
+        let number = !in_string && (c.is_ascii_digit() || "+-.eE".contains(c));
+        if in_string {
+            (in_string, escaped) = (escaped || c != '"', !escaped && c == '\\');
+        } else {
+            in_string = c == '"';
+        }
+        if !number {
+            out.push(c);
+        } else if !out.ends_with('N') {
+            out.push('N');
+        }
+    }
+    out
+}
+
+#[test]
+fn json_lines_print_the_library_shapes_with_their_keys_sorted() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = new_db(dir.path(), "db");
+    let (jsonl, docs) = corpus();
+    let input = dir.path().join("in.jsonl");
+    std::fs::write(&input, jsonl.lines().take(2).collect::<Vec<_>>().join("\n")).unwrap();
+    let out = ok(&fpdb(&["ingest", &db, input.to_str().unwrap(), "--json"]));
+    let lines: Vec<&str> = out.lines().collect();
+    let outcome = [
+        "canonical",
+        "containment",
+        "duplicates",
+        "group",
+        "group_size",
+        "id",
+        "key",
+        "replaced",
+        "stored",
+    ];
+    assert_eq!(printed_keys(lines[1]), outcome);
+    let hit = serde_json::to_string(&serde_json::from_str::<serde_json::Value>(lines[1]).unwrap()["duplicates"][0]).unwrap();
+    // `channels` and `cosine`: the semantic channel's fields (issue 33), on every hit
+    let hit_keys = [
+        "channels",
+        "containment",
+        "cosine",
+        "hamming",
+        "id",
+        "jaccard",
+        "key",
+        "match",
+        "reverse_containment",
+        "score",
+        "shared",
+    ];
+    assert_eq!(printed_keys(&hit), hit_keys);
+    let out = ok(&fpdb(&["query", &db, "--text", &docs[1].1, "--json"]));
+    assert_eq!(printed_keys(out.lines().next().unwrap()), hit_keys);
+    let out = ok(&fpdb(&["get", &db, &docs[0].0, "--json"]));
+    let get = [
+        "canonical",
+        "doi",
+        "group",
+        "group_members",
+        "id",
+        "inserted_at_ms",
+        "key",
+        "meta",
+        "shingles",
+        "simhash",
+        "title",
+        "year",
+    ];
+    assert_eq!(printed_keys(out.trim()), get);
+    let out = ok(&fpdb(&["stats", &db, "--json"]));
+    let keys = printed_keys(out.trim());
+    assert!(
+        keys.contains(&"best_tables".to_string()) && keys.contains(&"containment".to_string()),
+        "{keys:?}"
+    );
+}

@@ -59,7 +59,7 @@ impl Db {
                 py,
                 Kind::Closed,
                 format!("database {} is closed; open it again with fpdb.Db.open", self.path.display()),
-                &[],
+                &[] as &[(&str, _)],
             )),
         }
     }
@@ -165,15 +165,8 @@ impl Db {
     fn reindex<'py>(py: Python<'py>, path: PathBuf, tables: Option<&Bound<'_, PyAny>>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let tables = convert::tables(py, tables)?;
         let r = py.detach(move || Engine::reindex(&path, tables, |_, _| {})).or_raise(py)?;
-        let d = pyo3::types::PyDict::new(py);
-        d.set_item("docs", r.docs)?;
-        d.set_item("tables_before", r.tables_before)?;
-        d.set_item("tables_after", r.tables_after)?;
-        d.set_item("generation", r.generation)?;
-        d.set_item("changed", r.changed)?;
-        d.set_item("model_us_before", r.model_us_before)?;
-        d.set_item("model_us_after", r.model_us_after)?;
-        Ok(d)
+        // The library's shape of the report, as `fpdb --json reindex` prints it.
+        types::to_dict(py, &r)
     }
 
     /// Opens an existing database. `read_only=True` writes nothing and takes no lock (it sees the
@@ -531,18 +524,7 @@ impl Db {
                 };
                 Ok(PairsReport {
                     docs: rep.docs,
-                    pairs: rep
-                        .pairs
-                        .into_iter()
-                        .map(|p| Pair {
-                            a: key(p.a),
-                            b: key(p.b),
-                            a_id: p.a,
-                            b_id: p.b,
-                            hamming: p.hamming,
-                            jaccard: p.jaccard,
-                        })
-                        .collect(),
+                    pairs: rep.pairs.into_iter().map(|p| Pair::new(&p, key)).collect(),
                     groups,
                     by_hamming: rows(rep.by_hamming),
                     by_jaccard: rows(rep.by_jaccard),

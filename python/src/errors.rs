@@ -9,7 +9,8 @@ use pyo3::exceptions::{PyException, PyFileExistsError, PyFileNotFoundError, PyOS
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
-use pyo3::IntoPyObjectExt;
+
+use fpdb::output::ErrorFields;
 
 use crate::api::Error;
 
@@ -167,7 +168,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// A new exception of `kind` with `message` and the given attributes.
-pub fn raise(py: Python<'_>, kind: Kind, message: String, attrs: &[(&str, Py<PyAny>)]) -> PyErr {
+pub fn raise<N: AsRef<str>>(py: Python<'_>, kind: Kind, message: String, attrs: &[(N, Py<PyAny>)]) -> PyErr {
     let ty = match class(py, kind) {
         Ok(t) => t,
         Err(e) => return e,
@@ -175,107 +176,38 @@ pub fn raise(py: Python<'_>, kind: Kind, message: String, attrs: &[(&str, Py<PyA
     let err = PyErr::from_type(ty, (message,));
     let value = err.value(py);
     for (name, v) in attrs {
-        if let Err(e) = value.setattr(*name, v) {
+        if let Err(e) = value.setattr(name.as_ref(), v) {
             return e;
         }
     }
     err
 }
 
-fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
-    v.into_py_any(py).unwrap_or_else(|_| py.None())
-}
-
-/// The Python exception for a library error.
+/// The Python exception for a library error: its class by kind, its message, and the error's
+/// evidence (`fpdb::output::ErrorFields`: op, path, errno, field, expected, found, doc, key, ...)
+/// as attributes.
 pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
-    let message = e.to_string();
-    let p = |path: &std::path::Path| obj(py, path.display().to_string());
-    match &e {
-        Error::Io { op, path, source } => raise(
-            py,
-            Kind::Io,
-            message,
-            &[
-                ("op", obj(py, *op)),
-                ("path", p(path)),
-                // errno alone (no filename/strerror) keeps str(e) = fpdb's message.
-                ("errno", obj(py, source.raw_os_error())),
-            ],
-        ),
-        Error::Rocks {
-            op,
-            path,
-            kind,
-            message: m,
-        } => raise(
-            py,
-            Kind::Rocks,
-            message,
-            &[
-                ("op", obj(py, *op)),
-                ("path", p(path)),
-                ("kind", obj(py, kind.to_string())),
-                ("message", obj(py, m.as_str())),
-            ],
-        ),
-        Error::Locked { path } => raise(py, Kind::Locked, message, &[("path", p(path))]),
-        Error::NotFound { path } => raise(py, Kind::NotFound, message, &[("path", p(path))]),
-        Error::AlreadyExists { path } => raise(py, Kind::AlreadyExists, message, &[("path", p(path))]),
-        Error::SpecMismatch {
-            path,
-            field,
-            expected,
-            found,
-        } => raise(
-            py,
-            Kind::SpecMismatch,
-            message,
-            &[
-                ("path", p(path)),
-                ("field", obj(py, *field)),
-                ("expected", obj(py, expected.as_str())),
-                ("found", obj(py, found.as_str())),
-            ],
-        ),
-        Error::Version {
-            what,
-            path,
-            expected,
-            found,
-        } => raise(
-            py,
-            Kind::Version,
-            message,
-            &[
-                ("what", obj(py, *what)),
-                ("path", p(path)),
-                ("expected", obj(py, *expected)),
-                ("found", obj(py, *found)),
-            ],
-        ),
-        Error::Corruption { path, doc, what } => raise(
-            py,
-            Kind::Corruption,
-            message,
-            &[("path", p(path)), ("doc", obj(py, *doc)), ("what", obj(py, what.as_str()))],
-        ),
-        Error::InvalidOption { name, message: m } => raise(
-            py,
-            Kind::InvalidOption,
-            message,
-            &[("option", obj(py, *name)), ("message", obj(py, m.as_str()))],
-        ),
-        Error::InvalidInput { key, message: m } => raise(
-            py,
-            Kind::InvalidInput,
-            message,
-            &[("key", obj(py, key.as_deref())), ("message", obj(py, m.as_str()))],
-        ),
-        Error::Poisoned { cause } => raise(py, Kind::Poisoned, message, &[("cause", obj(py, cause.as_str()))]),
-        Error::ReadOnly { path } => raise(py, Kind::ReadOnly, message, &[("path", p(path))]),
-        // Failpoint injections and kinds added to the library later: the base class.
-        _ => raise(py, Kind::Base, message, &[]),
-    }
+    let kind = match &e {
+        Error::Io { .. } => Kind::Io,
+        Error::Rocks { .. } => Kind::Rocks,
+        Error::Locked { .. } => Kind::Locked,
+        Error::NotFound { .. } => Kind::NotFound,
+        Error::AlreadyExists { .. } => Kind::AlreadyExists,
+        Error::SpecMismatch { .. } => Kind::SpecMismatch,
+        Error::Version { .. } => Kind::Version,
+        Error::Corruption { .. } => Kind::Corruption,
+        Error::InvalidOption { .. } => Kind::InvalidOption,
+        Error::InvalidInput { .. } => Kind::InvalidInput,
+        Error::Poisoned { .. } => Kind::Poisoned,
+        Error::ReadOnly { .. } => Kind::ReadOnly,
+        // Panics, failpoint injections and kinds added to the library later: the base class.
+        _ => Kind::Base,
+    };
+    let attrs = match crate::types::to_dict(py, &ErrorFields(&e)) {
+        Ok(d) => d.iter().map(|(k, v)| (k.to_string(), v.unbind())).collect::<Vec<_>>(),
+        Err(err) => return err,
+    };
+    raise(py, kind, e.to_string(), &attrs)
 }
 
 /// `Result<T, fpdb::Error>` → `PyResult<T>`.

@@ -139,7 +139,7 @@ impl IngestResult {
     /// True when the document was stored.
     #[getter]
     fn stored(&self) -> bool {
-        self.outcome.as_ref().is_some_and(|o| o.get().id.is_some())
+        self.outcome.as_ref().is_some_and(|o| o.get().stored())
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {

@@ -16,13 +16,12 @@ mod types;
 /// is a one-line fix here. Everything else in this crate uses `crate::api::*`.
 mod api {
     pub use fpdb::fingerprint::method::Method;
-    pub use fpdb::fingerprint::similarity::MethodScore;
     pub use fpdb::fingerprint::weighted::IdfTable;
     pub use fpdb::{
         fingerprint, CheckReport, CompactStats, CreateOptions, Db as Engine, Dedup, Document, Error, FingerprintSpec,
         GroupInfo as EngineGroup, Hit as EngineHit, InsertOutcome as EngineOutcome, NewDoc, Options, QueryOptions, Stats, Tables,
     };
-    pub use fpdb::{groups as pair_groups, pairs, DistRow as DistRowEngine, PairsOptions};
+    pub use fpdb::{groups as pair_groups, pairs, DistRow as DistRowEngine, Pair, PairsOptions};
     pub use fpdb::{Biblio, ContainPair, ContainmentConfig, ContainmentStats};
     pub use fpdb::{DocResult, IngestOptions, IngestStats};
     pub use fpdb::{ShingleUnit, Weighting};

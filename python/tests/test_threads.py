@@ -127,11 +127,14 @@ def test_an_abandoned_ingest_drains_without_the_gil(tmp_path):
         # One drain lasts as long as the batches in flight at the drop (tens of ms here), so abandon
         # ingests of long documents until the drains add up to enough time to show the other thread.
         took, turns, rounds = 0.0, 0, 0
+        acked = []
         with Ticker() as ticker:
             while took < 0.3 and rounds < 40:
                 docs = ((f"{rounds}-{k}", " ".join([t] * 20)) for k, t in lazy_corpus(100_000, seed=rounds))
                 ing = db.ingest(docs, batch_size=4000)
-                assert next(ing).ok
+                first = next(ing)
+                assert first.ok and first.stored
+                acked.append(first.key)
 
                 def drop():
                     nonlocal ing
@@ -143,7 +146,11 @@ def test_an_abandoned_ingest_drains_without_the_gil(tmp_path):
         assert took >= 0.3, f"{rounds} drains took {took:.3f} s: too short to show anything"
         # With the GIL held during a drain, the other thread gets no turn inside it.
         assert turns >= 10, f"{turns} turns of the other thread during {rounds} drains of {took:.3f} s"
-        assert len(db) > 4000 * rounds
+        # What was acknowledged before each drop is stored, and the drained batches left the
+        # database consistent. (How many documents a drain commits depends on how far the batcher
+        # got: its latency bound cuts a batch short on a loaded machine, so no count is asserted.)
+        assert all(k in db for k in acked), [k for k in acked if k not in db]
+        assert len(db) >= rounds and db.check().ok
 
 
 def test_a_db_dropped_without_close_flushes_without_the_gil(tmp_path):

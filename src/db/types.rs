@@ -9,14 +9,15 @@ use crate::store::doc_record::DocRecord;
 use super::options::validate_key;
 
 /// One query hit.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Hit {
     /// External key.
     pub key: String,
     /// Doc id.
     pub id: u64,
     /// Hamming distance of the SimHashes; under another method, its distance
-    /// ([`MethodScore::distance`]: differing bits, or differing supershingles).
+    /// (`MethodScore::distance`: differing bits, or differing supershingles).
     pub hamming: u32,
     /// Exact Jaccard of the shingle sets (absent for fingerprint-only queries).
     pub jaccard: Option<f64>,
@@ -30,7 +31,7 @@ pub struct Hit {
     pub reverse_containment: Option<f64>,
     /// How it matched: verified text, or an exact metadata match (then Hamming distance, Jaccard
     /// and containment are given for information only).
-    #[serde(rename = "match", serialize_with = "match_name")]
+    #[serde(rename = "match")]
     pub matched: MatchKind,
     /// The method's own similarity (supershingles shared, agreeing bits, Hamming per
     /// lexicon; the Hamming distance under simhash).
@@ -65,6 +66,7 @@ impl Hit {
 
 /// A channel of paper 001's hybrid: the surface fingerprints or the embeddings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 #[non_exhaustive]
 pub enum Channel {
@@ -95,16 +97,12 @@ pub(super) fn sort_hits(hits: &mut [Hit]) {
     });
 }
 
-/// `Hit::matched` as its name (`text`, `doi`, `title_year`).
-fn match_name<S: serde::Serializer>(m: &MatchKind, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(m.as_str())
-}
-
-/// A query's answer with its bounds ([`Db::query_answer`](crate::Db::query_answer)): the hits,
+/// A query's answer with its bounds (`Db::query_answer`): the hits,
 /// how many candidates were verified by exact Jaccard (or containment), and whether some that
 /// passed the filters were left unverified (by `QueryOptions::max_candidates` or
 /// `QueryOptions::deadline`).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[non_exhaustive]
 pub struct QueryAnswer {
     /// The verified hits, best first (at most `QueryOptions::limit`).
@@ -119,7 +117,8 @@ pub struct QueryAnswer {
 }
 
 /// A duplicate group as seen at a point in time.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct GroupInfo {
     /// Group id = doc id of the canonical member.
     pub id: u64,
@@ -243,7 +242,8 @@ pub struct Document {
 }
 
 /// Counters.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Stats {
     /// Live documents.
     pub docs: u64,
@@ -260,7 +260,7 @@ pub struct Stats {
     /// Number of tables.
     pub tables: u32,
     /// The number of tables the cost model finds best for this many documents at the default k
-    /// (`index::layout::best_tables`; [`Db::reindex`](crate::Db::reindex) with `Tables::Auto`
+    /// (`index::layout::best_tables`; `Db::reindex` with `Tables::Auto`
     /// applies it). Equal to `tables` where a re-layout is not possible (multi-lexicon).
     pub best_tables: u32,
     /// Default k.
@@ -329,7 +329,7 @@ impl Precheck {
 
 /// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan
 /// of the index).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContainmentStats {
     /// Sampling rate n (one shingle in n is a sample).
     pub sample: u32,

@@ -56,7 +56,9 @@ impl Biblio {
 }
 
 /// How a hit matched the document asked about.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
 pub enum MatchKind {
     /// Verified text near-duplicate (SimHash within k, Jaccard ≥ t).
     #[default]

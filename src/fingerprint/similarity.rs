@@ -319,7 +319,8 @@ pub struct Rule {
 }
 
 /// How similar two documents are under a method: what a hit reports.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MethodScore {
     /// simhash, weighted-simhash: differing bits of the 64-bit SimHashes.

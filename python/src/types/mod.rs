@@ -3,9 +3,10 @@
 //! This module holds the helpers they share and `register`; the classes live in its submodules, by
 //! topic, and are re-exported here.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-use pyo3::IntoPyObjectExt;
+use serde::Serialize;
 
 mod docs;
 mod hits;
@@ -19,16 +20,25 @@ pub use pairs::{ContainPair, DistRow, Pair, PairGroup, PairsReport};
 pub use spec::{fingerprint, spec_arg, Fingerprint, Spec};
 pub use stats::{CheckReport, CompactStats, ContainmentStats, Fault, IngestStats, Stats};
 
-fn dict<'py>(py: Python<'py>, items: &[(&str, Py<PyAny>)]) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in items {
-        d.set_item(*k, v)?;
-    }
-    Ok(d)
+/// A value's JSON shape (its serde form, `fpdb::output`) as Python objects: dicts, lists, str,
+/// int, float, bool and None, as `json.loads` makes them of the text the CLI prints.
+fn py_value<T: Serialize + ?Sized>(py: Python<'_>, v: &T) -> PyResult<Py<PyAny>> {
+    let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(format!("cannot encode a result as JSON: {e}")))?;
+    crate::convert::json_loads(py, &text)
 }
 
-fn o<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> PyResult<Py<PyAny>> {
-    v.into_py_any(py)
+/// `to_dict()` of a result class: [`py_value`] of the library's value, a dict.
+pub(crate) fn to_dict<'py, T: Serialize + ?Sized>(py: Python<'py>, v: &T) -> PyResult<Bound<'py, PyDict>> {
+    Ok(py_value(py, v)?.into_bound(py).cast_into::<PyDict>()?)
+}
+
+/// `Name(field=repr, ...)`: a result class's repr() from its dict, every field in order.
+fn repr_of<T: Serialize + ?Sized>(py: Python<'_>, name: &str, v: &T) -> PyResult<String> {
+    let fields = to_dict(py, v)?
+        .iter()
+        .map(|(k, v)| Ok(format!("{}={}", k.str()?, v.repr()?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(format!("{name}({})", fields.join(", ")))
 }
 
 /// A str as Python's repr() shows it (single quotes when the text has none).
@@ -42,10 +52,6 @@ pub(crate) fn r(s: &str) -> String {
 
 pub(crate) fn ro(s: &Option<String>) -> String {
     s.as_deref().map_or("None".into(), r)
-}
-
-fn jaccard_repr(j: Option<f64>) -> String {
-    j.map_or("None".into(), |j| format!("{j:?}"))
 }
 
 fn int_repr<T: std::fmt::Display>(v: Option<T>) -> String {

@@ -4,152 +4,145 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::{dict, jaccard_repr, o, r};
-use crate::api::ContainPair as EngineContainPair;
+use fpdb::output::{ContainPairLine, PairLine};
 
-/// One pair of stored documents within the distance (a < b by doc id).
+use super::{r, repr_of, to_dict};
+use crate::api::{ContainPair as EngineContainPair, Pair as EnginePair};
+
+/// A pair of stored documents within the distance (a_id < b_id): their keys and ids, Hamming
+/// distance and (when verified) Jaccard.
 #[pyclass(frozen, eq, module = "fpdb")]
 #[derive(Clone, Debug, PartialEq)]
-pub struct Pair {
-    /// Key of the earlier document.
-    #[pyo3(get)]
-    pub a: String,
-    /// Key of the later document.
-    #[pyo3(get)]
-    pub b: String,
-    /// Doc id of the earlier document.
-    #[pyo3(get)]
-    pub a_id: u64,
-    /// Doc id of the later document.
-    #[pyo3(get)]
-    pub b_id: u64,
-    /// Hamming distance.
-    #[pyo3(get)]
-    pub hamming: u32,
-    /// Exact Jaccard (only when min_jaccard was given).
-    #[pyo3(get)]
-    pub jaccard: Option<f64>,
+pub struct Pair(PairLine);
+
+impl Pair {
+    pub fn new(p: &EnginePair, key: impl Fn(u64) -> String) -> Self {
+        Pair(PairLine::new(p, key))
+    }
 }
 
 #[pymethods]
 impl Pair {
-    fn __repr__(&self) -> String {
-        format!(
-            "Pair(a={}, b={}, a_id={}, b_id={}, hamming={}, jaccard={})",
-            r(&self.a),
-            r(&self.b),
-            self.a_id,
-            self.b_id,
-            self.hamming,
-            jaccard_repr(self.jaccard)
-        )
+    /// Key of the document with the smaller id.
+    #[getter]
+    fn a(&self) -> &str {
+        &self.0.a
     }
 
-    /// The pair as a dict (the fields of `fpdb --json pairs`).
+    /// Key of the document with the larger id.
+    #[getter]
+    fn b(&self) -> &str {
+        &self.0.b
+    }
+
+    /// The smaller doc id.
+    #[getter]
+    fn a_id(&self) -> u64 {
+        self.0.a_id
+    }
+
+    /// The larger doc id.
+    #[getter]
+    fn b_id(&self) -> u64 {
+        self.0.b_id
+    }
+
+    /// Hamming distance of the SimHashes (a method's own distance under another method).
+    #[getter]
+    fn hamming(&self) -> u32 {
+        self.0.hamming
+    }
+
+    /// Exact Jaccard (only when min_jaccard was given).
+    #[getter]
+    fn jaccard(&self) -> Option<f64> {
+        self.0.jaccard
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr_of(py, "Pair", &self.0)
+    }
+
+    /// The pair as a dict: the fields of `fpdb --json pairs`, key for key.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        dict(
-            py,
-            &[
-                ("a", o(py, &self.a)?),
-                ("b", o(py, &self.b)?),
-                ("a_id", o(py, self.a_id)?),
-                ("b_id", o(py, self.b_id)?),
-                ("hamming", o(py, self.hamming)?),
-                ("jaccard", o(py, self.jaccard)?),
-            ],
-        )
+        to_dict(py, &self.0)
     }
 }
 
-/// One containment pair of `Db.containment_pairs` (a < b by doc id): one document inside the
-/// other (or each inside the other) with containment at least the threshold.
+/// A pair of stored documents, one inside the other at the threshold asked (a_id < b_id).
 #[pyclass(frozen, eq, module = "fpdb")]
 #[derive(Clone, Debug, PartialEq)]
-pub struct ContainPair {
-    /// Key of the earlier document.
-    #[pyo3(get)]
-    pub a: String,
-    /// Key of the later document.
-    #[pyo3(get)]
-    pub b: String,
-    /// Doc id of the earlier document.
-    #[pyo3(get)]
-    pub a_id: u64,
-    /// Doc id of the later document.
-    #[pyo3(get)]
-    pub b_id: u64,
-    /// "a<b" (a inside b), "b<a" (b inside a) or "both", at the threshold asked for.
-    #[pyo3(get)]
-    pub direction: &'static str,
-    /// |A ∩ B| / |A|: a inside b.
-    #[pyo3(get)]
-    pub a_in_b: f64,
-    /// |A ∩ B| / |B|: b inside a.
-    #[pyo3(get)]
-    pub b_in_a: f64,
-    /// Exact Jaccard.
-    #[pyo3(get)]
-    pub jaccard: f64,
-    /// |A ∩ B|: shared shingles.
-    #[pyo3(get)]
-    pub shared: u32,
-}
+pub struct ContainPair(ContainPairLine);
 
 impl ContainPair {
-    /// `p` with its keys and its direction at threshold `c` (as `fpdb pairs --min-containment`).
     pub fn new(p: EngineContainPair, c: f64, key: impl Fn(u64) -> String) -> Self {
-        let direction = match (p.a_in_b >= c, p.b_in_a >= c) {
-            (true, true) => "both",
-            (true, false) => "a<b",
-            _ => "b<a",
-        };
-        ContainPair {
-            a: key(p.a),
-            b: key(p.b),
-            a_id: p.a,
-            b_id: p.b,
-            direction,
-            a_in_b: p.a_in_b,
-            b_in_a: p.b_in_a,
-            jaccard: p.jaccard,
-            shared: p.shared,
-        }
+        ContainPair(ContainPairLine::new(&p, c, key))
     }
 }
 
 #[pymethods]
 impl ContainPair {
-    fn __repr__(&self) -> String {
-        format!(
-            "ContainPair(a={}, b={}, a_id={}, b_id={}, direction={}, a_in_b={:?}, b_in_a={:?}, jaccard={:?}, shared={})",
-            r(&self.a),
-            r(&self.b),
-            self.a_id,
-            self.b_id,
-            r(self.direction),
-            self.a_in_b,
-            self.b_in_a,
-            self.jaccard,
-            self.shared
-        )
+    /// Key of the document with the smaller id.
+    #[getter]
+    fn a(&self) -> &str {
+        &self.0.a
     }
 
-    /// The pair as a dict (the fields of `fpdb --json pairs --min-containment`).
+    /// Key of the document with the larger id.
+    #[getter]
+    fn b(&self) -> &str {
+        &self.0.b
+    }
+
+    /// The smaller doc id.
+    #[getter]
+    fn a_id(&self) -> u64 {
+        self.0.a_id
+    }
+
+    /// The larger doc id.
+    #[getter]
+    fn b_id(&self) -> u64 {
+        self.0.b_id
+    }
+
+    /// "a<b" (a inside b), "b<a", or "both" (each inside the other at the threshold).
+    #[getter]
+    fn direction(&self) -> &str {
+        &self.0.direction
+    }
+
+    /// |A ∩ B| / |A|: a inside b.
+    #[getter]
+    fn a_in_b(&self) -> f64 {
+        self.0.a_in_b
+    }
+
+    /// |A ∩ B| / |B|: b inside a.
+    #[getter]
+    fn b_in_a(&self) -> f64 {
+        self.0.b_in_a
+    }
+
+    /// Exact Jaccard.
+    #[getter]
+    fn jaccard(&self) -> f64 {
+        self.0.jaccard
+    }
+
+    /// Shared shingles, |A ∩ B|.
+    #[getter]
+    fn shared(&self) -> u32 {
+        self.0.shared
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr_of(py, "ContainPair", &self.0)
+    }
+
+    /// The pair as a dict: the fields of `fpdb --json pairs --min-containment`, key for key.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        dict(
-            py,
-            &[
-                ("a", o(py, &self.a)?),
-                ("b", o(py, &self.b)?),
-                ("a_id", o(py, self.a_id)?),
-                ("b_id", o(py, self.b_id)?),
-                ("direction", o(py, self.direction)?),
-                ("a_in_b", o(py, self.a_in_b)?),
-                ("b_in_a", o(py, self.b_in_a)?),
-                ("jaccard", o(py, self.jaccard)?),
-                ("shared", o(py, self.shared)?),
-            ],
-        )
+        to_dict(py, &self.0)
     }
 }
 

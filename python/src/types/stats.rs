@@ -4,7 +4,9 @@
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use super::{dict, int_repr, o, r, ro};
+use fpdb::output::StatsLine;
+
+use super::{int_repr, r, repr_of, ro, to_dict};
 use crate::api::{
     CheckReport as EngineCheck, CompactStats as EngineCompact, ContainmentStats as EngineContainmentStats,
     IngestStats as EngineIngestStats, Stats as EngineStats,
@@ -14,189 +16,183 @@ use crate::api::{
 #[pyclass(frozen, module = "fpdb")]
 #[derive(Clone, Debug)]
 pub struct Stats {
-    /// Live documents.
-    #[pyo3(get)]
-    pub docs: u64,
-    /// Groups with at least two members.
-    #[pyo3(get)]
-    pub groups: u64,
-    /// Documents in groups with at least two members.
-    #[pyo3(get)]
-    pub grouped_docs: u64,
-    /// Segment files.
-    #[pyo3(get)]
-    pub segments: u64,
-    /// Bytes in segment files.
-    #[pyo3(get)]
-    pub segment_bytes: u64,
-    /// Bytes of live records.
-    #[pyo3(get)]
-    pub live_bytes: u64,
-    /// Number of tables.
-    #[pyo3(get)]
-    pub tables: u32,
-    /// The number of tables the cost model finds best at this size (`reindex(path)` applies it).
-    #[pyo3(get)]
-    pub best_tables: u32,
-    /// Default maximum Hamming distance k.
-    #[pyo3(get)]
-    pub max_distance: u32,
-    /// Default minimum Jaccard t.
-    #[pyo3(get)]
-    pub min_jaccard: f64,
-    /// The fingerprint spec, as text.
-    #[pyo3(get)]
-    pub spec: String,
-    /// The containment index's counters (None: the database has no containment index).
-    #[pyo3(get)]
-    pub containment: Option<ContainmentStats>,
+    s: EngineStats,
+    c: Option<ContainmentStats>,
 }
 
 impl Stats {
     pub fn new(s: EngineStats, c: Option<EngineContainmentStats>) -> Self {
         Stats {
-            containment: c.map(ContainmentStats::from),
-            ..Stats::from(s)
-        }
-    }
-}
-
-impl From<EngineStats> for Stats {
-    fn from(s: EngineStats) -> Self {
-        Stats {
-            docs: s.docs,
-            groups: s.groups,
-            grouped_docs: s.grouped_docs,
-            segments: s.segments,
-            segment_bytes: s.segment_bytes,
-            live_bytes: s.live_bytes,
-            tables: s.tables,
-            best_tables: s.best_tables,
-            max_distance: s.max_distance,
-            min_jaccard: s.min_jaccard,
-            spec: s.spec,
-            containment: None,
+            s,
+            c: c.map(ContainmentStats),
         }
     }
 }
 
 #[pymethods]
 impl Stats {
+    /// Live documents.
+    #[getter]
+    fn docs(&self) -> u64 {
+        self.s.docs
+    }
+
+    /// Groups with at least two members.
+    #[getter]
+    fn groups(&self) -> u64 {
+        self.s.groups
+    }
+
+    /// Documents in groups with at least two members.
+    #[getter]
+    fn grouped_docs(&self) -> u64 {
+        self.s.grouped_docs
+    }
+
+    /// Segment files.
+    #[getter]
+    fn segments(&self) -> u64 {
+        self.s.segments
+    }
+
+    /// Bytes in segment files.
+    #[getter]
+    fn segment_bytes(&self) -> u64 {
+        self.s.segment_bytes
+    }
+
+    /// Bytes of live records.
+    #[getter]
+    fn live_bytes(&self) -> u64 {
+        self.s.live_bytes
+    }
+
+    /// Number of tables.
+    #[getter]
+    fn tables(&self) -> u32 {
+        self.s.tables
+    }
+
+    /// The number of tables the cost model finds best at this size (`reindex(path)` applies it).
+    #[getter]
+    fn best_tables(&self) -> u32 {
+        self.s.best_tables
+    }
+
+    /// Default maximum Hamming distance k.
+    #[getter]
+    fn max_distance(&self) -> u32 {
+        self.s.max_distance
+    }
+
+    /// Default minimum Jaccard t.
+    #[getter]
+    fn min_jaccard(&self) -> f64 {
+        self.s.min_jaccard
+    }
+
+    /// The fingerprint spec, as text.
+    #[getter]
+    fn spec(&self) -> &str {
+        &self.s.spec
+    }
+
+    /// The containment index's counters (None: the database has no containment index).
+    #[getter]
+    fn containment(&self) -> Option<ContainmentStats> {
+        self.c.clone()
+    }
+
     fn __repr__(&self) -> String {
+        let s = &self.s;
         format!(
             "Stats(docs={}, groups={}, grouped_docs={}, segments={}, segment_bytes={}, live_bytes={}, tables={}, max_distance={}, min_jaccard={}, spec={})",
-            self.docs, self.groups, self.grouped_docs, self.segments, self.segment_bytes, self.live_bytes, self.tables,
-            self.max_distance, self.min_jaccard, r(&self.spec)
+            s.docs, s.groups, s.grouped_docs, s.segments, s.segment_bytes, s.live_bytes, s.tables,
+            s.max_distance, s.min_jaccard, r(&s.spec)
         )
     }
 
     /// The counters as a dict: the fields of `fpdb --json stats`, key for key ("containment" is
     /// a dict or None).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let containment = match &self.containment {
-            Some(c) => o(py, c.to_dict(py)?)?,
-            None => py.None(),
-        };
-        dict(
-            py,
-            &[
-                ("docs", o(py, self.docs)?),
-                ("groups", o(py, self.groups)?),
-                ("grouped_docs", o(py, self.grouped_docs)?),
-                ("segments", o(py, self.segments)?),
-                ("segment_bytes", o(py, self.segment_bytes)?),
-                ("live_bytes", o(py, self.live_bytes)?),
-                ("tables", o(py, self.tables)?),
-                ("best_tables", o(py, self.best_tables)?),
-                ("max_distance", o(py, self.max_distance)?),
-                ("min_jaccard", o(py, self.min_jaccard)?),
-                ("spec", o(py, &self.spec)?),
-                ("containment", containment),
-            ],
-        )
+        to_dict(py, &StatsLine::new(&self.s, self.c.as_ref().map(|c| &c.0)))
     }
 }
 
 /// Counters of the containment index (`Stats.containment`; a scan of the index).
 #[pyclass(frozen, eq, module = "fpdb")]
 #[derive(Clone, Debug, PartialEq)]
-pub struct ContainmentStats {
-    /// Sampling rate n (one shingle in n is a sample).
-    #[pyo3(get)]
-    pub sample: u32,
-    /// Posting lists longer than this are skipped by queries (boilerplate).
-    #[pyo3(get)]
-    pub max_postings: u32,
-    /// Index entries (one per document and key).
-    #[pyo3(get)]
-    pub entries: u64,
-    /// Of which short-document entries (every shingle of a document without samples).
-    #[pyo3(get)]
-    pub short_entries: u64,
-    /// Documents indexed by their samples.
-    #[pyo3(get)]
-    pub sampled_docs: u64,
-    /// Short documents (no sample: indexed under every shingle).
-    #[pyo3(get)]
-    pub short_docs: u64,
-    /// Distinct keys (posting lists).
-    #[pyo3(get)]
-    pub keys: u64,
-    /// Posting lists longer than `max_postings`: skipped by every query.
-    #[pyo3(get)]
-    pub frequent_keys: u64,
-    /// Entries in those lists.
-    #[pyo3(get)]
-    pub frequent_entries: u64,
-    /// The longest posting list.
-    #[pyo3(get)]
-    pub longest_posting: u64,
-}
-
-impl From<EngineContainmentStats> for ContainmentStats {
-    fn from(c: EngineContainmentStats) -> Self {
-        ContainmentStats {
-            sample: c.sample,
-            max_postings: c.max_postings,
-            entries: c.entries,
-            short_entries: c.short_entries,
-            sampled_docs: c.sampled_docs,
-            short_docs: c.short_docs,
-            keys: c.keys,
-            frequent_keys: c.frequent_keys,
-            frequent_entries: c.frequent_entries,
-            longest_posting: c.longest_posting,
-        }
-    }
-}
+pub struct ContainmentStats(EngineContainmentStats);
 
 #[pymethods]
 impl ContainmentStats {
-    fn __repr__(&self) -> String {
-        format!(
-            "ContainmentStats(sample={}, max_postings={}, entries={}, short_entries={}, sampled_docs={}, short_docs={}, keys={}, frequent_keys={}, frequent_entries={}, longest_posting={})",
-            self.sample, self.max_postings, self.entries, self.short_entries, self.sampled_docs, self.short_docs, self.keys,
-            self.frequent_keys, self.frequent_entries, self.longest_posting
-        )
+    /// Sampling rate n (one shingle in n is a sample).
+    #[getter]
+    fn sample(&self) -> u32 {
+        self.0.sample
+    }
+
+    /// Posting lists longer than this are skipped by queries (boilerplate).
+    #[getter]
+    fn max_postings(&self) -> u32 {
+        self.0.max_postings
+    }
+
+    /// Index entries (one per document and key).
+    #[getter]
+    fn entries(&self) -> u64 {
+        self.0.entries
+    }
+
+    /// Of which short-document entries (every shingle of a document without samples).
+    #[getter]
+    fn short_entries(&self) -> u64 {
+        self.0.short_entries
+    }
+
+    /// Documents indexed by their samples.
+    #[getter]
+    fn sampled_docs(&self) -> u64 {
+        self.0.sampled_docs
+    }
+
+    /// Short documents (no sample: indexed under every shingle).
+    #[getter]
+    fn short_docs(&self) -> u64 {
+        self.0.short_docs
+    }
+
+    /// Distinct keys (posting lists).
+    #[getter]
+    fn keys(&self) -> u64 {
+        self.0.keys
+    }
+
+    /// Posting lists longer than `max_postings`: skipped by every query.
+    #[getter]
+    fn frequent_keys(&self) -> u64 {
+        self.0.frequent_keys
+    }
+
+    /// Entries in those lists.
+    #[getter]
+    fn frequent_entries(&self) -> u64 {
+        self.0.frequent_entries
+    }
+
+    /// The longest posting list.
+    #[getter]
+    fn longest_posting(&self) -> u64 {
+        self.0.longest_posting
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr_of(py, "ContainmentStats", &self.0)
     }
 
     /// The counters as a dict (the "containment" object of `fpdb --json stats`).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        dict(
-            py,
-            &[
-                ("sample", o(py, self.sample)?),
-                ("max_postings", o(py, self.max_postings)?),
-                ("entries", o(py, self.entries)?),
-                ("short_entries", o(py, self.short_entries)?),
-                ("sampled_docs", o(py, self.sampled_docs)?),
-                ("short_docs", o(py, self.short_docs)?),
-                ("keys", o(py, self.keys)?),
-                ("frequent_keys", o(py, self.frequent_keys)?),
-                ("frequent_entries", o(py, self.frequent_entries)?),
-                ("longest_posting", o(py, self.longest_posting)?),
-            ],
-        )
+        to_dict(py, &self.0)
     }
 }
 

@@ -4,8 +4,9 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fpdb::fingerprint::similarity::MethodScore;
+use fpdb::output::{OutcomeLine, Rejection};
 use fpdb::{Hit, InsertOutcome};
-use serde_json::json;
+use serde::Serialize;
 
 /// `-q/--quiet`: set once by `main` before the command runs.
 static QUIET: AtomicBool = AtomicBool::new(false);
@@ -29,30 +30,30 @@ macro_rules! note {
 }
 pub(crate) use note;
 
-pub fn hit_json(h: &Hit) -> serde_json::Value {
-    json!({"key": h.key, "id": h.id, "hamming": h.hamming, "jaccard": h.jaccard, "shared": h.shared,
-        "containment": h.containment, "reverse_containment": h.reverse_containment, "match": h.matched.as_str(), "score": h.score,
-        "channels": h.channels, "cosine": h.cosine})
+/// One `--json` line: the value's shape (`fpdb::output`) as a JSON object with its keys sorted,
+/// as every command has printed them.
+pub fn json_line(out: &mut impl Write, v: &impl Serialize) -> io::Result<()> {
+    let v = serde_json::to_value(v).map_err(io::Error::other)?;
+    writeln!(out, "{v}")
 }
 
-pub fn outcome_json(o: &InsertOutcome) -> serde_json::Value {
-    json!({
-        "key": o.key,
-        "id": o.id,
-        "stored": o.id.is_some(),
-        "replaced": o.replaced,
-        "duplicates": o.duplicates.iter().map(hit_json).collect::<Vec<_>>(),
-        "group": o.group.as_ref().map(|g| g.id),
-        "canonical": o.group.as_ref().map(|g| g.canonical.clone()),
-        "group_size": o.group.as_ref().map(|g| g.size),
-        "containment": o.containment.iter().map(hit_json).collect::<Vec<_>>(),
-    })
+/// The `--json` line of an insert's outcome ([`OutcomeLine`]: the group flat).
+pub fn outcome_line(out: &mut impl Write, o: &InsertOutcome) -> io::Result<()> {
+    let v = OutcomeLine(o).to_value().map_err(io::Error::other)?;
+    writeln!(out, "{v}")
 }
 
 /// The `--json` line of a rejected input item (`ingest`, `query --jsonl`): its position, origin
 /// and error.
-pub fn rejection_json(seq: u64, origin: &str, e: &fpdb::Error) -> serde_json::Value {
-    json!({"seq": seq, "origin": origin, "error": e.to_string()})
+pub fn rejection_line(out: &mut impl Write, seq: u64, origin: &str, e: &fpdb::Error) -> io::Result<()> {
+    json_line(
+        out,
+        &Rejection {
+            seq,
+            origin: origin.into(),
+            error: e.to_string(),
+        },
+    )
 }
 
 /// A Jaccard value for a table cell.

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use serde_json::json;
+use fpdb::output::DocumentLine;
+
+use crate::print::json_line;
 
 use super::KeyConfig as Config;
 
@@ -18,20 +20,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     };
     let members = d.group_members(doc.group.id);
     if json {
-        let meta: serde_json::Value = doc
-            .record
-            .meta
-            .as_deref()
-            .and_then(|m| serde_json::from_str(m).ok())
-            .unwrap_or(serde_json::Value::Null);
-        writeln!(
-            out,
-            "{}",
-            json!({"key": doc.record.key, "id": doc.id, "simhash": doc.record.simhash, "shingles": doc.record.count,
-                   "group": doc.group.id, "canonical": doc.group.canonical, "group_members": members.iter().map(|m| &m.1).collect::<Vec<_>>(),
-                   "inserted_at_ms": doc.record.inserted_at_ms, "meta": meta,
-                   "title": doc.record.biblio.title, "year": doc.record.biblio.year, "doi": doc.record.biblio.doi})
-        )?;
+        json_line(out, &DocumentLine::new(&doc, &members))?;
     } else {
         writeln!(out, "key       {}", doc.record.key)?;
         writeln!(out, "id        {}", doc.id)?;

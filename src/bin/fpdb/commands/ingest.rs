@@ -13,7 +13,7 @@ use fpdb::{Error, IngestOptions};
 
 use crate::cli::IngestArgs;
 use crate::input;
-use crate::print::{fmt_j, outcome_json, print_relations, rejection_json};
+use crate::print::{fmt_j, outcome_line, print_relations, rejection_line};
 
 pub struct Config {
     pub db: PathBuf,
@@ -101,15 +101,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         }
     });
     let mut last_origin: Option<String> = None;
-    let bar = (!cfg.no_progress && io::stderr().is_terminal()).then(|| {
-        let b = indicatif::ProgressBar::new_spinner();
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{spinner} {pos} docs ingested ({per_sec}) {elapsed_precise}")
-                .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
-        );
-        b.enable_steady_tick(Duration::from_millis(200));
-        b
-    });
+    let bar = (!cfg.no_progress && io::stderr().is_terminal()).then(progress_bar);
     let started = Instant::now();
     let mut write_err: Option<io::Error> = None;
     let stats = d.ingest(items, &cfg.opts, |r| {
@@ -119,46 +111,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         // Taken for every item, in order, so the log holds only what is in flight.
         let origin = input::lock(&origins).take(r.seq);
         last_origin.clone_from(&origin);
-        let res = match &r.result {
-            Ok(o) => if json {
-                writeln!(out, "{}", outcome_json(o))
-            } else if o.id.is_none() {
-                writeln!(
-                    out,
-                    "skipped {:?}: duplicates {}",
-                    o.key,
-                    o.duplicates
-                        .first()
-                        .map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
-                )
-            } else if let (Some(h), Some(id)) = (o.duplicates.first(), o.id) {
-                writeln!(
-                    out,
-                    "stored {:?} as doc {id}: near-duplicate of {:?} (J = {}), group {}",
-                    o.key,
-                    h.key,
-                    fmt_j(h.jaccard),
-                    o.group.as_ref().map_or(id, |g| g.id)
-                )
-            } else {
-                Ok(())
-            }
-            .and_then(|()| if json { Ok(()) } else { print_relations(out, o) }),
-            Err(e) => {
-                let origin = origin.unwrap_or_else(|| format!("item {}", r.seq + 1));
-                let line = input::rejection(&origin, e);
-                if let Some(b) = &bar {
-                    b.suspend(|| eprintln!("fpdb: rejected {line}"));
-                } else {
-                    eprintln!("fpdb: rejected {line}");
-                }
-                if json {
-                    writeln!(out, "{}", rejection_json(r.seq, &origin, e))
-                } else {
-                    Ok(())
-                }
-            }
-        };
+        let res = print_item(out, json, &r, origin, bar.as_ref());
         // A batch's lines go out together, at once: a consumer reading them through a pipe must
         // not wait for the buffer to fill (or for the end of the input) to see its acknowledgements.
         let res = res.and_then(|()| if r.batch_end { out.flush() } else { Ok(()) });
@@ -180,7 +133,81 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let flushing = Instant::now();
     d.flush()?;
     let flush_secs = flushing.elapsed().as_secs_f64();
-    let secs = started.elapsed().as_secs_f64().max(1e-9);
+    print_summary(&cfg, &stats, started.elapsed().as_secs_f64().max(1e-9), flush_secs);
+    if cut.load(Ordering::SeqCst) {
+        eprintln!(
+            "fpdb: interrupted: the input was read up to {}, and every item read is committed (or reported \
+             above); the rest was not read",
+            last_origin.as_deref().unwrap_or("its start")
+        );
+        return Ok(ExitCode::from(INTERRUPTED));
+    }
+    Ok(if stats.errors > 0 { ExitCode::from(6) } else { ExitCode::SUCCESS })
+}
+
+/// The spinner on a terminal: documents ingested, rate, time.
+fn progress_bar() -> indicatif::ProgressBar {
+    let b = indicatif::ProgressBar::new_spinner();
+    b.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {pos} docs ingested ({per_sec}) {elapsed_precise}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_spinner()),
+    );
+    b.enable_steady_tick(Duration::from_millis(200));
+    b
+}
+
+/// One item's report once its batch is durable: its `--json` line, or a line for a skipped or
+/// near-duplicate document and its containment relations; a rejected item also on stderr.
+fn print_item(
+    out: &mut impl Write,
+    json: bool,
+    r: &fpdb::DocResult,
+    origin: Option<String>,
+    bar: Option<&indicatif::ProgressBar>,
+) -> io::Result<()> {
+    match &r.result {
+        Ok(o) if json => outcome_line(out, o),
+        Ok(o) => {
+            if o.id.is_none() {
+                writeln!(
+                    out,
+                    "skipped {:?}: duplicates {}",
+                    o.key,
+                    o.duplicates
+                        .first()
+                        .map_or(String::new(), |h| format!("{:?} (J = {})", h.key, fmt_j(h.jaccard)))
+                )?;
+            } else if let (Some(h), Some(id)) = (o.duplicates.first(), o.id) {
+                writeln!(
+                    out,
+                    "stored {:?} as doc {id}: near-duplicate of {:?} (J = {}), group {}",
+                    o.key,
+                    h.key,
+                    fmt_j(h.jaccard),
+                    o.group.as_ref().map_or(id, |g| g.id)
+                )?;
+            }
+            print_relations(out, o)
+        }
+        Err(e) => {
+            let origin = origin.unwrap_or_else(|| format!("item {}", r.seq + 1));
+            let line = input::rejection(&origin, e);
+            if let Some(b) = bar {
+                b.suspend(|| eprintln!("fpdb: rejected {line}"));
+            } else {
+                eprintln!("fpdb: rejected {line}");
+            }
+            if json {
+                rejection_line(out, r.seq, &origin, e)
+            } else {
+                Ok(())
+            }
+        }
+    }
+}
+
+/// The summary on stderr (left out under `-q`).
+fn print_summary(cfg: &Config, stats: &fpdb::IngestStats, secs: f64, flush_secs: f64) {
     crate::print::note!(
         "fpdb: ingested {} items in {:.2} s ({:.2} s of it the final flush): {} stored, {} skipped as duplicates, {} with near-duplicates, {}{} rejected; {:.0} docs/s, {:.1} MB/s, {} batches",
         stats.items,
@@ -195,13 +222,4 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         stats.text_bytes as f64 / secs / 1e6,
         stats.batches
     );
-    if cut.load(Ordering::SeqCst) {
-        eprintln!(
-            "fpdb: interrupted: the input was read up to {}, and every item read is committed (or reported \
-             above); the rest was not read",
-            last_origin.as_deref().unwrap_or("its start")
-        );
-        return Ok(ExitCode::from(INTERRUPTED));
-    }
-    Ok(if stats.errors > 0 { ExitCode::from(6) } else { ExitCode::SUCCESS })
 }

@@ -9,7 +9,7 @@ use anyhow::Result;
 use fpdb::{Biblio, Dedup, NewDoc};
 
 use crate::cli::InsertArgs;
-use crate::print::{outcome_json, print_outcome, print_relations};
+use crate::print::{outcome_line, print_outcome, print_relations};
 
 pub struct Config {
     pub db: PathBuf,
@@ -50,7 +50,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     };
     let o = d.insert_doc(doc, cfg.dedup, cfg.containment)?;
     if json {
-        writeln!(out, "{}", outcome_json(&o))?;
+        outcome_line(out, &o)?;
     } else {
         print_outcome(out, &o)?;
         print_relations(out, &o)?;

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use fpdb::output::{ContainPairLine, GroupLine, PairLine};
 use fpdb::{Db, PairsOptions, PairsReport};
 use serde_json::json;
 
 use crate::cli::PairsArgs;
-use crate::print::fmt_j;
+use crate::print::{fmt_j, json_line};
 
 pub struct Config {
     pub db: PathBuf,
@@ -72,10 +73,14 @@ fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, grou
         for (canonical, members) in fpdb::groups(&rep.pairs) {
             let keys: Vec<String> = members.iter().map(|&m| key(m)).collect();
             if json {
-                writeln!(
+                json_line(
                     out,
-                    "{}",
-                    json!({"group": canonical, "canonical": key(canonical), "size": members.len(), "members": keys})
+                    &GroupLine {
+                        group: canonical,
+                        canonical: key(canonical),
+                        size: members.len(),
+                        members: keys,
+                    },
                 )?;
             } else {
                 writeln!(
@@ -90,11 +95,7 @@ fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, grou
     } else if !summary {
         for p in &rep.pairs {
             if json {
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"a": key(p.a), "b": key(p.b), "a_id": p.a, "b_id": p.b, "hamming": p.hamming, "jaccard": p.jaccard})
-                )?;
+                json_line(out, &PairLine::new(p, key))?;
             } else {
                 writeln!(out, "{}\t{}\t{}\t{}", key(p.a), key(p.b), p.hamming, fmt_j(p.jaccard))?;
             }
@@ -138,30 +139,16 @@ fn containment_pairs(out: &mut impl Write, json: bool, d: &Db, c: f64, threads: 
     let pairs = d.containment_pairs(c, threads)?;
     let secs = t0.elapsed().as_secs_f64();
     let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
-    let direction = |p: &fpdb::ContainPair| match (p.a_in_b >= c, p.b_in_a >= c) {
-        (true, true) => "both",
-        (true, false) => "a<b",
-        _ => "b<a",
-    };
     if !summary {
         for p in &pairs {
+            let line = ContainPairLine::new(p, c, key);
             if json {
-                writeln!(
-                    out,
-                    "{}",
-                    json!({"a": key(p.a), "b": key(p.b), "a_id": p.a, "b_id": p.b, "direction": direction(p),
-                        "a_in_b": p.a_in_b, "b_in_a": p.b_in_a, "jaccard": p.jaccard, "shared": p.shared})
-                )?;
+                json_line(out, &line)?;
             } else {
                 writeln!(
                     out,
                     "{}\t{}\t{}\t{:.4}\t{:.4}\t{:.4}",
-                    key(p.a),
-                    key(p.b),
-                    direction(p),
-                    p.a_in_b,
-                    p.b_in_a,
-                    p.jaccard
+                    line.a, line.b, line.direction, p.a_in_b, p.b_in_a, p.jaccard
                 )?;
             }
         }

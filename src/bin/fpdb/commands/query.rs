@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use fpdb::output::QueryLine;
 use fpdb::{Error, Hit, NewDoc, QueryOptions};
-use serde_json::json;
 
 use crate::cli::QueryArgs;
 use crate::input;
-use crate::print::{hit_json, print_contain_hits, print_hits, rejection_json};
+use crate::print::{json_line, print_contain_hits, print_hits, rejection_line};
 
 /// What to look up.
 pub enum Lookup {
@@ -107,7 +107,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let hits = answer.hits;
     if json {
         for h in &hits {
-            writeln!(out, "{}", hit_json(h))?;
+            json_line(out, h)?;
         }
     } else {
         print_result(out, &hits, &cfg.opts)?;
@@ -172,8 +172,14 @@ fn run_jsonl(
                 Ok((doc, hits)) => {
                     found += u64::from(!hits.is_empty());
                     if json {
-                        let hits: Vec<_> = hits.iter().map(hit_json).collect();
-                        writeln!(out, "{}", json!({"seq": seq, "key": doc.key, "hits": hits}))?;
+                        json_line(
+                            out,
+                            &QueryLine {
+                                seq,
+                                key: &doc.key,
+                                hits: &hits,
+                            },
+                        )?;
                     } else {
                         writeln!(out, "{:?}:", doc.key)?;
                         print_result(out, &hits, opts)?;
@@ -185,7 +191,7 @@ fn run_jsonl(
                     rejected += 1;
                     eprintln!("fpdb: rejected {}", input::rejection(&origin, &e));
                     if json {
-                        writeln!(out, "{}", rejection_json(seq, &origin, &e))?;
+                        rejection_line(out, seq, &origin, &e)?;
                     }
                 }
                 Err(e) => return Err(e.into()),

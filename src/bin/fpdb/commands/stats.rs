@@ -5,15 +5,16 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use fpdb::output::StatsLine;
+
+use crate::print::json_line;
 
 pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open_ro(db)?;
     let s = d.stats();
     let c = d.containment_stats()?;
     if json {
-        let mut v = serde_json::to_value(&s)?;
-        v["containment"] = serde_json::to_value(&c)?;
-        writeln!(out, "{v}")?;
+        json_line(out, &StatsLine::new(&s, c.as_ref()))?;
     } else {
         writeln!(out, "documents      {}", s.docs)?;
         writeln!(out, "groups (>=2)   {} holding {} documents", s.groups, s.grouped_docs)?;

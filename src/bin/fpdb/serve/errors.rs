@@ -349,7 +349,14 @@ pub fn parse_error_response(status: u16) -> Vec<u8> {
         ),
         _ => ("Bad Request", "bad_request", "the request is not HTTP/1.1 this server can parse"),
     };
-    let body = serde_json::json!({"error": {"code": code, "message": message}}).to_string();
+    let body = ErrorBody {
+        error: ErrorDetail {
+            code: code.into(),
+            message: message.into(),
+            request_id: None,
+        },
+    };
+    let body = serde_json::to_string(&body).unwrap_or_default();
     format!(
         "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
         body.len()

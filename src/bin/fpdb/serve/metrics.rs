@@ -70,6 +70,62 @@ impl Metrics {
 
     pub fn render(&self, stats: &fpdb::Stats, inflight: u64) -> String {
         let mut o = String::new();
+        self.render_requests(&mut o);
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let gauges: [(&str, &str, &str, u64); 9] = [
+            ("fpdb_documents", "Live documents in the database.", "gauge", stats.docs),
+            ("fpdb_groups", "Duplicate groups with at least two members.", "gauge", stats.groups),
+            (
+                "fpdb_segment_bytes",
+                "Bytes in shingle segment files.",
+                "gauge",
+                stats.segment_bytes,
+            ),
+            (
+                "fpdb_writer_batches_total",
+                "Group commits of the writer thread (PUT).",
+                "counter",
+                ld(&self.batches),
+            ),
+            (
+                "fpdb_writer_documents_total",
+                "Documents committed by the writer thread (PUT).",
+                "counter",
+                ld(&self.batch_docs),
+            ),
+            (
+                "fpdb_writer_queue_depth",
+                "Documents waiting for the writer thread.",
+                "gauge",
+                ld(&self.queue_depth),
+            ),
+            (
+                "fpdb_bulk_documents_total",
+                "Documents committed through POST /v1/documents.",
+                "counter",
+                ld(&self.bulk_docs),
+            ),
+            (
+                "fpdb_http_inflight",
+                "Requests being worked on (--max-inflight bounds it; /healthz and /metrics aside).",
+                "gauge",
+                inflight,
+            ),
+            (
+                "fpdb_rejected_busy_total",
+                "Requests refused (429 or 503) because a queue, slot or bound was full.",
+                "counter",
+                ld(&self.rejected_busy),
+            ),
+        ];
+        for (name, help, kind, v) in gauges {
+            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
+        }
+        o
+    }
+
+    /// The per-route families: requests by status, the latency histograms, errors by code.
+    fn render_requests(&self, o: &mut String) {
         let _ = writeln!(
             o,
             "# HELP fpdb_http_requests_total HTTP requests by route template, method and status."
@@ -102,74 +158,6 @@ impl Metrics {
         for (code, n) in self.errors.lock().iter() {
             let _ = writeln!(o, "fpdb_http_errors_total{{code=\"{code}\"}} {n}");
         }
-        let g = |o: &mut String, name: &str, help: &str, kind: &str, v: String| {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
-        };
-        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed).to_string();
-        g(
-            &mut o,
-            "fpdb_documents",
-            "Live documents in the database.",
-            "gauge",
-            stats.docs.to_string(),
-        );
-        g(
-            &mut o,
-            "fpdb_groups",
-            "Duplicate groups with at least two members.",
-            "gauge",
-            stats.groups.to_string(),
-        );
-        g(
-            &mut o,
-            "fpdb_segment_bytes",
-            "Bytes in shingle segment files.",
-            "gauge",
-            stats.segment_bytes.to_string(),
-        );
-        g(
-            &mut o,
-            "fpdb_writer_batches_total",
-            "Group commits of the writer thread (PUT).",
-            "counter",
-            ld(&self.batches),
-        );
-        g(
-            &mut o,
-            "fpdb_writer_documents_total",
-            "Documents committed by the writer thread (PUT).",
-            "counter",
-            ld(&self.batch_docs),
-        );
-        g(
-            &mut o,
-            "fpdb_writer_queue_depth",
-            "Documents waiting for the writer thread.",
-            "gauge",
-            ld(&self.queue_depth),
-        );
-        g(
-            &mut o,
-            "fpdb_bulk_documents_total",
-            "Documents committed through POST /v1/documents.",
-            "counter",
-            ld(&self.bulk_docs),
-        );
-        g(
-            &mut o,
-            "fpdb_http_inflight",
-            "Requests being worked on (--max-inflight bounds it; /healthz and /metrics aside).",
-            "gauge",
-            inflight.to_string(),
-        );
-        g(
-            &mut o,
-            "fpdb_rejected_busy_total",
-            "Requests refused (429 or 503) because a queue, slot or bound was full.",
-            "counter",
-            ld(&self.rejected_busy),
-        );
-        o
     }
 }
 

@@ -117,34 +117,7 @@ fn read_token(path: &std::path::Path) -> Result<Vec<u8>> {
 /// in-flight requests finish (at most `shutdown_timeout`), drains the writer queue, flushes and
 /// returns success.
 pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
-    let token = cfg.token_file.as_deref().map(read_token).transpose()?;
-    if token.is_none() && !cfg.listen.ip().is_loopback() {
-        return Err(usage(
-            "listen",
-            format!(
-                "{} is not a loopback address: listening there requires an access token (--token-file PATH), so that no one on the network can write without it",
-                cfg.listen
-            ),
-        ));
-    }
-    if token.is_none() && cfg.token_for_reads {
-        return Err(usage("token-for-reads", "needs --token-file".into()));
-    }
-    for (name, v) in [
-        ("max-body-bytes", cfg.max_body_bytes),
-        ("max-bulk-bytes", cfg.max_bulk_bytes),
-        ("queue-depth", cfg.queue_depth),
-        ("batch-size", cfg.batch_size),
-        ("bulk-slots", cfg.bulk_slots),
-        ("max-connections", cfg.max_connections),
-        ("max-inflight", cfg.max_inflight),
-        ("max-queries", cfg.max_queries),
-        ("max-candidates", cfg.max_candidates),
-    ] {
-        if v == 0 {
-            return Err(usage(name, "must be at least 1".into()));
-        }
-    }
+    let token = check_config(&cfg)?;
     let opts = Options {
         sync: cfg.sync,
         query_threads: cfg.query_threads,
@@ -182,56 +155,7 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
         bound_cache: parking_lot::Mutex::new((None, 0)),
         cfg: cfg.clone(),
     });
-    let result = rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(cfg.listen).await.map_err(|e| Error::Io {
-            op: "listen",
-            path: PathBuf::from(cfg.listen.to_string()),
-            source: e,
-        })?;
-        let addr = listener.local_addr().context("reading the bound address")?;
-        // The one line on stdout: scripts and tests read the bound address from it.
-        if !crate::print::quiet() {
-            println!("fpdb serve: listening on http://{addr}");
-            use std::io::Write as _;
-            std::io::stdout().flush().ok();
-        }
-        crate::print::note!(
-            "fpdb serve: database {} ({} documents); token {}; writer queue {} documents",
-            cfg.db.display(),
-            state.db.stats().docs,
-            if state.auth.enabled() {
-                if cfg.token_for_reads {
-                    "required for every request"
-                } else {
-                    "required for writes"
-                }
-            } else {
-                "off (loopback only)"
-            },
-            cfg.queue_depth
-        );
-        let app = router::router(state.clone());
-        let signal = async {
-            shutdown_signal().await;
-            crate::print::note!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
-        };
-        let limits = conn::Limits {
-            max_connections: cfg.max_connections,
-            header_timeout: cfg.header_timeout,
-            shutdown_timeout: cfg.shutdown_timeout,
-        };
-        if !conn::serve(listener, app, limits, signal).await {
-            eprintln!(
-                "fpdb serve: in-flight requests still open after {:?}; closing anyway",
-                cfg.shutdown_timeout
-            );
-        }
-        // Bulk ingests still running (their clients were cut off at the deadline) stop taking
-        // documents and commit what they took; wait for each to finish its commit.
-        state.stopping.store(true, std::sync::atomic::Ordering::Relaxed);
-        let _all = state.bulk.acquire_many(cfg.bulk_slots as u32).await;
-        anyhow::Ok(())
-    });
+    let result = rt.block_on(serve_until_stopped(state, cfg));
     // Drain the writer queue (every accepted document is committed and answered), then flush.
     // Nothing is mid-commit any more when the runtime goes: the writer thread is joined and every
     // bulk ingest has returned its slot.
@@ -242,6 +166,93 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
     db.flush().context("flushing the database")?;
     eprintln!("fpdb serve: stopped cleanly");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The settings refused before anything opens: a token is required off loopback and for
+/// `--token-for-reads`, and every bound is at least 1. Returns the token read from its file.
+fn check_config(cfg: &ServeConfig) -> Result<Option<Vec<u8>>> {
+    let token = cfg.token_file.as_deref().map(read_token).transpose()?;
+    if token.is_none() && !cfg.listen.ip().is_loopback() {
+        return Err(usage(
+            "listen",
+            format!(
+                "{} is not a loopback address: listening there requires an access token (--token-file PATH), so that no one on the network can write without it",
+                cfg.listen
+            ),
+        ));
+    }
+    if token.is_none() && cfg.token_for_reads {
+        return Err(usage("token-for-reads", "needs --token-file".into()));
+    }
+    for (name, v) in [
+        ("max-body-bytes", cfg.max_body_bytes),
+        ("max-bulk-bytes", cfg.max_bulk_bytes),
+        ("queue-depth", cfg.queue_depth),
+        ("batch-size", cfg.batch_size),
+        ("bulk-slots", cfg.bulk_slots),
+        ("max-connections", cfg.max_connections),
+        ("max-inflight", cfg.max_inflight),
+        ("max-queries", cfg.max_queries),
+        ("max-candidates", cfg.max_candidates),
+    ] {
+        if v == 0 {
+            return Err(usage(name, "must be at least 1".into()));
+        }
+    }
+    Ok(token)
+}
+
+/// Binds, prints the address, serves until SIGINT/SIGTERM, then waits for the bulk ingests still
+/// running to commit what they took.
+async fn serve_until_stopped(state: Arc<state::AppState>, cfg: ServeConfig) -> Result<()> {
+    let listener = tokio::net::TcpListener::bind(cfg.listen).await.map_err(|e| Error::Io {
+        op: "listen",
+        path: PathBuf::from(cfg.listen.to_string()),
+        source: e,
+    })?;
+    let addr = listener.local_addr().context("reading the bound address")?;
+    // The one line on stdout: scripts and tests read the bound address from it.
+    if !crate::print::quiet() {
+        println!("fpdb serve: listening on http://{addr}");
+        use std::io::Write as _;
+        std::io::stdout().flush().ok();
+    }
+    crate::print::note!(
+        "fpdb serve: database {} ({} documents); token {}; writer queue {} documents",
+        cfg.db.display(),
+        state.db.stats().docs,
+        if state.auth.enabled() {
+            if cfg.token_for_reads {
+                "required for every request"
+            } else {
+                "required for writes"
+            }
+        } else {
+            "off (loopback only)"
+        },
+        cfg.queue_depth
+    );
+    let app = router::router(state.clone());
+    let signal = async {
+        shutdown_signal().await;
+        crate::print::note!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
+    };
+    let limits = conn::Limits {
+        max_connections: cfg.max_connections,
+        header_timeout: cfg.header_timeout,
+        shutdown_timeout: cfg.shutdown_timeout,
+    };
+    if !conn::serve(listener, app, limits, signal).await {
+        eprintln!(
+            "fpdb serve: in-flight requests still open after {:?}; closing anyway",
+            cfg.shutdown_timeout
+        );
+    }
+    // Bulk ingests still running (their clients were cut off at the deadline) stop taking
+    // documents and commit what they took; wait for each to finish its commit.
+    state.stopping.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _all = state.bulk.acquire_many(cfg.bulk_slots as u32).await;
+    Ok(())
 }
 
 /// Test builds (feature `failpoints`) arm the failpoints named in `FPDB_FAILPOINTS`

@@ -1,7 +1,8 @@
 //! The service's request and response bodies (the OpenAPI schemas, generated from these types'
 //! `ToSchema` derives) and the parsing every handler shares: integral JSON numbers, bodies as JSON.
 
-use fpdb::{Hit, InsertOutcome, MatchKind};
+use fpdb::output::{AnswerBounds, HttpHit, HttpOutcome, HttpStats, View};
+use fpdb::{GroupInfo, QueryAnswer};
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
@@ -71,130 +72,27 @@ pub struct BulkDocumentIn {
     pub meta: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
-/// How a hit matched.
-#[derive(Clone, Copy, Debug, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum MatchOut {
-    /// Verified text near-duplicate (SimHash within k, Jaccard ≥ t).
-    Text,
-    /// Same normalised DOI.
-    Doi,
-    /// Same normalised title and year.
-    TitleYear,
-    /// The semantic channel alone: the embeddings' cosine ≥ β (a database made with
-    /// `fpdb init --semantic`).
-    Semantic,
-}
-
-/// A near-duplicate (or metadata match).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct HitOut {
-    /// Its key.
-    pub key: String,
-    /// Its doc id.
-    pub id: u64,
-    /// Hamming distance of the SimHashes.
-    pub hamming: u32,
-    /// Exact Jaccard similarity of the shingle sets.
-    pub jaccard: Option<f64>,
-    /// Shared shingles.
-    pub shared: Option<u32>,
-    /// How it matched: `text`, `doi`, `title_year` or `semantic`.
-    #[serde(rename = "match")]
-    pub matched: MatchOut,
-    /// The channels that matched it (paper 001's hybrid): `text` (a verified text duplicate or
-    /// a metadata match), `semantic` (cosine ≥ β), or both.
-    pub channels: Vec<String>,
-    /// The cosine of the embeddings, when the semantic channel saw the document.
-    pub cosine: Option<f32>,
-}
-
-impl From<&Hit> for HitOut {
-    fn from(h: &Hit) -> Self {
-        HitOut {
-            key: h.key.clone(),
-            id: h.id,
-            hamming: h.hamming,
-            jaccard: h.jaccard,
-            shared: h.shared,
-            matched: match h.matched {
-                MatchKind::Doi => MatchOut::Doi,
-                MatchKind::TitleYear => MatchOut::TitleYear,
-                MatchKind::Semantic => MatchOut::Semantic,
-                _ => MatchOut::Text,
-            },
-            channels: h.channels.iter().map(|c| c.as_str().to_string()).collect(),
-            cosine: h.cosine,
-        }
-    }
-}
-
-/// A duplicate group.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct GroupOut {
-    /// Group id (= doc id of the canonical member).
-    pub id: u64,
-    /// Key of the canonical (earliest) member.
-    pub canonical: String,
-    /// Members.
-    pub size: u64,
-}
-
-/// The fate of a stored (or skipped) document; sent once it is durable.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct PutResponse {
-    /// Its key.
-    pub key: String,
-    /// Its doc id (absent when not stored).
-    pub id: Option<u64>,
-    /// Whether it was stored (`dedup=skip` does not store near-duplicates).
-    pub stored: bool,
-    /// Doc id of the earlier document with the same key it replaced.
-    pub replaced: Option<u64>,
-    /// Verified near-duplicates and exact metadata matches already stored.
-    pub duplicates: Vec<HitOut>,
-    /// Its group (absent when not stored).
-    pub group: Option<GroupOut>,
-}
-
-impl From<&InsertOutcome> for PutResponse {
-    fn from(o: &InsertOutcome) -> Self {
-        PutResponse {
-            key: o.key.clone(),
-            id: o.id,
-            stored: o.id.is_some(),
-            replaced: o.replaced,
-            duplicates: o.duplicates.iter().map(HitOut::from).collect(),
-            group: o.group.as_ref().map(|g| GroupOut {
-                id: g.id,
-                canonical: g.canonical.clone(),
-                size: g.size as u64,
-            }),
-        }
-    }
-}
-
 /// One line of the `POST /v1/documents` answer: the result of one input line.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BulkLineOut {
+#[derive(Serialize, ToSchema)]
+pub struct BulkLineOut<'a> {
     /// 1-based line number in the request body.
     pub line: u64,
     /// The outcome, when the line was processed.
     #[serde(flatten)]
-    pub outcome: Option<PutResponse>,
+    pub outcome: Option<HttpOutcome<'a>>,
     /// Why the line was rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDetail>,
 }
 
 /// One line of the `POST /v1/duplicates:batch` answer: the check of one input line.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BatchLineOut {
+#[derive(Serialize, ToSchema)]
+pub struct BatchLineOut<'a> {
     /// 1-based line number in the request body.
     pub line: u64,
     /// The answer, as `POST /v1/duplicates` gives it, when the line was checked.
     #[serde(flatten)]
-    pub answer: Option<DuplicatesOut>,
+    pub answer: Option<DuplicatesOut<'a>>,
     /// Why the line was not checked.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDetail>,
@@ -240,21 +138,26 @@ pub struct DuplicatesIn {
 }
 
 /// Hits of a duplicate check.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct DuplicatesOut {
+#[derive(Serialize, ToSchema)]
+pub struct DuplicatesOut<'a> {
     /// Text hits first (best first), then metadata-only hits.
-    pub hits: Vec<HitOut>,
-    /// True when candidates were left unverified (past `--max-candidates` or the deadline
-    /// `--query-deadline-ms`): the text hits may be incomplete; a narrower check
-    /// (smaller `max_distance`, higher `min_jaccard`) finishes.
-    pub truncated: bool,
-    /// Candidates verified by exact Jaccard.
-    pub candidates: u64,
-    /// Acknowledged documents the semantic channel has not embedded yet (they cannot match by
-    /// cosine); 0 without the channel.
-    pub semantic_pending: u64,
+    pub hits: Vec<HttpHit<'a>>,
+    /// The answer's bounds.
+    #[serde(flatten)]
+    pub bounds: AnswerBounds<'a>,
     /// Time spent in the engine, microseconds.
     pub took_us: u64,
+}
+
+impl<'a> DuplicatesOut<'a> {
+    /// The answer to one check, which took `took_us` in the engine.
+    pub fn new(answer: &'a QueryAnswer, took_us: u64) -> Self {
+        DuplicatesOut {
+            hits: answer.hits.iter().map(View::of).collect(),
+            bounds: View::of(answer),
+            took_us,
+        }
+    }
 }
 
 /// A stored document.
@@ -281,7 +184,7 @@ pub struct DocumentOut {
     #[schema(value_type = Option<Object>)]
     pub meta: Option<serde_json::Value>,
     /// Its group.
-    pub group: GroupOut,
+    pub group: GroupInfo,
 }
 
 /// A deleted document.
@@ -316,28 +219,11 @@ pub struct GroupMembersOut {
 }
 
 /// Database counters.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct StatsOut {
-    /// Live documents.
-    pub docs: u64,
-    /// Groups with at least two members.
-    pub groups: u64,
-    /// Documents in such groups.
-    pub grouped_docs: u64,
-    /// Segment files.
-    pub segments: u64,
-    /// Bytes in segment files.
-    pub segment_bytes: u64,
-    /// Bytes of live records.
-    pub live_bytes: u64,
-    /// Number of SimHash tables.
-    pub tables: u32,
-    /// Default maximum Hamming distance.
-    pub max_distance: u32,
-    /// Default minimum Jaccard.
-    pub min_jaccard: f64,
-    /// Fingerprint spec.
-    pub spec: String,
+#[derive(Serialize, ToSchema)]
+pub struct StatsOut<'a> {
+    /// The database's counters, k, t and spec.
+    #[serde(flatten)]
+    pub stats: HttpStats<'a>,
     /// The largest `max_distance` a duplicate check accepts now (grows and shrinks with the
     /// database: docs/serve.md, "Limits of a duplicate check").
     pub max_query_distance: u32,

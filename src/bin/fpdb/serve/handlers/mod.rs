@@ -1,0 +1,93 @@
+//! One thin handler per endpoint: decode the request, call the library (on the blocking pool), encode
+//! the answer. The request and response types are the OpenAPI schemas (`schemas.rs` and the
+//! library's `fpdb::output`, collected by `openapi.rs`). By resource: `documents.rs` (one
+//! document: put, get, delete), `bulk.rs` (the NDJSON ingest), `duplicates.rs` (the checks),
+//! `service.rs` (groups, stats, health, metrics, the contract, the fallbacks); `body.rs` reads and
+//! decodes request bodies.
+
+use axum::body::{Body, Bytes};
+use axum::extract::rejection::{PathRejection, QueryRejection};
+use axum::extract::{Path, Query};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use fpdb::{Biblio, Dedup, NewDoc};
+use serde::Serialize;
+
+use super::errors::ApiError;
+use super::schemas::{DedupParam, DedupQuery};
+
+mod body;
+mod bulk;
+mod documents;
+mod duplicates;
+mod service;
+
+pub use bulk::*;
+pub use documents::*;
+pub use duplicates::*;
+pub use service::*;
+
+type AppResult = Result<Response, ApiError>;
+
+/// A streamed NDJSON answer: the lines a blocking task sends, as they come (the channel's bound
+/// holds the task back while the client reads slowly).
+fn ndjson(mut rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response {
+    let stream = futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx).map(|o| o.map(Ok::<Bytes, std::convert::Infallible>)));
+    let mut r = Response::new(Body::from_stream(stream));
+    r.headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
+    r
+}
+
+fn json<T: Serialize>(status: StatusCode, v: &T) -> Response {
+    match serde_json::to_vec(v) {
+        Ok(body) => (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response(),
+        Err(e) => ApiError::internal(format!("cannot encode the answer: {e}")).into_response(),
+    }
+}
+
+/// Runs a blocking library call on tokio's blocking pool (a panic there is a 500 `internal`, its
+/// text in the server log only).
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        let text = if e.is_panic() {
+            let p = e.into_panic();
+            p.downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a non-text panic".into())
+        } else {
+            e.to_string()
+        };
+        ApiError::internal(format!("a worker task failed: {text}"))
+    })?
+}
+
+fn key_of(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    p.map(|Path(k)| k).map_err(|e| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_path",
+            format!("the key segment does not decode ({e}); percent-encode keys as UTF-8"),
+        )
+    })
+}
+
+fn dedup_of(q: Result<Query<DedupQuery>, QueryRejection>) -> Result<Dedup, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::param(format!("{e}; `dedup` is one of link, skip, off")))?;
+    Ok(match q.dedup.unwrap_or(DedupParam::Link) {
+        DedupParam::Link => Dedup::Link,
+        DedupParam::Skip => Dedup::Skip,
+        DedupParam::Off => Dedup::Off,
+    })
+}
+
+/// A document to store from a request's fields; `meta` is kept as JSON text.
+fn new_doc(key: String, text: String, meta: Option<serde_json::Map<String, serde_json::Value>>, biblio: Biblio) -> NewDoc {
+    NewDoc {
+        key,
+        text,
+        meta: meta.map(|m| serde_json::Value::Object(m).to_string()),
+        biblio,
+    }
+}
