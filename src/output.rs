@@ -619,6 +619,8 @@ mod tests {
             reverse_containment: None,
             matched: MatchKind::TitleYear,
             score: MethodScore::Hamming(2),
+            channels: vec![crate::Channel::Text],
+            cosine: None,
         }
     }
 
@@ -627,11 +629,11 @@ mod tests {
         let h = hit();
         assert_eq!(
             serde_json::to_string(&h).unwrap(),
-            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"containment":0.25,"reverse_containment":null,"match":"title_year","score":{"hamming":2}}"#
+            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"containment":0.25,"reverse_containment":null,"match":"title_year","score":{"hamming":2},"channels":["text"],"cosine":null}"#
         );
         assert_eq!(
             serde_json::to_string(&HttpHit::of(&h)).unwrap(),
-            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year"}"#
+            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year","channels":["text"],"cosine":null}"#
         );
     }
 
@@ -643,6 +645,7 @@ mod tests {
             hits: vec![h],
             truncated: false,
             candidates: 1,
+            semantic_pending: 0,
         };
         assert_eq!(serde_json::from_value::<QueryAnswer>(serde_json::to_value(&a).unwrap()).unwrap(), a);
         let lexicons = MethodScore::Lexicons(vec![Some(3), None]);
@@ -691,6 +694,7 @@ mod tests {
             hits: vec![hit()],
             truncated: true,
             candidates: 9,
+            semantic_pending: 0,
         };
         let out = Out {
             n: 1,
@@ -699,7 +703,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_string(&out).unwrap(),
-            r#"{"n":1,"truncated":true,"candidates":9,"after":2}"#
+            r#"{"n":1,"truncated":true,"candidates":9,"semantic_pending":0,"after":2}"#
         );
     }
 
