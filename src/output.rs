@@ -405,7 +405,7 @@ impl<O: Omit> Serialize for View<'_, O> {
     }
 }
 
-/// The HTTP service's hit (docs/serve.md: `{"key","id","hamming","jaccard","shared","match"}`):
+/// The HTTP service's hit (docs/serve.md: `{"key","id","hamming","jaccard","shared","match","channels","cosine"}`):
 /// a [`Hit`] without the containment values and the method's score.
 pub struct HttpHitFields;
 
@@ -746,7 +746,7 @@ mod tests {
         let http = serde_json::to_string(&HttpOutcome::from(&o)).unwrap();
         assert_eq!(
             http,
-            r#"{"key":"k","id":4,"stored":true,"replaced":null,"duplicates":[{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year"}],"group":{"id":3,"canonical":"a","size":2}}"#
+            r#"{"key":"k","id":4,"stored":true,"replaced":null,"duplicates":[{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year","channels":["text"],"cosine":null}],"group":{"id":3,"canonical":"a","size":2}}"#
         );
     }
 
@@ -756,13 +756,17 @@ mod tests {
         use utoipa::{PartialSchema, ToSchema};
         let schema = serde_json::to_value(HttpHit::schema()).unwrap();
         let props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(props, ["hamming", "id", "jaccard", "key", "match", "shared"]);
+        assert_eq!(props, ["channels", "cosine", "hamming", "id", "jaccard", "key", "match", "shared"]);
         assert!(!schema["required"].as_array().unwrap().contains(&"score".into()));
         assert_eq!(schema["description"], HttpHitFields::DESCRIPTION);
         let mut deps = Vec::new();
         HttpHit::schemas(&mut deps);
         let names: Vec<&str> = deps.iter().map(|d| d.0.as_str()).collect();
-        assert_eq!(names, ["MatchKind"], "the score's MethodScore is not referred to any more");
+        assert_eq!(
+            names,
+            ["MatchKind", "Channel"],
+            "the score's MethodScore is not referred to any more"
+        );
         let mut deps = Vec::new();
         AnswerBounds::schemas(&mut deps);
         assert!(
