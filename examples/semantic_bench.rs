@@ -83,6 +83,7 @@ fn embed_rate(a: &Args, max_tokens: usize) {
             max_tokens,
             threads: a.threads,
             batch: 8,
+            nice: 0,
         },
     )
     .expect("model");

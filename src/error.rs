@@ -156,6 +156,11 @@ pub enum Error {
     /// A fault injected by a failpoint (only with the `failpoints` feature).
     #[error("injected failure at failpoint `{0}`")]
     Injected(&'static str),
+    /// The semantic channel (feature `semantic`) failed: its model (missing: the message names
+    /// `scripts/fetch-model.sh`), its stored spec (a different model), its vectors or its indexer.
+    #[cfg(feature = "semantic")]
+    #[error(transparent)]
+    Semantic(#[from] crate::semantic::SemanticError),
 }
 
 impl Error {

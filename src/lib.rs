@@ -58,8 +58,8 @@ mod store;
 
 pub use batch::{all_pairs_fps, groups, pairs, DistRow, Pair, PairsOptions, PairsReport};
 pub use db::{
-    auto_tables, CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Options,
-    Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
+    auto_tables, Channel, CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc,
+    Options, Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};

@@ -294,8 +294,8 @@ pub struct Rejection {
 
 /// An error's evidence by name, beside its message: `{"op", "path", "errno"}` for an I/O error,
 /// `{"path", "field", "expected", "found"}` for a spec mismatch, ... (paths as text). The Python
-/// exceptions carry these as attributes. `Panicked` and `Injected` have none here (their text is
-/// the message).
+/// exceptions carry these as attributes. `Panicked`, `Injected` and `Semantic` have none here
+/// (their text is the message).
 pub struct ErrorFields<'a>(pub &'a Error);
 
 impl Serialize for ErrorFields<'_> {
@@ -360,6 +360,10 @@ impl Serialize for ErrorFields<'_> {
             }
             Error::Poisoned { cause } => m.serialize_entry("cause", cause)?,
             Error::Panicked { .. } | Error::Injected(_) => {}
+            // the semantic channel's own evidence is in its message (its variants name the path,
+            // the field, the doc)
+            #[cfg(feature = "semantic")]
+            Error::Semantic(_) => {}
         }
         m.end()
     }
@@ -401,7 +405,7 @@ impl<O: Omit> Serialize for View<'_, O> {
     }
 }
 
-/// The HTTP service's hit (docs/serve.md: `{"key","id","hamming","jaccard","shared","match"}`):
+/// The HTTP service's hit (docs/serve.md: `{"key","id","hamming","jaccard","shared","match","channels","cosine"}`):
 /// a [`Hit`] without the containment values and the method's score.
 pub struct HttpHitFields;
 
@@ -615,6 +619,8 @@ mod tests {
             reverse_containment: None,
             matched: MatchKind::TitleYear,
             score: MethodScore::Hamming(2),
+            channels: vec![crate::Channel::Text],
+            cosine: None,
         }
     }
 
@@ -623,11 +629,11 @@ mod tests {
         let h = hit();
         assert_eq!(
             serde_json::to_string(&h).unwrap(),
-            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"containment":0.25,"reverse_containment":null,"match":"title_year","score":{"hamming":2}}"#
+            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"containment":0.25,"reverse_containment":null,"match":"title_year","score":{"hamming":2},"channels":["text"],"cosine":null}"#
         );
         assert_eq!(
             serde_json::to_string(&HttpHit::of(&h)).unwrap(),
-            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year"}"#
+            r#"{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year","channels":["text"],"cosine":null}"#
         );
     }
 
@@ -639,6 +645,7 @@ mod tests {
             hits: vec![h],
             truncated: false,
             candidates: 1,
+            semantic_pending: 0,
         };
         assert_eq!(serde_json::from_value::<QueryAnswer>(serde_json::to_value(&a).unwrap()).unwrap(), a);
         let lexicons = MethodScore::Lexicons(vec![Some(3), None]);
@@ -687,6 +694,7 @@ mod tests {
             hits: vec![hit()],
             truncated: true,
             candidates: 9,
+            semantic_pending: 0,
         };
         let out = Out {
             n: 1,
@@ -695,7 +703,7 @@ mod tests {
         };
         assert_eq!(
             serde_json::to_string(&out).unwrap(),
-            r#"{"n":1,"truncated":true,"candidates":9,"after":2}"#
+            r#"{"n":1,"truncated":true,"candidates":9,"semantic_pending":0,"after":2}"#
         );
     }
 
@@ -738,7 +746,7 @@ mod tests {
         let http = serde_json::to_string(&HttpOutcome::from(&o)).unwrap();
         assert_eq!(
             http,
-            r#"{"key":"k","id":4,"stored":true,"replaced":null,"duplicates":[{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year"}],"group":{"id":3,"canonical":"a","size":2}}"#
+            r#"{"key":"k","id":4,"stored":true,"replaced":null,"duplicates":[{"key":"a","id":3,"hamming":2,"jaccard":0.5,"shared":7,"match":"title_year","channels":["text"],"cosine":null}],"group":{"id":3,"canonical":"a","size":2}}"#
         );
     }
 
@@ -748,13 +756,17 @@ mod tests {
         use utoipa::{PartialSchema, ToSchema};
         let schema = serde_json::to_value(HttpHit::schema()).unwrap();
         let props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
-        assert_eq!(props, ["hamming", "id", "jaccard", "key", "match", "shared"]);
+        assert_eq!(props, ["channels", "cosine", "hamming", "id", "jaccard", "key", "match", "shared"]);
         assert!(!schema["required"].as_array().unwrap().contains(&"score".into()));
         assert_eq!(schema["description"], HttpHitFields::DESCRIPTION);
         let mut deps = Vec::new();
         HttpHit::schemas(&mut deps);
         let names: Vec<&str> = deps.iter().map(|d| d.0.as_str()).collect();
-        assert_eq!(names, ["MatchKind"], "the score's MethodScore is not referred to any more");
+        assert_eq!(
+            names,
+            ["MatchKind", "Channel"],
+            "the score's MethodScore is not referred to any more"
+        );
         let mut deps = Vec::new();
         AnswerBounds::schemas(&mut deps);
         assert!(

@@ -24,6 +24,7 @@ fn load(dir: &Path, max_tokens: usize) -> Embedder {
             max_tokens,
             threads: 1,
             batch: 4,
+            nice: 0,
         },
     )
     .unwrap()
@@ -387,6 +388,7 @@ fn real_model_reworded_is_closer_than_unrelated() {
             max_tokens: 256,
             threads: 2,
             batch: 8,
+            nice: 0,
         },
     )
     .unwrap();
@@ -414,4 +416,263 @@ fn real_model_reworded_is_closer_than_unrelated() {
         topic < fpdb::semantic::DEFAULT_MIN_COSINE && un < 0.3,
         "topic {topic}, unrelated {un}"
     );
+}
+
+// ---- the channel inside the database (the side index) ----
+
+mod in_db {
+    use super::*;
+    use fpdb::semantic::{SemanticConfig, SemanticOptions, FETCH_SCRIPT};
+    use fpdb::{Channel, CreateOptions, Db, Error, MatchKind, Options, QueryOptions};
+
+    /// A database with the channel over the tiny model of `seed` (β given), its model directory.
+    fn create(t: &Path, seed: u64, beta: f32) -> (PathBuf, PathBuf) {
+        let model = tiny(t, seed);
+        let mut cfg = SemanticConfig::new(&model);
+        cfg.min_cosine = beta;
+        cfg.max_tokens = 32;
+        let path = t.join("db");
+        Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+        (path, model)
+    }
+
+    fn opts(indexer: bool) -> Options {
+        Options {
+            semantic: SemanticOptions {
+                indexer,
+                batch: 3,
+                ..SemanticOptions::default()
+            },
+            ..Options::default()
+        }
+    }
+
+    fn open(path: &Path, indexer: bool) -> Db {
+        Db::open_with(path, opts(indexer)).unwrap()
+    }
+
+    fn wait(d: &Db) {
+        d.semantic_wait(Duration::from_secs(60)).unwrap();
+    }
+
+    #[test]
+    fn spec_is_stored_and_checked_on_open() {
+        let t = tempfile::tempdir().unwrap();
+        let (path, model) = create(t.path(), 1, 0.8);
+        let d = open(&path, false);
+        let spec = d.semantic_spec().unwrap().clone();
+        assert_eq!((spec.model.name.as_str(), spec.max_tokens, spec.min_cosine), ("tiny-1", 32, 0.8));
+        assert_eq!(spec.model_dir, Some(model.canonicalize().unwrap()));
+        drop(d);
+        // another model (other weights) given: refused, naming the field
+        let mut o = opts(false);
+        o.semantic.model_dir = Some(tiny(t.path(), 2));
+        match Db::open_with(&path, o) {
+            Err(Error::Semantic(SemanticError::SpecMismatch { field, .. })) => assert_eq!(field, "model.weights_xxh3"),
+            r => panic!("expected a spec mismatch, got {r:?}"),
+        }
+        // the model gone: one clear error naming the fetch script
+        std::fs::remove_file(model.join("model.safetensors")).unwrap();
+        let e = Db::open_with(&path, opts(false)).unwrap_err();
+        assert!(matches!(e, Error::Semantic(SemanticError::ModelMissing { .. })), "{e:?}");
+        assert!(e.to_string().contains(FETCH_SCRIPT), "{e}");
+    }
+
+    #[test]
+    fn pending_counts_until_the_indexer_catches_up() {
+        let t = tempfile::tempdir().unwrap();
+        let (path, _) = create(t.path(), 1, 0.9);
+        {
+            let d = open(&path, false);
+            for i in 0..10 {
+                d.insert(&format!("k{i}"), &sentence(i)).unwrap();
+            }
+            assert_eq!(d.stats().semantic_pending, 10);
+            let a = d.query_answer(&sentence(3), &QueryOptions::default()).unwrap();
+            assert_eq!(a.semantic_pending, 10);
+            assert_eq!(a.hits.len(), 1);
+            assert_eq!((a.hits[0].channels.clone(), a.hits[0].cosine), (vec![Channel::Text], None));
+            assert!(d.semantic_wait(Duration::from_millis(10)).is_err(), "no indexer runs here");
+        }
+        let d = open(&path, true);
+        wait(&d);
+        let s = d.stats();
+        assert_eq!((s.semantic_pending, s.semantic_vectors), (0, 10));
+        let a = d.query_answer(&sentence(3), &QueryOptions::default()).unwrap();
+        assert_eq!(a.semantic_pending, 0);
+        assert_eq!(a.hits[0].key, "k3");
+        assert_eq!(a.hits[0].channels, vec![Channel::Text, Channel::Semantic]);
+        assert!(a.hits[0].cosine.unwrap() > 0.999);
+        assert!(d.check().unwrap().faults.is_empty());
+    }
+
+    /// The union at β = -1: every embedded document is a semantic match; the text hit carries both
+    /// channels, the others `semantic` alone with the cosine the exact scan gives.
+    #[test]
+    fn query_unions_text_and_semantic_hits() {
+        let t = tempfile::tempdir().unwrap();
+        let (path, _) = create(t.path(), 1, 0.9);
+        let d = open(&path, true);
+        for i in 0..8 {
+            d.insert(&format!("k{i}"), &sentence(i)).unwrap();
+        }
+        wait(&d);
+        let mut o = QueryOptions::default();
+        o.min_cosine = Some(-1.0);
+        let a = d.query_answer(&sentence(5), &o).unwrap();
+        assert_eq!(a.hits.len(), 8);
+        assert_eq!(
+            (a.hits[0].key.as_str(), a.hits[0].channels.clone()),
+            ("k5", vec![Channel::Text, Channel::Semantic])
+        );
+        for h in &a.hits[1..] {
+            assert_eq!(
+                (h.channels.clone(), h.matched, h.jaccard),
+                (vec![Channel::Semantic], MatchKind::Semantic, None)
+            );
+        }
+        let cos: Vec<f32> = a.hits[1..].iter().map(|h| h.cosine.unwrap()).collect();
+        assert!(cos.windows(2).all(|w| w[0] >= w[1]), "best cosine first: {cos:?}");
+        // β above every cosine but the text hit's: the text channel alone for the others
+        o.min_cosine = Some((cos[0] + 1e-4).min(1.0));
+        let a = d.query_answer(&sentence(5), &o).unwrap();
+        assert_eq!(a.hits.len(), 1);
+        // limit applies to the union
+        o.min_cosine = Some(-1.0);
+        o.limit = Some(3);
+        assert_eq!(d.query_answer(&sentence(5), &o).unwrap().hits.len(), 3);
+    }
+
+    #[test]
+    fn delete_and_replace_drop_their_vectors() {
+        let t = tempfile::tempdir().unwrap();
+        let (path, _) = create(t.path(), 1, 0.9);
+        let d = open(&path, true);
+        for i in 0..6 {
+            d.insert(&format!("k{i}"), &sentence(i)).unwrap();
+        }
+        wait(&d);
+        assert!(d.delete("k1").unwrap());
+        d.insert("k2", &sentence(100)).unwrap(); // replaced: new id, old vector gone
+        wait(&d);
+        let s = d.stats();
+        assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending), (5, 5, 0));
+        assert!(d.check().unwrap().faults.is_empty());
+        let mut o = QueryOptions::default();
+        o.min_cosine = Some(-1.0);
+        let keys: Vec<String> = d
+            .query_answer(&sentence(100), &o)
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.key)
+            .collect();
+        assert_eq!(keys.len(), 5);
+        assert!(!keys.contains(&"k1".to_string()));
+        // compaction (segments and the column families) keeps every vector and the queue empty
+        d.compact(0.0).unwrap();
+        d.compact_index().unwrap();
+        assert_eq!(d.stats().semantic_vectors, 5);
+        assert!(d.check().unwrap().faults.is_empty());
+        drop(d);
+        let d = open(&path, false);
+        assert_eq!(d.stats().semantic_vectors, 5);
+        assert!(d.check().unwrap().faults.is_empty());
+    }
+
+    /// `pairs --semantic`: every pair at β = -1; the index agrees with the exact scan at a high β.
+    #[test]
+    fn semantic_pairs_exact_and_indexed() {
+        let t = tempfile::tempdir().unwrap();
+        let (path, _) = create(t.path(), 1, 0.9);
+        let d = open(&path, true);
+        for i in 0..12 {
+            d.insert(&format!("k{i}"), &sentence(i % 9)).unwrap(); // three texts twice
+        }
+        wait(&d);
+        assert_eq!(d.semantic_pairs(Some(-1.0), SearchMode::Exact).unwrap().len(), 12 * 11 / 2);
+        let exact = d.semantic_pairs(Some(0.999), SearchMode::Exact).unwrap();
+        assert!(exact.len() >= 3, "{exact:?}");
+        assert_eq!(d.semantic_pairs(Some(0.999), SearchMode::Indexed).unwrap(), exact);
+        assert!(d.semantic_pairs(Some(2.0), SearchMode::Exact).is_err());
+    }
+
+    /// The child of `db_indexer_survives_kill_9`: inserts, replaces and deletes while the
+    /// database's own indexer runs, until killed.
+    #[test]
+    #[ignore = "run by db_indexer_survives_kill_9 in a child process"]
+    fn db_kill_9_child() {
+        let Ok(dir) = std::env::var("FPDB_SEMDB_CHILD_DIR") else { return };
+        let d = open(&PathBuf::from(dir).join("db"), true);
+        let base = d.stats().docs + d.stats().semantic_pending;
+        for i in base.. {
+            d.insert(&format!("k{}", i % 50), &sentence(i)).unwrap();
+            if i % 7 == 3 {
+                d.delete(&format!("k{}", (i + 11) % 50)).ok();
+            }
+            std::thread::sleep(Duration::from_millis(3));
+        }
+    }
+
+    /// kill -9 at arbitrary points of the writer and the indexer: after each, the database checks
+    /// clean, and once the indexer has caught up every live document has exactly one vector.
+    #[test]
+    fn db_indexer_survives_kill_9() {
+        let t = tempfile::tempdir().unwrap();
+        let (path, _) = create(t.path(), 1, 0.9);
+        let exe = std::env::current_exe().unwrap();
+        let mut embedded_by_children = 0;
+        for round in 0..5u64 {
+            let mut child = std::process::Command::new(&exe)
+                .args(["--ignored", "--exact", "in_db::db_kill_9_child", "--nocapture"])
+                .env("FPDB_SEMDB_CHILD_DIR", t.path())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(700 + 200 * round));
+            child.kill().unwrap(); // SIGKILL
+            child.wait().unwrap();
+            let d = open(&path, false);
+            let rep = d.check().unwrap();
+            assert!(rep.faults.is_empty(), "round {round}: {:?}", rep.faults);
+            embedded_by_children = d.stats().semantic_vectors;
+        }
+        assert!(embedded_by_children > 0, "the children's indexers committed");
+        let d = open(&path, true);
+        wait(&d);
+        let s = d.stats();
+        assert!(s.docs > 0, "the children made progress");
+        assert_eq!((s.semantic_vectors, s.semantic_pending), (s.docs, 0));
+        assert!(d.check().unwrap().faults.is_empty());
+    }
+}
+
+/// `fpdb eval --semantic`: the text channel, the semantic channel and their union on labelled pairs.
+#[test]
+fn eval_scores_the_two_channels_and_their_union() {
+    use fpdb::eval::semantic::{semantic_eval, LabelledPair};
+    let t = tempfile::tempdir().unwrap();
+    let m = load(&tiny(t.path(), 1), 32);
+    let pair = |a: u64, b: u64, dup: bool| LabelledPair {
+        a: sentence(a),
+        b: sentence(b),
+        dup,
+    };
+    let pairs = vec![pair(1, 1, true), pair(4, 4, true), pair(2, 3, false)];
+    let r = semantic_eval(&m, &fpdb::FingerprintSpec::default(), 12, 0.9, &pairs).unwrap();
+    assert_eq!((r.pairs, r.duplicates), (3, 2));
+    assert_eq!(
+        (r.text.counts.tp, r.text.counts.fp, r.text.counts.fn_),
+        (2, 0, 0),
+        "verbatim copies"
+    );
+    assert!(r.mean_cosine.0 > 0.999);
+    assert_eq!(r.sweep.len(), 26);
+    assert_eq!(r.sweep[0].semantic.counts.tp, 2, "cosine 1 ≥ 0.5");
+    for row in &r.sweep {
+        assert_eq!(row.union.counts.tp, 2, "the union keeps the text channel's finds at β {}", row.beta);
+        assert!(row.union.counts.fp >= row.semantic.counts.fp);
+    }
+    assert!(r.markdown().contains("| 0.76 |"));
 }

@@ -1121,3 +1121,52 @@ fn a_streaming_batch_holds_its_duplicate_check_permit() {
     }
     assert!(served, "the permit was not given back");
 }
+
+/// The semantic channel over HTTP (paper 001's hybrid): a database made with the tiny model; every
+/// hit says which channels matched it and its cosine, and the answer how much is not embedded.
+#[cfg(feature = "semantic")]
+#[test]
+fn duplicates_carry_the_semantic_channels() {
+    use fpdb::semantic::testkit::write_tiny_model;
+    use fpdb::semantic::SemanticConfig;
+    let t = tempfile::tempdir().unwrap();
+    let model = write_tiny_model(&t.path().join("tiny"), 1).unwrap();
+    let db = t.path().join("db");
+    let mut cfg = SemanticConfig::new(&model);
+    cfg.max_tokens = 32;
+    fpdb::Db::create(&db, &fpdb::CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let s = Server::start(&db, &[]);
+    let words = fpdb::semantic::testkit::TINY_WORDS;
+    let text = |i: usize| (0..12).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" ");
+    for i in 0..4 {
+        assert_eq!(put(&s, &format!("d{i}"), json!({"text": text(i)})).status, 200);
+    }
+    let check = |body: Value| {
+        let r = s.req("POST", "/v1/duplicates", body.to_string().as_bytes());
+        assert_eq!(r.status, 200, "{}", r.text());
+        body_json(&r)
+    };
+    let v = check(json!({"text": text(2), "min_cosine": -1.0, "wait_semantic_ms": 60000}));
+    assert_eq!(v["semantic_pending"], 0);
+    let hits = v["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 4, "{v}");
+    assert_eq!(
+        (hits[0]["key"].clone(), hits[0]["channels"].clone()),
+        (json!("d2"), json!(["text", "semantic"]))
+    );
+    assert!(hits[0]["cosine"].as_f64().unwrap() > 0.999);
+    for h in &hits[1..] {
+        assert_eq!(
+            (h["channels"].clone(), h["match"].clone()),
+            (json!(["semantic"]), json!("semantic")),
+            "{h}"
+        );
+        assert!(h["cosine"].is_number());
+    }
+    let r = s.req(
+        "POST",
+        "/v1/duplicates",
+        json!({"text": text(1), "min_cosine": 3.0}).to_string().as_bytes(),
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+}

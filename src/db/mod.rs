@@ -64,6 +64,6 @@ pub use options::{
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
 pub use reindex::ReindexReport;
 pub use types::{
-    CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, QueryAnswer, Stats,
+    Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, QueryAnswer, Stats,
 };
 pub use types::{ContainPair, ContainmentStats};

@@ -124,7 +124,7 @@ impl Db {
         let groups = loaded.groups.clone();
         let state = initial_state(&rocks, &stored, loaded, segs);
         let writer = Writer::new(segw, next_id, edges, groups, if opts.read_only { table_floor } else { next_id });
-        Ok(Db {
+        let db = Db {
             inner: Arc::new(Inner {
                 path,
                 rocks_path,
@@ -140,7 +140,9 @@ impl Db {
                 recovery,
                 _lock: lock,
             }),
-        })
+        };
+        db.inner.sides().each(|s| s.opened(&db))?;
+        Ok(db)
     }
 }
 

@@ -96,6 +96,9 @@ pub struct CreateOptions {
     pub min_jaccard: f64,
     /// The containment index (`None`: no index; containment queries are then refused).
     pub containment: Option<ContainmentConfig>,
+    /// The semantic channel of paper 001 (`None`: none; feature `semantic`).
+    #[cfg(feature = "semantic")]
+    pub semantic: Option<crate::semantic::SemanticConfig>,
 }
 
 impl Default for CreateOptions {
@@ -109,6 +112,8 @@ impl Default for CreateOptions {
             max_distance: DEFAULT_MAX_DISTANCE,
             min_jaccard: DEFAULT_MIN_JACCARD,
             containment: DEFAULT_CONTAINMENT.then(ContainmentConfig::default),
+            #[cfg(feature = "semantic")]
+            semantic: None,
         }
     }
 }
@@ -157,6 +162,9 @@ pub struct Options {
     /// more overlapping files for RocksDB to merge (10M documents at 1M: 163.5 s instead of
     /// 143-148 s; docs/performance.md, "Issue 14, thirteenth sitting").
     pub table_tail_docs: usize,
+    /// How this handle runs the semantic channel of a database created with one (feature `semantic`).
+    #[cfg(feature = "semantic")]
+    pub semantic: crate::semantic::SemanticOptions,
 }
 
 impl Default for Options {
@@ -171,6 +179,8 @@ impl Default for Options {
             query_threads: 0,
             contain_tail_postings: 1 << 20,
             table_tail_docs: 1 << 22,
+            #[cfg(feature = "semantic")]
+            semantic: crate::semantic::SemanticOptions::default(),
         }
     }
 }
@@ -229,6 +239,14 @@ pub struct QueryOptions {
     /// Verification stops at this instant; candidates left make the answer truncated. `None`: no
     /// bound.
     pub deadline: Option<std::time::Instant>,
+    /// The semantic channel's β for this query (default: the database's, `fpdb init --min-cosine`).
+    /// Ignored without the channel.
+    pub min_cosine: Option<f32>,
+    /// Wait (at most this long) until the semantic channel has embedded every document
+    /// acknowledged before the query (`fpdb query --wait-semantic`); an answer that waited too
+    /// long is an error. `None`: answer from what is embedded, `QueryAnswer::semantic_pending`
+    /// says how much is not. Ignored without the channel.
+    pub wait_semantic: Option<std::time::Duration>,
 }
 
 /// Checks a key against the accepted range.
@@ -373,6 +391,13 @@ impl CreateOptions {
     /// With (`Some`) or without (`None`) the containment index.
     pub fn with_containment(mut self, containment: Option<ContainmentConfig>) -> Self {
         self.containment = containment;
+        self
+    }
+
+    /// With the semantic channel (feature `semantic`).
+    #[cfg(feature = "semantic")]
+    pub fn with_semantic(mut self, semantic: Option<crate::semantic::SemanticConfig>) -> Self {
+        self.semantic = semantic;
         self
     }
 }

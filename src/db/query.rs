@@ -4,7 +4,6 @@
 use rocksdb::IteratorMode;
 
 use crate::error::{Error, Result};
-use crate::fingerprint::similarity::MethodScore;
 use crate::fingerprint::Fingerprint;
 use crate::index;
 use crate::index::rocks::RocksTables;
@@ -86,8 +85,7 @@ impl Db {
 
     /// Near-duplicates of a document by its text.
     pub fn query(&self, text: &str, opts: &QueryOptions) -> Result<Vec<Hit>> {
-        let fp = self.fingerprinter().fingerprint(text);
-        self.query_fingerprint(&fp, opts)
+        Ok(self.query_answer(text, opts)?.hits)
     }
 
     /// [`Db::query`] for many texts, on every core (each thread takes an equal share, in order):
@@ -167,17 +165,13 @@ impl Db {
             let mut hits = Vec::new();
             self.probe(st, simhash, k, |id, d| {
                 if let Some(meta) = st.docs.get(&id) {
-                    hits.push(Hit {
-                        key: meta.key.to_string(),
+                    hits.push(Hit::unverified(
+                        meta.key.to_string(),
                         id,
-                        hamming: d,
-                        jaccard: None,
-                        shared: None,
-                        containment: None,
-                        reverse_containment: None,
-                        matched: crate::fingerprint::biblio::MatchKind::Text,
-                        score: MethodScore::Hamming(d),
-                    });
+                        d,
+                        crate::fingerprint::biblio::MatchKind::Text,
+                        super::types::Channel::Text,
+                    ));
                 }
             })?;
             Ok(hits)
@@ -291,6 +285,8 @@ impl Db {
             max_distance: self.inner.config.max_distance,
             min_jaccard: self.inner.config.min_jaccard,
             spec: self.inner.spec.to_string(),
+            semantic_pending: 0,
+            semantic_vectors: 0,
         };
         self.inner.sides().iter().for_each(|s| s.stats(&st, &mut stats));
         stats

@@ -87,6 +87,7 @@ impl Snapshot {
             hits,
             truncated,
             candidates,
+            semantic_pending: 0,
         })
     }
 }
@@ -111,6 +112,8 @@ pub(super) fn verified_hit(fp: &Fingerprint, t: f64, set: &[u32], id: u64, key: 
         reverse_containment: Some(share(sim.shared, count as usize)),
         matched: MatchKind::Text,
         score,
+        channels: vec![super::types::Channel::Text],
+        cosine: None,
     })
 }
 

@@ -36,6 +36,54 @@ pub struct Hit {
     /// The method's own similarity (supershingles shared, agreeing bits, Hamming per
     /// lexicon; the Hamming distance under simhash).
     pub score: MethodScore,
+    /// The channels that matched it: `text` (a verified text duplicate or metadata match),
+    /// `semantic` (cosine ≥ β in the semantic channel), or both.
+    pub channels: Vec<Channel>,
+    /// The cosine of the embeddings, when the semantic channel saw this document (absent without
+    /// the channel, or before it embedded the document).
+    pub cosine: Option<f32>,
+}
+
+impl Hit {
+    /// A hit whose shingle sets were not compared (a SimHash query's, a semantic match's): its
+    /// key, id and Hamming distance, how it matched and by which channel.
+    pub(crate) fn unverified(key: String, id: u64, hamming: u32, matched: MatchKind, channel: Channel) -> Hit {
+        Hit {
+            key,
+            id,
+            hamming,
+            jaccard: None,
+            shared: None,
+            containment: None,
+            reverse_containment: None,
+            matched,
+            score: MethodScore::Hamming(hamming),
+            channels: vec![channel],
+            cosine: None,
+        }
+    }
+}
+
+/// A channel of paper 001's hybrid: the surface fingerprints or the embeddings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Channel {
+    /// The text channel: SimHash (or the method's sketch) + exact Jaccard, or a metadata match.
+    Text,
+    /// The semantic channel: cosine of sentence embeddings ≥ β.
+    Semantic,
+}
+
+impl Channel {
+    /// The name in JSON (`text`, `semantic`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Channel::Text => "text",
+            Channel::Semantic => "semantic",
+        }
+    }
 }
 
 /// Hits best first: highest Jaccard, then lowest distance, then lowest id.
@@ -53,7 +101,7 @@ pub(super) fn sort_hits(hits: &mut [Hit]) {
 /// how many candidates were verified by exact Jaccard (or containment), and whether some that
 /// passed the filters were left unverified (by `QueryOptions::max_candidates` or
 /// `QueryOptions::deadline`).
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[non_exhaustive]
 pub struct QueryAnswer {
@@ -63,6 +111,9 @@ pub struct QueryAnswer {
     pub truncated: bool,
     /// How many candidates were verified.
     pub candidates: usize,
+    /// Acknowledged documents the semantic channel has not embedded yet (so could not match);
+    /// 0 without the channel.
+    pub semantic_pending: u64,
 }
 
 /// A duplicate group as seen at a point in time.
@@ -119,6 +170,9 @@ pub struct PreparedDoc {
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
     pub(super) biblio: Biblio,
+    /// What a side index keeps of the text (`SideIndex::keep_text`; `None` for a document made
+    /// from a fingerprint alone).
+    pub(super) text: Option<String>,
 }
 
 impl PreparedDoc {
@@ -146,6 +200,7 @@ impl PreparedDoc {
             fp,
             meta,
             biblio: Biblio::default(),
+            text: None,
         })
     }
 
@@ -214,6 +269,10 @@ pub struct Stats {
     pub min_jaccard: f64,
     /// The spec, as text.
     pub spec: String,
+    /// Acknowledged documents the semantic channel has not embedded yet (0 without the channel).
+    pub semantic_pending: u64,
+    /// Vectors held by the semantic channel (0 without it).
+    pub semantic_vectors: u64,
 }
 
 /// One problem found by [`Db::check`](crate::Db::check).

@@ -34,8 +34,12 @@ impl Db {
                 "the text has no words (empty, whitespace or punctuation only); nothing to fingerprint",
             ));
         }
+        // What a side index keeps of the text (the semantic channel's text to embed).
+        let kept = self.inner.sides().iter().find_map(|s| s.keep_text(&doc));
         // The bibliographic values are validated here, so the writer only indexes well-formed ones.
-        PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)
+        let mut prepared = PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)?;
+        prepared.text = kept;
+        Ok(prepared)
     }
 
     /// Inserts (or replaces) one document durably, linking it to its verified near-duplicates.
@@ -300,6 +304,7 @@ impl Db {
             fp: doc.fp,
             meta: doc.meta,
             biblio: doc.biblio,
+            text: doc.text,
             group: group.id,
             alive: true,
         });

@@ -28,6 +28,8 @@ mod join;
 // The methods side by side (`fpdb eval --methods`).
 pub mod methods;
 mod report;
+#[cfg(feature = "semantic")]
+pub mod semantic;
 mod svg;
 #[cfg(test)]
 mod tests;

@@ -67,6 +67,8 @@ pub enum MatchKind {
     Doi,
     /// Same normalised title and the same year.
     TitleYear,
+    /// The semantic channel alone: the embeddings' cosine ≥ β, the text not a verified duplicate.
+    Semantic,
 }
 
 impl MatchKind {
@@ -76,6 +78,7 @@ impl MatchKind {
             MatchKind::Text => "text",
             MatchKind::Doi => "doi",
             MatchKind::TitleYear => "title_year",
+            MatchKind::Semantic => "semantic",
         }
     }
 

@@ -18,7 +18,7 @@ use rocksdb::{ColumnFamily, WriteBatch, DB};
 use super::error::{Result, SemanticError};
 use super::model::Embedder;
 use super::search::{radius_for, SemanticHit, VectorSet, MISS_TARGET};
-use super::store::{self, CheckReport, SemanticSpec, CF_SEMANTIC};
+use super::store::{self, CheckReport, SemanticSpec, CF_SEMANTIC, CF_SEMANTIC_QUEUE};
 use super::vector::{quantize, Hyperplanes, StoredVector};
 use crate::store::keys::CF_META;
 
@@ -26,9 +26,9 @@ use crate::store::keys::CF_META;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SearchMode {
     /// The sign-code index, then the exact cosine (recall measured ≥ 0.999 at the default β).
-    #[default]
     Indexed,
-    /// The brute-force scan over every stored vector (the reference).
+    /// The brute-force scan over every stored vector (the reference; the default).
+    #[default]
     Exact,
 }
 
@@ -41,7 +41,7 @@ pub struct SemanticChannel {
 }
 
 /// The channel's column families (created with the database).
-pub const COLUMN_FAMILIES: &[&str] = &[CF_SEMANTIC];
+pub const COLUMN_FAMILIES: &[&str] = &[CF_SEMANTIC, CF_SEMANTIC_QUEUE];
 
 fn cfs(db: &DB) -> Result<(&ColumnFamily, &ColumnFamily)> {
     let get = |name: &str| {

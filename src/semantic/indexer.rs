@@ -35,9 +35,10 @@ pub trait Corpus: Send + Sync + 'static {
     fn scan(&self, from: u64, max: usize) -> Result<Scan>;
     /// One past the highest acknowledged doc id (the text path's `next_doc`).
     fn acknowledged(&self) -> u64;
-    /// Durably writes `vectors` (encoded records) and `cursor` in ONE WriteBatch, leaving out
-    /// documents deleted since [`Corpus::scan`] read them, then publishes them to the queries.
-    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, cursor: u64) -> Result<()>;
+    /// Durably writes `vectors` (encoded records) and moves the cursor from `from` to `cursor` in
+    /// ONE WriteBatch, leaving out documents deleted since [`Corpus::scan`] read them, then
+    /// publishes them to the queries.
+    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, from: u64, cursor: u64) -> Result<()>;
 }
 
 /// The indexer's settings.
@@ -119,9 +120,11 @@ impl Indexer {
             changed: Condvar::new(),
         });
         let (s, c) = (shared.clone(), corpus.clone());
+        let nice = embedder.options().nice;
         let thread = std::thread::Builder::new()
             .name("fpdb-semantic".into())
             .spawn(move || {
+                super::model::lower_priority(nice);
                 let outcome = catch_unwind(AssertUnwindSafe(|| run(&s, &*c, &embedder, &planes, &opts)));
                 let error = match outcome {
                     Ok(Ok(())) => None,
@@ -226,7 +229,11 @@ impl Indexer {
         self.shared.lock().stop = true;
         self.shared.changed.notify_all();
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            // The last handle of a database may be dropped on the indexer's own thread (it holds
+            // the database while it commits): that thread ends by itself after this step.
+            if t.thread().id() != std::thread::current().id() {
+                let _ = t.join();
+            }
         }
     }
 }
@@ -240,23 +247,25 @@ impl Drop for Indexer {
 /// The loop: wait for work, scan, embed, commit, advance.
 fn run(shared: &Shared, corpus: &dyn Corpus, embedder: &Embedder, planes: &Hyperplanes, opts: &IndexerOptions) -> Result<()> {
     loop {
-        let cursor = {
+        // `acknowledged` is read with this mutex released: the corpus may take its own locks
+        // (the database's state lock), and a thread holding those may want this mutex.
+        let cursor = loop {
+            let ack = corpus.acknowledged();
             let mut st = shared.lock();
-            loop {
-                if st.stop {
-                    return Ok(());
-                }
-                if corpus.acknowledged() > st.cursor {
-                    break;
-                }
-                st.wake = false;
+            if st.stop {
+                return Ok(());
+            }
+            if ack > st.cursor {
+                break st.cursor;
+            }
+            if !st.wake {
                 st = shared
                     .changed
                     .wait_timeout(st, opts.poll)
                     .map(|(g, _)| g)
                     .unwrap_or_else(|p| p.into_inner().0);
             }
-            st.cursor
+            st.wake = false;
         };
         let scan = corpus.scan(cursor, opts.batch)?;
         if scan.next <= cursor {
@@ -281,7 +290,7 @@ fn run(shared: &Shared, corpus: &dyn Corpus, embedder: &Embedder, planes: &Hyper
         if shared.lock().stop {
             return Ok(()); // as if killed between batches: the durable cursor did not move
         }
-        corpus.commit(records, scan.next)?;
+        corpus.commit(records, cursor, scan.next)?;
         let mut st = shared.lock();
         st.cursor = scan.next;
         st.embedded += n;

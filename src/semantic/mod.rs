@@ -10,11 +10,13 @@
 //! | `channel.rs`  | [`SemanticChannel`]: the side-index shape the db/ seam registers                |
 //! | `indexer.rs`  | [`Indexer`]: the background indexer over a [`Corpus`], one WriteBatch a batch   |
 //! | `testkit.rs`  | a tiny random-weight model and a bare-RocksDB [`Corpus`] for tests and benches  |
+//! | `config.rs`   | [`SemanticConfig`] (creation), [`SemanticOptions`] (a handle), [`embed_text`] |
 //! | `error.rs`    | [`SemanticError`]                                                             |
 //!
 //! docs/semantic.md has the design and the measurements; docs/format.md the byte layouts.
 
 mod channel;
+mod config;
 mod error;
 mod indexer;
 mod model;
@@ -25,13 +27,14 @@ pub mod testkit;
 mod vector;
 
 pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
+pub use config::{check_beta, embed_text, BackfillReport, Groups, SemanticConfig, SemanticOptions};
 pub use error::{Result, SemanticError, FETCH_SCRIPT};
 pub use indexer::{Corpus, Indexer, IndexerOptions, Scan};
-pub use model::{normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, DEFAULT_MAX_TOKENS};
+pub use model::{lower_priority, normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
 pub use search::{radius_for, SemanticHit, VectorSet, MISS_TARGET};
 pub use store::{
-    read_cursor, read_spec, CheckReport, SemanticSpec, CF_SEMANTIC, DEFAULT_MIN_COSINE, META_SEMANTIC_CURSOR, META_SEMANTIC_SPEC,
-    SPEC_VERSION,
+    queued, read_cursor, read_spec, scan_queue, stage_delete, stage_dequeue, stage_queue, stage_spec, stage_unqueue, CheckReport,
+    SemanticSpec, CF_SEMANTIC, CF_SEMANTIC_QUEUE, DEFAULT_MIN_COSINE, META_SEMANTIC_CURSOR, META_SEMANTIC_SPEC, SPEC_VERSION,
 };
 pub use vector::{
     cosine_from, decode, dot_i8, encode, quantize, Hyperplanes, StoredVector, DEFAULT_CODE_SEED, DEFAULT_CODE_WORDS, VECTOR_FORMAT,

@@ -64,6 +64,21 @@ pub struct EmbedderOptions {
     pub threads: usize,
     /// Texts per forward pass (after sorting a call's texts by length, so padding stays small).
     pub batch: usize,
+    /// The niceness of the model's threads (0: the caller's priority; 19: only what the rest of
+    /// the machine leaves; Linux, where a thread's niceness is its own). The background indexer
+    /// runs at [`BACKGROUND_NICE`] so that the text path keeps the CPU it needs.
+    pub nice: i32,
+}
+
+/// The niceness of the background indexer's threads.
+pub const BACKGROUND_NICE: i32 = 19;
+
+/// Lowers the calling thread's scheduling priority to `nice` (best effort: a failure leaves it as
+/// it was; a thread may always lower its own priority).
+pub fn lower_priority(nice: i32) {
+    if nice > 0 {
+        let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), nice);
+    }
 }
 
 /// Default truncation: 256 tokens, all-MiniLM-L6-v2's own `max_seq_length`.
@@ -75,6 +90,7 @@ impl Default for EmbedderOptions {
             max_tokens: DEFAULT_MAX_TOKENS,
             threads: 1,
             batch: 8,
+            nice: 0,
         }
     }
 }
@@ -245,6 +261,10 @@ impl Embedder {
         let pool = rayon_core::ThreadPoolBuilder::new()
             .num_threads(opts.threads)
             .thread_name(|i| format!("fpdb-embed-{i}"))
+            .start_handler({
+                let nice = opts.nice;
+                move |_| lower_priority(nice)
+            })
             .build()
             .map_err(|e| SemanticError::InvalidOption {
                 name: "threads",

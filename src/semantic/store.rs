@@ -8,9 +8,13 @@
 //! | `meta`     | `semantic_cursor`        | u64 LE: every live doc with id < cursor has a vector,  |
 //! |            |                          | none with id ≥ cursor has one (absent = 0)             |
 //! | `meta`     | `semantic_spec`          | the [`SemanticSpec`] as JSON (model identity, etc.)    |
+//! | `semantic_queue` | doc id, u64 big-endian | UTF-8: what is to be embedded ([`super::config::embed_text`]); |
+//! |            |                          | written in the document's own batch, deleted with it or when |
+//! |            |                          | the indexer's batch moves the cursor past it           |
 
 use rocksdb::{ColumnFamily, IteratorMode, WriteBatch, DB};
 
+use super::config::{Groups, SemanticConfig};
 use super::error::{Result, SemanticError};
 use super::model::ModelInfo;
 use super::search::VectorSet;
@@ -18,6 +22,8 @@ use super::vector::{decode, DEFAULT_CODE_SEED, DEFAULT_CODE_WORDS};
 
 /// The column family of the vectors.
 pub const CF_SEMANTIC: &str = "semantic";
+/// The column family of the texts waiting for the indexer (at or above the cursor).
+pub const CF_SEMANTIC_QUEUE: &str = "semantic_queue";
 /// Meta key of the durable cursor.
 pub const META_SEMANTIC_CURSOR: &[u8] = b"semantic_cursor";
 /// Meta key of the spec.
@@ -45,6 +51,13 @@ pub struct SemanticSpec {
     pub code_seed: u64,
     /// The default β of queries (not checked on open: a query may ask another).
     pub min_cosine: f32,
+    /// Which edges form the groups (not checked on open: fixed at creation).
+    #[serde(default)]
+    pub groups: Groups,
+    /// The model directory given at creation: where a handle looks for the model when it is given
+    /// none (not checked: the identity is `model`).
+    #[serde(default)]
+    pub model_dir: Option<std::path::PathBuf>,
 }
 
 impl SemanticSpec {
@@ -58,6 +71,18 @@ impl SemanticSpec {
             code_words: DEFAULT_CODE_WORDS,
             code_seed: DEFAULT_CODE_SEED,
             min_cosine: DEFAULT_MIN_COSINE,
+            groups: Groups::Text,
+            model_dir: None,
+        }
+    }
+
+    /// The spec of a new database: `model` (the loaded model's identity) with `cfg`'s settings.
+    pub fn from_config(model: ModelInfo, cfg: &SemanticConfig) -> SemanticSpec {
+        SemanticSpec {
+            min_cosine: cfg.min_cosine,
+            groups: cfg.groups,
+            model_dir: Some(cfg.model_dir.clone()),
+            ..SemanticSpec::new(model, cfg.max_tokens, cfg.field.clone())
         }
     }
 
@@ -111,6 +136,48 @@ pub fn stage_vectors(batch: &mut WriteBatch, cf: &ColumnFamily, meta: &ColumnFam
 /// Deletes `id`'s vector in `batch` (the document's delete or replace).
 pub fn stage_delete(batch: &mut WriteBatch, cf: &ColumnFamily, id: u64) {
     batch.delete_cf(cf, vector_key(id));
+}
+
+/// Queues `id`'s text for the indexer, in the document's own batch.
+pub fn stage_queue(batch: &mut WriteBatch, queue: &ColumnFamily, id: u64, text: &str) {
+    batch.put_cf(queue, vector_key(id), text.as_bytes());
+}
+
+/// Drops `id`'s queued text (the document's delete or replace).
+pub fn stage_unqueue(batch: &mut WriteBatch, queue: &ColumnFamily, id: u64) {
+    batch.delete_cf(queue, vector_key(id));
+}
+
+/// Drops the queued texts of ids in `from..to` (the indexer's batch moved the cursor past them).
+pub fn stage_dequeue(batch: &mut WriteBatch, queue: &ColumnFamily, from: u64, to: u64) {
+    batch.delete_range_cf(queue, vector_key(from), vector_key(to));
+}
+
+/// Up to `max` queued texts with `from ≤ id < until`, ascending.
+pub fn scan_queue(db: &DB, queue: &ColumnFamily, from: u64, until: u64, max: usize) -> Result<Vec<(u64, String)>> {
+    let mut out = Vec::new();
+    let start = vector_key(from);
+    for item in db.iterator_cf(queue, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
+        let (key, value) = item.map_err(SemanticError::rocks("reading the semantic queue"))?;
+        let id = decode_key(&key)?;
+        if id >= until || out.len() == max {
+            break;
+        }
+        let text = String::from_utf8(value.into_vec()).map_err(|e| SemanticError::Corruption {
+            what: format!("a queued text is not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+            doc: Some(id),
+        })?;
+        out.push((id, text));
+    }
+    Ok(out)
+}
+
+/// Whether `id` still has a queued text (it was not deleted since it was scanned).
+pub fn queued(db: &DB, queue: &ColumnFamily, id: u64) -> Result<bool> {
+    Ok(db
+        .get_pinned_cf(queue, vector_key(id))
+        .map_err(SemanticError::rocks("reading the semantic queue"))?
+        .is_some())
 }
 
 /// Puts the spec into `batch` (creation, or a re-embed that replaces every vector).

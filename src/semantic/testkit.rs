@@ -360,7 +360,7 @@ impl Corpus for RocksCorpus {
         self.next_doc.load(Ordering::SeqCst)
     }
 
-    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, cursor: u64) -> Result<()> {
+    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, _from: u64, cursor: u64) -> Result<()> {
         let n = self.commits.fetch_add(1, Ordering::SeqCst) + 1;
         if n == self.fail_at_commit.load(Ordering::SeqCst) {
             return Err(SemanticError::Rocks {

@@ -94,6 +94,38 @@ pub enum Cmd {
     /// serves many clients. Stops gracefully on SIGINT/SIGTERM. Prints the bound address on stdout.
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
+    /// The semantic channel (paper 001; a database made with `init --semantic`): `backfill` embeds
+    /// every acknowledged document not embedded yet, with progress, and returns when it has caught up.
+    #[command(subcommand)]
+    Semantic(SemanticCmd),
+}
+
+/// `fpdb semantic ...`.
+#[derive(Subcommand, Debug)]
+pub enum SemanticCmd {
+    /// Run the background indexer in the foreground until every acknowledged document is embedded.
+    Backfill(BackfillArgs),
+}
+
+/// `fpdb semantic backfill`.
+#[derive(Args, Debug)]
+pub struct BackfillArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// Threads the model may use (default: every core; the background indexer of other commands
+    /// uses one).
+    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
+    pub threads: Option<usize>,
+    /// Documents per commit (one embed call, one synced write).
+    #[arg(long, default_value_t = 32, value_parser = RangedU64ValueParser::<usize>::new().range(1..=4096))]
+    pub batch: usize,
+    /// The model directory, when it is no longer where `init --semantic` found it (its identity
+    /// must be the same).
+    #[arg(long, value_name = "MODEL_DIR")]
+    pub model: Option<PathBuf>,
+    /// Do not show the progress bar.
+    #[arg(long)]
+    pub no_progress: bool,
 }
 
 /// `fpdb serve`.
@@ -231,6 +263,27 @@ pub struct InitArgs {
     /// Default: 2048. Only with `--containment on`.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub containment_max_postings: Option<u32>,
+    /// The semantic channel of paper 001 (an fpdb built with the `semantic` feature): the
+    /// sentence-transformer directory (`bash scripts/fetch-model.sh` fetches all-MiniLM-L6-v2 and
+    /// prints it). Documents are embedded in the background after they are acknowledged; queries
+    /// add the documents whose cosine is >= --min-cosine to the text hits (docs/semantic.md).
+    #[arg(long, value_name = "MODEL_DIR")]
+    pub semantic: Option<PathBuf>,
+    /// The semantic channel's default β: cosine >= β is a semantic match (default 0.76, calibrated
+    /// for all-MiniLM-L6-v2 in docs/semantic.md).
+    #[arg(long, value_parser = cosine, requires = "semantic")]
+    pub min_cosine: Option<f32>,
+    /// Embed this JSONL field (e.g. `abstract`, as paper 001) instead of the text; a document
+    /// without it is embedded by its text.
+    #[arg(long, requires = "semantic")]
+    pub semantic_field: Option<String>,
+    /// Tokens embedded per document (the rest is ignored; default 256, the model's own limit).
+    #[arg(long, requires = "semantic", value_parser = RangedU64ValueParser::<usize>::new().range(3..=8192))]
+    pub semantic_max_tokens: Option<usize>,
+    /// Which matches form duplicate groups: `text` (default; semantic matches are reported) or
+    /// `union` (semantic matches link too).
+    #[arg(long, requires = "semantic", value_parser = ["text", "union"])]
+    pub groups: Option<String>,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -313,6 +366,16 @@ pub struct QueryArgs {
     /// -k and --min-jaccard are then not used).
     #[arg(long, value_parser = unit_interval, conflicts_with = "simhash")]
     pub min_containment: Option<f64>,
+    /// Semantic channel: wait until every document acknowledged before the query is embedded
+    /// (at most --wait-semantic-secs), so the answer misses none of them.
+    #[arg(long)]
+    pub wait_semantic: bool,
+    /// The longest --wait-semantic waits, in seconds.
+    #[arg(long, default_value_t = 3600, requires = "wait_semantic")]
+    pub wait_semantic_secs: u64,
+    /// Semantic channel: β of this query (default: the database's).
+    #[arg(long, value_parser = cosine)]
+    pub min_cosine: Option<f32>,
 }
 
 #[derive(Args, Debug)]
@@ -419,6 +482,18 @@ pub struct PairsArgs {
     /// containment >= C (0..=1), each once, with both directions (needs `--containment on`).
     #[arg(long, value_parser = unit_interval, conflicts_with_all = ["k", "min_jaccard", "groups"])]
     pub min_containment: Option<f64>,
+    /// Semantic pairs instead (a database made with `init --semantic`): every pair of embedded
+    /// documents with cosine >= β (--min-cosine; default the database's), each once, by the exact
+    /// scan (or --semantic-index).
+    #[arg(long, conflicts_with_all = ["k", "min_jaccard", "groups", "min_containment"])]
+    pub semantic: bool,
+    /// With --semantic: β.
+    #[arg(long, value_parser = cosine, requires = "semantic")]
+    pub min_cosine: Option<f32>,
+    /// With --semantic: the sign-code index, then the exact cosine (recall measured in
+    /// docs/semantic.md), instead of the exact scan.
+    #[arg(long, requires = "semantic")]
+    pub semantic_index: bool,
 }
 
 #[derive(Args, Debug)]
@@ -461,6 +536,15 @@ pub struct EvalArgs {
     /// evaluated corpus itself).
     #[arg(long)]
     pub idf_from: Option<PathBuf>,
+    /// Paper 001's Table 4 instead (an fpdb built with the `semantic` feature): CORPUS holds
+    /// labelled pairs {"a": text, "b": text, "dup": bool} (scripts/semantic_corpus.py); text-only,
+    /// semantic-only (cosine >= β, β swept 0.50..1.00) and union P/R/F1 with this model. Writes
+    /// NAME-semantic.md and .json.
+    #[arg(long, value_name = "MODEL_DIR", conflicts_with = "methods")]
+    pub semantic: Option<PathBuf>,
+    /// With --semantic: tokens embedded per text.
+    #[arg(long, default_value_t = 256, requires = "semantic", value_parser = RangedU64ValueParser::<usize>::new().range(3..=8192))]
+    pub semantic_max_tokens: usize,
 }
 
 #[derive(Args, Debug)]
@@ -526,6 +610,15 @@ impl From<WeightArg> for Weighting {
 }
 
 /// A number in 0..=1 (thresholds and shares).
+fn cosine(s: &str) -> Result<f32, String> {
+    let v: f32 = s.parse().map_err(|_| format!("expected a cosine in -1..=1, got {s:?}"))?;
+    if (-1.0..=1.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!("{v} is outside the allowed range -1..=1"))
+    }
+}
+
 fn unit_interval(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("expected a number in 0..=1, got {s:?}"))?;
     if (0.0..=1.0).contains(&v) {

@@ -31,6 +31,8 @@ fn exit_code_of(e: &anyhow::Error) -> u8 {
                 Error::Io { .. } | Error::Rocks { .. } | Error::Poisoned { .. } | Error::Panicked { .. } => 3,
                 Error::Corruption { .. } | Error::Version { .. } => 4,
                 Error::Locked { .. } => 5,
+                #[cfg(feature = "semantic")]
+                Error::Semantic(s) => semantic_exit_code(s),
                 _ => 2,
             };
         }
@@ -39,6 +41,18 @@ fn exit_code_of(e: &anyhow::Error) -> u8 {
         }
     }
     3
+}
+
+/// The semantic channel's errors by the same rule: damage 4, I/O and a stopped indexer 3, the
+/// rest (a missing or different model, a bad option, a wait past its bound) 2.
+#[cfg(feature = "semantic")]
+fn semantic_exit_code(e: &fpdb::semantic::SemanticError) -> u8 {
+    use fpdb::semantic::SemanticError as S;
+    match e {
+        S::Corruption { .. } => 4,
+        S::Rocks { .. } | S::Io { .. } | S::IndexerStopped { .. } | S::Inference { .. } => 3,
+        _ => 2,
+    }
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

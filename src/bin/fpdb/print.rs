@@ -62,6 +62,9 @@ pub fn fmt_j(j: Option<f64>) -> String {
 }
 
 pub fn print_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
+    if hits.iter().any(|h| h.cosine.is_some()) {
+        return print_semantic_hits(out, hits);
+    }
     // The SimHash methods show the Hamming distance; the others their own similarity.
     let simhash = hits.iter().all(|h| matches!(h.score, MethodScore::Hamming(_)));
     if simhash {
@@ -76,6 +79,26 @@ pub fn print_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
         } else {
             writeln!(out, "{:<40} {:>8} {:>8}  {}", h.key, fmt_j(h.jaccard), shared, h.score)?;
         }
+    }
+    Ok(())
+}
+
+/// Hits of a database with the semantic channel: the channels that matched, the cosine beside
+/// the text channel's Hamming distance and Jaccard.
+fn print_semantic_hits(out: &mut impl Write, hits: &[Hit]) -> io::Result<()> {
+    writeln!(out, "{:<40} {:>8} {:>8} {:>8}  CHANNELS", "KEY", "HAMMING", "JACCARD", "COSINE")?;
+    for h in hits {
+        let channels: Vec<&str> = h.channels.iter().map(|c| c.as_str()).collect();
+        let cosine = h.cosine.map_or("-".into(), |c| format!("{c:.4}"));
+        writeln!(
+            out,
+            "{:<40} {:>8} {:>8} {:>8}  {}",
+            h.key,
+            h.hamming,
+            fmt_j(h.jaccard),
+            cosine,
+            channels.join("+")
+        )?;
     }
     Ok(())
 }

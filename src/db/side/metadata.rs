@@ -22,7 +22,7 @@ use crate::db::pending::Pending;
 use crate::db::rocks_options::rocks_options;
 use crate::db::snapshot::share;
 use crate::db::state::State;
-use crate::db::types::{CheckReport, Fault, Hit};
+use crate::db::types::{Channel, CheckReport, Fault, Hit};
 
 /// The metadata index: on in every database (a document without a DOI or a title + year has no
 /// entry).
@@ -194,6 +194,8 @@ impl Db {
                 reverse_containment: Some(share(sim.shared, m.loc.count as usize)),
                 matched: how,
                 score: MethodScore::Hamming(hamming(m.simhash, fp.simhash)),
+                channels: vec![Channel::Text],
+                cosine: None,
             });
         }
         for p in pend
@@ -213,6 +215,8 @@ impl Db {
                     reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
                     matched: how,
                     score: MethodScore::Hamming(hamming(p.fp.simhash, fp.simhash)),
+                    channels: vec![Channel::Text],
+                    cosine: None,
                 });
             }
         }

@@ -31,6 +31,7 @@ mod contain;
 mod metadata;
 mod method;
 pub(super) mod register;
+mod semantic;
 
 use std::any::Any;
 use std::path::Path;
@@ -48,13 +49,13 @@ use super::handle::{Db, Inner};
 use super::options::{CreateOptions, Dedup, Options, QueryOptions};
 use super::pending::Pending;
 use super::state::{DocMeta, State};
-use super::types::{CheckReport, Hit, PreparedDoc, QueryAnswer, Stats};
+use super::types::{CheckReport, Hit, NewDoc, PreparedDoc, QueryAnswer, Stats};
 
 /// The side indexes of a database, in registration order (the order every hook runs in).
 pub(crate) struct Sides(Vec<Box<dyn SideIndex>>);
 
 /// What a side index needs at a database's creation.
-#[allow(dead_code)] // `rocks` and `create` serve the side indexes that read them (the semantic channel's spec)
+#[allow(dead_code)] // `rocks` serves the side indexes that read it
 pub(crate) struct Creating<'a> {
     pub(crate) rocks: &'a DB,
     /// The `meta` column family.
@@ -148,6 +149,18 @@ pub(crate) trait SideIndex: Any + Send + Sync {
     /// The open: loads its in-memory part (and settles what a crash left).
     fn load(&self, o: &Opening<'_>) -> Result<()> {
         Ok(())
+    }
+
+    /// The handle is made (the open's last step): its background work may start (the semantic
+    /// channel's indexer).
+    fn opened(&self, db: &Db) -> Result<()> {
+        Ok(())
+    }
+
+    /// What it keeps of a document's text until the document is written (the semantic channel:
+    /// the text to embed, queued in the document's batch). The first side index that keeps one wins.
+    fn keep_text(&self, doc: &NewDoc) -> Option<String> {
+        None
     }
 
     /// The writer starts a batch: what a stopped one left is dropped.

@@ -29,6 +29,8 @@ pub struct Config {
     pub methods: Option<String>,
     pub analyses: bool,
     pub idf_from: Option<PathBuf>,
+    /// `--semantic MODEL_DIR` and its truncation.
+    pub semantic: Option<(PathBuf, usize)>,
 }
 
 impl Config {
@@ -49,6 +51,7 @@ impl Config {
             methods: a.methods,
             analyses: a.analyses,
             idf_from: a.idf_from,
+            semantic: a.semantic.map(|m| (m, a.semantic_max_tokens)),
         })
     }
 
@@ -131,6 +134,9 @@ fn write_file(p: PathBuf, s: &str) -> Result<(), Error> {
 pub fn run(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
     if cfg.methods.is_some() {
         return run_methods(cfg, out);
+    }
+    if let Some((model, max_tokens)) = cfg.semantic.clone() {
+        return run_semantic(&cfg, &model, max_tokens, out);
     }
     let t0 = Instant::now();
     let (docs, skipped) = load(&cfg)?;
@@ -286,4 +292,81 @@ fn create_report_dirs(cfg: &Config) -> Result<(), Error> {
         })?;
     }
     Ok(())
+}
+
+/// `--semantic`: paper 001's Table 4 on labelled pairs.
+#[cfg(feature = "semantic")]
+fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &mut impl Write) -> Result<ExitCode> {
+    use fpdb::eval::semantic::{semantic_eval, LabelledPair};
+    use fpdb::semantic::{Embedder, EmbedderOptions};
+    let text = std::fs::read_to_string(&cfg.corpus).map_err(|e| Error::Io {
+        op: "read the labelled pairs",
+        path: cfg.corpus.clone(),
+        source: e,
+    })?;
+    let mut pairs = Vec::new();
+    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::InvalidInput {
+            key: None,
+            message: format!("{} line {}: {e}", cfg.corpus.display(), i + 1),
+        })?;
+        let field = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
+        match (field("a"), field("b"), v.get("dup").and_then(|d| d.as_bool())) {
+            (Some(a), Some(b), Some(dup)) => pairs.push(LabelledPair { a, b, dup }),
+            _ => {
+                return Err(Error::InvalidInput {
+                    key: None,
+                    message: format!(
+                        "{} line {}: expected {{\"a\": text, \"b\": text, \"dup\": bool}}",
+                        cfg.corpus.display(),
+                        i + 1
+                    ),
+                }
+                .into())
+            }
+        }
+    }
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let embedder = Embedder::load(
+        model,
+        &EmbedderOptions {
+            max_tokens,
+            threads,
+            ..EmbedderOptions::default()
+        },
+    )
+    .map_err(Error::from)?;
+    let report = semantic_eval(&embedder, &cfg.spec, fpdb::DEFAULT_MAX_DISTANCE, fpdb::DEFAULT_MIN_JACCARD, &pairs)?;
+    let md = format!(
+        "# {}: text, semantic and union (paper 001, Table 4)\n\n{}, {max_tokens} tokens\n\n{}",
+        cfg.name,
+        embedder.info().name,
+        report.markdown()
+    );
+    std::fs::create_dir_all(&cfg.out_dir).map_err(|e| Error::Io {
+        op: "create the output directory",
+        path: cfg.out_dir.clone(),
+        source: e,
+    })?;
+    let path = cfg.out_dir.join(format!("{}-semantic", cfg.name));
+    let write = |ext: &str, bytes: &[u8]| {
+        std::fs::write(path.with_extension(ext), bytes).map_err(|e| Error::Io {
+            op: "write the report",
+            path: path.with_extension(ext),
+            source: e,
+        })
+    };
+    write("md", md.as_bytes())?;
+    write("json", serde_json::to_string_pretty(&report)?.as_bytes())?;
+    write!(out, "{md}")?;
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(not(feature = "semantic"))]
+fn run_semantic(_: &Config, _: &std::path::Path, _: usize, _: &mut impl Write) -> Result<ExitCode> {
+    Err(Error::InvalidOption {
+        name: "semantic",
+        message: "this fpdb was built without the `semantic` feature; build it with `cargo build --features semantic`".into(),
+    }
+    .into())
 }

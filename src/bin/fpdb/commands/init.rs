@@ -23,15 +23,40 @@ impl Config {
         spec.normalizer = a.normalizer;
         let containment =
             ContainmentConfig::from_options(Some(a.containment == OnOff::On), a.containment_sample, a.containment_max_postings)?;
-        Ok(Config {
-            db: a.db,
-            create: CreateOptions::default()
-                .with_spec(spec)
-                .with_tables(a.tables.parse()?)
-                .with_max_distance(a.max_distance.unwrap_or_else(|| method.default_max_distance()))
-                .with_min_jaccard(a.min_jaccard)
-                .with_containment(containment),
-        })
+        let create = CreateOptions::default()
+            .with_spec(spec)
+            .with_tables(a.tables.parse()?)
+            .with_max_distance(a.max_distance.unwrap_or_else(|| method.default_max_distance()))
+            .with_min_jaccard(a.min_jaccard)
+            .with_containment(containment);
+        let create = with_semantic(create, &a)?;
+        Ok(Config { db: a.db, create })
+    }
+}
+
+/// `--semantic MODEL_DIR` and its options into the library's [`fpdb::semantic::SemanticConfig`].
+#[cfg(feature = "semantic")]
+fn with_semantic(create: CreateOptions, a: &InitArgs) -> Result<CreateOptions, Error> {
+    let Some(dir) = &a.semantic else { return Ok(create) };
+    let mut c = fpdb::semantic::SemanticConfig::new(dir);
+    c.min_cosine = a.min_cosine.unwrap_or(c.min_cosine);
+    c.field = a.semantic_field.clone();
+    c.max_tokens = a.semantic_max_tokens.unwrap_or(c.max_tokens);
+    if let Some(g) = &a.groups {
+        c.groups = g.parse()?;
+    }
+    Ok(create.with_semantic(Some(c)))
+}
+
+/// Without the `semantic` feature, `--semantic` is refused.
+#[cfg(not(feature = "semantic"))]
+fn with_semantic(create: CreateOptions, a: &InitArgs) -> Result<CreateOptions, Error> {
+    match a.semantic {
+        None => Ok(create),
+        Some(_) => Err(Error::InvalidOption {
+            name: "semantic",
+            message: "this fpdb was built without the `semantic` feature; build it with `cargo build --features semantic`".into(),
+        }),
     }
 }
 
@@ -48,14 +73,19 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         Some(c) => format!("containment index on (sample 1/{}, posting cap {})", c.sample, c.max_postings),
         None => "containment index off".into(),
     };
+    let semantic = semantic_line(&d);
     if json {
         let mut v = serde_json::to_value(&s)?;
         v["containment"] = serde_json::to_value(d.config().containment.map(|c| (c.sample, c.max_postings)))?;
+        #[cfg(feature = "semantic")]
+        {
+            v["semantic"] = serde_json::to_value(d.semantic_spec())?;
+        }
         writeln!(out, "{v}")?;
     } else {
         writeln!(
             out,
-            "created {} — spec {}; {} tables; k = {}, t = {}; {containment}",
+            "created {} — spec {}; {} tables; k = {}, t = {}; {containment}{semantic}",
             cfg.db.display(),
             s.spec,
             s.tables,
@@ -64,4 +94,27 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The semantic channel's part of the summary line.
+#[cfg(not(feature = "semantic"))]
+fn semantic_line(_: &Db) -> String {
+    String::new()
+}
+
+/// The semantic channel's part of the summary line.
+#[cfg(feature = "semantic")]
+fn semantic_line(d: &Db) -> String {
+    match d.semantic_spec() {
+        Some(s) => format!(
+            "; semantic channel {} ({} dims, {} tokens, β = {}, {}, groups {})",
+            s.model.name,
+            s.model.dim,
+            s.max_tokens,
+            s.min_cosine,
+            s.field.as_deref().map_or("the text".to_string(), |f| format!("field `{f}`")),
+            s.groups
+        ),
+        None => String::new(),
+    }
 }

@@ -23,6 +23,8 @@ pub struct Config {
     /// Containment pairs at or above this (instead of Hamming pairs).
     pub min_containment: Option<f64>,
     pub min_shared: Option<u32>,
+    /// Semantic pairs (cos ≥ β, the database's β when `None`), by the index when `.1`.
+    pub semantic: Option<(Option<f32>, bool)>,
 }
 
 impl From<PairsArgs> for Config {
@@ -36,6 +38,7 @@ impl From<PairsArgs> for Config {
             threads: a.threads,
             min_containment: a.min_containment,
             min_shared: a.min_shared,
+            semantic: a.semantic.then_some((a.min_cosine, a.semantic_index)),
         }
     }
 }
@@ -44,6 +47,9 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open_ro(&cfg.db)?;
     if let Some(c) = cfg.min_containment {
         return containment_pairs(out, json, &d, c, cfg.threads, cfg.summary);
+    }
+    if let Some((beta, index)) = cfg.semantic {
+        return semantic_pairs(out, json, &d, beta, index);
     }
     let opts = PairsOptions {
         max_distance: cfg.k.unwrap_or(d.config().max_distance),
@@ -157,4 +163,43 @@ fn containment_pairs(out: &mut impl Write, json: bool, d: &Db, c: f64, threads: 
         );
     }
     Ok(if pairs.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `--semantic`: the pairs of embedded documents with cosine ≥ β.
+#[cfg(feature = "semantic")]
+fn semantic_pairs(out: &mut impl Write, json: bool, d: &Db, beta: Option<f32>, index: bool) -> Result<ExitCode> {
+    let mode = if index {
+        fpdb::semantic::SearchMode::Indexed
+    } else {
+        fpdb::semantic::SearchMode::Exact
+    };
+    let pairs = d.semantic_pairs(beta, mode)?;
+    let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
+    for &(a, b, cosine) in &pairs {
+        if json {
+            writeln!(
+                out,
+                "{}",
+                json!({"a": key(a), "b": key(b), "a_id": a, "b_id": b, "cosine": cosine, "channels": ["semantic"]})
+            )?;
+        } else {
+            writeln!(out, "{}\t{}\t{cosine:.4}", key(a), key(b))?;
+        }
+    }
+    crate::print::note!(
+        "{} semantic pairs among {} embedded documents ({} not embedded yet)",
+        pairs.len(),
+        d.stats().semantic_vectors,
+        d.stats().semantic_pending
+    );
+    Ok(if pairs.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+#[cfg(not(feature = "semantic"))]
+fn semantic_pairs(_: &mut impl Write, _: bool, _: &Db, _: Option<f32>, _: bool) -> Result<ExitCode> {
+    Err(fpdb::Error::InvalidOption {
+        name: "semantic",
+        message: "this fpdb was built without the `semantic` feature; build it with `cargo build --features semantic`".into(),
+    }
+    .into())
 }

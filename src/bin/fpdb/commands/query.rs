@@ -67,6 +67,8 @@ impl Config {
                 o.limit = a.limit;
                 o.min_containment = a.min_containment;
                 o.min_shared = a.min_shared;
+                o.min_cosine = a.min_cosine;
+                o.wait_semantic = a.wait_semantic.then(|| std::time::Duration::from_secs(a.wait_semantic_secs));
                 o
             },
         })
@@ -81,17 +83,28 @@ fn parse_u64(s: &str) -> Option<u64> {
 }
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
-    let d = super::open_ro(&cfg.db)?;
-    let hits = match cfg.lookup {
-        Lookup::SimHash(v) => d.query_simhash(v, &cfg.opts)?,
-        Lookup::Text(t) => d.query(&t, &cfg.opts)?,
-        Lookup::File(f) => d.query(&super::read_input(f.as_ref())?, &cfg.opts)?,
+    // Waiting for the semantic channel runs its indexer here: a writer's handle.
+    let d = match cfg.opts.wait_semantic {
+        Some(_) => super::open(&cfg.db, true)?,
+        None => super::open_ro(&cfg.db)?,
+    };
+    let answer = match cfg.lookup {
+        Lookup::SimHash(v) => d.query_simhash(v, &cfg.opts).map(plain_answer)?,
+        Lookup::Text(t) => d.query_answer(&t, &cfg.opts)?,
+        Lookup::File(f) => d.query_answer(&super::read_input(f.as_ref())?, &cfg.opts)?,
         Lookup::Jsonl {
             input,
             key_field,
             text_field,
         } => return run_jsonl(&d, &input, (key_field, text_field), &cfg.opts, json, out),
     };
+    if answer.semantic_pending > 0 {
+        crate::print::note!(
+            "fpdb: the semantic channel has not embedded {} acknowledged documents yet (they cannot match by cosine; --wait-semantic waits)",
+            answer.semantic_pending
+        );
+    }
+    let hits = answer.hits;
     if json {
         for h in &hits {
             json_line(out, h)?;
@@ -100,6 +113,13 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         print_result(out, &hits, &cfg.opts)?;
     }
     Ok(if hits.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The answer of a lookup that has only hits (a SimHash: no text to embed).
+fn plain_answer(hits: Vec<Hit>) -> fpdb::QueryAnswer {
+    let mut a = fpdb::QueryAnswer::default();
+    a.hits = hits;
+    a
 }
 
 /// The readable result of one lookup.

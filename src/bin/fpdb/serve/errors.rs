@@ -242,7 +242,26 @@ impl ApiError {
                 "a stored record is damaged; run `fpdb check` on the database (the server log has the details)",
             )
             .with_detail(e.to_string()),
+            #[cfg(feature = "semantic")]
+            E::Semantic(s) => Self::of_semantic(s),
             _ => Self::internal(e.to_string()),
+        }
+    }
+
+    /// The semantic channel's errors: a bad β is the request's, a wait past its bound is 503
+    /// (retry later, or check without waiting), the rest the server's.
+    #[cfg(feature = "semantic")]
+    fn of_semantic(s: &fpdb::semantic::SemanticError) -> Self {
+        use fpdb::semantic::SemanticError as S;
+        match s {
+            S::InvalidOption { .. } => Self::new(StatusCode::BAD_REQUEST, "invalid_parameter", s.to_string()),
+            S::WaitTimeout { .. } => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "semantic_pending",
+                "the semantic channel had not embedded every acknowledged document within wait_semantic_ms; retry later or check without waiting",
+            )
+            .with_detail(s.to_string()),
+            _ => Self::internal(s.to_string()),
         }
     }
 
@@ -251,7 +270,18 @@ impl ApiError {
         !matches!(
             e,
             fpdb::Error::InvalidInput { .. } | fpdb::Error::InvalidOption { .. } | fpdb::Error::ReadOnly { .. }
-        )
+        ) && !Self::semantic_not_fatal(e)
+    }
+
+    /// The semantic channel's errors never close the handle to writes (its indexer stops alone).
+    #[cfg(feature = "semantic")]
+    fn semantic_not_fatal(e: &fpdb::Error) -> bool {
+        matches!(e, fpdb::Error::Semantic(_))
+    }
+
+    #[cfg(not(feature = "semantic"))]
+    fn semantic_not_fatal(_: &fpdb::Error) -> bool {
+        false
     }
 
     /// The whole answer, with the request id in the body (see [`finish`]).

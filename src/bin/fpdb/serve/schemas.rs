@@ -128,6 +128,13 @@ pub struct DuplicatesIn {
     #[schema(minimum = 0, maximum = 1000000)]
     #[serde(default, deserialize_with = "int")]
     pub limit: Option<u64>,
+    /// Semantic channel: β of this check (default: the database's).
+    #[schema(minimum = -1.0, maximum = 1.0)]
+    pub min_cosine: Option<f32>,
+    /// Semantic channel: wait at most this long (milliseconds, within the request deadline) until
+    /// every document acknowledged before the check is embedded.
+    #[serde(default, deserialize_with = "int")]
+    pub wait_semantic_ms: Option<u64>,
 }
 
 /// Hits of a duplicate check.

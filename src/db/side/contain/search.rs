@@ -34,6 +34,8 @@ pub(super) fn contain_hit(key: &str, id: u64, q_simhash: u64, d_simhash: u64, r:
         matched: crate::fingerprint::biblio::MatchKind::Text,
         // The SimHash distance, for information (containment hits come from their own index).
         score: crate::fingerprint::similarity::MethodScore::Hamming(hamming(q_simhash, d_simhash)),
+        channels: vec![crate::db::types::Channel::Text],
+        cosine: None,
     }
 }
 

@@ -74,6 +74,8 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
     if let Some(l) = d.limit {
         opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
     }
+    opts.min_cosine = d.min_cosine;
+    opts.wait_semantic = d.wait_semantic_ms.map(std::time::Duration::from_millis);
     let biblio = Biblio {
         title: d.title,
         year: d.year,
@@ -187,7 +189,8 @@ fn bounded_check(db: &fpdb::Db, text: &str, biblio: &Biblio, opts: &QueryOptions
         a.truncated = false;
         a
     } else {
-        db.query_fingerprint_answer(&fp, &text_opts)?
+        // by its text: the semantic channel, when the database has one, embeds it
+        db.query_answer(text, &text_opts)?
     };
     if biblio.is_empty() {
         return Ok(answer);

@@ -1,0 +1,89 @@
+//! The crawler loop's acknowledgement rate with the semantic channel's background indexer running
+//! beside it vs without (docs/performance.md, "The semantic channel"): the same documents ingested
+//! through `Db::ingest` (dedup link) into three fresh databases — no channel, the channel with its
+//! indexer off (the queue writes alone), the channel with its indexer on `--threads` threads —
+//! reporting docs/s of each and how many documents the indexer embedded meanwhile.
+//!
+//! ```text
+//! bash scripts/fetch-model.sh
+//! cargo run --features semantic --example semantic_ack -- DOCS.jsonl [--docs N] [--threads 1]
+//! ```
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use fpdb::semantic::{SemanticConfig, SemanticOptions};
+use fpdb::{CreateOptions, Db, IngestOptions, NewDoc, Options};
+
+fn docs(path: &str, n: usize) -> Vec<NewDoc> {
+    let text = std::fs::read_to_string(path).expect("read the JSONL input");
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| {
+            Some(NewDoc {
+                key: v.get("key")?.as_str()?.to_string(),
+                text: v.get("text")?.as_str()?.to_string(),
+                meta: None,
+                biblio: Default::default(),
+            })
+        })
+        .take(n)
+        .collect()
+}
+
+fn run(label: &str, input: &[NewDoc], create: &CreateOptions, opts: Options) -> f64 {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("db");
+    drop(Db::create(&path, create).expect("create"));
+    let d = Db::open_with(&path, opts).expect("open");
+    let start = Instant::now();
+    let stats = d
+        .ingest(input.iter().cloned().map(Ok), &IngestOptions::default(), |_| ())
+        .expect("ingest");
+    d.flush().expect("flush");
+    let secs = start.elapsed().as_secs_f64();
+    let rate = stats.stored as f64 / secs;
+    let s = d.stats();
+    println!(
+        "{label:<34} {:>8} docs in {secs:>6.2} s = {rate:>8.0} docs/s; embedded meanwhile {}",
+        stats.stored, s.semantic_vectors
+    );
+    rate
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let input = args
+        .next()
+        .expect("usage: semantic_ack DOCS.jsonl [--docs N] [--threads T] [--model DIR]");
+    let (mut n, mut threads) = (20_000usize, 1usize);
+    let mut model = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data/models/all-MiniLM-L6-v2"));
+    while let Some(a) = args.next() {
+        let mut v = || args.next().expect("a value");
+        match a.as_str() {
+            "--docs" => n = v().parse().expect("--docs N"),
+            "--threads" => threads = v().parse().expect("--threads N"),
+            "--model" => model = v().into(),
+            _ => panic!("unknown argument {a}"),
+        }
+    }
+    let input = docs(&input, n);
+    let plain = CreateOptions::default();
+    let with = CreateOptions::default().with_semantic(Some(SemanticConfig::new(&model)));
+    let opts = |indexer: bool| Options {
+        semantic: SemanticOptions {
+            indexer,
+            threads,
+            ..SemanticOptions::default()
+        },
+        ..Options::default()
+    };
+    let base = run("no channel", &input, &plain, Options::default());
+    let queued = run("channel, indexer off (queue only)", &input, &with, opts(false));
+    let beside = run(&format!("channel, indexer on ({threads} thr)"), &input, &with, opts(true));
+    println!(
+        "acknowledgement rate vs no channel: queue only {:.1}%, indexer beside {:.1}%",
+        100.0 * queued / base,
+        100.0 * beside / base
+    );
+}

@@ -1,0 +1,14 @@
+//! The semantic channel of paper 001 as a side index. With the `semantic` feature, `on.rs` is the
+//! channel (the model, the queue, the background indexer, the union of the answers); without it,
+//! `off.rs` refuses to write to a database created with the channel (its new documents would be
+//! acknowledged without being queued for embedding, and never embedded).
+
+#[cfg(not(feature = "semantic"))]
+mod off;
+#[cfg(feature = "semantic")]
+mod on;
+
+#[cfg(not(feature = "semantic"))]
+pub(crate) use off::Semantic;
+#[cfg(feature = "semantic")]
+pub(crate) use on::Semantic;

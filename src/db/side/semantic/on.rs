@@ -1,0 +1,472 @@
+//! The semantic channel of paper 001 as a side index (feature `semantic`; the channel itself is
+//! `crate::semantic`). What it adds to the engine:
+//!
+//! | step | what |
+//! |---|---|
+//! | create | the model loaded (its identity), the [`SemanticSpec`] staged into `meta` |
+//! | open (writer) | the `semantic` and `semantic_queue` column families created when the spec is there |
+//! | open | the spec read, the model loaded and checked against it, the vectors into memory |
+//! | after open | the background [`Indexer`] started (a writer, `SemanticOptions::indexer`) |
+//! | prepare | the text to embed kept with the document ([`embed_text`]) |
+//! | write | each new document's text queued (`semantic_queue`), in the batch's `WriteBatch`; a deleted or replaced document's vector and queued text deleted there |
+//! | publish | a deleted document's vector leaves memory |
+//! | after commit | the indexer woken |
+//! | query | the text embedded, cos ≥ β over the vectors (exact scan, or the sign-code index), unioned with the text hits: `channels`, `cosine`, `semantic_pending` |
+//! | check | vectors against the records, the cursor and memory |
+//! | stats | `semantic_pending`, `semantic_vectors` |
+//!
+//! The indexer's commits ([`DbCorpus::commit`]) take the writer lock: a document deleted while its
+//! text was being embedded loses its queued text in its own batch, and the indexer's batch, which
+//! checks the queue under the lock, leaves its vector out. So at every instant the durable state
+//! holds: every live document below the cursor that was queued has exactly one vector, none at or
+//! above it has one, and every live document at or above it (below `next_doc`) has its text queued.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+use rocksdb::{Cache, WriteBatch, WriteOptions};
+
+use crate::error::{Error, Result};
+use crate::fingerprint::biblio::MatchKind;
+use crate::fingerprint::similarity::hamming;
+use crate::intmap::IntMap;
+use crate::semantic::{
+    self as sem, embed_text, BackfillReport, Corpus, Embedder, EmbedderOptions, Indexer, IndexerOptions, Scan, SemanticChannel,
+    SemanticError, SemanticOptions, SemanticSpec, StoredVector, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
+};
+use crate::store::doc_record::DocRecord;
+use crate::store::keys::CF_META;
+
+use super::super::{Creating, Opening, Query, SideIndex};
+use crate::db::handle::{Db, Inner};
+use crate::db::options::Options;
+use crate::db::pending::Pending;
+use crate::db::rocks_options::rocks_options;
+use crate::db::state::State;
+use crate::db::types::{Channel, CheckReport, Fault, Hit, NewDoc, QueryAnswer, Stats};
+
+/// The channel of an open database that has one.
+struct Active {
+    channel: Arc<SemanticChannel>,
+    embedder: Arc<Embedder>,
+    /// The durable cursor at open (the indexer's, once it runs).
+    cursor_at_open: u64,
+    indexer: OnceLock<Indexer>,
+}
+
+impl Active {
+    /// The indexer's cursor (the durable one at open when no indexer runs).
+    fn cursor(&self) -> u64 {
+        self.indexer.get().map_or(self.cursor_at_open, Indexer::cursor)
+    }
+}
+
+/// The side index: always registered (with the feature); active when the database's spec has it.
+pub(crate) struct Semantic {
+    opts: SemanticOptions,
+    read_only: bool,
+    active: OnceLock<Active>,
+}
+
+impl Semantic {
+    pub(crate) fn new(opts: &Options) -> Option<Semantic> {
+        Some(Semantic {
+            opts: opts.semantic.clone(),
+            read_only: opts.read_only,
+            active: OnceLock::new(),
+        })
+    }
+
+    /// The model directory of this handle: its own, else the one recorded at creation.
+    fn model_dir(&self, spec: &SemanticSpec) -> Result<PathBuf> {
+        let dir = self.opts.model_dir.clone().or_else(|| spec.model_dir.clone());
+        dir.ok_or_else(|| {
+            SemanticError::ModelMissing {
+                dir: PathBuf::from(&spec.model.name),
+                missing: PathBuf::from("(no model directory recorded: pass one)"),
+            }
+            .into()
+        })
+    }
+
+    fn embedder(&self, dir: &Path, max_tokens: usize) -> Result<Embedder> {
+        let o = EmbedderOptions {
+            max_tokens,
+            threads: self.opts.threads,
+            nice: self.opts.nice,
+            ..EmbedderOptions::default()
+        };
+        Ok(Embedder::load(dir, &o)?)
+    }
+
+    fn active(&self) -> Option<&Active> {
+        self.active.get()
+    }
+}
+
+impl SideIndex for Semantic {
+    fn name(&self) -> &'static str {
+        "semantic channel"
+    }
+
+    fn column_families(&self) -> Vec<String> {
+        match self.active() {
+            Some(_) => sem::COLUMN_FAMILIES.iter().map(|s| s.to_string()).collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// The model is loaded once to record its identity; its spec goes into `meta`.
+    fn create(&self, c: &Creating<'_>, b: &mut WriteBatch) -> Result<()> {
+        let Some(cfg) = &c.create.semantic else { return Ok(()) };
+        cfg.validate()?;
+        let embedder = self.embedder(&cfg.model_dir, cfg.max_tokens)?;
+        let mut spec = SemanticSpec::from_config(embedder.info().clone(), cfg);
+        // absolute, so that a handle opened from another directory finds the model
+        spec.model_dir = cfg.model_dir.canonicalize().ok().or(spec.model_dir);
+        sem::stage_spec(b, c.meta, &spec)?;
+        Ok(())
+    }
+
+    /// The column families of a database with the channel (created by the writable open that
+    /// follows the creation).
+    fn upgrade(&self, rocks: &mut rocksdb::DB, cache: &Cache, rocks_path: &Path) -> Result<()> {
+        let meta = rocks
+            .cf_handle(CF_META)
+            .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
+        if sem::read_spec(rocks, meta)?.is_none() {
+            return Ok(());
+        }
+        for name in sem::COLUMN_FAMILIES {
+            if rocks.cf_handle(name).is_none() {
+                rocks
+                    .create_cf(name, &rocks_options(cache, false))
+                    .map_err(|e| Error::rocks("create a semantic column family", rocks_path, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The spec, the model (checked against it), the vectors.
+    fn load(&self, o: &Opening<'_>) -> Result<()> {
+        let Some(spec) = sem::read_spec(o.rocks, o.meta)? else {
+            return Ok(());
+        };
+        let dir = self.model_dir(&spec)?;
+        let embedder = self.embedder(&dir, spec.max_tokens)?;
+        let Some((channel, cursor)) = SemanticChannel::load(o.rocks, None)? else {
+            return Ok(());
+        };
+        channel.check_embedder(&embedder)?;
+        let _ = self.active.set(Active {
+            channel: Arc::new(channel),
+            embedder: Arc::new(embedder),
+            cursor_at_open: cursor,
+            indexer: OnceLock::new(),
+        });
+        Ok(())
+    }
+
+    /// The background indexer of a writer.
+    fn opened(&self, db: &Db) -> Result<()> {
+        let Some(a) = self.active() else { return Ok(()) };
+        if self.read_only || !self.opts.indexer {
+            return Ok(());
+        }
+        let corpus = Arc::new(DbCorpus {
+            db: Arc::downgrade(&db.inner),
+        });
+        let planes = Arc::new(a.channel.planes().clone());
+        let opts = IndexerOptions {
+            batch: self.opts.batch,
+            ..IndexerOptions::default()
+        };
+        let indexer = Indexer::start(a.embedder.clone(), planes, corpus, a.cursor_at_open, opts)?;
+        let _ = a.indexer.set(indexer);
+        Ok(())
+    }
+
+    fn keep_text(&self, doc: &NewDoc) -> Option<String> {
+        let spec = self.active()?.channel.spec();
+        let t = embed_text(&doc.text, doc.meta.as_deref(), spec.field.as_deref(), spec.max_tokens);
+        (!t.trim().is_empty()).then_some(t)
+    }
+
+    /// New documents' texts queued; deleted documents' vectors and queued texts deleted.
+    fn write(&self, db: &Db, _st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        if self.active().is_none() {
+            return Ok(());
+        }
+        let (cf, queue) = (db.cf(CF_SEMANTIC)?, db.cf(CF_SEMANTIC_QUEUE)?);
+        for &id in &pend.deleted {
+            sem::stage_delete(b, cf, id);
+            sem::stage_unqueue(b, queue, id);
+        }
+        for p in pend.new_docs.iter().filter(|p| p.alive) {
+            if let Some(t) = &p.text {
+                sem::stage_queue(b, queue, p.id, t);
+            }
+        }
+        Ok(())
+    }
+
+    fn publish(&self, _st: &mut State, pend: &Pending) -> Result<()> {
+        if let Some(a) = self.active() {
+            for &id in &pend.deleted {
+                a.channel.publish_delete(id);
+            }
+        }
+        Ok(())
+    }
+
+    fn after_commit(&self, _inner: &Inner) -> Result<()> {
+        if let Some(i) = self.active().and_then(|a| a.indexer.get()) {
+            i.notify();
+        }
+        Ok(())
+    }
+
+    fn on_query(&self, db: &Db, q: &Query<'_>, answer: &mut QueryAnswer) -> Result<()> {
+        let Some(a) = self.active() else { return Ok(()) };
+        if let Some(timeout) = q.opts.wait_semantic {
+            db.semantic_wait(timeout)?;
+        }
+        answer.semantic_pending = db.semantic_pending()?;
+        let Some(text) = q.text else { return Ok(()) };
+        let spec = a.channel.spec();
+        let text = embed_text(text, None, None, spec.max_tokens);
+        let v = a.channel.embed_query(&a.embedder, &text)?;
+        let beta = q.opts.min_cosine.unwrap_or(spec.min_cosine);
+        sem::check_beta(beta)?;
+        let found = a.channel.query(&v, Some(beta), self.opts.search, None);
+        union_hits(db, &a.channel, &v, q.fp.simhash, found, answer)
+    }
+
+    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let Some(a) = self.active() else { return Ok(()) };
+        let mut live: Vec<u64> = records.keys().copied().collect();
+        live.sort_unstable();
+        let r = a.channel.check(&db.inner.rocks, &live)?;
+        let path = db.inner.rocks_path.display().to_string();
+        let mut fault = |doc: u64, what: String| {
+            rep.faults.push(Fault {
+                doc: Some(doc),
+                key: records.get(&doc).map(|r| r.key.clone()),
+                path: path.clone(),
+                what,
+            })
+        };
+        for (id, e) in r.damaged {
+            fault(id, format!("semantic vector: {e}"));
+        }
+        for id in r.beyond_cursor {
+            fault(id, "a semantic vector at or above the indexer's cursor".into());
+        }
+        for id in r.orphans {
+            fault(id, "a semantic vector of a document that is not live".into());
+        }
+        Ok(())
+    }
+
+    fn stats(&self, st: &State, stats: &mut Stats) {
+        if let Some(a) = self.active() {
+            stats.semantic_vectors = a.channel.len() as u64;
+            stats.semantic_pending = st.next_id.saturating_sub(a.cursor());
+        }
+    }
+}
+
+/// Adds the semantic matches to a text answer: a text hit the channel also found gets the
+/// `semantic` channel, every text hit with a vector its cosine, and the others are appended (best
+/// cosine first) as `MatchKind::Semantic` hits.
+fn union_hits(
+    db: &Db,
+    ch: &SemanticChannel,
+    v: &StoredVector,
+    simhash: u64,
+    found: Vec<sem::SemanticHit>,
+    answer: &mut QueryAnswer,
+) -> Result<()> {
+    let mut by_id: IntMap<u64, f32> = found.iter().map(|h| (h.id, h.cosine)).collect();
+    for h in &mut answer.hits {
+        match by_id.remove(&h.id) {
+            Some(c) => {
+                h.cosine = Some(c);
+                h.channels.push(Channel::Semantic);
+            }
+            None => h.cosine = ch.vector(h.id).map(|d| v.cosine(&d)),
+        }
+    }
+    let mut extra: Vec<(u64, f32)> = by_id.into_iter().collect();
+    extra.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    let metas = db.with_state(|st| {
+        Ok(extra
+            .iter()
+            .map(|(id, _)| st.docs.get(id).map(|m| (m.key.to_string(), m.simhash)))
+            .collect::<Vec<_>>())
+    })?;
+    for ((id, cosine), meta) in extra.into_iter().zip(metas) {
+        let Some((key, fp)) = meta else { continue }; // deleted meanwhile
+        let mut hit = Hit::unverified(key, id, hamming(fp, simhash), MatchKind::Semantic, Channel::Semantic);
+        hit.cosine = Some(cosine);
+        answer.hits.push(hit);
+    }
+    Ok(())
+}
+
+/// The database as the indexer sees it: the queued texts, `next_doc`, and commits under the
+/// writer lock. Holds the handle weakly: the indexer never keeps a closed database open.
+struct DbCorpus {
+    db: Weak<Inner>,
+}
+
+impl DbCorpus {
+    fn db(&self) -> sem::Result<Db> {
+        self.db
+            .upgrade()
+            .map(|inner| Db { inner })
+            .ok_or_else(|| SemanticError::IndexerStopped {
+                cause: "the database was closed".into(),
+            })
+    }
+}
+
+fn sem_err(e: Error) -> SemanticError {
+    match e {
+        Error::Semantic(s) => s,
+        e => SemanticError::Rocks {
+            op: "the indexer's commit",
+            message: e.to_string(),
+        },
+    }
+}
+
+impl Corpus for DbCorpus {
+    fn scan(&self, from: u64, max: usize) -> sem::Result<Scan> {
+        let db = self.db()?;
+        let ack = self.acknowledged();
+        let queue = db.cf(CF_SEMANTIC_QUEUE).map_err(sem_err)?;
+        let docs = sem::scan_queue(&db.inner.rocks, queue, from, ack, max)?;
+        let next = match docs.last() {
+            Some(&(id, _)) if docs.len() == max => id + 1,
+            _ => ack,
+        };
+        Ok(Scan { docs, next })
+    }
+
+    fn acknowledged(&self) -> u64 {
+        self.db.upgrade().map_or(0, |inner| inner.state.read().next_id)
+    }
+
+    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, from: u64, cursor: u64) -> sem::Result<()> {
+        let db = self.db()?;
+        let _w = db.lock_writer().map_err(sem_err)?;
+        let Some(a) = db.inner.sides().get::<Semantic>().and_then(|s| s.active()) else {
+            return Err(SemanticError::IndexerStopped {
+                cause: "the channel is not loaded".into(),
+            });
+        };
+        let queue = db.cf(CF_SEMANTIC_QUEUE).map_err(sem_err)?;
+        let mut kept = Vec::with_capacity(vectors.len());
+        for v in vectors {
+            if sem::queued(&db.inner.rocks, queue, v.0)? {
+                kept.push(v);
+            }
+        }
+        let records: Vec<(u64, Vec<u8>)> = kept.iter().map(|(id, _, b)| (*id, b.clone())).collect();
+        let mut batch = WriteBatch::default();
+        a.channel.write_vectors(&db.inner.rocks, &mut batch, &records, cursor)?;
+        sem::stage_dequeue(&mut batch, queue, from, cursor);
+        let mut wo = WriteOptions::default();
+        wo.set_sync(db.inner.opts.sync);
+        db.inner
+            .rocks
+            .write_opt(batch, &wo)
+            .map_err(SemanticError::rocks("the indexer's commit"))?;
+        let published: Vec<(u64, StoredVector)> = kept.into_iter().map(|(id, v, _)| (id, v)).collect();
+        // in step with the published documents: under the state's write lock (the seam's rule)
+        let _st = db.inner.state.write();
+        a.channel.publish(&published);
+        Ok(())
+    }
+}
+
+impl Db {
+    fn semantic(&self) -> Result<&Active> {
+        self.inner
+            .sides()
+            .get::<Semantic>()
+            .and_then(|s| s.active())
+            .ok_or_else(|| Error::InvalidOption {
+                name: "semantic",
+                message: format!(
+                    "{} has no semantic channel; create it with `fpdb init --semantic MODEL_DIR`",
+                    self.path().display()
+                ),
+            })
+    }
+
+    /// The semantic channel's spec, when the database has the channel.
+    pub fn semantic_spec(&self) -> Option<&SemanticSpec> {
+        self.semantic().ok().map(|a| a.channel.spec())
+    }
+
+    /// Acknowledged documents the channel has not embedded yet (0 without the channel). An
+    /// indexer stopped by an error is that error.
+    pub fn semantic_pending(&self) -> Result<u64> {
+        let Ok(a) = self.semantic() else { return Ok(0) };
+        if let Some(e) = a.indexer.get().and_then(Indexer::error) {
+            return Err(e.into());
+        }
+        Ok(self.inner.state.read().next_id.saturating_sub(a.cursor()))
+    }
+
+    /// Every pair of embedded documents with cos ≥ β (`beta`, or the database's), each once
+    /// (a < b), by the exact scan or the sign-code index (`fpdb pairs --semantic`).
+    pub fn semantic_pairs(&self, beta: Option<f32>, mode: sem::SearchMode) -> Result<Vec<(u64, u64, f32)>> {
+        let a = self.semantic()?;
+        if let Some(b) = beta {
+            sem::check_beta(b)?;
+        }
+        Ok(a.channel.pairs(beta, mode))
+    }
+
+    /// Waits until every document acknowledged now is embedded, at most `timeout`.
+    pub fn semantic_wait(&self, timeout: Duration) -> Result<()> {
+        let a = self.semantic()?;
+        let target = self.inner.state.read().next_id;
+        match a.indexer.get() {
+            Some(i) => Ok(i.wait_until(target, timeout)?),
+            None if a.cursor_at_open >= target => Ok(()),
+            None => Err(SemanticError::IndexerStopped {
+                cause: "this handle runs no indexer (read-only, or `SemanticOptions::indexer` off): open the database for writing to embed"
+                    .into(),
+            }
+            .into()),
+        }
+    }
+
+    /// Runs until every acknowledged document is embedded, calling `progress(pending)` as the
+    /// indexer commits (`fpdb semantic backfill`).
+    pub fn semantic_backfill(&self, mut progress: impl FnMut(u64)) -> Result<BackfillReport> {
+        let a = self.semantic()?;
+        let target = self.inner.state.read().next_id;
+        let Some(i) = a.indexer.get() else {
+            return self.semantic_wait(Duration::ZERO).map(|()| BackfillReport::default());
+        };
+        loop {
+            progress(target.saturating_sub(i.cursor()));
+            match i.wait_until(target, Duration::from_millis(500)) {
+                Ok(()) => break,
+                Err(SemanticError::WaitTimeout { .. }) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        progress(0);
+        Ok(BackfillReport {
+            embedded: i.embedded(),
+            vectors: a.channel.len() as u64,
+        })
+    }
+}

@@ -1,0 +1,216 @@
+//! The channel's plain settings: what a database is created with ([`SemanticConfig`], stored in the
+//! spec), what one handle runs it with ([`SemanticOptions`]), and what of a document is embedded
+//! ([`embed_text`]). Front ends (CLI flags, HTTP, Python) convert their arguments into these.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use super::channel::SearchMode;
+use super::error::{Result, SemanticError};
+use super::model::{BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
+use super::store::DEFAULT_MIN_COSINE;
+
+/// Which verified edges form the duplicate groups.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Groups {
+    /// Groups from the text channel's verified duplicates only (semantic matches are reported).
+    #[default]
+    Text,
+    /// Groups over the union: a semantic match (cos ≥ β) links like a text duplicate, when the
+    /// background indexer embeds the document.
+    Union,
+}
+
+impl FromStr for Groups {
+    type Err = SemanticError;
+    fn from_str(s: &str) -> Result<Groups> {
+        match s {
+            "text" => Ok(Groups::Text),
+            "union" => Ok(Groups::Union),
+            _ => Err(SemanticError::InvalidOption {
+                name: "groups",
+                message: format!("expected `text` or `union`, got {s:?}"),
+            }),
+        }
+    }
+}
+
+impl std::fmt::Display for Groups {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Groups::Text => "text",
+            Groups::Union => "union",
+        })
+    }
+}
+
+/// The channel of a new database (`fpdb init --semantic MODEL_DIR ...`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SemanticConfig {
+    /// The sentence-transformer directory (`bash scripts/fetch-model.sh` prints it).
+    pub model_dir: PathBuf,
+    /// The default β of queries: cos ≥ β is a semantic match.
+    pub min_cosine: f32,
+    /// The metadata (JSONL) field embedded, e.g. `abstract` (paper 001); `None`: the text.
+    pub field: Option<String>,
+    /// Which edges form groups.
+    pub groups: Groups,
+    /// Truncation in tokens ([CLS]/[SEP] included).
+    pub max_tokens: usize,
+}
+
+impl SemanticConfig {
+    /// The defaults for `model_dir`: β = [`DEFAULT_MIN_COSINE`], the text, text groups,
+    /// [`DEFAULT_MAX_TOKENS`] tokens.
+    pub fn new(model_dir: impl Into<PathBuf>) -> SemanticConfig {
+        SemanticConfig {
+            model_dir: model_dir.into(),
+            min_cosine: DEFAULT_MIN_COSINE,
+            field: None,
+            groups: Groups::Text,
+            max_tokens: DEFAULT_MAX_TOKENS,
+        }
+    }
+
+    /// Checks the ranges (β in [-1, 1], at least 3 tokens, a non-empty field name).
+    pub fn validate(&self) -> Result<()> {
+        check_beta(self.min_cosine)?;
+        if self.max_tokens < 3 {
+            return Err(SemanticError::InvalidOption {
+                name: "max_tokens",
+                message: format!(
+                    "{} leaves no room for a word between [CLS] and [SEP]; use at least 3",
+                    self.max_tokens
+                ),
+            });
+        }
+        if self.field.as_deref() == Some("") {
+            return Err(SemanticError::InvalidOption {
+                name: "semantic_field",
+                message: "an empty field name; give the JSONL field to embed (e.g. `abstract`) or none for the text".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// β must be a cosine.
+pub fn check_beta(beta: f32) -> Result<()> {
+    if (-1.0..=1.0).contains(&beta) {
+        Ok(())
+    } else {
+        Err(SemanticError::InvalidOption {
+            name: "min_cosine",
+            message: format!("{beta} is outside [-1, 1]"),
+        })
+    }
+}
+
+/// How one handle runs the channel of a database that has one.
+#[derive(Clone, Debug)]
+pub struct SemanticOptions {
+    /// The model directory; `None`: the one recorded at creation. Either way its identity (name +
+    /// weights hash) must equal the stored spec's.
+    pub model_dir: Option<PathBuf>,
+    /// Threads the background indexer's model may use: the bound on the CPU it takes beside the
+    /// text path (default 1 of the machine's cores).
+    pub threads: usize,
+    /// Documents per indexer commit (one embed call, one synced WriteBatch).
+    pub batch: usize,
+    /// Run the background indexer (default); off, the channel only answers queries on what is
+    /// already embedded (a read-only handle never runs it).
+    pub indexer: bool,
+    /// How queries search the vectors.
+    pub search: SearchMode,
+    /// The niceness of the model's threads (default [`BACKGROUND_NICE`]: the indexer takes only
+    /// the CPU the text path leaves; query embeddings share its threads). 0: normal priority.
+    pub nice: i32,
+}
+
+impl Default for SemanticOptions {
+    fn default() -> Self {
+        SemanticOptions {
+            model_dir: None,
+            threads: 1,
+            batch: 16,
+            indexer: true,
+            search: SearchMode::default(),
+            nice: BACKGROUND_NICE,
+        }
+    }
+}
+
+/// What `Db::semantic_backfill` did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct BackfillReport {
+    /// Documents embedded by this handle's indexer.
+    pub embedded: u64,
+    /// Vectors the channel holds.
+    pub vectors: u64,
+}
+
+/// What is embedded of a document: the spec's `field` of its metadata JSON when it is a non-empty
+/// string there, else its text; in both cases only the first `max_tokens` whitespace-separated
+/// words. The tokenizer makes at least one token of each such word, so those words hold every
+/// token the model reads after truncation: the stored text embeds exactly as the whole would.
+pub fn embed_text(text: &str, meta: Option<&str>, field: Option<&str>, max_tokens: usize) -> String {
+    let from_field = field.and_then(|f| {
+        let v: serde_json::Value = serde_json::from_str(meta?).ok()?;
+        v.get(f)?.as_str().filter(|s| !s.trim().is_empty()).map(str::to_owned)
+    });
+    let source = from_field.as_deref().unwrap_or(text);
+    first_words(source, max_tokens).to_owned()
+}
+
+/// The prefix of `s` holding its first `n` whitespace-separated words.
+fn first_words(s: &str, n: usize) -> &str {
+    let mut words = 0;
+    let mut in_word = false;
+    for (i, c) in s.char_indices() {
+        if c.is_whitespace() {
+            in_word = false;
+        } else if !in_word {
+            if words == n {
+                return &s[..i];
+            }
+            in_word = true;
+            words += 1;
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embed_text_takes_the_field_or_the_first_words() {
+        let meta = r#"{"abstract": "short abstract here", "n": 3}"#;
+        assert_eq!(embed_text("a b c d e", Some(meta), Some("abstract"), 2), "short abstract ");
+        assert_eq!(embed_text("a b c d e", Some(meta), Some("missing"), 3), "a b c ");
+        assert_eq!(embed_text("a b c d e", Some(meta), Some("n"), 9), "a b c d e");
+        assert_eq!(embed_text("a  b\nc", None, None, 9), "a  b\nc");
+        assert_eq!(embed_text("", None, None, 9), "");
+    }
+
+    #[test]
+    fn groups_parse_and_print() {
+        for g in [Groups::Text, Groups::Union] {
+            assert_eq!(g.to_string().parse::<Groups>().ok(), Some(g));
+        }
+        assert!("both".parse::<Groups>().is_err());
+    }
+
+    #[test]
+    fn config_ranges_are_checked() {
+        let mut c = SemanticConfig::new("m");
+        assert!(c.validate().is_ok());
+        c.min_cosine = 1.5;
+        assert!(c.validate().is_err());
+        c.min_cosine = 0.5;
+        c.max_tokens = 2;
+        assert!(c.validate().is_err());
+    }
+}
