@@ -622,7 +622,12 @@ mod in_db {
         let (path, _) = create(t.path(), 1, 0.9);
         let exe = std::env::current_exe().unwrap();
         let mut embedded_by_children = 0;
-        for round in 0..5u64 {
+        // Five kills at least; more (each child living longer) until the children's indexers
+        // have committed something: they run at nice 19 and get little CPU on a loaded machine.
+        for round in 0..25u64 {
+            if round >= 5 && embedded_by_children > 0 {
+                break;
+            }
             let mut child = std::process::Command::new(&exe)
                 .args(["--ignored", "--exact", "in_db::db_kill_9_child", "--nocapture"])
                 .env("FPDB_SEMDB_CHILD_DIR", t.path())

@@ -217,18 +217,7 @@ impl Embedder {
         let config_path = need(dir, "config.json")?;
         let tokenizer_path = need(dir, "tokenizer.json")?;
         let weights_path = need(dir, "model.safetensors")?;
-        if opts.threads == 0 {
-            return Err(SemanticError::InvalidOption {
-                name: "threads",
-                message: "must be at least 1".into(),
-            });
-        }
-        if opts.batch == 0 {
-            return Err(SemanticError::InvalidOption {
-                name: "batch",
-                message: "must be at least 1".into(),
-            });
-        }
+        check_counts(opts)?;
 
         let config: BertConfig =
             serde_json::from_slice(&read(&config_path)?).map_err(|e| invalid(&config_path, format!("not a BERT config: {e}")))?;
@@ -243,14 +232,7 @@ impl Embedder {
         }
         let (pooling, normalize) = read_pipeline(dir, config.hidden_size)?;
 
-        let mut tokenizer = Tokenizer::from_file(&tokenizer_path).map_err(|e| invalid(&tokenizer_path, e.to_string()))?;
-        tokenizer.with_padding(None);
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: opts.max_tokens,
-                ..Default::default()
-            }))
-            .map_err(|e| invalid(&tokenizer_path, e.to_string()))?;
+        let tokenizer = load_tokenizer(&tokenizer_path, opts.max_tokens)?;
 
         let weights = read(&weights_path)?;
         let weights_xxh3 = xxhash_rust::xxh3::xxh3_64(&weights);
@@ -258,18 +240,7 @@ impl Embedder {
             VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu).map_err(|e| invalid(&weights_path, e.to_string()))?;
         let model = BertModel::load(vb, &config).map_err(|e| invalid(&weights_path, e.to_string()))?;
 
-        let pool = rayon_core::ThreadPoolBuilder::new()
-            .num_threads(opts.threads)
-            .thread_name(|i| format!("fpdb-embed-{i}"))
-            .start_handler({
-                let nice = opts.nice;
-                move |_| lower_priority(nice)
-            })
-            .build()
-            .map_err(|e| SemanticError::InvalidOption {
-                name: "threads",
-                message: format!("cannot start {} threads: {e}", opts.threads),
-            })?;
+        let pool = embed_pool(opts)?;
         let name = dir
             .canonicalize()
             .ok()
@@ -373,4 +344,46 @@ impl Embedder {
 pub fn normalize(v: &mut [f32]) {
     let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-12);
     v.iter_mut().for_each(|x| *x /= norm);
+}
+
+/// `threads` and `batch` are at least 1.
+fn check_counts(opts: &EmbedderOptions) -> Result<()> {
+    for (name, n) in [("threads", opts.threads), ("batch", opts.batch)] {
+        if n == 0 {
+            return Err(SemanticError::InvalidOption {
+                name,
+                message: "must be at least 1".into(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The model's tokenizer, unpadded, truncating at `max_tokens`.
+fn load_tokenizer(path: &Path, max_tokens: usize) -> Result<Tokenizer> {
+    let mut tokenizer = Tokenizer::from_file(path).map_err(|e| invalid(path, e.to_string()))?;
+    tokenizer.with_padding(None);
+    tokenizer
+        .with_truncation(Some(TruncationParams {
+            max_length: max_tokens,
+            ..Default::default()
+        }))
+        .map_err(|e| invalid(path, e.to_string()))?;
+    Ok(tokenizer)
+}
+
+/// The embedding threads (`opts.threads`, at `opts.nice`).
+fn embed_pool(opts: &EmbedderOptions) -> Result<rayon_core::ThreadPool> {
+    rayon_core::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .thread_name(|i| format!("fpdb-embed-{i}"))
+        .start_handler({
+            let nice = opts.nice;
+            move |_| lower_priority(nice)
+        })
+        .build()
+        .map_err(|e| SemanticError::InvalidOption {
+            name: "threads",
+            message: format!("cannot start {} threads: {e}", opts.threads),
+        })
 }

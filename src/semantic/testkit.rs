@@ -120,7 +120,13 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> SemanticError + '_ {
 /// uniform in ±0.2 from `seed`), modules.json (Transformer, Pooling, Normalize), 1_Pooling/config.json
 /// (mean). Returns `dir`.
 pub fn write_tiny_model(dir: &Path, seed: u64) -> Result<PathBuf> {
-    let (hidden, layers, heads, inter, max_pos) = (32usize, 2usize, 4usize, 64usize, 64usize);
+    let dims = TinyDims {
+        hidden: 32,
+        layers: 2,
+        heads: 4,
+        inter: 64,
+        max_pos: 64,
+    };
     let special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
     let vocab: serde_json::Map<String, serde_json::Value> = special
         .iter()
@@ -130,10 +136,43 @@ pub fn write_tiny_model(dir: &Path, seed: u64) -> Result<PathBuf> {
         .collect();
     let vocab_size = vocab.len();
     std::fs::create_dir_all(dir.join("1_Pooling")).map_err(io(dir))?;
-    let write = |name: &str, v: serde_json::Value| {
-        let p = dir.join(name);
-        std::fs::write(&p, serde_json::to_vec_pretty(&v).unwrap_or_default()).map_err(io(&p))
-    };
+    write_tiny_config(dir, &dims, vocab_size)?;
+    write_tiny_tokenizer(dir, &special, vocab)?;
+    let tensors = tiny_weights(&dims, vocab_size, seed)?;
+    let st = dir.join("model.safetensors");
+    candle_core::safetensors::save(&tensors, &st).map_err(|e| SemanticError::ModelInvalid {
+        path: st.clone(),
+        message: e.to_string(),
+    })?;
+    Ok(dir.to_path_buf())
+}
+
+/// The tiny model's shape.
+#[derive(Clone, Copy)]
+struct TinyDims {
+    hidden: usize,
+    layers: usize,
+    heads: usize,
+    inter: usize,
+    max_pos: usize,
+}
+
+/// Writes `name` under `dir` as pretty JSON.
+fn write_json(dir: &Path, name: &str, v: serde_json::Value) -> Result<()> {
+    let p = dir.join(name);
+    std::fs::write(&p, serde_json::to_vec_pretty(&v).unwrap_or_default()).map_err(io(&p))
+}
+
+/// config.json (BERT), modules.json (Transformer, Pooling, Normalize) and 1_Pooling/config.json (mean).
+fn write_tiny_config(dir: &Path, dims: &TinyDims, vocab_size: usize) -> Result<()> {
+    let TinyDims {
+        hidden,
+        layers,
+        heads,
+        inter,
+        max_pos,
+    } = *dims;
+    let write = |name: &str, v: serde_json::Value| write_json(dir, name, v);
     write(
         "config.json",
         serde_json::json!({
@@ -145,6 +184,24 @@ pub fn write_tiny_model(dir: &Path, seed: u64) -> Result<PathBuf> {
             "position_embedding_type": "absolute"
         }),
     )?;
+    write(
+        "modules.json",
+        serde_json::json!([
+            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+            {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}
+        ]),
+    )?;
+    write(
+        "1_Pooling/config.json",
+        serde_json::json!({"word_embedding_dimension": hidden, "pooling_mode_cls_token": false, "pooling_mode_mean_tokens": true, "pooling_mode_max_tokens": false, "pooling_mode_mean_sqrt_len_tokens": false}),
+    )?;
+    Ok(())
+}
+
+/// tokenizer.json: BERT WordPiece over `special` then [`TINY_WORDS`].
+fn write_tiny_tokenizer(dir: &Path, special: &[&str], vocab: serde_json::Map<String, serde_json::Value>) -> Result<()> {
+    let write = |name: &str, v: serde_json::Value| write_json(dir, name, v);
     let added: Vec<_> = special
         .iter()
         .enumerate()
@@ -166,19 +223,18 @@ pub fn write_tiny_model(dir: &Path, seed: u64) -> Result<PathBuf> {
             "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##", "max_input_chars_per_word": 100, "vocab": vocab}
         }),
     )?;
-    write(
-        "modules.json",
-        serde_json::json!([
-            {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-            {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-            {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}
-        ]),
-    )?;
-    write(
-        "1_Pooling/config.json",
-        serde_json::json!({"word_embedding_dimension": hidden, "pooling_mode_cls_token": false, "pooling_mode_mean_tokens": true, "pooling_mode_max_tokens": false, "pooling_mode_mean_sqrt_len_tokens": false}),
-    )?;
+    Ok(())
+}
 
+/// The weights, uniform in ±0.2 from `seed` (LayerNorms at 1 and 0), by their BERT names.
+fn tiny_weights(dims: &TinyDims, vocab_size: usize, seed: u64) -> Result<HashMap<String, Tensor>> {
+    let TinyDims {
+        hidden,
+        layers,
+        inter,
+        max_pos,
+        ..
+    } = *dims;
     let mut state = seed;
     let mut tensors: HashMap<String, Tensor> = HashMap::new();
     let mut add = |name: String, shape: &[usize], init: Option<f32>| -> Result<()> {
@@ -219,12 +275,7 @@ pub fn write_tiny_model(dir: &Path, seed: u64) -> Result<PathBuf> {
             add(format!("{p}.{ln}.bias"), &[hidden], Some(0.0))?;
         }
     }
-    let st = dir.join("model.safetensors");
-    candle_core::safetensors::save(&tensors, &st).map_err(|e| SemanticError::ModelInvalid {
-        path: st.clone(),
-        message: e.to_string(),
-    })?;
-    Ok(dir.to_path_buf())
+    Ok(tensors)
 }
 
 /// A documents store on a bare RocksDB (CFs `meta`, `docs`, `semantic`) that feeds the indexer the
