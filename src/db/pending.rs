@@ -21,7 +21,7 @@ pub(super) struct PendingDoc {
     pub(super) meta: Option<String>,
     /// Its bibliographic values (stored in its record; the metadata index's keys).
     pub(super) biblio: Biblio,
-    /// What a side index kept of its text ([`SideIndex::keep_text`](super::side::SideIndex)).
+    /// What a side index kept of its text (`SideIndex::keep_text`, db/side/mod.rs).
     pub(super) text: Option<String>,
     pub(super) group: u64,
     pub(super) alive: bool,
