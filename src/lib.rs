@@ -56,6 +56,8 @@ mod pipeline;
 pub mod semantic;
 mod store;
 
+#[cfg(feature = "semantic")]
+pub use batch::union_groups;
 pub use batch::{all_pairs_fps, groups, pairs, DistRow, Pair, PairsOptions, PairsReport};
 pub use db::{
     auto_tables, Channel, CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc,

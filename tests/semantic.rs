@@ -427,10 +427,15 @@ mod in_db {
 
     /// A database with the channel over the tiny model of `seed` (β given), its model directory.
     fn create(t: &Path, seed: u64, beta: f32) -> (PathBuf, PathBuf) {
+        create_grouped(t, seed, beta, fpdb::semantic::Groups::Text)
+    }
+
+    fn create_grouped(t: &Path, seed: u64, beta: f32, groups: fpdb::semantic::Groups) -> (PathBuf, PathBuf) {
         let model = tiny(t, seed);
         let mut cfg = SemanticConfig::new(&model);
         cfg.min_cosine = beta;
         cfg.max_tokens = 32;
+        cfg.groups = groups;
         let path = t.join("db");
         Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
         (path, model)
@@ -597,6 +602,99 @@ mod in_db {
         assert!(d.semantic_pairs(Some(2.0), SearchMode::Exact).is_err());
     }
 
+    /// `--groups union`: the indexer links every pair at cos ≥ β into the groups (text pairs
+    /// and semantic pairs alike); a delete splits a group over both kinds of edge; reopened, the
+    /// groups are those of the stored edges; `check` is clean. β is taken from the cosines a
+    /// scratch database measures, so that only some of the distinct texts are semantic matches.
+    #[test]
+    fn groups_form_over_the_union() {
+        use fpdb::semantic::Groups;
+        let t = tempfile::tempdir().unwrap();
+        let texts: Vec<String> = (0..7).map(sentence).chain([sentence(2)]).collect(); // k7 = k2's text
+                                                                                      // the scratch database: every pair's cosine
+        let (scratch, model) = create(&t.path().join("scratch"), 1, 0.9);
+        let cos = {
+            let d = open(&scratch, true);
+            for (i, x) in texts.iter().enumerate() {
+                d.insert(&format!("k{i}"), x).unwrap();
+            }
+            wait(&d);
+            d.semantic_pairs(Some(-1.0), SearchMode::Exact).unwrap()
+        };
+        assert_eq!(cos.len(), 8 * 7 / 2);
+        // β just under the third-best cosine among distinct texts (k2–k7 is 1.0 by text)
+        let mut distinct: Vec<f32> = cos.iter().filter(|(a, b, _)| (*a, *b) != (2, 7)).map(|p| p.2).collect();
+        distinct.sort_by(|a, b| b.total_cmp(a));
+        let beta = distinct[2] - 1e-6;
+        let linked: Vec<(u64, u64)> = cos.iter().filter(|p| p.2 >= beta).map(|p| (p.0, p.1)).collect();
+        assert!(linked.len() >= 4 && linked.len() < 28, "{linked:?}");
+        // the expected groups: components of the semantic pairs and the one text pair (2, 7)
+        let expect = |linked: &[(u64, u64)], live: &[u64]| -> Vec<Vec<u64>> {
+            let mut g: Vec<u64> = (0..8).collect();
+            let find = |g: &mut Vec<u64>, mut x: u64| {
+                while g[x as usize] != x {
+                    x = g[x as usize];
+                }
+                x
+            };
+            for &(a, b) in linked.iter().chain(&[(2, 7)]) {
+                if live.contains(&a) && live.contains(&b) {
+                    let (ra, rb) = (find(&mut g, a), find(&mut g, b));
+                    g[ra.max(rb) as usize] = ra.min(rb);
+                }
+            }
+            live.iter().map(|&x| vec![x, find(&mut g, x)]).collect()
+        };
+        let path = t.path().join("union");
+        let mut cfg = SemanticConfig::new(&model);
+        cfg.min_cosine = beta;
+        cfg.max_tokens = 32;
+        cfg.groups = Groups::Union;
+        Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+        let groups = |d: &Db, live: &[u64]| -> Vec<Vec<u64>> {
+            live.iter()
+                .map(|&i| vec![i, d.get(&format!("k{i}")).unwrap().unwrap().group.id])
+                .collect()
+        };
+        // the exact scan, so that the links are exactly the scratch database's pairs at β
+        let mut exact = opts(true);
+        exact.semantic.search = SearchMode::Exact;
+        let d = Db::open_with(&path, exact).unwrap();
+        for (i, x) in texts.iter().enumerate() {
+            d.insert(&format!("k{i}"), x).unwrap();
+        }
+        let all: Vec<u64> = (0..8).collect();
+        wait(&d);
+        assert_eq!(groups(&d, &all), expect(&linked, &all), "β {beta}, semantic pairs {linked:?}");
+        assert!(d.check().unwrap().faults.is_empty());
+        // a delete splits a group over both kinds of edge: delete a member of the largest group
+        let big = expect(&linked, &all)
+            .into_iter()
+            .map(|p| p[1])
+            .max_by_key(|g| expect(&linked, &all).iter().filter(|p| p[1] == *g).count());
+        let victim = big.unwrap();
+        assert!(d.delete(&format!("k{victim}")).unwrap());
+        let live: Vec<u64> = all.iter().copied().filter(|&x| x != victim).collect();
+        assert_eq!(groups(&d, &live), expect(&linked, &live));
+        assert!(d.check().unwrap().faults.is_empty());
+        drop(d);
+        let d = open(&path, false);
+        assert_eq!(groups(&d, &live), expect(&linked, &live), "after reopen");
+        assert!(d.check().unwrap().faults.is_empty());
+        // the same documents with text groups: only k2 and k7 together
+        let text_path = t.path().join("text");
+        let mut cfg = SemanticConfig::new(&model);
+        cfg.min_cosine = beta;
+        cfg.max_tokens = 32;
+        Db::create(&text_path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+        let d = open(&text_path, true);
+        for (i, x) in texts.iter().enumerate() {
+            d.insert(&format!("k{i}"), x).unwrap();
+        }
+        wait(&d);
+        assert_eq!(groups(&d, &all), expect(&[], &all));
+    }
+
     /// The child of `db_indexer_survives_kill_9`: inserts, replaces and deletes while the
     /// database's own indexer runs, until killed.
     #[test]
@@ -615,11 +713,14 @@ mod in_db {
     }
 
     /// kill -9 at arbitrary points of the writer and the indexer: after each, the database checks
-    /// clean, and once the indexer has caught up every live document has exactly one vector.
+    /// clean, and once the indexer has caught up every live document has exactly one vector. The
+    /// database groups over the union (at β = 0.9 the tiny model's sentences link often), so the
+    /// indexer's links (a batch of their own before its vectors') are killed mid-way too: `check`
+    /// verifies that every edge joins two live documents of one group.
     #[test]
     fn db_indexer_survives_kill_9() {
         let t = tempfile::tempdir().unwrap();
-        let (path, _) = create(t.path(), 1, 0.9);
+        let (path, _) = create_grouped(t.path(), 1, 0.9, fpdb::semantic::Groups::Union);
         let exe = std::env::current_exe().unwrap();
         let mut embedded_by_children = 0;
         // Five kills at least; more (each child living longer) until the children's indexers
@@ -650,6 +751,7 @@ mod in_db {
         assert!(s.docs > 0, "the children made progress");
         assert_eq!((s.semantic_vectors, s.semantic_pending), (s.docs, 0));
         assert!(d.check().unwrap().faults.is_empty());
+        assert!(s.grouped_docs > 0, "the indexer linked documents into groups");
     }
 }
 
@@ -680,4 +782,65 @@ fn eval_scores_the_two_channels_and_their_union() {
         assert!(row.union.counts.fp >= row.semantic.counts.fp);
     }
     assert!(r.markdown().contains("| 0.76 |"));
+}
+
+/// `fpdb pairs --groups` groups over both channels in a database made with `--groups union` (and
+/// with `--semantic` in any): at β = -1 every embedded pair is a semantic match, so four distinct
+/// texts form one group there and none by their text.
+#[cfg(feature = "cli")]
+#[test]
+fn cli_pairs_groups_over_the_union() {
+    use fpdb::semantic::{Groups, SemanticConfig, SemanticOptions};
+    use fpdb::{CreateOptions, Db, Options};
+    let t = tempfile::tempdir().unwrap();
+    let model = tiny(t.path(), 1);
+    let made = |name: &str, groups: Groups| {
+        let path = t.path().join(name);
+        let mut cfg = SemanticConfig::new(&model);
+        (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (-1.0, 32, groups);
+        Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+        let opts = Options {
+            semantic: SemanticOptions {
+                search: SearchMode::Exact,
+                ..SemanticOptions::default()
+            },
+            ..Options::default()
+        };
+        let d = Db::open_with(&path, opts).unwrap();
+        for i in 0..4 {
+            d.insert(&format!("k{i}"), &sentence(i)).unwrap();
+        }
+        d.semantic_wait(Duration::from_secs(60)).unwrap();
+        path
+    };
+    let pairs = |db: &Path, extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpdb"))
+            .arg("pairs")
+            .arg(db)
+            .args(["--groups", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (out.status.code(), lines)
+    };
+    let union = made("union", Groups::Union);
+    let (code, lines) = pairs(&union, &[]);
+    assert_eq!(code, Some(0));
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["members"], serde_json::json!(["k0", "k1", "k2", "k3"]));
+    // the stored groups agree (the indexer linked them)
+    let d = Db::open_with(&union, Options::default()).unwrap();
+    assert_eq!(d.get("k3").unwrap().unwrap().group.size, 4);
+    drop(d);
+    let text = made("text", Groups::Text);
+    let (code, lines) = pairs(&text, &[]);
+    assert_eq!((code, lines.len()), (Some(1), 0), "{lines:?}");
+    let (_, lines) = pairs(&text, &["--semantic", "--min-cosine=-1"]);
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert_eq!(lines[0]["size"], 4);
 }

@@ -330,10 +330,25 @@ fn distributions(out: &[Pair], opts: &PairsOptions) -> (Vec<DistRow>, Vec<DistRo
 /// Connected components of the pair graph: `(canonical id, members)` for components of ≥ 2 docs,
 /// canonical = smallest (earliest) id, sorted by canonical. (The crate's one components routine.)
 pub fn groups(pairs: &[Pair]) -> Vec<(u64, Vec<u64>)> {
+    groups_of(pairs.iter().map(|p| (p.a, p.b)))
+}
+
+/// The groups of a database created with `--groups union` (`fpdb pairs --groups` there, or
+/// with `--semantic`): the components of its text pairs (`report`) and its semantic pairs at cos
+/// ≥ β (`beta`, else the database's), as [`groups`].
+#[cfg(feature = "semantic")]
+pub fn union_groups(db: &Db, report: &PairsReport, beta: Option<f32>, mode: crate::semantic::SearchMode) -> Result<Vec<(u64, Vec<u64>)>> {
+    let semantic = db.semantic_pairs(beta, mode)?;
+    let text = report.pairs.iter().map(|p| (p.a, p.b));
+    Ok(groups_of(text.chain(semantic.into_iter().map(|(a, b, _)| (a, b)))))
+}
+
+/// [`groups`] of an edge list.
+fn groups_of(pairs: impl IntoIterator<Item = (u64, u64)>) -> Vec<(u64, Vec<u64>)> {
     let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
-    for p in pairs {
-        edges.entry(p.a).or_default().push(p.b);
-        edges.entry(p.b).or_default().push(p.a);
+    for (a, b) in pairs {
+        edges.entry(a).or_default().push(b);
+        edges.entry(b).or_default().push(a);
     }
     let mut nodes: Vec<u64> = edges.keys().copied().collect();
     nodes.sort_unstable();

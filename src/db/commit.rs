@@ -50,7 +50,13 @@ impl Db {
     pub(super) fn commit(&self, w: &mut Writer, mut pend: Pending, moved: Vec<(u64, ShingleLoc)>) -> Result<()> {
         pend.new_docs.retain(|p| p.alive);
         let segments_change = !(pend.seg_created.is_empty() && pend.seg_lengths.is_empty() && pend.seg_dropped.is_empty());
-        if pend.new_docs.is_empty() && pend.deleted.is_empty() && pend.regroup.is_empty() && moved.is_empty() && !segments_change {
+        if pend.new_docs.is_empty()
+            && pend.deleted.is_empty()
+            && pend.regroup.is_empty()
+            && pend.edges_added.is_empty()
+            && moved.is_empty()
+            && !segments_change
+        {
             return Ok(());
         }
         let records: Vec<(u64, &[u32])> = pend.new_docs.iter().map(|p| (p.id, p.fp.shingles.as_slice())).collect();

@@ -18,6 +18,7 @@
 //! | `write.rs` | the writer's decisions (dedup, replace, delete, groups) |
 //! | `commit.rs` | one batch: segment append + fsync → one `WriteBatch` → publish |
 //! | `groups.rs` | connected components |
+//! | `link.rs` | links found after an insert (`--groups union`): edges added, groups merged, one batch |
 //! | `check.rs` | `check` |
 //! | `compact.rs` | segment compaction, RocksDB flush |
 //! | `reindex.rs` | re-layout: the tables rebuilt with another table count, crash-safe |
@@ -42,6 +43,7 @@ mod commit;
 mod compact;
 pub(crate) mod groups;
 mod handle;
+mod link;
 mod open;
 mod options;
 mod pending;

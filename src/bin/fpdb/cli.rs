@@ -280,8 +280,10 @@ pub struct InitArgs {
     /// Tokens embedded per document (the rest is ignored; default 256, the model's own limit).
     #[arg(long, requires = "semantic", value_parser = RangedU64ValueParser::<usize>::new().range(3..=8192))]
     pub semantic_max_tokens: Option<usize>,
-    /// Which matches form duplicate groups: `text` (default; semantic matches are reported) or
-    /// `union` (semantic matches link too).
+    /// Which matches form duplicate groups: `text` (default; semantic matches are reported in
+    /// answers but link nothing) or `union` (the background indexer links each document it embeds
+    /// to every document at cosine >= β, merging their groups; a group is final once
+    /// `semantic_pending` is 0; `fpdb pairs --groups` then groups over both channels too).
     #[arg(long, requires = "semantic", value_parser = ["text", "union"])]
     pub groups: Option<String>,
 }
@@ -469,7 +471,9 @@ pub struct PairsArgs {
     /// broder, broder-charikar: fewest equal supershingles (default: the database's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub min_shared: Option<u32>,
-    /// Print duplicate groups (connected components, canonical = earliest member) instead of pairs.
+    /// Print duplicate groups (connected components, canonical = earliest member) instead of pairs:
+    /// of the text pairs; of the text and semantic pairs with --semantic or in a database made
+    /// with `init --groups union`.
     #[arg(long)]
     pub groups: bool,
     /// Print only the summary tables, not the pairs.
@@ -484,8 +488,8 @@ pub struct PairsArgs {
     pub min_containment: Option<f64>,
     /// Semantic pairs instead (a database made with `init --semantic`): every pair of embedded
     /// documents with cosine >= β (--min-cosine; default the database's), each once, by the exact
-    /// scan (or --semantic-index).
-    #[arg(long, conflicts_with_all = ["k", "min_jaccard", "groups", "min_containment"])]
+    /// scan (or --semantic-index). With --groups: the groups over both channels.
+    #[arg(long, conflicts_with_all = ["min_containment"])]
     pub semantic: bool,
     /// With --semantic: β.
     #[arg(long, value_parser = cosine, requires = "semantic")]

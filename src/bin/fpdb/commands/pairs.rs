@@ -48,7 +48,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     if let Some(c) = cfg.min_containment {
         return containment_pairs(out, json, &d, c, cfg.threads, cfg.summary);
     }
-    if let Some((beta, index)) = cfg.semantic {
+    if let (Some((beta, index)), false) = (cfg.semantic, cfg.groups) {
         return semantic_pairs(out, json, &d, beta, index);
     }
     let opts = PairsOptions {
@@ -58,19 +58,53 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         min_shared: cfg.min_shared,
     };
     let rep = fpdb::pairs(&d, &opts)?;
-    print_pairs(out, json, &d, &rep, cfg.groups, cfg.summary)?;
-    Ok(if rep.pairs.is_empty() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    let groups = match cfg.groups {
+        true => Some(groups(&d, &rep, cfg.semantic)?),
+        false => None,
+    };
+    // exit 1 when nothing was found (no group with --groups: over the union, there may be
+    // groups without text pairs)
+    let none = groups.as_ref().map_or(rep.pairs.is_empty(), Vec::is_empty);
+    print_pairs(out, json, &d, &rep, groups, cfg.summary)?;
+    Ok(if none { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// `--groups`: over the text pairs; over the text and semantic pairs with `--semantic` or in a
+/// database created with `--groups union`.
+#[cfg(feature = "semantic")]
+fn groups(d: &Db, rep: &PairsReport, semantic: Option<(Option<f32>, bool)>) -> Result<Vec<(u64, Vec<u64>)>> {
+    use fpdb::semantic::{Groups, SearchMode};
+    let union = d.semantic_spec().is_some_and(|s| s.groups == Groups::Union);
+    Ok(match (semantic, union) {
+        (Some((beta, index)), _) => {
+            let mode = if index { SearchMode::Indexed } else { SearchMode::Exact };
+            fpdb::union_groups(d, rep, beta, mode)?
+        }
+        (None, true) => fpdb::union_groups(d, rep, None, SearchMode::Exact)?,
+        (None, false) => fpdb::groups(&rep.pairs),
     })
 }
 
-fn print_pairs(out: &mut impl Write, json: bool, d: &Db, rep: &PairsReport, groups: bool, summary: bool) -> Result<()> {
+#[cfg(not(feature = "semantic"))]
+fn groups(_: &Db, rep: &PairsReport, semantic: Option<(Option<f32>, bool)>) -> Result<Vec<(u64, Vec<u64>)>> {
+    match semantic {
+        Some(_) => Err(no_semantic().into()),
+        None => Ok(fpdb::groups(&rep.pairs)),
+    }
+}
+
+fn print_pairs(
+    out: &mut impl Write,
+    json: bool,
+    d: &Db,
+    rep: &PairsReport,
+    groups: Option<Vec<(u64, Vec<u64>)>>,
+    summary: bool,
+) -> Result<()> {
     // The handle is read-only: every id of the report has a key.
     let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
-    if groups {
-        for (canonical, members) in fpdb::groups(&rep.pairs) {
+    if let Some(groups) = groups {
+        for (canonical, members) in groups {
             let keys: Vec<String> = members.iter().map(|&m| key(m)).collect();
             if json {
                 json_line(
@@ -197,9 +231,13 @@ fn semantic_pairs(out: &mut impl Write, json: bool, d: &Db, beta: Option<f32>, i
 
 #[cfg(not(feature = "semantic"))]
 fn semantic_pairs(_: &mut impl Write, _: bool, _: &Db, _: Option<f32>, _: bool) -> Result<ExitCode> {
-    Err(fpdb::Error::InvalidOption {
+    Err(no_semantic().into())
+}
+
+#[cfg(not(feature = "semantic"))]
+fn no_semantic() -> fpdb::Error {
+    fpdb::Error::InvalidOption {
         name: "semantic",
         message: "this fpdb was built without the `semantic` feature; build it with `cargo build --features semantic`".into(),
     }
-    .into())
 }

@@ -32,7 +32,7 @@ use crate::fingerprint::biblio::MatchKind;
 use crate::fingerprint::similarity::hamming;
 use crate::intmap::IntMap;
 use crate::semantic::{
-    self as sem, embed_text, BackfillReport, Corpus, Embedder, EmbedderOptions, Indexer, IndexerOptions, Scan, SemanticChannel,
+    self as sem, embed_text, BackfillReport, Corpus, Embedder, EmbedderOptions, Groups, Indexer, IndexerOptions, Scan, SemanticChannel,
     SemanticError, SemanticOptions, SemanticSpec, StoredVector, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
 };
 use crate::store::doc_record::DocRecord;
@@ -315,6 +315,28 @@ fn union_hits(
     Ok(())
 }
 
+/// The pairs a batch of newly embedded documents adds to the groups of a `--groups union`
+/// database: each new vector with every embedded document (the channel's search, exact or
+/// indexed as the handle's queries) and with the batch's other vectors at cos ≥ β. Each pair once,
+/// the smaller id first.
+fn union_links(ch: &SemanticChannel, search: sem::SearchMode, batch: &[(u64, StoredVector, Vec<u8>)]) -> Vec<(u64, u64)> {
+    let beta = ch.spec().min_cosine;
+    let mut pairs = Vec::new();
+    for (i, (id, v, _)) in batch.iter().enumerate() {
+        for h in ch.query(v, Some(beta), search, Some(*id)) {
+            pairs.push((h.id.min(*id), h.id.max(*id)));
+        }
+        for (other, w, _) in &batch[..i] {
+            if v.cosine(w) >= beta {
+                pairs.push(((*other).min(*id), (*other).max(*id)));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
 /// The database as the indexer sees it: the queued texts, `next_doc`, and commits under the
 /// writer lock. Holds the handle weakly: the indexer never keeps a closed database open.
 struct DbCorpus {
@@ -361,8 +383,9 @@ impl Corpus for DbCorpus {
 
     fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, from: u64, cursor: u64) -> sem::Result<()> {
         let db = self.db()?;
-        let _w = db.lock_writer().map_err(sem_err)?;
-        let Some(a) = db.inner.sides().get::<Semantic>().and_then(|s| s.active()) else {
+        let mut w = db.lock_writer().map_err(sem_err)?;
+        let side = db.inner.sides().get::<Semantic>();
+        let Some((a, search)) = side.and_then(|s| Some((s.active()?, s.opts.search))) else {
             return Err(SemanticError::IndexerStopped {
                 cause: "the channel is not loaded".into(),
             });
@@ -373,6 +396,12 @@ impl Corpus for DbCorpus {
             if sem::queued(&db.inner.rocks, queue, v.0)? {
                 kept.push(v);
             }
+        }
+        if a.channel.spec().groups == Groups::Union {
+            // The links first: a crash before the vectors' batch re-embeds these documents after
+            // recovery and links them again, which changes nothing (`Db::link_committed`).
+            let pairs = union_links(&a.channel, search, &kept);
+            db.link_committed(&mut w, &pairs).map_err(sem_err)?;
         }
         let records: Vec<(u64, Vec<u8>)> = kept.iter().map(|(id, _, b)| (*id, b.clone())).collect();
         let mut batch = WriteBatch::default();
