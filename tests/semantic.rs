@@ -695,6 +695,66 @@ mod in_db {
         assert_eq!(groups(&d, &all), expect(&[], &all));
     }
 
+    /// A database created without the channel: `enable_semantic` adds it (cursor at the next id),
+    /// new documents are embedded by the indexer, the stored ones from their texts given again
+    /// (`semantic_backfill_texts`), which skips unknown keys and documents that have their vector;
+    /// over the union at β = -1 they all end in one group; `check` is clean throughout.
+    #[test]
+    fn channel_added_to_an_existing_database() {
+        use fpdb::semantic::{Groups, TextBackfill};
+        use fpdb::NewDoc;
+        let t = tempfile::tempdir().unwrap();
+        let path = t.path().join("db");
+        let d = Db::create(&path, &CreateOptions::default()).unwrap();
+        for i in 0..6 {
+            d.insert(&format!("k{i}"), &sentence(i)).unwrap();
+        }
+        drop(d);
+        let mut cfg = SemanticConfig::new(tiny(t.path(), 1));
+        (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (-1.0, 32, Groups::Union);
+        Db::enable_semantic(&path, &cfg, Options::default()).unwrap();
+        let e = Db::enable_semantic(&path, &cfg, Options::default()).unwrap_err();
+        assert!(matches!(e, Error::InvalidOption { name: "semantic", .. }), "{e:?}");
+        let d = open(&path, true);
+        let s = d.stats();
+        assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending), (6, 0, 0));
+        assert!(d.check().unwrap().faults.is_empty());
+        d.insert("k6", &sentence(6)).unwrap(); // queued: the indexer's
+        wait(&d);
+        assert_eq!(d.stats().semantic_vectors, 1);
+        let doc = |key: &str, i: u64| NewDoc {
+            key: key.into(),
+            text: sentence(i),
+            meta: None,
+            biblio: Default::default(),
+        };
+        let input: Vec<NewDoc> = (0..7).map(|i| doc(&format!("k{i}"), i)).chain([doc("nope", 1)]).collect();
+        let mut seen = Vec::new();
+        let rep = d
+            .semantic_backfill_texts(input.iter().cloned().map(Ok), 4, |r| seen.push(r.embedded))
+            .unwrap();
+        let mut want = TextBackfill::default();
+        (want.embedded, want.already, want.unknown) = (6, 1, 1);
+        assert_eq!(rep, want);
+        assert_eq!(seen.last(), Some(&6));
+        assert!(seen.len() >= 2, "progress after each batch: {seen:?}");
+        let s = d.stats();
+        assert_eq!((s.semantic_vectors, s.semantic_pending), (7, 0));
+        assert!(d.check().unwrap().faults.is_empty());
+        assert_eq!(d.get("k0").unwrap().unwrap().group.size, 7, "linked over the union");
+        // the stored documents answer by the semantic channel
+        let mut o = QueryOptions::default();
+        o.min_cosine = Some(-1.0);
+        assert_eq!(d.query_answer(&sentence(100), &o).unwrap().hits.len(), 7);
+        // again: nothing left to embed
+        let rep = d.semantic_backfill_texts(input.into_iter().map(Ok), 4, |_| ()).unwrap();
+        assert_eq!((rep.embedded, rep.already, rep.unknown), (0, 7, 1));
+        drop(d);
+        let d = open(&path, false);
+        assert_eq!(d.stats().semantic_vectors, 7);
+        assert!(d.check().unwrap().faults.is_empty());
+    }
+
     /// The child of `db_indexer_survives_kill_9`: inserts, replaces and deletes while the
     /// database's own indexer runs, until killed.
     #[test]
@@ -843,4 +903,49 @@ fn cli_pairs_groups_over_the_union() {
     let (_, lines) = pairs(&text, &["--semantic", "--min-cosine=-1"]);
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0]["size"], 4);
+}
+
+/// `fpdb semantic enable` on a database made by `fpdb init` without the channel, then `fpdb
+/// semantic backfill --input` with the texts: every stored document gets its vector.
+#[cfg(feature = "cli")]
+#[test]
+fn cli_enable_then_backfill_from_texts() {
+    let t = tempfile::tempdir().unwrap();
+    let model = tiny(t.path(), 1);
+    let db = t.path().join("db");
+    let docs = t.path().join("docs.jsonl");
+    let lines: Vec<String> = (0..5)
+        .map(|i| serde_json::json!({"key": format!("d{i}"), "text": sentence(i)}).to_string())
+        .collect();
+    std::fs::write(&docs, lines.join("\n") + "\n").unwrap();
+    let fpdb = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let os = |s: &str| std::ffi::OsString::from(s);
+    fpdb(&[&os("init"), db.as_os_str()]);
+    fpdb(&[&os("ingest"), db.as_os_str(), docs.as_os_str(), &os("--quiet")]);
+    fpdb(&[
+        &os("semantic"),
+        &os("enable"),
+        db.as_os_str(),
+        &os("--semantic"),
+        model.as_os_str(),
+        &os("--semantic-max-tokens"),
+        &os("32"),
+    ]);
+    let out = fpdb(&[
+        &os("--json"),
+        &os("semantic"),
+        &os("backfill"),
+        db.as_os_str(),
+        &os("--input"),
+        docs.as_os_str(),
+    ]);
+    let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+    assert_eq!((first["embedded"].as_u64(), first["unknown"].as_u64()), (Some(5), Some(0)), "{out}");
+    let d = fpdb::Db::open_with(&db, fpdb::Options::default()).unwrap();
+    assert_eq!(d.stats().semantic_vectors, 5);
+    assert!(d.check().unwrap().faults.is_empty());
 }

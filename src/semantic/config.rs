@@ -150,6 +150,20 @@ pub struct BackfillReport {
     pub vectors: u64,
 }
 
+/// What `Db::semantic_backfill_texts` did with the documents it was given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TextBackfill {
+    /// Documents embedded and stored.
+    pub embedded: u64,
+    /// Given documents that already had a vector (or are queued for the indexer).
+    pub already: u64,
+    /// Given keys the database does not hold.
+    pub unknown: u64,
+    /// Given documents with nothing to embed (an empty text or field).
+    pub empty: u64,
+}
+
 /// What is embedded of a document: the spec's `field` of its metadata JSON when it is a non-empty
 /// string there, else its text; in both cases only the first `max_tokens` whitespace-separated
 /// words. The tokenizer makes at least one token of each such word, so those words hold every

@@ -94,8 +94,9 @@ pub enum Cmd {
     /// serves many clients. Stops gracefully on SIGINT/SIGTERM. Prints the bound address on stdout.
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
-    /// The semantic channel (paper 001; a database made with `init --semantic`): `backfill` embeds
-    /// every acknowledged document not embedded yet, with progress, and returns when it has caught up.
+    /// The semantic channel (paper 001; a database made with `init --semantic`, or given the
+    /// channel later by `enable`): `backfill` embeds every acknowledged document not embedded yet,
+    /// with progress, and returns when it has caught up.
     #[command(subcommand)]
     Semantic(SemanticCmd),
 }
@@ -103,8 +104,22 @@ pub enum Cmd {
 /// `fpdb semantic ...`.
 #[derive(Subcommand, Debug)]
 pub enum SemanticCmd {
-    /// Run the background indexer in the foreground until every acknowledged document is embedded.
+    /// Run the background indexer in the foreground until every acknowledged document is embedded;
+    /// with --input, first embed the documents stored before the channel was added (`enable`) from
+    /// their texts.
     Backfill(BackfillArgs),
+    /// Add the channel to a database created without it (then `backfill --input` with the
+    /// documents' texts: fpdb stores shingle sets, not texts).
+    Enable(EnableArgs),
+}
+
+/// `fpdb semantic enable`.
+#[derive(Args, Debug)]
+pub struct EnableArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    #[command(flatten)]
+    pub channel: ChannelArgs,
 }
 
 /// `fpdb semantic backfill`.
@@ -126,6 +141,17 @@ pub struct BackfillArgs {
     /// Do not show the progress bar.
     #[arg(long)]
     pub no_progress: bool,
+    /// JSONL of stored documents' texts (a file, gzip or not, or `-`): those stored before the
+    /// channel was added (`fpdb semantic enable`) and not embedded yet are embedded from it,
+    /// matched by key; the others are counted and skipped.
+    #[arg(long, value_name = "FILE")]
+    pub input: Option<String>,
+    /// With --input: the JSON field holding the key.
+    #[arg(long, default_value = "key", requires = "input")]
+    pub key_field: String,
+    /// With --input: the JSON field holding the text.
+    #[arg(long, default_value = "text", requires = "input")]
+    pub text_field: String,
 }
 
 /// `fpdb serve`.
@@ -263,6 +289,13 @@ pub struct InitArgs {
     /// Default: 2048. Only with `--containment on`.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub containment_max_postings: Option<u32>,
+    #[command(flatten)]
+    pub channel: ChannelArgs,
+}
+
+/// The semantic channel's settings at its creation (`init`, `semantic enable`).
+#[derive(Args, Debug)]
+pub struct ChannelArgs {
     /// The semantic channel of paper 001 (an fpdb built with the `semantic` feature): the
     /// sentence-transformer directory (`bash scripts/fetch-model.sh` fetches all-MiniLM-L6-v2 and
     /// prints it). Documents are embedded in the background after they are acknowledged; queries

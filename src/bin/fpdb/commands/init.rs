@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use fpdb::fingerprint::method::Method;
 use fpdb::{ContainmentConfig, CreateOptions, Db, Error};
 
-use crate::cli::{InitArgs, OnOff};
+use crate::cli::{ChannelArgs, InitArgs, OnOff};
 
 pub struct Config {
     pub db: PathBuf,
@@ -29,15 +29,29 @@ impl Config {
             .with_max_distance(a.max_distance.unwrap_or_else(|| method.default_max_distance()))
             .with_min_jaccard(a.min_jaccard)
             .with_containment(containment);
-        let create = with_semantic(create, &a)?;
+        let create = with_semantic(create, &a.channel)?;
         Ok(Config { db: a.db, create })
     }
 }
 
 /// `--semantic MODEL_DIR` and its options into the library's [`fpdb::semantic::SemanticConfig`].
 #[cfg(feature = "semantic")]
-fn with_semantic(create: CreateOptions, a: &InitArgs) -> Result<CreateOptions, Error> {
-    let Some(dir) = &a.semantic else { return Ok(create) };
+fn with_semantic(create: CreateOptions, a: &ChannelArgs) -> Result<CreateOptions, Error> {
+    Ok(match semantic_config(a)? {
+        Some(c) => create.with_semantic(Some(c)),
+        None => create,
+    })
+}
+
+#[cfg(not(feature = "semantic"))]
+fn with_semantic(create: CreateOptions, a: &ChannelArgs) -> Result<CreateOptions, Error> {
+    semantic_config(a).map(|_| create)
+}
+
+/// The channel's settings (`init --semantic …`, `semantic enable`), `None` without `--semantic`.
+#[cfg(feature = "semantic")]
+pub fn semantic_config(a: &ChannelArgs) -> Result<Option<fpdb::semantic::SemanticConfig>, Error> {
+    let Some(dir) = &a.semantic else { return Ok(None) };
     let mut c = fpdb::semantic::SemanticConfig::new(dir);
     c.min_cosine = a.min_cosine.unwrap_or(c.min_cosine);
     c.field = a.semantic_field.clone();
@@ -45,14 +59,14 @@ fn with_semantic(create: CreateOptions, a: &InitArgs) -> Result<CreateOptions, E
     if let Some(g) = &a.groups {
         c.groups = g.parse()?;
     }
-    Ok(create.with_semantic(Some(c)))
+    Ok(Some(c))
 }
 
 /// Without the `semantic` feature, `--semantic` is refused.
 #[cfg(not(feature = "semantic"))]
-fn with_semantic(create: CreateOptions, a: &InitArgs) -> Result<CreateOptions, Error> {
+pub fn semantic_config(a: &ChannelArgs) -> Result<Option<std::convert::Infallible>, Error> {
     match a.semantic {
-        None => Ok(create),
+        None => Ok(None),
         Some(_) => Err(Error::InvalidOption {
             name: "semantic",
             message: "this fpdb was built without the `semantic` feature; build it with `cargo build --features semantic`".into(),

@@ -56,7 +56,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::BenchQuery(a) => bench_query::run(bench_query::Config::from(a), json, &mut out)?,
         #[cfg(feature = "serve")]
         Cmd::Serve(a) => serve::run(serve::Config::from(a))?,
-        Cmd::Semantic(c) => semantic::run(semantic::Config::from_args(c), json, &mut out)?,
+        Cmd::Semantic(c) => semantic::run(semantic::Config::from_args(c)?, json, &mut out)?,
     };
     out.flush()?;
     Ok(code)

@@ -1,5 +1,7 @@
 //! `fpdb semantic backfill`: the semantic channel's indexer run in the foreground until every
-//! acknowledged document is embedded, with progress.
+//! acknowledged document is embedded, with progress; with `--input`, first the documents stored
+//! before the channel was added, embedded from their texts. `fpdb semantic enable`: the channel
+//! added to a database created without it.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,26 +9,42 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::cli::{BackfillArgs, SemanticCmd};
+use crate::cli::{BackfillArgs, EnableArgs, SemanticCmd};
 
-pub struct Config {
+/// `fpdb semantic …` as plain settings.
+pub enum Config {
+    Backfill(BackfillConfig),
+    Enable(EnableConfig),
+}
+
+pub struct BackfillConfig {
     pub db: PathBuf,
     pub threads: usize,
     pub batch: usize,
     pub model: Option<PathBuf>,
     pub progress: bool,
+    /// JSONL input of stored documents' texts and its key and text fields.
+    pub input: Option<(String, String, String)>,
+}
+
+pub struct EnableConfig {
+    pub db: PathBuf,
+    #[cfg(feature = "semantic")]
+    pub channel: fpdb::semantic::SemanticConfig,
 }
 
 impl Config {
-    pub fn from_args(cmd: SemanticCmd) -> Config {
-        let SemanticCmd::Backfill(a) = cmd;
-        Config::from(a)
+    pub fn from_args(cmd: SemanticCmd) -> Result<Config> {
+        Ok(match cmd {
+            SemanticCmd::Backfill(a) => Config::Backfill(BackfillConfig::from(a)),
+            SemanticCmd::Enable(a) => Config::Enable(EnableConfig::try_from(a)?),
+        })
     }
 }
 
-impl From<BackfillArgs> for Config {
-    fn from(a: BackfillArgs) -> Config {
-        Config {
+impl From<BackfillArgs> for BackfillConfig {
+    fn from(a: BackfillArgs) -> BackfillConfig {
+        BackfillConfig {
             db: a.db,
             threads: a
                 .threads
@@ -34,7 +52,25 @@ impl From<BackfillArgs> for Config {
             batch: a.batch,
             model: a.model,
             progress: !a.no_progress,
+            input: a.input.map(|i| (i, a.key_field, a.text_field)),
         }
+    }
+}
+
+impl TryFrom<EnableArgs> for EnableConfig {
+    type Error = anyhow::Error;
+    fn try_from(a: EnableArgs) -> Result<EnableConfig> {
+        let channel = super::init::semantic_config(&a.channel)?;
+        let Some(channel) = channel else {
+            anyhow::bail!("fpdb semantic enable needs --semantic MODEL_DIR (bash scripts/fetch-model.sh fetches one)");
+        };
+        #[cfg(not(feature = "semantic"))]
+        let _: std::convert::Infallible = channel;
+        Ok(EnableConfig {
+            db: a.db,
+            #[cfg(feature = "semantic")]
+            channel,
+        })
     }
 }
 
@@ -49,6 +85,32 @@ pub fn run(_: Config, _: bool, _: &mut impl Write) -> Result<ExitCode> {
 
 #[cfg(feature = "semantic")]
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    match cfg {
+        Config::Backfill(c) => backfill(c, json, out),
+        Config::Enable(c) => enable(c, json, out),
+    }
+}
+
+#[cfg(feature = "semantic")]
+fn enable(cfg: EnableConfig, json: bool, out: &mut impl Write) -> Result<ExitCode> {
+    use anyhow::Context;
+    fpdb::Db::enable_semantic(&cfg.db, &cfg.channel, fpdb::Options::default())
+        .with_context(|| format!("cannot add the semantic channel to {}", cfg.db.display()))?;
+    if json {
+        writeln!(out, "{}", serde_json::json!({"enabled": true, "db": cfg.db}))?;
+    } else {
+        writeln!(
+            out,
+            "added the semantic channel to {}: new documents are embedded in the background; embed the stored ones with `fpdb semantic backfill {} --input FILE.jsonl`",
+            cfg.db.display(),
+            cfg.db.display()
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(feature = "semantic")]
+fn backfill(cfg: BackfillConfig, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     use anyhow::Context;
     use fpdb::semantic::SemanticOptions;
     use fpdb::{Db, Options};
@@ -63,6 +125,9 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         ..Options::default()
     };
     let d = Db::open_with(&cfg.db, opts).with_context(|| format!("cannot open database {}", cfg.db.display()))?;
+    if let Some(input) = &cfg.input {
+        from_texts(&d, input, &cfg, json, out)?;
+    }
     let start = std::time::Instant::now();
     let total = d.semantic_pending()?;
     let bar = (cfg.progress && !crate::print::quiet() && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
@@ -105,4 +170,40 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         )?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--input`: the stored documents that have no vector, embedded from the input's texts.
+#[cfg(feature = "semantic")]
+fn from_texts(
+    d: &fpdb::Db,
+    (input, key, text): &(String, String, String),
+    cfg: &BackfillConfig,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
+    let items = crate::input::jsonl_named(input, key.clone(), text.clone(), None)?;
+    let (batch, progress) = (cfg.batch, cfg.progress);
+    let start = std::time::Instant::now();
+    let mut last_note = start;
+    let rep = d.semantic_backfill_texts(items, batch, |r| {
+        if progress && !crate::print::quiet() && last_note.elapsed().as_secs() >= 10 {
+            last_note = std::time::Instant::now();
+            crate::print::note!("fpdb: embedded {} stored documents from {input}", r.embedded);
+        }
+    })?;
+    let secs = start.elapsed().as_secs_f64();
+    if json {
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({"input": input, "embedded": rep.embedded, "already": rep.already, "unknown": rep.unknown, "empty": rep.empty, "seconds": secs})
+        )?;
+    } else {
+        writeln!(
+            out,
+            "{input}: embedded {} stored documents in {secs:.1} s; {} had their vector or are queued, {} keys are not in the database, {} had nothing to embed",
+            rep.embedded, rep.already, rep.unknown, rep.empty
+        )?;
+    }
+    Ok(())
 }

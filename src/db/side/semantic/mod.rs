@@ -3,6 +3,8 @@
 //! `off.rs` refuses to write to a database created with the channel (its new documents would be
 //! acknowledged without being queued for embedding, and never embedded).
 
+#[cfg(feature = "semantic")]
+mod enable;
 #[cfg(not(feature = "semantic"))]
 mod off;
 #[cfg(feature = "semantic")]

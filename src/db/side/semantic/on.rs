@@ -43,13 +43,15 @@ use crate::db::handle::{Db, Inner};
 use crate::db::options::Options;
 use crate::db::pending::Pending;
 use crate::db::rocks_options::rocks_options;
-use crate::db::state::State;
+use crate::db::state::{State, Writer};
 use crate::db::types::{Channel, CheckReport, Fault, Hit, NewDoc, QueryAnswer, Stats};
 
 /// The channel of an open database that has one.
-struct Active {
-    channel: Arc<SemanticChannel>,
-    embedder: Arc<Embedder>,
+pub(super) struct Active {
+    pub(super) channel: Arc<SemanticChannel>,
+    pub(super) embedder: Arc<Embedder>,
+    /// The handle's search (`SemanticOptions::search`): queries and `--groups union` links.
+    search: sem::SearchMode,
     /// The durable cursor at open (the indexer's, once it runs).
     cursor_at_open: u64,
     indexer: OnceLock<Indexer>,
@@ -162,6 +164,7 @@ impl SideIndex for Semantic {
         let _ = self.active.set(Active {
             channel: Arc::new(channel),
             embedder: Arc::new(embedder),
+            search: self.opts.search,
             cursor_at_open: cursor,
             indexer: OnceLock::new(),
         });
@@ -239,7 +242,7 @@ impl SideIndex for Semantic {
         let v = a.channel.embed_query(&a.embedder, &text)?;
         let beta = q.opts.min_cosine.unwrap_or(spec.min_cosine);
         sem::check_beta(beta)?;
-        let found = a.channel.query(&v, Some(beta), self.opts.search, None);
+        let found = a.channel.query(&v, Some(beta), a.search, None);
         union_hits(db, &a.channel, &v, q.fp.simhash, found, answer)
     }
 
@@ -384,8 +387,7 @@ impl Corpus for DbCorpus {
     fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, from: u64, cursor: u64) -> sem::Result<()> {
         let db = self.db()?;
         let mut w = db.lock_writer().map_err(sem_err)?;
-        let side = db.inner.sides().get::<Semantic>();
-        let Some((a, search)) = side.and_then(|s| Some((s.active()?, s.opts.search))) else {
+        let Some(a) = db.inner.sides().get::<Semantic>().and_then(|s| s.active()) else {
             return Err(SemanticError::IndexerStopped {
                 cause: "the channel is not loaded".into(),
             });
@@ -397,32 +399,46 @@ impl Corpus for DbCorpus {
                 kept.push(v);
             }
         }
-        if a.channel.spec().groups == Groups::Union {
-            // The links first: a crash before the vectors' batch re-embeds these documents after
-            // recovery and links them again, which changes nothing (`Db::link_committed`).
-            let pairs = union_links(&a.channel, search, &kept);
-            db.link_committed(&mut w, &pairs).map_err(sem_err)?;
-        }
-        let records: Vec<(u64, Vec<u8>)> = kept.iter().map(|(id, _, b)| (*id, b.clone())).collect();
-        let mut batch = WriteBatch::default();
-        a.channel.write_vectors(&db.inner.rocks, &mut batch, &records, cursor)?;
-        sem::stage_dequeue(&mut batch, queue, from, cursor);
-        let mut wo = WriteOptions::default();
-        wo.set_sync(db.inner.opts.sync);
-        db.inner
-            .rocks
-            .write_opt(batch, &wo)
-            .map_err(SemanticError::rocks("the indexer's commit"))?;
-        let published: Vec<(u64, StoredVector)> = kept.into_iter().map(|(id, v, _)| (id, v)).collect();
-        // in step with the published documents: under the state's write lock (the seam's rule)
-        let _st = db.inner.state.write();
-        a.channel.publish(&published);
-        Ok(())
+        commit_vectors(&db, &mut w, a, kept, cursor, |b| sem::stage_dequeue(b, queue, from, cursor)).map_err(sem_err)
     }
 }
 
+/// Commits embedded vectors of live documents under the writer lock (`w`): in a `--groups union`
+/// database their links first, then one batch with the vectors, the cursor (`cursor`: moved by
+/// the indexer, kept by a backfill from texts) and `extra`; then the vectors published.
+pub(super) fn commit_vectors(
+    db: &Db,
+    w: &mut Writer,
+    a: &Active,
+    kept: Vec<(u64, StoredVector, Vec<u8>)>,
+    cursor: u64,
+    extra: impl FnOnce(&mut WriteBatch),
+) -> Result<()> {
+    if a.channel.spec().groups == Groups::Union {
+        // The links first: a crash before the vectors' batch re-embeds these documents after
+        // recovery and links them again, which changes nothing (`Db::link_committed`).
+        let pairs = union_links(&a.channel, a.search, &kept);
+        db.link_committed(w, &pairs)?;
+    }
+    let records: Vec<(u64, Vec<u8>)> = kept.iter().map(|(id, _, b)| (*id, b.clone())).collect();
+    let mut batch = WriteBatch::default();
+    a.channel.write_vectors(&db.inner.rocks, &mut batch, &records, cursor)?;
+    extra(&mut batch);
+    let mut wo = WriteOptions::default();
+    wo.set_sync(db.inner.opts.sync);
+    db.inner
+        .rocks
+        .write_opt(batch, &wo)
+        .map_err(SemanticError::rocks("the indexer's commit"))?;
+    let published: Vec<(u64, StoredVector)> = kept.into_iter().map(|(id, v, _)| (id, v)).collect();
+    // in step with the published documents: under the state's write lock (the seam's rule)
+    let _st = db.inner.state.write();
+    a.channel.publish(&published);
+    Ok(())
+}
+
 impl Db {
-    fn semantic(&self) -> Result<&Active> {
+    pub(super) fn semantic(&self) -> Result<&Active> {
         self.inner
             .sides()
             .get::<Semantic>()
