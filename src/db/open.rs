@@ -52,8 +52,18 @@ impl Db {
         if rocks_path.exists() {
             return Err(Error::AlreadyExists { path: path.to_path_buf() });
         }
+        let new_dir = !path.exists();
         fs::create_dir_all(path).map_err(|e| Error::io("create database directory", path, e))?;
-        create_rocks(&rocks_path, create, &config, &sides)?;
+        if let Err(e) = create_rocks(&rocks_path, create, &config, &sides) {
+            // A side index that cannot be created (the semantic channel's model missing) fails
+            // before the one batch that writes the meta: remove the empty RocksDB, which would
+            // otherwise make the next create `AlreadyExists` and every open `Corruption`.
+            let _ = fs::remove_dir_all(&rocks_path);
+            if new_dir {
+                let _ = fs::remove_dir(path);
+            }
+            return Err(e);
+        }
         Self::open_with(path, opts)
     }
 
