@@ -32,13 +32,19 @@ __all__ = [
     "InvalidOptionError",
     "IoError",
     "LockedError",
+    "ModelInvalidError",
+    "ModelMissingError",
     "NotFoundError",
     "Pair",
     "PairGroup",
     "PairsReport",
     "PoisonedError",
+    "QueryAnswer",
     "ReadOnlyError",
     "RocksError",
+    "SemanticError",
+    "SemanticSpecMismatchError",
+    "SemanticTimeoutError",
     "SpecMismatchError",
     "Stats",
     "VersionError",
@@ -136,6 +142,39 @@ class ReadOnlyError(FpdbError):
 class ClosedError(FpdbError, ValueError):
     """The Db handle was closed."""
 
+class SemanticError(FpdbError):
+    """An error of the semantic channel: the model failed on an input (op, message, batch) or the
+    background indexer stopped (cause). Base of ModelMissingError, ModelInvalidError,
+    SemanticSpecMismatchError and SemanticTimeoutError; the channel's I/O, RocksDB, corruption and
+    option errors are IoError, RocksError, CorruptionError and InvalidOptionError."""
+
+class ModelMissingError(SemanticError, FileNotFoundError):
+    """The model directory, or a file in it, does not exist (`bash scripts/fetch-model.sh`)."""
+
+    path: str
+    """The model directory."""
+    missing: str
+    """The file (or the directory itself) that is not there."""
+
+class ModelInvalidError(SemanticError, ValueError):
+    """A model file exists but cannot be used (bad JSON, an unsupported architecture or pooling)."""
+
+    path: str
+    message: str
+
+class SemanticSpecMismatchError(SemanticError, SpecMismatchError):
+    """The model (or a parameter) given differs from the one the channel was created with
+    (`expected`: the value given now, `found`: the stored one; no `path`)."""
+
+class SemanticTimeoutError(SemanticError, TimeoutError):
+    """A query's wait_semantic passed its bound before the channel caught up."""
+
+    target: int
+    """The doc id waited for."""
+    cursor: int
+    """How far the channel had embedded."""
+    waited_ms: int
+
 # ---------------------------------------------------------------------------------------------
 # Results
 
@@ -163,12 +202,37 @@ class Hit:
         """|Q ∩ D| / |D|: this document inside the query (None for SimHash-only queries)."""
     @property
     def match(self) -> str:
-        """How it matched: "text", "doi" or "title_year"."""
+        """How it matched: "text", "doi", "title_year" or "semantic" (the semantic channel alone)."""
     @property
     def score(self) -> dict[str, Any]:
         """The method's similarity, e.g. {"hamming": 6} or {"supershingles": {"equal": 3, "of": 6}}."""
+    @property
+    def channels(self) -> list[str]:
+        """The channels that found it: ["text"], ["semantic"] or ["text", "semantic"]."""
+    @property
+    def cosine(self) -> Optional[float]:
+        """Cosine of the embeddings, when the semantic channel saw the document."""
     def to_dict(self) -> dict[str, Any]:
         """The fields of `fpdb --json query`, key for key."""
+
+@final
+class QueryAnswer:
+    """A query's answer (`Db.query_answer`): the hits and the answer's bounds."""
+
+    @property
+    def hits(self) -> list[Hit]: ...
+    @property
+    def truncated(self) -> bool:
+        """True when candidates were left unverified."""
+    @property
+    def candidates(self) -> int:
+        """How many candidates were verified."""
+    @property
+    def semantic_pending(self) -> int:
+        """Acknowledged documents the semantic channel had not embedded (0 without it)."""
+    def __len__(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]:
+        """{"hits", "truncated", "candidates", "semantic_pending"}."""
 
 @final
 class GroupInfo:
@@ -253,6 +317,10 @@ class Stats:
     max_distance: int
     min_jaccard: float
     spec: str
+    semantic_pending: int
+    """Acknowledged documents the semantic channel has not embedded yet (0 without it)."""
+    semantic_vectors: int
+    """Vectors the semantic channel holds (0 without it)."""
     containment: Optional[ContainmentStats]
     def to_dict(self) -> dict[str, Any]: ...
 
@@ -458,15 +526,40 @@ class Db:
         containment_sample: Optional[int] = None,
         containment_max_postings: Optional[int] = None,
         normalizer: Optional[int] = None,
+        semantic: Optional[_PathLike] = None,
+        min_cosine: Optional[float] = None,
+        semantic_field: Optional[str] = None,
+        semantic_max_tokens: Optional[int] = None,
+        groups: Optional[str] = None,
+        semantic_threads: Optional[int] = None,
+        semantic_batch: Optional[int] = None,
+        semantic_indexer: Optional[bool] = None,
+        semantic_search: Optional[str] = None,
+        semantic_nice: Optional[int] = None,
     ) -> Db:
         """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9,
-        method="simhash", containment index on, normalizer 2; normalizer=1 for fpdb builds before it)."""
+        method="simhash", containment index on, normalizer 2; normalizer=1 for fpdb builds before it).
+        `semantic=MODEL_DIR` adds the semantic channel (`fpdb init --semantic`; min_cosine 0.76,
+        semantic_max_tokens 256, groups "text")."""
     @staticmethod
     def reindex(path: _PathLike, tables: Union[int, str, None] = None) -> dict[str, Any]:
         """Rebuild the tables with another table count ("auto": the modelled best for the size)."""
     @staticmethod
-    def open(path: _PathLike, *, read_only: bool = False, sync: bool = True, spec: _SpecArg = None) -> Db:
-        """Open an existing database."""
+    def open(
+        path: _PathLike,
+        *,
+        read_only: bool = False,
+        sync: bool = True,
+        spec: _SpecArg = None,
+        semantic_model: Optional[_PathLike] = None,
+        semantic_threads: Optional[int] = None,
+        semantic_batch: Optional[int] = None,
+        semantic_indexer: Optional[bool] = None,
+        semantic_search: Optional[str] = None,
+        semantic_nice: Optional[int] = None,
+    ) -> Db:
+        """Open an existing database (the semantic_* options: how this handle runs the semantic
+        channel of a database that has one; semantic_search is "exact" or "index")."""
     def close(self) -> None: ...
     @property
     def closed(self) -> bool: ...
@@ -478,6 +571,10 @@ class Db:
     def max_distance(self) -> int: ...
     @property
     def min_jaccard(self) -> float: ...
+    @property
+    def semantic_spec(self) -> Optional[dict[str, Any]]:
+        """The semantic channel's stored spec (model identity, max_tokens, field, min_cosine,
+        groups, ...), None without the channel."""
     def __enter__(self) -> Db: ...
     def __exit__(self, *exc: Any) -> bool: ...
     def __contains__(self, key: _Text, /) -> bool: ...
@@ -514,8 +611,25 @@ class Db:
         limit: Optional[int] = None,
         min_containment: Optional[float] = None,
         min_shared: Optional[int] = None,
+        min_cosine: Optional[float] = None,
+        wait_semantic: Union[bool, float, None] = None,
     ) -> list[Hit]:
-        """Verified near-duplicates of `text`, best first (with min_containment: a containment query)."""
+        """Verified near-duplicates of `text`, best first (with min_containment: a containment query),
+        with the semantic channel's matches (cosine >= min_cosine) where the database has it;
+        wait_semantic=True (at most an hour) or a number of seconds waits for pending embeddings."""
+    def query_answer(
+        self,
+        text: _Text,
+        *,
+        max_distance: Optional[int] = None,
+        min_jaccard: Optional[float] = None,
+        limit: Optional[int] = None,
+        min_containment: Optional[float] = None,
+        min_shared: Optional[int] = None,
+        min_cosine: Optional[float] = None,
+        wait_semantic: Union[bool, float, None] = None,
+    ) -> QueryAnswer:
+        """`query` with the answer's bounds: truncated, candidates, semantic_pending."""
     def query_simhash(self, simhash: int, *, max_distance: Optional[int] = None, limit: Optional[int] = None) -> list[Hit]:
         """Stored documents within Hamming distance of a SimHash."""
     def get(self, key: _Text) -> Optional[Document]: ...
@@ -536,6 +650,8 @@ class Db:
         """Every pair of stored documents within the distance (verified by Jaccard when asked)."""
     def containment_pairs(self, min_containment: float, *, threads: int = 0) -> list[ContainPair]:
         """Every pair of stored documents with containment >= min_containment in either direction."""
+    def semantic_backfill(self) -> dict[str, int]:
+        """Embed every acknowledged document now (`fpdb semantic backfill`): {"embedded", "vectors"}."""
 
 # ---------------------------------------------------------------------------------------------
 # The engine's pieces that fpdb.spark runs inside Spark tasks (python/src/scale.rs).

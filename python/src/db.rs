@@ -12,8 +12,10 @@ use crate::api::{
 use crate::convert;
 use crate::errors::{raise, Kind, OrRaise};
 use crate::ingest::Ingest;
+use crate::semantic;
 use crate::types::{
-    self, CheckReport, CompactStats, ContainPair, DistRow, Document, Hit, InsertOutcome, Pair, PairGroup, PairsReport, Spec, Stats,
+    self, CheckReport, CompactStats, ContainPair, DistRow, Document, Hit, InsertOutcome, Pair, PairGroup, PairsReport, QueryAnswer, Spec,
+    Stats,
 };
 
 /// An open fpdb database. Create one with `Db.create(path, ...)`, open one with `Db.open(path)`.
@@ -81,6 +83,24 @@ fn query_opts(
     q
 }
 
+/// The options of `query` and `query_answer` (as `fpdb query`'s flags).
+#[allow(clippy::too_many_arguments)]
+fn text_query_opts(
+    py: Python<'_>,
+    max_distance: Option<u32>,
+    min_jaccard: Option<f64>,
+    limit: Option<usize>,
+    min_containment: Option<f64>,
+    min_shared: Option<u32>,
+    min_cosine: Option<f32>,
+    wait_semantic: Option<&Bound<'_, PyAny>>,
+) -> PyResult<QueryOptions> {
+    let mut q = query_opts(max_distance, min_jaccard, limit, min_containment, min_shared);
+    q.min_cosine = min_cosine;
+    q.wait_semantic = semantic::wait(py, wait_semantic)?;
+    Ok(q)
+}
+
 #[pymethods]
 impl Db {
     /// Db.create(path, *, max_distance=12, tables="auto", shingle="word:3", weights="binary",
@@ -109,11 +129,25 @@ impl Db {
     /// InvalidOptionError (as `fpdb init --containment off --containment-sample N` exits 2).
     /// `normalizer` is the text normalizer's version (`fpdb init --normalizer`): 2 makes each
     /// Chinese, Japanese, Thai … character a word; 1 is what fpdb builds before it can open.
-    /// Raises AlreadyExistsError, InvalidOptionError, IoError.
+    ///
+    /// `semantic` (a model directory: `bash scripts/fetch-model.sh` fetches all-MiniLM-L6-v2 and
+    /// prints it) adds the semantic channel of paper 001, as `fpdb init --semantic MODEL_DIR`
+    /// (docs/semantic.md): documents are embedded by a background indexer after they are
+    /// acknowledged, and queries add the stored documents whose embedding has cosine >= β with
+    /// the query's (hits with "semantic" in `channels`). `min_cosine` is the default β (None:
+    /// 0.76), `semantic_field` the metadata field embedded instead of the text (e.g. "abstract";
+    /// a document without it is embedded by its text), `semantic_max_tokens` the truncation (None:
+    /// 256), `groups` which matches form groups ("text", the default, or "union"). Giving these
+    /// without `semantic` raises InvalidOptionError. `semantic_threads`, `semantic_batch`,
+    /// `semantic_indexer`, `semantic_search` and `semantic_nice` are this handle's options, as in
+    /// `Db.open`.
+    /// Raises AlreadyExistsError, InvalidOptionError, IoError, ModelMissingError, ModelInvalidError.
     #[staticmethod]
     #[pyo3(signature = (path, *, max_distance = None, tables = None, shingle = None, weights = None, min_jaccard = None, sync = true,
                         method = None, idf_from = None, min_shared = None, containment = None, containment_sample = None,
-                        containment_max_postings = None, normalizer = None))]
+                        containment_max_postings = None, normalizer = None, semantic = None, min_cosine = None,
+                        semantic_field = None, semantic_max_tokens = None, groups = None, semantic_threads = None,
+                        semantic_batch = None, semantic_indexer = None, semantic_search = None, semantic_nice = None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -131,6 +165,16 @@ impl Db {
         containment_sample: Option<u32>,
         containment_max_postings: Option<u32>,
         normalizer: Option<u32>,
+        semantic: Option<PathBuf>,
+        min_cosine: Option<f32>,
+        semantic_field: Option<String>,
+        semantic_max_tokens: Option<usize>,
+        groups: Option<String>,
+        semantic_threads: Option<usize>,
+        semantic_batch: Option<usize>,
+        semantic_indexer: Option<bool>,
+        semantic_search: Option<String>,
+        semantic_nice: Option<i32>,
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
         let spec = convert::spec(py, shingle, weights, None, normalizer)?;
@@ -142,17 +186,38 @@ impl Db {
             .with_max_distance(max_distance.unwrap_or_else(|| method.default_max_distance()))
             .with_min_jaccard(min_jaccard.unwrap_or(defaults.min_jaccard))
             .with_containment(contain);
+        let create = semantic::create(
+            py,
+            create,
+            semantic::CreateArgs {
+                model: semantic,
+                min_cosine,
+                field: semantic_field,
+                max_tokens: semantic_max_tokens,
+                groups,
+            },
+        )?;
         let opts = Options {
             sync,
             ..Options::default()
         };
+        let opts = semantic::handle(
+            py,
+            opts,
+            semantic::HandleArgs {
+                model: None,
+                threads: semantic_threads,
+                batch: semantic_batch,
+                indexer: semantic_indexer,
+                search: semantic_search,
+                nice: semantic_nice,
+            },
+        )?;
         let p = path.clone();
         let engine = py.detach(|| Engine::create_with(&p, &create, opts)).or_raise(py)?;
         Ok(Db::wrap(engine, path))
     }
 
-    /// Db.open(path, *, read_only=False, sync=True, spec=None) -> Db
-    ///
     /// Db.reindex(path, tables="auto") -> dict
     ///
     /// Rebuilds the permuted tables of the database at `path` with `tables` tables (a number,
@@ -169,13 +234,42 @@ impl Db {
         types::to_dict(py, &r)
     }
 
+    /// Db.open(path, *, read_only=False, sync=True, spec=None, semantic_model=None,
+    ///         semantic_threads=None, semantic_batch=None, semantic_indexer=None,
+    ///         semantic_search=None, semantic_nice=None) -> Db
+    ///
     /// Opens an existing database. `read_only=True` writes nothing and takes no lock (it sees the
     /// database as of now; writes raise ReadOnlyError). `spec` (a FingerprintSpec or "word:3"-style
     /// string) is checked against the stored spec: SpecMismatchError names the first field that
     /// differs. Raises NotFoundError, LockedError (another writer holds it), CorruptionError.
+    ///
+    /// A database created with the semantic channel loads its model: `semantic_model` is the
+    /// model directory (None: the one recorded at creation); a missing one raises
+    /// ModelMissingError, another model SemanticSpecMismatchError. A handle opened for writing
+    /// runs the background indexer that embeds acknowledged documents (`semantic_indexer=False`
+    /// turns it off: queries then see only what is embedded), on `semantic_threads` threads
+    /// (None: 1, so the text path keeps the other cores) committing `semantic_batch` documents
+    /// at a time (None: 16), at niceness `semantic_nice` (None: 19; 0 runs it at normal
+    /// priority). `semantic_search` is how queries search the vectors: "exact" (the default scan)
+    /// or "index" (the sign-code index). These options do nothing on a database without the
+    /// channel.
     #[staticmethod]
-    #[pyo3(signature = (path, *, read_only = false, sync = true, spec = None))]
-    fn open(py: Python<'_>, path: PathBuf, read_only: bool, sync: bool, spec: Option<&Bound<'_, PyAny>>) -> PyResult<Db> {
+    #[pyo3(signature = (path, *, read_only = false, sync = true, spec = None, semantic_model = None, semantic_threads = None,
+                        semantic_batch = None, semantic_indexer = None, semantic_search = None, semantic_nice = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        read_only: bool,
+        sync: bool,
+        spec: Option<&Bound<'_, PyAny>>,
+        semantic_model: Option<PathBuf>,
+        semantic_threads: Option<usize>,
+        semantic_batch: Option<usize>,
+        semantic_indexer: Option<bool>,
+        semantic_search: Option<String>,
+        semantic_nice: Option<i32>,
+    ) -> PyResult<Db> {
         let expect_spec = match spec {
             Some(s) if !s.is_none() => Some(types::spec_arg(py, Some(s))?),
             _ => None,
@@ -186,6 +280,18 @@ impl Db {
             expect_spec,
             ..Options::default()
         };
+        let opts = semantic::handle(
+            py,
+            opts,
+            semantic::HandleArgs {
+                model: semantic_model,
+                threads: semantic_threads,
+                batch: semantic_batch,
+                indexer: semantic_indexer,
+                search: semantic_search,
+                nice: semantic_nice,
+            },
+        )?;
         let p = path.clone();
         let engine = py.detach(|| Engine::open_with(&p, opts)).or_raise(py)?;
         Ok(Db::wrap(engine, path))
@@ -346,7 +452,7 @@ impl Db {
     }
 
     /// query(text, *, max_distance=None, min_jaccard=None, limit=None, min_containment=None,
-    ///       min_shared=None) -> list[Hit]
+    ///       min_shared=None, min_cosine=None, wait_semantic=None) -> list[Hit]
     ///
     /// Stored documents within Hamming distance `max_distance` of `text`'s SimHash (under another
     /// method: its distance) whose exact Jaccard similarity is at least `min_jaccard` (None: the
@@ -356,7 +462,18 @@ impl Db {
     /// documents that contain the text, or that the text contains, with containment at least C
     /// (0..=1) in either direction, found through the containment index (`max_distance` and
     /// `min_jaccard` are then not used; InvalidOptionError without the index).
-    #[pyo3(signature = (text, *, max_distance = None, min_jaccard = None, limit = None, min_containment = None, min_shared = None))]
+    ///
+    /// On a database with the semantic channel the text is also embedded and the stored
+    /// documents whose cosine is at least `min_cosine` (None: the database's β) are added, before
+    /// the limit (their hits have "semantic" in `channels` and their `cosine`; a hit found by that
+    /// channel alone has `match` "semantic" and no Jaccard). Documents acknowledged but not yet
+    /// embedded cannot match that way (`query_answer(...).semantic_pending` counts them):
+    /// `wait_semantic=True` first waits until every document acknowledged before the query is
+    /// embedded (at most an hour, as `fpdb query --wait-semantic`), a number waits at most that
+    /// many seconds; a wait past its bound raises SemanticTimeoutError. Waiting needs a handle
+    /// that runs the indexer (opened for writing, `semantic_indexer` on).
+    #[pyo3(signature = (text, *, max_distance = None, min_jaccard = None, limit = None, min_containment = None, min_shared = None,
+                        min_cosine = None, wait_semantic = None))]
     #[allow(clippy::too_many_arguments)]
     fn query(
         &self,
@@ -367,12 +484,61 @@ impl Db {
         limit: Option<usize>,
         min_containment: Option<f64>,
         min_shared: Option<u32>,
+        min_cosine: Option<f32>,
+        wait_semantic: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Vec<Hit>> {
+        Ok(self
+            .query_answer(
+                py,
+                text,
+                max_distance,
+                min_jaccard,
+                limit,
+                min_containment,
+                min_shared,
+                min_cosine,
+                wait_semantic,
+            )?
+            .into_hits())
+    }
+
+    /// query_answer(text, *, max_distance=None, min_jaccard=None, limit=None,
+    ///              min_containment=None, min_shared=None, min_cosine=None, wait_semantic=None)
+    ///     -> QueryAnswer
+    ///
+    /// `query` with the answer's bounds (the library's `Db::query_answer`, the HTTP API's
+    /// answer): its hits, how many candidates were verified, whether some were left unverified,
+    /// and `semantic_pending`, the acknowledged documents the semantic channel had not embedded
+    /// (0 after `wait_semantic`, and without the channel).
+    #[pyo3(signature = (text, *, max_distance = None, min_jaccard = None, limit = None, min_containment = None, min_shared = None,
+                        min_cosine = None, wait_semantic = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn query_answer(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyAny>,
+        max_distance: Option<u32>,
+        min_jaccard: Option<f64>,
+        limit: Option<usize>,
+        min_containment: Option<f64>,
+        min_shared: Option<u32>,
+        min_cosine: Option<f32>,
+        wait_semantic: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<QueryAnswer> {
         let text = convert::text_arg(py, text, "the text", None)?;
-        let opts = query_opts(max_distance, min_jaccard, limit, min_containment, min_shared);
+        let opts = text_query_opts(
+            py,
+            max_distance,
+            min_jaccard,
+            limit,
+            min_containment,
+            min_shared,
+            min_cosine,
+            wait_semantic,
+        )?;
         let engine = self.engine(py)?;
-        let hits = py.detach(move || engine.query(&text, &opts)).or_raise(py)?;
-        Ok(hits.into_iter().map(Hit::from).collect())
+        let answer = py.detach(move || engine.query_answer(&text, &opts)).or_raise(py)?;
+        Ok(answer.into())
     }
 
     /// query_simhash(simhash, *, max_distance=None, limit=None) -> list[Hit]
@@ -551,6 +717,31 @@ impl Db {
             Ok(pairs.into_iter().map(|p| ContainPair::new(p, min_containment, key)).collect())
         })
         .or_raise(py)
+    }
+
+    /// semantic_backfill() -> dict
+    ///
+    /// Runs this handle's semantic indexer until every document acknowledged so far is embedded
+    /// (`fpdb semantic backfill`; the GIL is released meanwhile, so other threads go on, and
+    /// `stats().semantic_pending` shows the progress). Open the handle with
+    /// `semantic_threads=os.cpu_count()` to use every core, as the CLI does. Returns
+    /// {"embedded": documents this handle's indexer embedded, "vectors": vectors the channel
+    /// holds}. Raises InvalidOptionError on a database without the channel, SemanticError when
+    /// the handle runs no indexer (read-only, or `semantic_indexer=False`) and documents are
+    /// pending, or the error that stopped the indexer.
+    fn semantic_backfill<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let engine = self.engine(py)?;
+        let report = py.detach(move || semantic::backfill(&engine)).or_raise(py)?;
+        types::to_dict(py, &report)
+    }
+
+    /// The semantic channel's stored spec as a dict (the model's identity: name, weights hash,
+    /// dim, pooling; max_tokens, field, min_cosine, groups, model_dir ...: `fpdb --json init`'s
+    /// "semantic"), or None when the database has no channel.
+    #[getter]
+    fn semantic_spec(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let engine = self.engine(py)?;
+        semantic::spec(&engine).map(|v| types::py_value(py, &v)).transpose()
     }
 
     /// Db is not picklable or copyable: open the path again in the other process.

@@ -10,6 +10,7 @@ mod db;
 mod errors;
 mod ingest;
 mod scale;
+mod semantic;
 mod types;
 
 /// The only place that names the library's API: the library is being reorganised, and a moved item
@@ -19,7 +20,8 @@ mod api {
     pub use fpdb::fingerprint::weighted::IdfTable;
     pub use fpdb::{
         fingerprint, CheckReport, CompactStats, CreateOptions, Db as Engine, Dedup, Document, Error, FingerprintSpec,
-        GroupInfo as EngineGroup, Hit as EngineHit, InsertOutcome as EngineOutcome, NewDoc, Options, QueryOptions, Stats, Tables,
+        GroupInfo as EngineGroup, Hit as EngineHit, InsertOutcome as EngineOutcome, NewDoc, Options, QueryAnswer as EngineAnswer,
+        QueryOptions, Stats, Tables,
     };
     pub use fpdb::{groups as pair_groups, pairs, DistRow as DistRowEngine, Pair, PairsOptions};
     pub use fpdb::{Biblio, ContainPair, ContainmentConfig, ContainmentStats};

@@ -52,8 +52,18 @@ impl Db {
         if rocks_path.exists() {
             return Err(Error::AlreadyExists { path: path.to_path_buf() });
         }
+        let new_dir = !path.exists();
         fs::create_dir_all(path).map_err(|e| Error::io("create database directory", path, e))?;
-        create_rocks(&rocks_path, create, &config, &sides)?;
+        if let Err(e) = create_rocks(&rocks_path, create, &config, &sides) {
+            // A side index that cannot be created (the semantic channel's model missing) fails
+            // before the one batch that writes the meta: remove the empty RocksDB, which would
+            // otherwise make the next create `AlreadyExists` and every open `Corruption`.
+            let _ = fs::remove_dir_all(&rocks_path);
+            if new_dir {
+                let _ = fs::remove_dir(path);
+            }
+            return Err(e);
+        }
         Self::open_with(path, opts)
     }
 
@@ -382,4 +392,30 @@ fn load_edges(rocks: &DB, rocks_path: &Path) -> Result<IntMap<u64, Vec<u64>>> {
         }
     }
     Ok(edges)
+}
+
+#[cfg(all(test, feature = "semantic"))]
+mod tests {
+    use super::*;
+
+    /// A create that fails in a side index's `create` (the semantic channel's model missing) leaves
+    /// no RocksDB behind: the same path can be created again, and it is not a corrupt database.
+    #[test]
+    fn a_failed_create_leaves_nothing_behind() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("db");
+        let bad = CreateOptions::default().with_semantic(Some(crate::semantic::SemanticConfig::new(tmp.path().join("no-model"))));
+        let e = Db::create(&path, &bad).unwrap_err();
+        assert!(
+            matches!(e, Error::Semantic(crate::semantic::SemanticError::ModelMissing { .. })),
+            "{e}"
+        );
+        assert!(!path.exists(), "the failed create left {}", path.display());
+        // An existing empty directory stays, without a database in it.
+        fs::create_dir(&path).unwrap();
+        Db::create(&path, &bad).unwrap_err();
+        assert!(path.is_dir() && !path.join("rocksdb").exists());
+        assert!(matches!(Db::open(&path), Err(Error::NotFound { .. })));
+        Db::create(&path, &CreateOptions::default()).unwrap();
+    }
 }

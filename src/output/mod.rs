@@ -292,8 +292,8 @@ pub struct Rejection {
 
 /// An error's evidence by name, beside its message: `{"op", "path", "errno"}` for an I/O error,
 /// `{"path", "field", "expected", "found"}` for a spec mismatch, ... (paths as text). The Python
-/// exceptions carry these as attributes. `Panicked`, `Injected` and `Semantic` have none here
-/// (their text is the message).
+/// exceptions carry these as attributes. `Panicked` and `Injected` have none here (their text is
+/// the message); `Semantic` has its variant's (`semantic_fields`).
 pub struct ErrorFields<'a>(pub &'a Error);
 
 impl Serialize for ErrorFields<'_> {
@@ -358,13 +358,63 @@ impl Serialize for ErrorFields<'_> {
             }
             Error::Poisoned { cause } => m.serialize_entry("cause", cause)?,
             Error::Panicked { .. } | Error::Injected(_) => {}
-            // the semantic channel's own evidence is in its message (its variants name the path,
-            // the field, the doc)
             #[cfg(feature = "semantic")]
-            Error::Semantic(_) => {}
+            Error::Semantic(e) => semantic_fields(&mut m, e)?,
         }
         m.end()
     }
+}
+
+/// The semantic channel's evidence, by the names of the other errors where they mean the same
+/// (`path`, `op`, `message`, `errno`, `option`, `what`, `doc`, `cause`; a spec mismatch's
+/// `expected` is the value given now and `found` the stored one, as [`Error::SpecMismatch`]'s).
+#[cfg(feature = "semantic")]
+fn semantic_fields<M: serde::ser::SerializeMap>(m: &mut M, e: &crate::semantic::SemanticError) -> Result<(), M::Error> {
+    use crate::semantic::SemanticError as S;
+    let path = |p: &std::path::Path| p.display().to_string();
+    match e {
+        S::ModelMissing { dir, missing } => {
+            m.serialize_entry("path", &path(dir))?;
+            m.serialize_entry("missing", &path(missing))?;
+        }
+        S::ModelInvalid { path: p, message } => {
+            m.serialize_entry("path", &path(p))?;
+            m.serialize_entry("message", message)?;
+        }
+        S::Io { path: p, source } => {
+            m.serialize_entry("path", &path(p))?;
+            m.serialize_entry("errno", &source.raw_os_error())?;
+        }
+        S::Inference { op, message, batch } => {
+            m.serialize_entry("op", op)?;
+            m.serialize_entry("message", message)?;
+            m.serialize_entry("batch", batch)?;
+        }
+        S::SpecMismatch { field, stored, given } => {
+            m.serialize_entry("field", field)?;
+            m.serialize_entry("expected", given)?;
+            m.serialize_entry("found", stored)?;
+        }
+        S::Corruption { what, doc } => {
+            m.serialize_entry("doc", doc)?;
+            m.serialize_entry("what", what)?;
+        }
+        S::Rocks { op, message } => {
+            m.serialize_entry("op", op)?;
+            m.serialize_entry("message", message)?;
+        }
+        S::InvalidOption { name, message } => {
+            m.serialize_entry("option", name)?;
+            m.serialize_entry("message", message)?;
+        }
+        S::IndexerStopped { cause } => m.serialize_entry("cause", cause)?,
+        S::WaitTimeout { target, cursor, waited_ms } => {
+            m.serialize_entry("target", target)?;
+            m.serialize_entry("cursor", cursor)?;
+            m.serialize_entry("waited_ms", waited_ms)?;
+        }
+    }
+    Ok(())
 }
 
 mod view;
@@ -447,6 +497,38 @@ mod tests {
         assert_eq!(
             serde_json::to_value(ErrorFields(&e)).unwrap(),
             serde_json::json!({"option": "limit", "message": "too big"})
+        );
+    }
+
+    #[cfg(feature = "semantic")]
+    #[test]
+    fn a_semantic_error_s_fields_are_its_evidence_by_name() {
+        use crate::semantic::SemanticError as S;
+        let e = Error::from(S::ModelMissing {
+            dir: "/m".into(),
+            missing: "/m/config.json".into(),
+        });
+        assert_eq!(
+            serde_json::to_value(ErrorFields(&e)).unwrap(),
+            serde_json::json!({"path": "/m", "missing": "/m/config.json"})
+        );
+        let e = Error::from(S::SpecMismatch {
+            field: "model.name",
+            stored: "a".into(),
+            given: "b".into(),
+        });
+        assert_eq!(
+            serde_json::to_value(ErrorFields(&e)).unwrap(),
+            serde_json::json!({"field": "model.name", "expected": "b", "found": "a"})
+        );
+        let e = Error::from(S::WaitTimeout {
+            target: 9,
+            cursor: 4,
+            waited_ms: 10,
+        });
+        assert_eq!(
+            serde_json::to_value(ErrorFields(&e)).unwrap(),
+            serde_json::json!({"target": 9, "cursor": 4, "waited_ms": 10})
         );
     }
 

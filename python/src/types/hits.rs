@@ -1,11 +1,11 @@
-//! Query and insert results: `Hit`, `GroupInfo` and `InsertOutcome`, each holding the library's
+//! Query and insert results: `Hit`, `QueryAnswer`, `GroupInfo` and `InsertOutcome`, each holding the library's
 //! value; `to_dict()` is the library's JSON shape of it (`fpdb::output`), as the CLI prints it.
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use super::{py_value, repr_of, to_dict};
-use crate::api::{EngineGroup, EngineHit, EngineOutcome};
+use crate::api::{EngineAnswer, EngineGroup, EngineHit, EngineOutcome};
 
 /// A near-duplicate found by a query or an insert.
 #[pyclass(frozen, eq, module = "fpdb")]
@@ -64,8 +64,9 @@ impl Hit {
         self.0.reverse_containment
     }
 
-    /// How it matched: "text" (verified near-duplicate), "doi" (same DOI) or "title_year" (same
-    /// title and year); for a metadata match the other fields are for information only.
+    /// How it matched: "text" (verified near-duplicate), "doi" (same DOI), "title_year" (same
+    /// title and year) or "semantic" (by the semantic channel alone: cosine >= β, no Jaccard); for
+    /// a metadata match the other fields are for information only.
     #[getter]
     fn r#match(&self) -> &'static str {
         self.0.matched.as_str()
@@ -78,6 +79,21 @@ impl Hit {
     #[getter]
     fn score(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         py_value(py, &self.0.score)
+    }
+
+    /// The channels that found it: ["text"] (the near-duplicate path, or a metadata match),
+    /// ["semantic"] (the semantic channel alone) or both.
+    #[getter]
+    fn channels(&self) -> Vec<&'static str> {
+        self.0.channels.iter().map(|c| c.as_str()).collect()
+    }
+
+    /// The cosine of the query's and the document's embeddings, when the semantic channel saw
+    /// the document (None without the channel, or before it embedded the document).
+    #[getter]
+    fn cosine(&self) -> Option<f64> {
+        // The f32 as its shortest decimal, the float of `to_dict()` and the CLI's JSON.
+        self.0.cosine.map(|c| c.to_string().parse().unwrap_or(f64::from(c)))
     }
 
     pub(super) fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -218,6 +234,66 @@ impl InsertOutcome {
     /// The outcome as a dict; `group` is a dict or None, `duplicates` and `containment` lists of
     /// hit dicts. (`fpdb --json insert` prints the group flat: "group" (its id), "canonical",
     /// "group_size".)
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        to_dict(py, &self.0)
+    }
+}
+
+/// A query's answer (`Db.query_answer`): the hits and the answer's bounds.
+#[pyclass(frozen, eq, module = "fpdb")]
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryAnswer(EngineAnswer);
+
+impl From<EngineAnswer> for QueryAnswer {
+    fn from(a: EngineAnswer) -> Self {
+        QueryAnswer(a)
+    }
+}
+
+impl QueryAnswer {
+    /// The hits, for `Db.query`.
+    pub fn into_hits(self) -> Vec<Hit> {
+        self.0.hits.into_iter().map(Hit::from).collect()
+    }
+}
+
+#[pymethods]
+impl QueryAnswer {
+    /// The verified hits, best first (at most the query's `limit`).
+    #[getter]
+    fn hits(&self) -> Vec<Hit> {
+        self.0.hits.iter().cloned().map(Hit::from).collect()
+    }
+
+    /// True when candidates were left unverified: the hits may be incomplete.
+    #[getter]
+    fn truncated(&self) -> bool {
+        self.0.truncated
+    }
+
+    /// How many candidates were verified.
+    #[getter]
+    fn candidates(&self) -> usize {
+        self.0.candidates
+    }
+
+    /// Acknowledged documents the semantic channel had not embedded when the query ran (they
+    /// could not match by cosine; `wait_semantic` waits for them); 0 without the channel.
+    #[getter]
+    fn semantic_pending(&self) -> u64 {
+        self.0.semantic_pending
+    }
+
+    fn __len__(&self) -> usize {
+        self.0.hits.len()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        repr_of(py, "QueryAnswer", &self.0)
+    }
+
+    /// The answer as a dict: "hits" (each as `Hit.to_dict()`), "truncated", "candidates",
+    /// "semantic_pending", as the library serializes `QueryAnswer`.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         to_dict(py, &self.0)
     }

@@ -15,14 +15,14 @@ mod spec;
 mod stats;
 
 pub use docs::Document;
-pub use hits::{GroupInfo, Hit, InsertOutcome};
+pub use hits::{GroupInfo, Hit, InsertOutcome, QueryAnswer};
 pub use pairs::{ContainPair, DistRow, Pair, PairGroup, PairsReport};
 pub use spec::{fingerprint, spec_arg, Fingerprint, Spec};
 pub use stats::{CheckReport, CompactStats, ContainmentStats, Fault, IngestStats, Stats};
 
 /// A value's JSON shape (its serde form, `fpdb::output`) as Python objects: dicts, lists, str,
 /// int, float, bool and None, as `json.loads` makes them of the text the CLI prints.
-fn py_value<T: Serialize + ?Sized>(py: Python<'_>, v: &T) -> PyResult<Py<PyAny>> {
+pub(crate) fn py_value<T: Serialize + ?Sized>(py: Python<'_>, v: &T) -> PyResult<Py<PyAny>> {
     let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(format!("cannot encode a result as JSON: {e}")))?;
     crate::convert::json_loads(py, &text)
 }
@@ -61,6 +61,7 @@ fn int_repr<T: std::fmt::Display>(v: Option<T>) -> String {
 /// Adds the result classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Hit>()?;
+    m.add_class::<QueryAnswer>()?;
     m.add_class::<GroupInfo>()?;
     m.add_class::<InsertOutcome>()?;
     m.add_class::<Document>()?;

@@ -97,6 +97,19 @@ impl Stats {
         &self.s.spec
     }
 
+    /// Acknowledged documents the semantic channel has not embedded yet (0 without the channel;
+    /// `Db.semantic_backfill()` or a query's `wait_semantic` waits for them).
+    #[getter]
+    fn semantic_pending(&self) -> u64 {
+        self.s.semantic_pending
+    }
+
+    /// Vectors the semantic channel holds (0 without the channel).
+    #[getter]
+    fn semantic_vectors(&self) -> u64 {
+        self.s.semantic_vectors
+    }
+
     /// The containment index's counters (None: the database has no containment index).
     #[getter]
     fn containment(&self) -> Option<ContainmentStats> {
@@ -106,9 +119,9 @@ impl Stats {
     fn __repr__(&self) -> String {
         let s = &self.s;
         format!(
-            "Stats(docs={}, groups={}, grouped_docs={}, segments={}, segment_bytes={}, live_bytes={}, tables={}, max_distance={}, min_jaccard={}, spec={})",
+            "Stats(docs={}, groups={}, grouped_docs={}, segments={}, segment_bytes={}, live_bytes={}, tables={}, max_distance={}, min_jaccard={}, spec={}, semantic_pending={}, semantic_vectors={})",
             s.docs, s.groups, s.grouped_docs, s.segments, s.segment_bytes, s.live_bytes, s.tables,
-            s.max_distance, s.min_jaccard, r(&s.spec)
+            s.max_distance, s.min_jaccard, r(&s.spec), s.semantic_pending, s.semantic_vectors
         )
     }
 
