@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo run --release --example containment -- licences CORPUS.jsonl KINDS.jsonl [--samples 1,4,8,16] [--c 0.8] [--max-postings N] [--no-pairs]
-//! cargo run --release --example containment -- planted CORPUS.jsonl [--samples 4,8,16,32] [--c 0.5] [--cases 200]
+//! cargo run --release --example containment -- planted CORPUS.jsonl [--samples 4,8,16,32] [--max-samples 0,64] [--c 0.5] [--cases 200]
 //! cargo run --release --example containment -- cost CORPUS.jsonl [--docs N] [--sample 8] [--queries 2000] [--queries-only]
 //! ```
 //!
@@ -265,10 +265,20 @@ fn planted(args: &[String]) -> Res<()> {
         "planted: {} cases ({cases} per passage length × edit rate), passages cut from {corpus}, hosts 2–50× longer of other documents; c = {c}",
         all.len()
     );
-    for n in list(args, "--samples", "4,8,16,32") {
+    // `--max-samples 0,64,…`: the sample caps to compare (0 = none; default: none).
+    let caps = list(args, "--max-samples", "0");
+    let runs: Vec<(u32, u32)> = list(args, "--samples", "4,8,16,32")
+        .into_iter()
+        .flat_map(|n| caps.iter().map(move |&cap| (n, cap)))
+        .collect();
+    for (n, cap) in runs {
         let tmp = tempfile::tempdir()?;
-        let hosts = create(&tmp.path().join("h"), Some(n))?;
-        let copies = create(&tmp.path().join("c"), Some(n))?;
+        let make = |p: &std::path::Path| -> Res<Db> {
+            let x = ContainmentConfig::new(n).with_max_samples((cap > 0).then_some(cap));
+            Ok(Db::create_with(p, &CreateOptions::default().with_containment(Some(x)), fast())?)
+        };
+        let hosts = make(&tmp.path().join("h"))?;
+        let copies = make(&tmp.path().join("c"))?;
         let h: Vec<(String, String)> = all.iter().enumerate().map(|(i, c)| (format!("h{i}"), c.host.clone())).collect();
         let p: Vec<(String, String)> = all.iter().enumerate().map(|(i, c)| (format!("c{i}"), c.copy.clone())).collect();
         ingest(&hosts, &h, &IngestOptions::default().with_dedup(Dedup::Off))?;
@@ -297,7 +307,7 @@ fn planted(args: &[String]) -> Res<()> {
         let s = hosts.containment_stats()?.ok_or("no index")?;
         println!();
         println!(
-            "sample 1/{n}: hosts index {:.1} entries per 1,000 shingles; rows = passage words, columns = edit rate; cell = found / expected for passage → host (query inside stored) | host → copy (stored inside query)",
+            "sample 1/{n}, sample cap {cap} (0 = none): hosts index {:.1} entries per 1,000 shingles; rows = passage words, columns = edit rate; cell = found / expected for passage → host (query inside stored) | host → copy (stored inside query)",
             1000.0 * s.entries as f64 / all.iter().map(|c| fpr.fingerprint(&c.host).shingles.len() as f64).sum::<f64>()
         );
         println!();

@@ -61,11 +61,15 @@ fn cases() -> Vec<Case> {
 
 const C: f64 = 0.5;
 
+/// Without the sample cap (every rate-n sample a key: databases created before it), a passage is
+/// found inside a host 50 times longer. With the cap (the default), see
+/// `long_documents_under_the_sample_cap`.
 #[test]
 fn a_passage_inside_a_longer_document_is_found_in_both_directions() {
     let dir = tempfile::tempdir().unwrap();
-    let hosts = create(&dir.path().join("h"), Some(ContainmentConfig::default()));
-    let copies = create(&dir.path().join("c"), Some(ContainmentConfig::default()));
+    let uncapped = ContainmentConfig::default().with_max_samples(None);
+    let hosts = create(&dir.path().join("h"), Some(uncapped));
+    let copies = create(&dir.path().join("c"), Some(uncapped));
     let cases = cases();
     let fpr = &mut hosts.fingerprinter();
     for (i, c) in cases.iter().enumerate() {
@@ -110,6 +114,76 @@ fn a_passage_inside_a_longer_document_is_found_in_both_directions() {
     assert!(hosts.query(&other, &q).unwrap().is_empty());
     assert!(copies.query(&other, &q).unwrap().is_empty());
     assert!(hosts.check().unwrap().faults.is_empty());
+}
+
+/// The sample cap (issue 36): a long document writes about `max_samples` postings instead of one
+/// per n shingles, a passage (at most n · max_samples shingles) the same keys as without the cap;
+/// a long document inside another is found in both directions, as a query and as a stored
+/// document, by `containment_pairs`, and after reopening; a stored passage inside a long query is
+/// always found.
+#[test]
+fn long_documents_under_the_sample_cap() {
+    use fpdb::fingerprint::containment::{stored_keys, Sampling, DEFAULT_MAX_SAMPLES};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let cfg = ContainmentConfig::default();
+    assert_eq!(cfg.max_samples, Some(DEFAULT_MAX_SAMPLES));
+    let db = Db::create(&path, &CreateOptions::default().with_containment(Some(cfg))).unwrap();
+    let v = vocab();
+    let inner = passage(&v, 3000, 4242);
+    let mut outer = passage(&v, 2000, 4343);
+    outer.splice(700..700, inner.iter().cloned());
+    let short = inner[1000..1060].to_vec();
+    let other = passage(&v, 400, 4444);
+    for (k, w) in [("inner", &inner), ("outer", &outer), ("short", &short), ("other", &other)] {
+        db.insert(k, &text(w)).unwrap();
+    }
+    let fpr = &mut db.fingerprinter();
+    let sets: Vec<Vec<u32>> = [&inner, &outer, &short, &other]
+        .iter()
+        .map(|w| fpr.fingerprint(&text(w)).shingles)
+        .collect();
+    let capped = cfg.sampling();
+    // Long sets: about max_samples keys (max_samples/2 … max_samples in expectation), not |S|/n.
+    for s in &sets[..2] {
+        let keys = stored_keys(s, capped).1.len();
+        assert!(
+            s.len() > 2000 && keys <= 2 * DEFAULT_MAX_SAMPLES as usize && keys >= 8,
+            "{} shingles, {keys} keys",
+            s.len()
+        );
+        assert!(stored_keys(s, 8).1.len() > 3 * keys);
+    }
+    // Passages: the same keys as without the cap.
+    for s in &sets[2..] {
+        assert!(s.len() <= 8 * DEFAULT_MAX_SAMPLES as usize);
+        assert_eq!(stored_keys(s, capped), stored_keys(s, Sampling::from(8)));
+    }
+    let stats = db.containment_stats().unwrap().unwrap();
+    let want: usize = sets.iter().map(|s| stored_keys(s, capped).1.len()).sum();
+    assert_eq!(stats.entries as usize, want);
+    let q = QueryOptions::default().with_min_containment(0.9);
+    let check = |db: &Db| {
+        let keys = |w: &[String]| -> BTreeSet<String> { db.query(&text(w), &q).unwrap().into_iter().map(|h| h.key).collect() };
+        // The long document inside the stored long one, and the stored long one inside the query.
+        assert!(keys(&inner).contains("outer"), "inner → outer");
+        assert!(keys(&outer).contains("inner"), "outer → inner");
+        // A stored passage inside a long query: always.
+        assert!(keys(&inner).contains("short") && keys(&outer).contains("short"));
+        assert!(!keys(&outer).contains("other"));
+        let pairs = db.containment_pairs(0.9, 2).unwrap();
+        let got: BTreeSet<(String, String)> = pairs.iter().map(|p| (db.key_of(p.a).unwrap(), db.key_of(p.b).unwrap())).collect();
+        for want in [("inner", "outer"), ("inner", "short"), ("outer", "short")] {
+            assert!(got.contains(&(want.0.to_string(), want.1.to_string())), "{want:?} in {got:?}");
+        }
+        assert_eq!(got.len(), pairs.len(), "a pair reported twice");
+        assert!(db.check().unwrap().faults.is_empty());
+    };
+    check(&db);
+    drop(db);
+    let db = Db::open(&path).unwrap();
+    assert_eq!(db.config().containment, Some(cfg));
+    check(&db);
 }
 
 #[test]
@@ -198,8 +272,11 @@ fn fp(set: &[u32]) -> Fingerprint {
     }
 }
 
-fn has_sample(set: &[u32], n: u32) -> bool {
-    fpdb::fingerprint::containment::samples(set, n).next().is_some()
+/// True when `set` has a sample at the rate at which `stored` is keyed (its sampling rate, coarser
+/// for a set over the sample cap: `Sampling::rate`).
+fn has_sample(set: &[u32], stored: &[u32], sampling: fpdb::fingerprint::containment::Sampling) -> bool {
+    let rate = sampling.rate(stored.len());
+    set.iter().any(|&s| fpdb::fingerprint::containment::is_sample_at(s, rate))
 }
 
 proptest! {
@@ -208,10 +285,12 @@ proptest! {
     /// document the query is wholly inside of, when the query has a sample; every hit's numbers are
     /// exact. Holds through replacements and deletes, and after reopening.
     #[test]
-    fn every_document_with_containment_one_is_found(seed in any::<u64>(), n in prop_oneof![Just(1u32), Just(4), Just(8), Just(16)]) {
+    fn every_document_with_containment_one_is_found(seed in any::<u64>(), n in prop_oneof![Just(1u32), Just(4), Just(8), Just(16)], cap in prop_oneof![Just(None), Just(Some(2u32)), Just(Some(8)), Just(Some(64))]) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("db");
-        let db = Db::create(&path, &CreateOptions::default().with_containment(Some(ContainmentConfig::new(n)))).unwrap();
+        let cfg = ContainmentConfig::new(n).with_max_samples(cap);
+        let sampling = cfg.sampling();
+        let db = Db::create(&path, &CreateOptions::default().with_containment(Some(cfg))).unwrap();
         let sets = planted_sets(seed, 60);
         let mut live: BTreeMap<String, Vec<u32>> = BTreeMap::new();
         let batch: Vec<_> = sets.iter().enumerate().map(|(i, s)| PreparedDoc::new(format!("d{i}"), fp(s), None)).collect();
@@ -239,7 +318,7 @@ proptest! {
                 let got: HashSet<String> = hits.iter().map(|h| h.key.clone()).collect();
                 for (k, d) in &live {
                     let c = containment(s, d);
-                    if c.b_in_a == 1.0 || (c.a_in_b == 1.0 && has_sample(s, n)) {
+                    if c.b_in_a == 1.0 || (c.a_in_b == 1.0 && has_sample(s, d, sampling)) {
                         prop_assert!(got.contains(k), "{} (containment {:?}) not found", k, c);
                     }
                 }

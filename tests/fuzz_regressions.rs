@@ -175,7 +175,11 @@ fn replay_segments(
     let batches = [sets(&input.sealed), sets(&input.active)];
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().to_path_buf();
-    let len = |b: &[Vec<u32>]| b.iter().map(|s| record_len(s.len() as u32)).sum::<u64>();
+    let len = |b: &[Vec<u32>]| {
+        b.iter()
+            .map(|s| record_len(fpdb::internals::segment::FORMAT_VERSION, s.len() as u32))
+            .sum::<u64>()
+    };
     let target = FILE_HEADER + len(&batches[0]) + len(&batches[1]) - 1;
     let (_, mut writer, _) = recover(&dir, &Default::default(), false, target, false).unwrap();
     let mut records = Vec::new();

@@ -25,7 +25,7 @@ use std::cell::Cell;
 use std::collections::HashMap;
 
 use arbitrary::Arbitrary;
-use fpdb::internals::segment::{file_name, payload_end, recover, ShingleLoc, FILE_HEADER, RECORD_HEADER, RECORD_MAGIC};
+use fpdb::internals::segment::{FORMAT_VERSION, file_name, payload_end, recover, ShingleLoc, FILE_HEADER, RECORD_HEADER, RECORD_MAGIC};
 use libfuzzer_sys::fuzz_target;
 
 /// Records the largest single allocation request made by this thread while tracking is on.
@@ -113,7 +113,7 @@ fn sets(raw: &[Vec<u16>]) -> Vec<Vec<u32>> {
 /// Independent validation of the record at `off` in `file` for `doc` with `count` shingles.
 fn valid_record_at(file: &[u8], off: u64, doc: u64, count: u32) -> Option<Vec<u32>> {
     let off = usize::try_from(off).ok()?;
-    let end = off.checked_add(usize::try_from(payload_end(count)).ok()?)?;
+    let end = off.checked_add(usize::try_from(payload_end(FORMAT_VERSION, count)).ok()?)?;
     let rec = file.get(off..end)?;
     if &rec[..4] != RECORD_MAGIC
         || rec[4..8] != count.to_le_bytes()
@@ -139,7 +139,7 @@ fuzz_target!(|input: Input| {
 
     // 1. Two segments written by the real writer: a target size that makes the second batch rotate
     //    (segment 0 sealed) and keeps segment 1 below it (active).
-    let len = |b: &[Vec<u32>]| b.iter().map(|s| fpdb::internals::segment::record_len(s.len() as u32)).sum::<u64>();
+    let len = |b: &[Vec<u32>]| b.iter().map(|s| fpdb::internals::segment::record_len(FORMAT_VERSION, s.len() as u32)).sum::<u64>();
     let target = FILE_HEADER + len(&batches[0]) + len(&batches[1]) - 1;
     let (_, mut writer, _) = recover(&dir, &HashMap::new(), false, target, false).expect("empty dir");
     let mut records = Vec::new(); // (doc id, original loc, shingles)
@@ -218,7 +218,7 @@ fuzz_target!(|input: Input| {
                 largest <= file_len + 4096,
                 "read of {damaged_loc:?} in a {file_len}-byte file allocated {largest} bytes at once"
             );
-            let range = loc.offset as usize..(loc.offset + payload_end(loc.count)) as usize;
+            let range = loc.offset as usize..(loc.offset + payload_end(FORMAT_VERSION, loc.count)) as usize;
             let intact = damaged_loc == loc && now[seg].len() >= range.end && now[seg][range.clone()] == originals[seg][range.clone()];
             match got {
                 Ok(back) if intact => assert_eq!(&back, shingles),

@@ -90,7 +90,7 @@ impl Db {
             .map(|p| p.display().to_string())
             .unwrap_or_else(|| segment::file_name(r.segment));
         match st.seg_usage.get(&r.segment) {
-            Some(&(len, _)) if r.offset + r.loc().record_len() <= len => match st.segs.read(r.loc(), id) {
+            Some(&(len, _)) if r.offset + st.segs.record_len(r.loc()) <= len => match st.segs.read(r.loc(), id) {
                 Ok(set) => {
                     if set.len() != r.count as usize {
                         f.push(Some(id), key(), seg_path, "shingle count differs from the record".into());
@@ -105,7 +105,7 @@ impl Db {
                 format!(
                     "record at {}+{} runs past the committed length {len}",
                     r.offset,
-                    r.loc().record_len()
+                    st.segs.record_len(r.loc())
                 ),
             ),
             None => f.push(Some(id), key(), seg_path, format!("segment {} is not committed", r.segment)),

@@ -302,7 +302,7 @@ impl Db {
                     t.remove(m.simhash, *id);
                 }
                 if let Some(u) = st.seg_usage.get_mut(&m.loc.segment) {
-                    u.1 = u.1.saturating_sub(m.loc.record_len());
+                    u.1 = u.1.saturating_sub(st.segs.record_len(m.loc));
                 }
             }
         }
@@ -329,7 +329,7 @@ impl Db {
             st.recent_ids.push_back(p.id);
             st.recent_fps.push_back(p.fp.simhash);
             if let Some(u) = st.seg_usage.get_mut(&loc.segment) {
-                u.1 += loc.record_len();
+                u.1 += st.segs.record_len(loc);
             }
             let group = regroup.get(&p.id).copied().unwrap_or(p.group);
             st.docs.insert(
@@ -381,12 +381,12 @@ fn publish_moves(st: &mut State, moved: Vec<(u64, ShingleLoc)>) {
     for (id, loc) in moved {
         if let Some(m) = st.docs.get_mut(&id) {
             if let Some(u) = st.seg_usage.get_mut(&m.loc.segment) {
-                u.1 = u.1.saturating_sub(m.loc.record_len());
+                u.1 = u.1.saturating_sub(st.segs.record_len(m.loc));
             }
             m.loc = loc;
         }
         if let Some(u) = st.seg_usage.get_mut(&loc.segment) {
-            u.1 += loc.record_len();
+            u.1 += st.segs.record_len(loc);
         }
     }
 }

@@ -106,13 +106,15 @@ impl Db {
             Ok(())
         };
         for &(id, loc) in &plan.live {
-            if bytes + loc.record_len() > target {
+            // The copies are written at the current segment format, whatever the source's.
+            let len = loc.record_len(segment::FORMAT_VERSION);
+            if bytes + len > target {
                 write(&mut chunk, w)?;
                 bytes = 0;
             }
             failpoint::pause_point("compact.copy");
             chunk.push((id, plan.segs.read(loc, id)?.into_owned()));
-            bytes += loc.record_len();
+            bytes += len;
         }
         write(&mut chunk, w)?;
         Ok(moved)

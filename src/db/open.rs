@@ -111,7 +111,7 @@ impl Db {
             segment::recover(&path.join("segments"), &committed, opts.sync, opts.segment_size, opts.read_only)?;
         // Without the mirror, a reader of tables missing the documents above the floor builds it.
         let mirror = opts.mirror || (opts.read_only && table_floor < next_id);
-        let loaded = load_docs(&rocks, &rocks_path, mirror, &committed, &mut recovery)?;
+        let loaded = load_docs(&rocks, &rocks_path, mirror, (&committed, &segs), &mut recovery)?;
         // A writer starts with the table floor at the next doc id: it writes the entries of the
         // documents a crash left above it, and records a floor absent from an older database.
         if !opts.read_only && (stored_table_floor.is_none() || table_floor < next_id) {
@@ -328,7 +328,16 @@ struct Loaded {
 /// Every doc record into memory: the documents, the mirror's entries, the segments' live bytes, the
 /// groups. A damaged record is left out of the in-memory state (counted in `recovery`; `check`
 /// reports it; delete or re-insert repairs it) so that every other document stays usable.
-fn load_docs(rocks: &DB, rocks_path: &Path, mirror: bool, committed: &HashMap<u32, u64>, recovery: &mut Recovery) -> Result<Loaded> {
+/// `segments`: the committed lengths and the open segments (a record's length is its segment's
+/// format's).
+fn load_docs(
+    rocks: &DB,
+    rocks_path: &Path,
+    mirror: bool,
+    segments: (&HashMap<u32, u64>, &segment::SegmentSet),
+    recovery: &mut Recovery,
+) -> Result<Loaded> {
+    let (committed, segs) = segments;
     let docs_cf = rocks
         .cf_handle(CF_DOCS)
         .ok_or_else(|| Error::corrupt(rocks_path, None, "missing docs column family"))?;
@@ -352,7 +361,7 @@ fn load_docs(rocks: &DB, rocks_path: &Path, mirror: bool, committed: &HashMap<u3
             ids.push(id);
         }
         if let Some(u) = seg_usage.get_mut(&r.segment) {
-            u.1 += r.loc().record_len();
+            u.1 += segs.record_len(r.loc());
         }
         groups.entry(r.group).or_default().push(id);
         let loc = r.loc();

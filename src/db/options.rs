@@ -291,16 +291,18 @@ pub(super) fn check_k(k: u32) -> Result<u32> {
 /// docs/containment.md, "Cost and the default").
 pub const DEFAULT_CONTAINMENT: bool = true;
 
-use crate::fingerprint::containment::{DEFAULT_MAX_POSTINGS, DEFAULT_SAMPLE, MAX_SAMPLE};
+use crate::fingerprint::containment::{DEFAULT_MAX_POSTINGS, DEFAULT_MAX_SAMPLES, DEFAULT_SAMPLE, MAX_SAMPLE};
 pub use crate::store::doc_record::ContainmentConfig;
 
 impl Default for ContainmentConfig {
     /// One shingle in [`DEFAULT_SAMPLE`] is a sample; posting lists longer than
-    /// [`DEFAULT_MAX_POSTINGS`] are skipped by queries.
+    /// [`DEFAULT_MAX_POSTINGS`] are skipped by queries; a stored document keeps about
+    /// [`DEFAULT_MAX_SAMPLES`] samples at most.
     fn default() -> Self {
         ContainmentConfig {
             sample: DEFAULT_SAMPLE,
             max_postings: DEFAULT_MAX_POSTINGS,
+            max_samples: Some(DEFAULT_MAX_SAMPLES),
         }
     }
 }
@@ -345,8 +347,21 @@ impl ContainmentConfig {
         self
     }
 
-    /// Checks the accepted ranges: sample 1..=65536, max_postings ≥ 1.
+    /// With a cap on a stored document's samples (`None`: every rate-n sample is a key, as in
+    /// databases created before the cap; see [`ContainmentConfig::max_samples`]).
+    pub fn with_max_samples(mut self, max_samples: Option<u32>) -> Self {
+        self.max_samples = max_samples;
+        self
+    }
+
+    /// Checks the accepted ranges: sample 1..=65536, max_postings ≥ 1, max_samples ≥ 1.
     pub fn validate(&self) -> Result<()> {
+        if self.max_samples == Some(0) {
+            return Err(Error::InvalidOption {
+                name: "containment_max_samples",
+                message: "the sample cap must be at least 1 (or none)".into(),
+            });
+        }
         if !(1..=MAX_SAMPLE).contains(&self.sample) {
             return Err(Error::InvalidOption {
                 name: "containment_sample",

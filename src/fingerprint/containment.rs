@@ -69,11 +69,16 @@ fn overlap_needed(c: f64, m: usize) -> u32 {
 /// (the binomial distribution summed term by term) up to a mean of 500; above it the Chernoff bound
 /// `μ − √(2μ ln(1/δ))`, which is lower (safe). `n = 1` samples every shingle: `⌈c·m⌉` exactly.
 pub fn sample_threshold(c: f64, n: u32, m: usize) -> u32 {
+    sample_threshold_at(c, u64::from(n), m)
+}
+
+/// [`sample_threshold`] at rate `1/rate` (a capped set's `n · 2^j`, [`Sampling::rate`]).
+pub fn sample_threshold_at(c: f64, rate: u64, m: usize) -> u32 {
     let s = overlap_needed(c, m);
-    if n <= 1 {
+    if rate <= 1 {
         return s.max(1);
     }
-    let p = 1.0 / f64::from(n);
+    let p = 1.0 / rate as f64;
     let mu = f64::from(s) * p;
     if mu > 500.0 {
         let t = (mu - (2.0 * mu * (1.0 / COUNT_FILTER_MISS).ln()).sqrt()).ceil();
@@ -119,6 +124,80 @@ pub fn is_sample(s: u32, n: u32) -> bool {
     splitmix64(u64::from(s) ^ SAMPLE_SALT).is_multiple_of(u64::from(n.max(1)))
 }
 
+/// Default cap on a stored document's samples (`ContainmentConfig::max_samples` of a new
+/// database): a set of more than `n · 64` shingles is sampled at a coarser rate. Chosen by
+/// measurement: docs/containment.md, "Long documents: the sample cap".
+pub const DEFAULT_MAX_SAMPLES: u32 = 64;
+
+/// How a stored set is sampled: rate `1/n`, and a cap on the expected number of samples (`0`: none).
+///
+/// **The cap.** A set of `len > n · max_samples` shingles is sampled at rate `1/(n · 2^j)`, `j` the
+/// least level with `len ≤ n · max_samples · 2^j` ([`Sampling::level`]): its keys are the shingles
+/// `s` with `splitmix64(s ^ SALT) mod (n · 2^j) == 0`, a subset of its rate-`n` samples, about
+/// `max_samples / 2 … max_samples` of them. The level is a function of the set's size alone, so a
+/// candidate's rate is known from its shingle count (the count filter uses it), and a query still
+/// probes all its rate-`n` samples: a stored document inside a query is always found (its keys are
+/// samples of the query); a query inside a capped document shares its samples at the document's
+/// coarser rate (docs/containment.md measures what that costs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sampling {
+    /// Sampling rate n (`0` is treated as 1).
+    pub n: u32,
+    /// Cap on the expected samples of a stored set; `0` = no cap (databases created before it).
+    pub max_samples: u32,
+}
+
+impl From<u32> for Sampling {
+    /// Rate `1/n`, no cap.
+    fn from(n: u32) -> Self {
+        Sampling { n, max_samples: 0 }
+    }
+}
+
+impl Sampling {
+    /// The level `j` of a stored set of `len` shingles (0 without a cap or at most `n · max_samples`).
+    pub fn level(&self, len: usize) -> u32 {
+        if self.max_samples == 0 {
+            return 0;
+        }
+        let base = u64::from(self.n.max(1)) * u64::from(self.max_samples);
+        let mut j = 0;
+        while (base << j) < len as u64 {
+            j += 1;
+        }
+        j
+    }
+
+    /// The rate `n · 2^j` at which a stored set of `len` shingles is sampled.
+    pub fn rate(&self, len: usize) -> u64 {
+        u64::from(self.n.max(1)) << self.level(len)
+    }
+}
+
+/// True when shingle `s` is a sample at rate `1/rate` (`rate = 0` is treated as 1).
+#[inline]
+pub fn is_sample_at(s: u32, rate: u64) -> bool {
+    splitmix64(u64::from(s) ^ SAMPLE_SALT).is_multiple_of(rate.max(1))
+}
+
+/// How many of a query's shingles are samples at each level `j` (rate `n · 2^j`), `j < 48`: the
+/// query's share of a capped candidate's keys when it lies inside it.
+pub fn samples_per_level(set: &[u32], n: u32) -> [u32; 48] {
+    let n = u64::from(n.max(1));
+    let mut at = [0u32; 48];
+    for &s in set {
+        let h = splitmix64(u64::from(s) ^ SAMPLE_SALT);
+        if h.is_multiple_of(n) {
+            at[((h / n).trailing_zeros() as usize).min(47)] += 1;
+        }
+    }
+    // A sample at level j is one at every lower level.
+    for j in (0..47).rev() {
+        at[j] += at[j + 1];
+    }
+    at
+}
+
 /// The samples of a sorted set, in order.
 pub fn samples(set: &[u32], n: u32) -> impl Iterator<Item = u32> + '_ {
     set.iter().copied().filter(move |&s| is_sample(s, n))
@@ -126,8 +205,9 @@ pub fn samples(set: &[u32], n: u32) -> impl Iterator<Item = u32> + '_ {
 
 /// The index keys of a stored set: its samples, or — for a short set, one without samples — all
 /// its shingles. Sorted; empty only for an empty set.
-pub fn stored_keys(set: &[u32], n: u32) -> (KeyKind, Vec<u32>) {
-    let s: Vec<u32> = samples(set, n).collect();
+pub fn stored_keys(set: &[u32], sampling: impl Into<Sampling>) -> (KeyKind, Vec<u32>) {
+    let rate = sampling.into().rate(set.len());
+    let s: Vec<u32> = set.iter().copied().filter(|&x| is_sample_at(x, rate)).collect();
     if s.is_empty() {
         (KeyKind::Short, set.to_vec())
     } else {

@@ -27,7 +27,7 @@ use std::path::Path;
 use rocksdb::{ColumnFamily, DB};
 
 use crate::error::{Error, Result};
-use crate::fingerprint::containment::{probes, stored_keys, KeyKind};
+use crate::fingerprint::containment::{probes, stored_keys, KeyKind, Sampling};
 use crate::intmap::IntMap;
 use crate::store::keys::{be_u64, contain_key, contain_prefix, decode_contain_value};
 
@@ -491,9 +491,9 @@ pub(crate) struct MemContain {
 }
 
 impl MemContain {
-    /// Indexes document `id` with shingle set `set` at sampling rate `n`.
-    pub(crate) fn add(&mut self, id: u64, set: &[u32], n: u32) -> Result<()> {
-        let (kind, keys) = stored_keys(set, n);
+    /// Indexes document `id` with shingle set `set`, sampled as `sampling` says.
+    pub(crate) fn add(&mut self, id: u64, set: &[u32], sampling: impl Into<Sampling>) -> Result<()> {
+        let (kind, keys) = stored_keys(set, sampling);
         if kind == KeyKind::Short {
             self.short.add(&keys);
         }

@@ -12,8 +12,11 @@
 //!
 //! `DbConfig` ([`encode_config`], [`decode_config`]): version 1 = tables u32, max_distance u32,
 //! min_jaccard f64 (no containment index); version 2 = the same ‖ containment
-//! `Option<ContainmentConfig { sample u32, max_postings u32 }>`. A database without the
-//! containment index is written as version 1, so builds that predate it still open it.
+//! `Option<ContainmentConfig { sample u32, max_postings u32 }>`; version 3 = the same ‖
+//! `max_samples u32` inside the containment config (the sample cap,
+//! `fingerprint::containment::Sampling`). A database without the containment index is written as
+//! version 1, one with the index but no cap as version 2, so builds that predate them still open
+//! them; versions 1 and 2 decode with no cap (`max_samples: None`).
 
 use bincode::Options as _;
 use serde::{Deserialize, Serialize};
@@ -52,6 +55,37 @@ pub struct ContainmentConfig {
     pub sample: u32,
     /// A posting list longer than this is boilerplate: queries skip it.
     pub max_postings: u32,
+    /// Cap on the expected samples of a stored document (`Sampling`; config version 3): a longer
+    /// document is sampled at a coarser rate. `None` in databases created before the cap.
+    pub max_samples: Option<u32>,
+}
+
+impl ContainmentConfig {
+    /// How stored sets are sampled.
+    pub fn sampling(&self) -> crate::fingerprint::containment::Sampling {
+        crate::fingerprint::containment::Sampling {
+            n: self.sample,
+            max_samples: self.max_samples.unwrap_or(0),
+        }
+    }
+}
+
+/// The config record of version 3 (the containment index with a sample cap).
+#[derive(Serialize, Deserialize)]
+struct DbConfigV3 {
+    tables: u32,
+    max_distance: u32,
+    min_jaccard: f64,
+    containment: Option<(u32, u32, u32)>,
+}
+
+/// The config record of version 2 (the containment index, no sample cap).
+#[derive(Serialize, Deserialize)]
+struct DbConfigV2 {
+    tables: u32,
+    max_distance: u32,
+    min_jaccard: f64,
+    containment: Option<(u32, u32)>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -62,27 +96,80 @@ struct DbConfigV1 {
 }
 
 const CONFIG_V2: u8 = 2;
+const CONFIG_V3: u8 = 3;
 
-/// Encodes the config record: version 1 without a containment index, version 2 with one.
+/// Encodes the config record: version 1 without a containment index, version 2 with one without a
+/// sample cap, version 3 with a capped one (the oldest version that holds it).
 pub fn encode_config(c: &DbConfig) -> Result<Vec<u8>> {
-    if c.containment.is_none() {
-        return encode_versioned(
+    let (tables, max_distance, min_jaccard) = (c.tables, c.max_distance, c.min_jaccard);
+    match c.containment {
+        None => encode_versioned(
             CONFIG_V1,
             &DbConfigV1 {
-                tables: c.tables,
-                max_distance: c.max_distance,
-                min_jaccard: c.min_jaccard,
+                tables,
+                max_distance,
+                min_jaccard,
             },
-        );
+        ),
+        Some(x) => match x.max_samples {
+            None => {
+                let containment = Some((x.sample, x.max_postings));
+                encode_versioned(
+                    CONFIG_V2,
+                    &DbConfigV2 {
+                        tables,
+                        max_distance,
+                        min_jaccard,
+                        containment,
+                    },
+                )
+            }
+            Some(cap) => {
+                let containment = Some((x.sample, x.max_postings, cap));
+                encode_versioned(
+                    CONFIG_V3,
+                    &DbConfigV3 {
+                        tables,
+                        max_distance,
+                        min_jaccard,
+                        containment,
+                    },
+                )
+            }
+        },
     }
-    encode_versioned(CONFIG_V2, c)
 }
 
-/// Decodes a config record of version 1 (containment off) or 2.
+/// Decodes a config record of version 1 (containment off), 2 (no sample cap) or 3.
 pub fn decode_config(bytes: &[u8], path: &Path) -> Result<DbConfig> {
     const WHAT: &str = "config record";
     match split_version(bytes, WHAT, path, None)? {
-        (CONFIG_V2, rest) => body(rest, WHAT, path, None),
+        (CONFIG_V3, rest) => {
+            let v: DbConfigV3 = body(rest, WHAT, path, None)?;
+            Ok(DbConfig {
+                tables: v.tables,
+                max_distance: v.max_distance,
+                min_jaccard: v.min_jaccard,
+                containment: v.containment.map(|(sample, max_postings, cap)| ContainmentConfig {
+                    sample,
+                    max_postings,
+                    max_samples: Some(cap),
+                }),
+            })
+        }
+        (CONFIG_V2, rest) => {
+            let v: DbConfigV2 = body(rest, WHAT, path, None)?;
+            Ok(DbConfig {
+                tables: v.tables,
+                max_distance: v.max_distance,
+                min_jaccard: v.min_jaccard,
+                containment: v.containment.map(|(sample, max_postings)| ContainmentConfig {
+                    sample,
+                    max_postings,
+                    max_samples: None,
+                }),
+            })
+        }
         (CONFIG_V1, rest) => {
             let v1: DbConfigV1 = body(rest, WHAT, path, None)?;
             Ok(DbConfig {
@@ -92,7 +179,7 @@ pub fn decode_config(bytes: &[u8], path: &Path) -> Result<DbConfig> {
                 containment: None,
             })
         }
-        (v, _) => Err(unknown(WHAT, path, CONFIG_V2, v)),
+        (v, _) => Err(unknown(WHAT, path, CONFIG_V3, v)),
     }
 }
 
@@ -287,14 +374,45 @@ mod tests {
         c.containment = Some(ContainmentConfig {
             sample: 8,
             max_postings: 2048,
+            max_samples: None,
         });
         let v2 = encode_config(&c).unwrap();
         assert_eq!(v2[0], 2);
         assert_eq!(v2.len(), 1 + 4 + 4 + 8 + 1 + 4 + 4);
         assert_eq!(decode_config(&v2, p).unwrap(), c);
         assert!(decode_config(&v2[..v2.len() - 1], p).unwrap_err().is_corruption());
-        let mut v3 = v2.clone();
-        v3[0] = 3;
-        assert!(matches!(decode_config(&v3, p), Err(Error::Version { found: 3, .. })));
+        c.containment = Some(ContainmentConfig {
+            sample: 8,
+            max_postings: 2048,
+            max_samples: Some(64),
+        });
+        let v3 = encode_config(&c).unwrap();
+        assert_eq!(v3[0], 3);
+        assert_eq!(v3.len(), 1 + 4 + 4 + 8 + 1 + 4 + 4 + 4);
+        assert_eq!(&v3[v3.len() - 4..], &64u32.to_le_bytes());
+        assert_eq!(decode_config(&v3, p).unwrap(), c);
+        assert!(decode_config(&v3[..v3.len() - 1], p).unwrap_err().is_corruption());
+        let mut v4 = v3.clone();
+        v4[0] = 4;
+        assert!(matches!(decode_config(&v4, p), Err(Error::Version { found: 4, .. })));
+    }
+
+    /// A version-2 config record as builds before the sample cap wrote it (bytes fixed here, not
+    /// produced by today's encoder): it decodes with no cap, so the database keeps its old keys.
+    #[test]
+    fn version_2_config_decodes_without_a_sample_cap() {
+        let mut v2 = vec![2u8];
+        v2.extend(5u32.to_le_bytes()); // tables
+        v2.extend(12u32.to_le_bytes()); // max_distance
+        v2.extend(0.9f64.to_le_bytes()); // min_jaccard
+        v2.push(1); // Some(containment)
+        v2.extend(8u32.to_le_bytes()); // sample
+        v2.extend(2048u32.to_le_bytes()); // max_postings
+        let c = decode_config(&v2, Path::new("x")).unwrap();
+        let x = c.containment.unwrap();
+        assert_eq!((x.sample, x.max_postings, x.max_samples), (8, 2048, None));
+        assert_eq!(x.sampling().max_samples, 0);
+        // Re-encoding writes the same bytes (no cap: still version 2).
+        assert_eq!(encode_config(&c).unwrap(), v2);
     }
 }

@@ -9,6 +9,7 @@
 //! fsynced before the RocksDB batch that points at them is written (see docs/durability.md).
 
 pub mod doc_record;
+pub(crate) mod ef;
 pub mod keys;
 #[allow(unsafe_code)]
 pub(crate) mod mmap;

@@ -1,21 +1,27 @@
 //! Step 4b of the data path: shingle sets in append-only segment files.
 //!
 //! Files live in `<db>/segments/` and are named `{id:010}.seg` (`id` a u32). All integers are
-//! little-endian.
+//! little-endian. A segment's format version (its header) says how its records' payloads are
+//! coded; a build reads versions 1 and 2 and writes 2 ([`FORMAT_VERSION`]).
 //!
 //! ```text
 //! file header (16 bytes)
 //!   0  8  magic  "FPDBSEG1"
-//!   8  4  format version (1)
+//!   8  4  format version (1 or 2)
 //!  12  4  segment id
 //! record (at an 8-byte aligned offset; 24-byte header + payload + zero padding to 8 bytes)
 //!   0  4  magic  "FPSR"
 //!   4  4  count  number of shingles
 //!   8  8  doc id
 //!  16  8  checksum  xxh3_64(payload bytes, seed 0)
-//!  24  4·count  payload: the sorted unique u32 shingles
-//!  ..  0 or 4 zero bytes of padding
+//!  24  ..  payload
+//!      version 1: 4·count bytes, the sorted unique u32 shingles, then 0 or 4 zero bytes of padding
+//!      version 2: the Elias–Fano code of the sorted unique shingles over 2^32 (`super::ef`, which
+//!                 documents it byte by byte): whole u64 words, so no padding
 //! ```
+//!
+//! In both versions a record's length is a function of its count ([`record_len`] of the
+//! segment's version), so a doc record's [`ShingleLoc`] locates it without a length field.
 //!
 //! Commit protocol (see docs/durability.md): the writer appends every record of a batch with one
 //! write, fsyncs the segment (and the directory when the file is new; the file's fsync runs on a
@@ -23,7 +29,8 @@
 //! batch whose doc records point at the bytes and whose `meta` entry `seg ‖ id` records the segment's
 //! committed length. Recovery truncates each segment to that length and deletes files that have no
 //! entry (orphans). A segment that reaches the target size is *sealed*: never written again, and
-//! memory-mapped for reads. The active segment is read with positioned reads.
+//! memory-mapped for reads. The active segment is read with positioned reads. A segment of an older
+//! version is never appended to: the first append after the open starts a new one.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -42,8 +49,10 @@ use crate::failpoint;
 
 /// Segment file magic.
 pub const FILE_MAGIC: &[u8; 8] = b"FPDBSEG1";
-/// Segment format version.
-pub const FORMAT_VERSION: u32 = 1;
+/// Segment format version written by this build (2: Elias–Fano payloads).
+pub const FORMAT_VERSION: u32 = 2;
+/// The oldest segment format version this build reads (1: u32 payloads).
+pub const OLDEST_VERSION: u32 = 1;
 /// Size of the file header.
 pub const FILE_HEADER: u64 = 16;
 /// Record magic.
@@ -63,21 +72,28 @@ pub struct ShingleLoc {
 }
 
 impl ShingleLoc {
-    /// Bytes the record occupies on disk.
-    pub fn record_len(&self) -> u64 {
-        record_len(self.count)
+    /// Bytes the record occupies on disk in a segment of format `version`.
+    pub fn record_len(&self, version: u32) -> u64 {
+        record_len(version, self.count)
     }
 }
 
-/// Bytes a record of `count` shingles occupies, padding included.
-pub fn record_len(count: u32) -> u64 {
-    RECORD_HEADER as u64 + (4 * count as u64).div_ceil(8) * 8
+/// Bytes a record of `count` shingles occupies in a segment of format `version`, padding included
+/// (version 1: u32s padded to 8 bytes; version 2 and any other: Elias–Fano words).
+pub fn record_len(version: u32, count: u32) -> u64 {
+    match version {
+        1 => RECORD_HEADER as u64 + (4 * count as u64).div_ceil(8) * 8,
+        _ => payload_end(version, count),
+    }
 }
 
-/// Bytes from a record's start to the end of its payload (header + 4·count, no padding), computed
+/// Bytes from a record's start to the end of its payload (header + payload, no padding), computed
 /// in u64 so that no count overflows it.
-pub fn payload_end(count: u32) -> u64 {
-    RECORD_HEADER as u64 + 4 * u64::from(count)
+pub fn payload_end(version: u32, count: u32) -> u64 {
+    match version {
+        1 => RECORD_HEADER as u64 + 4 * u64::from(count),
+        _ => RECORD_HEADER as u64 + super::ef::payload_len(count),
+    }
 }
 
 /// File name of segment `id`.
@@ -91,31 +107,42 @@ pub fn parse_file_name(name: &str) -> Option<u32> {
     (digits.len() == 10 && digits.bytes().all(|b| b.is_ascii_digit())).then(|| digits.parse().ok())?
 }
 
-/// Appends the encoded record for `doc_id` to `out`.
-pub fn encode_shingle_record(doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
+/// Appends the encoded record for `doc_id` to `out`, in segment format `version` (1 or 2; the
+/// writer always uses [`FORMAT_VERSION`], version 1 is kept for tests of old segments).
+pub fn encode_shingle_record(version: u32, doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(RECORD_MAGIC);
     out.extend_from_slice(&(shingles.len() as u32).to_le_bytes());
     out.extend_from_slice(&doc_id.to_le_bytes());
     out.extend_from_slice(&[0u8; 8]);
     let payload = out.len();
-    for s in shingles {
-        out.extend_from_slice(&s.to_le_bytes());
+    if version == 1 {
+        for s in shingles {
+            out.extend_from_slice(&s.to_le_bytes());
+        }
+    } else {
+        super::ef::encode(shingles, out);
     }
     let sum = xxh3_64(&out[payload..]);
     out[start + 16..start + 24].copy_from_slice(&sum.to_le_bytes());
-    out.resize(start + record_len(shingles.len() as u32) as usize, 0);
+    out.resize(start + record_len(version, shingles.len() as u32) as usize, 0);
 }
 
 /// Why a record failed to decode.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShingleRecordFault(pub String);
 
-/// Decodes and verifies the record at the start of `bytes`: magic, doc id, count and checksum must
-/// match. Returns the shingles, borrowed when the payload is suitably aligned on a little-endian host.
-pub fn decode_shingle_record(bytes: &[u8], doc_id: u64, count: u32) -> std::result::Result<Cow<'_, [u32]>, ShingleRecordFault> {
+/// Decodes and verifies the record at the start of `bytes`, in segment format `version`: magic,
+/// doc id, count and checksum must match. Returns the shingles; a version-1 payload is borrowed
+/// when suitably aligned on a little-endian host, a version-2 one is decoded into a new set.
+pub fn decode_shingle_record(
+    version: u32,
+    bytes: &[u8],
+    doc_id: u64,
+    count: u32,
+) -> std::result::Result<Cow<'_, [u32]>, ShingleRecordFault> {
     // Bound the claimed length by the bytes at hand before anything is sized from it.
-    let need = payload_end(count);
+    let need = payload_end(version, count);
     if (bytes.len() as u64) < need {
         return Err(ShingleRecordFault(format!(
             "record truncated: {count} shingles need {need} bytes, file has {}",
@@ -145,14 +172,20 @@ pub fn decode_shingle_record(bytes: &[u8], doc_id: u64, count: u32) -> std::resu
             "checksum mismatch: expected {sum:#018x}, computed {actual:#018x}"
         )));
     }
-    let shingles: Cow<'_, [u32]> = match bytemuck::try_cast_slice::<u8, u32>(payload) {
-        Ok(s) if cfg!(target_endian = "little") => Cow::Borrowed(s),
-        _ => Cow::Owned(
-            payload
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect(),
-        ),
+    let shingles: Cow<'_, [u32]> = if version == 1 {
+        match bytemuck::try_cast_slice::<u8, u32>(payload) {
+            Ok(s) if cfg!(target_endian = "little") => Cow::Borrowed(s),
+            _ => Cow::Owned(
+                payload
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect(),
+            ),
+        }
+    } else {
+        let mut set = Vec::new();
+        super::ef::decode(payload, count, &mut set).map_err(|e| ShingleRecordFault(format!("bad Elias-Fano payload: {e}")))?;
+        Cow::Owned(set)
     };
     if shingles.windows(2).any(|w| w[0] >= w[1]) {
         return Err(ShingleRecordFault("payload is not sorted and unique".into()));
@@ -168,6 +201,8 @@ const STAT_ABOVE: u64 = 1 << 20;
 #[derive(Debug)]
 pub struct SegmentReader {
     id: u32,
+    /// The segment's format version (its header): how its records are coded.
+    version: u32,
     path: PathBuf,
     file: File,
     map: Option<Mmap>,
@@ -177,12 +212,24 @@ impl SegmentReader {
     fn open(dir: &Path, id: u32, sealed: bool) -> Result<Self> {
         let path = dir.join(file_name(id));
         let file = File::open(&path).map_err(|e| Error::io("open segment", &path, e))?;
+        let version = check_segment_header(&file, &path, id)?;
         let map = if sealed {
             Some(crate::store::mmap::map_sealed(&file).map_err(|e| Error::io("mmap segment", &path, e))?)
         } else {
             None
         };
-        Ok(SegmentReader { id, path, file, map })
+        Ok(SegmentReader {
+            id,
+            version,
+            path,
+            file,
+            map,
+        })
+    }
+
+    /// The segment's format version.
+    pub fn version(&self) -> u32 {
+        self.version
     }
 
     /// The segment file.
@@ -197,7 +244,7 @@ impl SegmentReader {
         match &self.map {
             Some(map) => {
                 let start = usize::try_from(loc.offset).unwrap_or(usize::MAX).min(map.len());
-                decode_shingle_record(&map[start..], doc_id, loc.count).map_err(fault)
+                decode_shingle_record(self.version, &map[start..], doc_id, loc.count).map_err(fault)
             }
             None => {
                 // The count and offset come from the doc record (RocksDB) and may be damaged. A
@@ -205,7 +252,7 @@ impl SegmentReader {
                 // read directly (a short read is the same fault below); anything else is bounded by
                 // what the file holds before its buffer is allocated. The stat on every read cost
                 // the writer's verification ~5% of its time.
-                let len = payload_end(loc.count);
+                let len = payload_end(self.version, loc.count);
                 let direct = len <= STAT_ABOVE && loc.offset <= (i64::MAX as u64).saturating_sub(len);
                 let size = if direct {
                     u64::MAX
@@ -233,7 +280,7 @@ impl SegmentReader {
                         Error::io("read segment", &self.path, e)
                     }
                 })?;
-                decode_shingle_record(&buf, doc_id, loc.count)
+                decode_shingle_record(self.version, &buf, doc_id, loc.count)
                     .map(|c| Cow::Owned(c.into_owned()))
                     .map_err(fault)
             }
@@ -258,6 +305,17 @@ impl SegmentSet {
                 format!("doc points at segment {} which does not exist", loc.segment),
             )),
         }
+    }
+
+    /// The format version of segment `id`: its reader's, or [`FORMAT_VERSION`] for a segment not
+    /// open yet (the writer creates every new segment at that version).
+    pub fn version(&self, id: u32) -> u32 {
+        self.readers.get(&id).map_or(FORMAT_VERSION, |r| r.version)
+    }
+
+    /// Bytes the record at `loc` occupies, in its segment's format ([`SegmentSet::version`]).
+    pub fn record_len(&self, loc: ShingleLoc) -> u64 {
+        loc.record_len(self.version(loc.segment))
     }
 
     /// Path of a segment, if open.
@@ -373,11 +431,16 @@ impl SegmentWriter {
         }
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        buf.reserve(records.iter().map(|(_, s)| record_len(s.len() as u32) as usize).sum());
+        buf.reserve(
+            records
+                .iter()
+                .map(|(_, s)| record_len(FORMAT_VERSION, s.len() as u32) as usize)
+                .sum(),
+        );
         let mut offsets = Vec::with_capacity(records.len());
         for (id, shingles) in records {
             offsets.push((buf.len() as u64, shingles.len() as u32));
-            encode_shingle_record(*id, shingles, &mut buf);
+            encode_shingle_record(FORMAT_VERSION, *id, shingles, &mut buf);
         }
         let rotate = match &self.active {
             None => true,
@@ -442,7 +505,7 @@ impl SegmentWriter {
                 offset: FILE_HEADER + buf.len() as u64,
                 count: shingles.len() as u32,
             });
-            encode_shingle_record(*doc, shingles, &mut buf);
+            encode_shingle_record(FORMAT_VERSION, *doc, shingles, &mut buf);
         }
         f.write_all(&buf).map_err(|e| Error::io("write compacted segment", &tmp, e))?;
         f.sync_all().map_err(|e| Error::io("fsync compacted segment", &tmp, e))?;
@@ -489,14 +552,20 @@ pub fn recover(
     remove_orphans(dir, committed, read_only, &mut rec)?;
     let last = committed.keys().copied().max();
     let mut set = SegmentSet::default();
+    let mut last_version = FORMAT_VERSION;
     for (&id, &len) in committed {
-        rec.truncated_bytes += check_and_truncate_segment(dir, id, len, read_only)?;
-        // A read-only handle never maps: another process may be writing the files.
-        let sealed = !read_only && (Some(id) != last || len >= target_size);
+        let (cut, version) = check_and_truncate_segment(dir, id, len, read_only)?;
+        rec.truncated_bytes += cut;
+        if Some(id) == last {
+            last_version = version;
+        }
+        // A read-only handle never maps: another process may be writing the files. A segment of an
+        // older format is never appended to, so it is sealed too.
+        let sealed = !read_only && (Some(id) != last || len >= target_size || version != FORMAT_VERSION);
         set.insert(SegmentReader::open(dir, id, sealed)?);
     }
     let active = match last {
-        Some(id) if !read_only && committed[&id] < target_size => {
+        Some(id) if !read_only && committed[&id] < target_size && last_version == FORMAT_VERSION => {
             let path = dir.join(file_name(id));
             let f = OpenOptions::new()
                 .write(true)
@@ -540,8 +609,8 @@ fn remove_orphans(dir: &Path, committed: &HashMap<u32, u64>, read_only: bool, re
 }
 
 /// Checks committed segment `id` against its committed length `len` and its header, and (unless
-/// `read_only`) cuts a torn tail past `len`. Returns the bytes cut.
-fn check_and_truncate_segment(dir: &Path, id: u32, len: u64, read_only: bool) -> Result<u64> {
+/// `read_only`) cuts a torn tail past `len`. Returns the bytes cut and the segment's format version.
+fn check_and_truncate_segment(dir: &Path, id: u32, len: u64, read_only: bool) -> Result<(u64, u32)> {
     let path = dir.join(file_name(id));
     let f = OpenOptions::new()
         .read(true)
@@ -571,17 +640,18 @@ fn check_and_truncate_segment(dir: &Path, id: u32, len: u64, read_only: bool) ->
             format!("segment is {size} bytes but {len} bytes were committed"),
         ));
     }
-    check_segment_header(&f, &path, id)?;
+    let version = check_segment_header(&f, &path, id)?;
     if size > len && !read_only {
         f.set_len(len).map_err(|e| Error::io("truncate torn segment tail", &path, e))?;
         f.sync_all().map_err(|e| Error::io("fsync segment", &path, e))?;
-        return Ok(size - len);
+        return Ok((size - len, version));
     }
-    Ok(0)
+    Ok((0, version))
 }
 
-/// Checks the 16-byte file header of segment `id`: magic, segment id and format version.
-fn check_segment_header(f: &File, path: &Path, id: u32) -> Result<()> {
+/// Checks the 16-byte file header of segment `id`: magic, segment id and format version (one this
+/// build reads: [`OLDEST_VERSION`]..=[`FORMAT_VERSION`]). Returns the version.
+fn check_segment_header(f: &File, path: &Path, id: u32) -> Result<u32> {
     let mut header = [0u8; 16];
     f.read_exact_at(&mut header, 0)
         .map_err(|e| Error::io("read segment header", path, e))?;
@@ -593,7 +663,7 @@ fn check_segment_header(f: &File, path: &Path, id: u32) -> Result<()> {
         ));
     }
     let version = u32::from_le_bytes([header[8], header[9], header[10], header[11]]);
-    if version != FORMAT_VERSION {
+    if !(OLDEST_VERSION..=FORMAT_VERSION).contains(&version) {
         return Err(Error::Version {
             what: "segment format",
             path: path.to_path_buf(),
@@ -601,7 +671,7 @@ fn check_segment_header(f: &File, path: &Path, id: u32) -> Result<()> {
             found: version,
         });
     }
-    Ok(())
+    Ok(version)
 }
 
 #[cfg(test)]
@@ -610,19 +680,83 @@ mod tests {
 
     #[test]
     fn record_roundtrip_and_every_fault_detected() {
-        let mut buf = Vec::new();
-        encode_shingle_record(42, &[1, 5, 9], &mut buf);
-        assert_eq!(buf.len() as u64, record_len(3));
-        assert_eq!(buf.len() % 8, 0);
-        assert_eq!(decode_shingle_record(&buf, 42, 3).unwrap().as_ref(), &[1, 5, 9]);
-        assert!(decode_shingle_record(&buf, 43, 3).unwrap_err().0.contains("expected doc 43"));
-        assert!(decode_shingle_record(&buf[..20], 42, 3).unwrap_err().0.contains("truncated"));
-        let mut flipped = buf.clone();
-        flipped[RECORD_HEADER + 1] ^= 0x10;
-        assert!(decode_shingle_record(&flipped, 42, 3).unwrap_err().0.contains("checksum"));
-        let mut magic = buf.clone();
-        magic[0] = b'X';
-        assert!(decode_shingle_record(&magic, 42, 3).unwrap_err().0.contains("magic"));
+        for version in [1, 2] {
+            let mut buf = Vec::new();
+            encode_shingle_record(version, 42, &[1, 5, 9], &mut buf);
+            assert_eq!(buf.len() as u64, record_len(version, 3));
+            assert_eq!(buf.len() % 8, 0);
+            let dec = |b: &[u8], id, n| decode_shingle_record(version, b, id, n).map(|c| c.into_owned());
+            assert_eq!(dec(&buf, 42, 3).unwrap(), vec![1, 5, 9]);
+            assert!(dec(&buf, 43, 3).unwrap_err().0.contains("expected doc 43"));
+            assert!(dec(&buf[..20], 42, 3).unwrap_err().0.contains("truncated"));
+            let mut flipped = buf.clone();
+            flipped[RECORD_HEADER + 1] ^= 0x10;
+            assert!(dec(&flipped, 42, 3).unwrap_err().0.contains("checksum"));
+            let mut magic = buf.clone();
+            magic[0] = b'X';
+            assert!(dec(&magic, 42, 3).unwrap_err().0.contains("magic"));
+        }
+        // A version-2 record read as version 1 (or the reverse) fails; it is never misread.
+        let mut v2 = Vec::new();
+        encode_shingle_record(2, 42, &[1, 5, 9], &mut v2);
+        assert!(decode_shingle_record(1, &v2, 42, 3).is_err());
+    }
+
+    /// A version-1 record as the old encoder wrote it (bytes fixed here, not produced by today's
+    /// encoder): the header, three u32 shingles, 4 bytes of padding.
+    const V1_RECORD: [u8; 40] = [
+        b'F', b'P', b'S', b'R', 3, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, // magic, count 3, doc 7
+        72, 234, 43, 51, 41, 116, 191, 107, // xxh3_64 of the 12 payload bytes (as main at 4bb2f65 wrote it)
+        1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, // 1, 2, 3, padding
+    ];
+
+    /// A database's segment of version 1 (a header and one record, byte for byte as the old
+    /// encoder wrote them) still opens and reads; it is sealed, and the next append starts a
+    /// version-2 segment beside it; both read back, after a reopen too.
+    #[test]
+    fn version_1_segments_still_open_and_read() {
+        let mut old = Vec::new();
+        encode_shingle_record(1, 7, &[1, 2, 3], &mut old);
+        assert_eq!(old, V1_RECORD, "the version-1 encoder changed");
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = b"FPDBSEG1".to_vec();
+        file.extend(1u32.to_le_bytes());
+        file.extend(0u32.to_le_bytes());
+        file.extend(V1_RECORD);
+        fs::write(dir.path().join(file_name(0)), &file).unwrap();
+        let mut committed: HashMap<u32, u64> = HashMap::from([(0, file.len() as u64)]);
+        let (set, mut w, _) = recover(dir.path(), &committed, false, 1 << 20, false).unwrap();
+        let old_loc = ShingleLoc {
+            segment: 0,
+            offset: FILE_HEADER,
+            count: 3,
+        };
+        assert_eq!(set.version(0), 1);
+        assert_eq!(set.record_len(old_loc), 40);
+        assert_eq!(set.read(old_loc, 7).unwrap().as_ref(), &[1, 2, 3]);
+        let out = w.append(&[(8, &[4, 5, u32::MAX][..])]).unwrap();
+        assert_eq!((out.created.clone(), out.locs[0].segment), (vec![1], 1));
+        assert_eq!(
+            fs::read(dir.path().join(file_name(0))).unwrap(),
+            file,
+            "the old segment was written to"
+        );
+        committed.extend(out.lengths.iter().copied());
+        drop(w);
+        for read_only in [false, true] {
+            let (set, _, _) = recover(dir.path(), &committed, false, 1 << 20, read_only).unwrap();
+            assert_eq!((set.version(0), set.version(1)), (1, 2));
+            assert_eq!(set.read(old_loc, 7).unwrap().as_ref(), &[1, 2, 3]);
+            assert_eq!(set.read(out.locs[0], 8).unwrap().as_ref(), &[4, 5, u32::MAX]);
+            assert_eq!(set.record_len(out.locs[0]), record_len(2, 3));
+        }
+        // A version this build does not know is refused.
+        file[8] = 3;
+        fs::write(dir.path().join(file_name(0)), &file).unwrap();
+        assert!(matches!(
+            recover(dir.path(), &committed, false, 1 << 20, true),
+            Err(Error::Version { found: 3, .. })
+        ));
     }
 
     #[test]

@@ -156,7 +156,7 @@ impl Db {
         id: u64,
         set: &[u32],
     ) -> (usize, usize, usize) {
-        let (kind, keys) = stored_keys(set, cfg.sample);
+        let (kind, keys) = stored_keys(set, cfg.sampling());
         let (mut missing, mut wrong) = (0usize, 0usize);
         if id >= mem.tail.floor {
             for &k in &keys {

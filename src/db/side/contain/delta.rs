@@ -82,7 +82,7 @@ impl TailDelta {
 impl Db {
     /// The containment-index changes of a batch.
     pub(super) fn contain_delta(&self, st: &State, mem: &ContainMem, cfg: ContainmentConfig, pend: &Pending) -> Result<ContainDelta> {
-        let n = cfg.sample;
+        let n = cfg.sampling();
         let mut d = ContainDelta::default();
         for &id in &pend.deleted {
             // The keys are recomputed from the stored set; a damaged set (or a damaged record, left

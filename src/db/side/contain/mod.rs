@@ -127,7 +127,7 @@ impl SideIndex for Containment {
 
     fn on_place(&self, d: &Deciding<'_>, id: u64) -> Result<()> {
         if let (Some(_), Some(cfg)) = (d.asked.min_containment, self.cfg) {
-            self.batch.lock().add(id, &d.doc.fp.shingles, cfg.sample)?;
+            self.batch.lock().add(id, &d.doc.fp.shingles, cfg.sampling())?;
         }
         Ok(())
     }

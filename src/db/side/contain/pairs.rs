@@ -26,6 +26,7 @@ impl Db {
             ids.sort_unstable();
             let index = self.contain_index(&mem, cfg)?;
             let short = &mem.short;
+            let capped = cfg.max_samples.is_some();
             let chunk = ids.len().div_ceil(threads.max(1)).max(1);
             let parts: Result<Vec<Vec<ContainPair>>> = std::thread::scope(|s| {
                 let handles: Vec<_> = ids
@@ -37,14 +38,17 @@ impl Db {
                             for &x in part {
                                 let Some(mx) = st.docs.get(&x) else { continue };
                                 let set = st.segs.read(mx.loc, x)?;
-                                let x_has_samples = stored_keys(&set, cfg.sample).0 == KeyKind::Sample;
+                                let x_has_samples = stored_keys(&set, cfg.sampling()).0 == KeyKind::Sample;
                                 let mut cands = Candidates::new(&set, cfg, c);
                                 let found = index.candidates(&set, short, |y, kind, keys| cands.add(y, kind, keys))?;
                                 // A candidate is short exactly when it was found through short keys.
                                 let len_of = |y: u64| st.docs.get(&y).map(|m| m.loc.count as usize);
                                 for (y, y_kind) in cands.passing(found.frequent, len_of) {
                                     let y_short = y_kind == KeyKind::Short;
-                                    if y == x || !(y > x || (y_short && x_has_samples)) {
+                                    // With a sample cap, a set inside a capped one may share
+                                    // none of its keys: the pair is then found from the capped
+                                    // side only, so both sides report and the sort dedups.
+                                    if y == x || !(y > x || (y_short && x_has_samples) || capped) {
                                         continue;
                                     }
                                     let Some(my) = st.docs.get(&y) else { continue };
@@ -80,6 +84,7 @@ impl Db {
             });
             let mut pairs: Vec<ContainPair> = parts?.into_iter().flatten().collect();
             pairs.sort_by_key(|p| (p.a, p.b));
+            pairs.dedup_by_key(|p| (p.a, p.b));
             Ok(pairs)
         })
     }

@@ -5,7 +5,7 @@
 use rocksdb::IteratorMode;
 
 use crate::error::Result;
-use crate::fingerprint::containment::{min_shared_keys, sample_threshold, samples, KeyKind};
+use crate::fingerprint::containment::{min_shared_keys, sample_threshold_at, samples, samples_per_level, KeyKind, Sampling};
 use crate::fingerprint::similarity::{containment_at_least, hamming, Containment, MethodScore};
 use crate::fingerprint::Fingerprint;
 use crate::index::contain::{MemContain, RocksContain};
@@ -181,19 +181,28 @@ impl Db {
 pub(super) struct Candidates {
     by_id: IntMap<u64, (u32, KeyKind, u32)>,
     c: f64,
-    n: u32,
+    sampling: Sampling,
     q_len: usize,
-    q_samples: usize,
+    /// The query's samples at each level of the sample cap (`[0]`: at rate n).
+    q_samples: [u32; 48],
 }
 
 impl Candidates {
     pub(super) fn new(query: &[u32], cfg: ContainmentConfig, c: f64) -> Self {
+        let sampling = cfg.sampling();
+        let q_samples = if sampling.max_samples == 0 {
+            let mut at = [0u32; 48];
+            at[0] = samples(query, cfg.sample).count() as u32;
+            at
+        } else {
+            samples_per_level(query, cfg.sample)
+        };
         Candidates {
             by_id: IntMap::default(),
             c,
-            n: cfg.sample,
+            sampling,
             q_len: query.len(),
-            q_samples: samples(query, cfg.sample).count(),
+            q_samples,
         }
     }
 
@@ -205,17 +214,25 @@ impl Candidates {
     /// `None` drops it). `frequent` probes were skipped: each may have been one more shared key,
     /// so they count in every candidate's favour.
     pub(super) fn passing(self, frequent: u32, len_of: impl Fn(u64) -> Option<usize>) -> Vec<(u64, KeyKind)> {
-        // The sampled threshold depends on min(|Q|, |D|) only: most candidates share one.
-        let mut thresholds: IntMap<usize, u32> = IntMap::default();
+        // The sampled threshold depends on min(|Q|, |D|) and the candidate's sampling level only
+        // (the level is a function of |D|, `Sampling::level`): most candidates share one.
+        let mut thresholds: IntMap<u64, u32> = IntMap::default();
         let mut out: Vec<(u64, KeyKind)> = Vec::new();
+        let (n, q_all) = (self.sampling.n, self.q_samples[0] as usize);
         for (&id, &(shared, kind, keys)) in &self.by_id {
             let Some(d_len) = len_of(id) else { continue };
             let need = match kind {
-                KeyKind::Short => min_shared_keys(kind, self.c, self.n, self.q_len, self.q_samples, d_len, keys),
+                KeyKind::Short => min_shared_keys(kind, self.c, n, self.q_len, q_all, d_len, keys),
                 KeyKind::Sample => {
                     let m = self.q_len.min(d_len);
-                    let t = *thresholds.entry(m).or_insert_with(|| sample_threshold(self.c, self.n, m));
-                    t.min((keys as usize).min(self.q_samples).max(1) as u32)
+                    let j = self.sampling.level(d_len).min(47);
+                    let rate = u64::from(n.max(1)) << j;
+                    let t = *thresholds
+                        .entry((m as u64) << 6 | u64::from(j))
+                        .or_insert_with(|| sample_threshold_at(self.c, rate, m));
+                    // Containment 1 shares all of D's keys (D inside Q) or all of Q's samples at
+                    // D's rate (Q inside D): never asked for more.
+                    t.min(keys.min(self.q_samples[j as usize]).max(1))
                 }
             };
             if shared + frequent >= need {

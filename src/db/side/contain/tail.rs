@@ -121,7 +121,7 @@ impl Containment {
             let Some(set) = docs.get(&id).and_then(|m| segs.read(m.loc, id).ok()) else {
                 continue;
             };
-            let (kind, keys) = stored_keys(&set, cfg.sample);
+            let (kind, keys) = stored_keys(&set, cfg.sampling());
             if kind == KeyKind::Short {
                 short.add(&keys);
             }
