@@ -124,10 +124,13 @@ fn a_passage_inside_a_longer_document_is_found_in_both_directions() {
 #[test]
 fn long_documents_under_the_sample_cap() {
     use fpdb::fingerprint::containment::{stored_keys, Sampling, DEFAULT_MAX_SAMPLES};
+    // The default is capped; the test takes a cap of 64 so that its 3,000- and 5,000-word
+    // documents sit two and three levels above it.
+    assert_eq!(ContainmentConfig::default().max_samples, Some(DEFAULT_MAX_SAMPLES));
+    const CAP: u32 = 64;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let cfg = ContainmentConfig::default();
-    assert_eq!(cfg.max_samples, Some(DEFAULT_MAX_SAMPLES));
+    let cfg = ContainmentConfig::default().with_max_samples(Some(CAP));
     let db = Db::create(&path, &CreateOptions::default().with_containment(Some(cfg))).unwrap();
     let v = vocab();
     let inner = passage(&v, 3000, 4242);
@@ -148,7 +151,7 @@ fn long_documents_under_the_sample_cap() {
     for s in &sets[..2] {
         let keys = stored_keys(s, capped).1.len();
         assert!(
-            s.len() > 2000 && keys <= 2 * DEFAULT_MAX_SAMPLES as usize && keys >= 8,
+            s.len() > 2000 && keys <= 2 * CAP as usize && keys >= 8,
             "{} shingles, {keys} keys",
             s.len()
         );
@@ -156,7 +159,7 @@ fn long_documents_under_the_sample_cap() {
     }
     // Passages: the same keys as without the cap.
     for s in &sets[2..] {
-        assert!(s.len() <= 8 * DEFAULT_MAX_SAMPLES as usize);
+        assert!(s.len() <= 8 * CAP as usize);
         assert_eq!(stored_keys(s, capped), stored_keys(s, Sampling::from(8)));
     }
     let stats = db.containment_stats().unwrap().unwrap();

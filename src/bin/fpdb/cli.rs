@@ -289,6 +289,13 @@ pub struct InitArgs {
     /// Default: 2048. Only with `--containment on`.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     pub containment_max_postings: Option<u32>,
+    /// A stored document's containment samples are capped near this many: a longer document is
+    /// sampled at a coarser rate (fewer index entries and less disk for full-length papers; a
+    /// short passage searched inside a much longer document is found less often). 0: no cap.
+    /// Default: 256 (docs/containment.md, "Long documents: the sample cap"). Only with
+    /// `--containment on`.
+    #[arg(long, value_parser = clap::value_parser!(u32))]
+    pub containment_max_samples: Option<u32>,
     #[command(flatten)]
     pub channel: ChannelArgs,
 }

@@ -23,6 +23,16 @@ impl Config {
         spec.normalizer = a.normalizer;
         let containment =
             ContainmentConfig::from_options(Some(a.containment == OnOff::On), a.containment_sample, a.containment_max_postings)?;
+        let containment = match (containment, a.containment_max_samples) {
+            (Some(c), Some(cap)) => Some(c.with_max_samples((cap > 0).then_some(cap))),
+            (None, Some(_)) => {
+                return Err(Error::InvalidOption {
+                    name: "containment_max_samples",
+                    message: "only applies with the containment index on (this database would have none)".into(),
+                })
+            }
+            (c, None) => c,
+        };
         let create = CreateOptions::default()
             .with_spec(spec)
             .with_tables(a.tables.parse()?)
