@@ -9,7 +9,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use fpdb::internals::segment::{FORMAT_VERSION, decode_shingle_record, encode_shingle_record, record_len, RECORD_HEADER};
+use fpdb::internals::segment::{decode_shingle_record, encode_shingle_record, payload_end, record_len, FORMAT_VERSION, RECORD_HEADER};
 use libfuzzer_sys::fuzz_target;
 
 #[derive(Arbitrary, Debug)]
@@ -60,7 +60,7 @@ fuzz_target!(|input: Input| {
     if n > 0 {
         assert!(decode_shingle_record(FORMAT_VERSION, &rec, input.doc_id, n - 1).is_err());
     }
-    let covered = RECORD_HEADER + 4 * n as usize;
+    let covered = payload_end(FORMAT_VERSION, n) as usize;
     for cut in [0, 1, RECORD_HEADER - 1, RECORD_HEADER, covered.saturating_sub(1)] {
         if cut < covered {
             assert!(decode_shingle_record(FORMAT_VERSION, &rec[..cut], input.doc_id, n).is_err(), "truncated to {cut} bytes accepted");
