@@ -56,9 +56,7 @@ mod pipeline;
 pub mod semantic;
 mod store;
 
-#[cfg(feature = "semantic")]
-pub use batch::union_groups;
-pub use batch::{all_pairs_fps, groups, pairs, DistRow, Pair, PairsOptions, PairsReport};
+pub use batch::{all_pairs_fps, groups, pairs, report_groups, DistRow, Pair, PairsOptions, PairsReport};
 pub use db::{
     auto_tables, Channel, CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc,
     Options, Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,

@@ -842,6 +842,10 @@ fn eval_scores_the_two_channels_and_their_union() {
         assert!(row.union.counts.fp >= row.semantic.counts.fp);
     }
     assert!(r.markdown().contains("| 0.76 |"));
+    // the plot of F1 vs β: one line per channel (semantic, union, text)
+    let svg = r.svg("F1 vs β");
+    assert!(svg.starts_with("<svg") && svg.contains("F1 vs β"));
+    assert_eq!(svg.matches("<path").count(), 3);
 }
 
 /// `fpdb pairs --groups` groups over both channels in a database made with `--groups union` (and

@@ -646,12 +646,30 @@ class Db:
         min_jaccard: Optional[float] = None,
         threads: int = 0,
         min_shared: Optional[int] = None,
+        semantic: bool = False,
+        min_cosine: Optional[float] = None,
+        semantic_index: bool = False,
     ) -> PairsReport:
-        """Every pair of stored documents within the distance (verified by Jaccard when asked)."""
+        """Every pair of stored documents within the distance (verified by Jaccard when asked);
+        the groups also over the semantic pairs in a `groups="union"` database or with semantic=True."""
+    def semantic_pairs(self, *, min_cosine: Optional[float] = None, index: bool = False) -> list[Tuple[str, str, float]]:
+        """Every pair of embedded documents with cosine >= min_cosine (`fpdb pairs --semantic`)."""
+    @staticmethod
+    def enable_semantic(
+        path: _PathLike,
+        semantic: _PathLike,
+        *,
+        min_cosine: Optional[float] = None,
+        semantic_field: Optional[str] = None,
+        semantic_max_tokens: Optional[int] = None,
+        groups: Optional[str] = None,
+    ) -> None:
+        """Add the semantic channel to a closed database created without it (`fpdb semantic enable`)."""
     def containment_pairs(self, min_containment: float, *, threads: int = 0) -> list[ContainPair]:
         """Every pair of stored documents with containment >= min_containment in either direction."""
-    def semantic_backfill(self) -> dict[str, int]:
-        """Embed every acknowledged document now (`fpdb semantic backfill`): {"embedded", "vectors"}."""
+    def semantic_backfill(self, texts: Optional[Iterable[_IngestItem]] = None, *, batch: int = 32) -> dict[str, Any]:
+        """Embed every acknowledged document now (`fpdb semantic backfill`): {"embedded", "vectors"};
+        with texts, first the stored documents without a vector from them ("from_texts")."""
 
 # ---------------------------------------------------------------------------------------------
 # The engine's pieces that fpdb.spark runs inside Spark tasks (python/src/scale.rs).

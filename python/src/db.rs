@@ -7,7 +7,8 @@ use std::time::Duration;
 use pyo3::prelude::*;
 
 use crate::api::{
-    pair_groups, pairs, Biblio, ContainmentConfig, CreateOptions, Engine, Error, IngestOptions, NewDoc, Options, PairsOptions, QueryOptions,
+    pairs, report_groups, Biblio, ContainmentConfig, CreateOptions, Engine, Error, IngestOptions, NewDoc, Options, PairsOptions,
+    QueryOptions,
 };
 use crate::convert;
 use crate::errors::{raise, Kind, OrRaise};
@@ -644,14 +645,18 @@ impl Db {
             .into())
     }
 
-    /// pairs(*, max_distance=None, min_jaccard=None, threads=0, min_shared=None) -> PairsReport
+    /// pairs(*, max_distance=None, min_jaccard=None, threads=0, min_shared=None, semantic=False, min_cosine=None, semantic_index=False) -> PairsReport
     ///
     /// Every pair of stored documents within Hamming distance `max_distance` (None: the database's
     /// k), each once; with `min_jaccard`, only pairs whose exact Jaccard is at least that (each pair
     /// verified). Also their groups (connected components) and distribution tables, as
     /// `fpdb pairs` prints them. `threads=0` uses one per core. `min_shared` (broder,
-    /// broder-charikar): the fewest equal supershingles (None: the database's).
-    #[pyo3(signature = (*, max_distance = None, min_jaccard = None, threads = 0, min_shared = None))]
+    /// broder-charikar): the fewest equal supershingles (None: the database's). The groups are
+    /// over the text pairs and the semantic pairs (cos >= `min_cosine`, None: the database's β;
+    /// `semantic_index`: the sign-code index instead of the exact scan) in a database created with
+    /// `groups="union"`, or with `semantic=True` (`fpdb pairs --groups [--semantic]`).
+    #[pyo3(signature = (*, max_distance = None, min_jaccard = None, threads = 0, min_shared = None, semantic = false, min_cosine = None, semantic_index = false))]
+    #[allow(clippy::too_many_arguments)]
     fn pairs(
         &self,
         py: Python<'_>,
@@ -659,7 +664,11 @@ impl Db {
         min_jaccard: Option<f64>,
         threads: usize,
         min_shared: Option<u32>,
+        semantic: bool,
+        min_cosine: Option<f32>,
+        semantic_index: bool,
     ) -> PyResult<PairsReport> {
+        let sem = semantic.then_some((min_cosine, semantic_index));
         let engine = self.engine(py)?;
         let report = py
             .detach(move || -> Result<PairsReport, crate::api::Error> {
@@ -671,7 +680,7 @@ impl Db {
                 };
                 let rep = pairs(&engine, &opts)?;
                 let key = |id: u64| engine.key_of(id).unwrap_or_default();
-                let groups = pair_groups(&rep.pairs)
+                let groups = report_groups(&engine, &rep, sem)?
                     .into_iter()
                     .map(|(id, members)| PairGroup {
                         id,
@@ -719,7 +728,7 @@ impl Db {
         .or_raise(py)
     }
 
-    /// semantic_backfill() -> dict
+    /// semantic_backfill(texts=None, *, batch=32) -> dict
     ///
     /// Runs this handle's semantic indexer until every document acknowledged so far is embedded
     /// (`fpdb semantic backfill`; the GIL is released meanwhile, so other threads go on, and
@@ -729,10 +738,87 @@ impl Db {
     /// holds}. Raises InvalidOptionError on a database without the channel, SemanticError when
     /// the handle runs no indexer (read-only, or `semantic_indexer=False`) and documents are
     /// pending, or the error that stopped the indexer.
-    fn semantic_backfill<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    ///
+    /// With `texts` (an iterable of the items `ingest` takes: `(key, text)`, `(key, text, meta)`
+    /// or dicts), first the stored documents that have no vector — those stored before the
+    /// channel was added by `Db.enable_semantic` — are embedded from them, matched by key, `batch`
+    /// at a time (`fpdb semantic backfill --input`); the dict then also says how many of the
+    /// given documents were embedded from their texts ("from_texts": {"embedded", "already",
+    /// "unknown", "empty"}).
+    #[pyo3(signature = (texts = None, *, batch = 32))]
+    fn semantic_backfill<'py>(
+        &self,
+        py: Python<'py>,
+        texts: Option<&Bound<'py, PyAny>>,
+        batch: usize,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         let engine = self.engine(py)?;
+        let docs = match texts {
+            Some(t) => Some(
+                t.try_iter()?
+                    .map(|o| o.map(|o| convert::item(py, &o)))
+                    .collect::<PyResult<Vec<_>>>()?,
+            ),
+            None => None,
+        };
+        let from_texts = match docs {
+            Some(docs) => {
+                let e = engine.clone();
+                Some(py.detach(move || semantic::backfill_texts(&e, docs, batch)).or_raise(py)?)
+            }
+            None => None,
+        };
         let report = py.detach(move || semantic::backfill(&engine)).or_raise(py)?;
-        types::to_dict(py, &report)
+        let out = types::to_dict(py, &report)?;
+        if let Some(t) = from_texts {
+            out.set_item("from_texts", types::to_dict(py, &t)?)?;
+        }
+        Ok(out)
+    }
+
+    /// semantic_pairs(*, min_cosine=None, index=False) -> list[tuple[str, str, float]]
+    ///
+    /// Every pair of embedded documents with cosine >= `min_cosine` (None: the database's β),
+    /// each once, as (key a, key b, cosine) with a stored before b, by the exact scan (or the
+    /// sign-code index with `index=True`): `fpdb pairs --semantic`. Raises InvalidOptionError on a
+    /// database without the channel.
+    #[pyo3(signature = (*, min_cosine = None, index = false))]
+    fn semantic_pairs(&self, py: Python<'_>, min_cosine: Option<f32>, index: bool) -> PyResult<Vec<(String, String, f32)>> {
+        let engine = self.engine(py)?;
+        py.detach(move || {
+            let pairs = semantic::pairs(&engine, min_cosine, index)?;
+            let key = |id: u64| engine.key_of(id).unwrap_or_else(|| format!("#{id}"));
+            Ok(pairs.into_iter().map(|(a, b, c)| (key(a), key(b), c)).collect())
+        })
+        .or_raise(py)
+    }
+
+    /// Db.enable_semantic(path, semantic, *, min_cosine=None, semantic_field=None, semantic_max_tokens=None, groups=None) -> None
+    ///
+    /// Adds the semantic channel to the closed database at `path`, created without it (`fpdb
+    /// semantic enable`): documents inserted from then on are embedded in the background; embed
+    /// the stored ones with `db.semantic_backfill(texts)`. The options are `Db.create`'s.
+    /// Raises InvalidOptionError when the database already has the channel.
+    #[staticmethod]
+    #[pyo3(signature = (path, semantic, *, min_cosine = None, semantic_field = None, semantic_max_tokens = None, groups = None))]
+    fn enable_semantic(
+        py: Python<'_>,
+        path: PathBuf,
+        semantic: PathBuf,
+        min_cosine: Option<f32>,
+        semantic_field: Option<String>,
+        semantic_max_tokens: Option<usize>,
+        groups: Option<String>,
+    ) -> PyResult<()> {
+        let args = semantic::CreateArgs {
+            model: Some(semantic),
+            min_cosine,
+            field: semantic_field,
+            max_tokens: semantic_max_tokens,
+            groups,
+        };
+        let r = semantic::enable(py, &path, args)?;
+        r.or_raise(py)
     }
 
     /// The semantic channel's stored spec as a dict (the model's identity: name, weights hash,

@@ -23,7 +23,7 @@ mod api {
         GroupInfo as EngineGroup, Hit as EngineHit, InsertOutcome as EngineOutcome, NewDoc, Options, QueryAnswer as EngineAnswer,
         QueryOptions, Stats, Tables,
     };
-    pub use fpdb::{groups as pair_groups, pairs, DistRow as DistRowEngine, Pair, PairsOptions};
+    pub use fpdb::{pairs, report_groups, DistRow as DistRowEngine, Pair, PairsOptions};
     pub use fpdb::{Biblio, ContainPair, ContainmentConfig, ContainmentStats};
     pub use fpdb::{DocResult, IngestOptions, IngestStats};
     pub use fpdb::{ShingleUnit, Weighting};

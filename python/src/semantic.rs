@@ -77,7 +77,7 @@ fn needs_model(py: Python<'_>, a: &CreateArgs) -> PyResult<()> {
 mod imp {
     use super::*;
     use crate::errors::OrRaise;
-    use fpdb::semantic::{BackfillReport, SearchMode, SemanticConfig, SemanticError};
+    use fpdb::semantic::{BackfillReport, SearchMode, SemanticConfig, SemanticError, TextBackfill};
 
     type Report = BackfillReport;
 
@@ -123,6 +123,25 @@ mod imp {
     /// embedded.
     pub fn backfill(engine: &Engine) -> Result<Report, Error> {
         engine.semantic_backfill(|_| {})
+    }
+
+    /// `fpdb semantic backfill --input`: stored documents without a vector embedded from `docs`.
+    pub fn backfill_texts(engine: &Engine, docs: Vec<Result<crate::api::NewDoc, Error>>, batch: usize) -> Result<TextBackfill, Error> {
+        engine.semantic_backfill_texts(docs, batch, |_| {})
+    }
+
+    /// `fpdb semantic enable`: the channel added to the database at `path`.
+    pub fn enable(py: Python<'_>, path: &std::path::Path, a: CreateArgs) -> PyResult<Result<(), Error>> {
+        let Some(cfg) = create(py, CreateOptions::default(), a)?.semantic else {
+            return Err(invalid_option(py, "semantic", "the model directory is required".into()));
+        };
+        Ok(Engine::enable_semantic(path, &cfg, Options::default()))
+    }
+
+    /// `fpdb pairs --semantic`: every pair of embedded documents at cos ≥ β, each once.
+    pub fn pairs(engine: &Engine, beta: Option<f32>, index: bool) -> Result<Vec<(u64, u64, f32)>, Error> {
+        let mode = if index { SearchMode::Indexed } else { SearchMode::Exact };
+        engine.semantic_pairs(beta, mode)
     }
 
     /// The stored spec (`fpdb --json init`'s "semantic"), None without the channel.
@@ -177,12 +196,24 @@ mod imp {
         Err(unbuilt())
     }
 
+    pub fn backfill_texts(_: &Engine, _: Vec<Result<crate::api::NewDoc, Error>>, _: usize) -> Result<Report, Error> {
+        Err(unbuilt())
+    }
+
+    pub fn enable(_: Python<'_>, _: &std::path::Path, _: CreateArgs) -> PyResult<Result<(), Error>> {
+        Ok(Err(unbuilt()))
+    }
+
+    pub fn pairs(_: &Engine, _: Option<f32>, _: bool) -> Result<Vec<(u64, u64, f32)>, Error> {
+        Err(unbuilt())
+    }
+
     pub fn spec(_: &Engine) -> Option<serde_json::Value> {
         None
     }
 }
 
-pub use imp::{backfill, create, handle, spec};
+pub use imp::{backfill, backfill_texts, create, enable, handle, pairs, spec};
 
 #[cfg(feature = "semantic")]
 pub use imp::kind;

@@ -251,3 +251,34 @@ def test_bad_channel_options(model, tmp_path):
     with pytest.raises(fpdb.InvalidOptionError) as e:
         fpdb.Db.create(tmp_path / "c", semantic=model, semantic_search="fast")
     assert e.value.option == "semantic_search"
+
+
+def test_channel_added_to_a_database_made_without_it(model, tmp_path):
+    """Db.enable_semantic on a database created without the channel, then semantic_backfill(texts):
+    the stored documents are embedded from the texts given again; unknown keys are counted; the
+    reworded paragraph is a semantic pair of the original, and in a groups="union" database the
+    two share a group in `pairs()` and in the stored groups."""
+    path = tmp_path / "db"
+    with fpdb.Db.create(path) as db:
+        for key, text in DOCS + [("reworded", REWORDED)]:
+            db.insert(key, text)
+    fpdb.Db.enable_semantic(path, model, groups="union")
+    with pytest.raises(fpdb.InvalidOptionError):
+        fpdb.Db.enable_semantic(path, model)
+    with fpdb.Db.open(path, semantic_threads=2) as db:
+        assert (db.stats().semantic_vectors, db.stats().semantic_pending) == (0, 0)
+        texts = DOCS + [("reworded", REWORDED), ("not-stored", STEW)]
+        rep = db.semantic_backfill(texts, batch=2)
+        assert rep["from_texts"] == {"embedded": 4, "already": 0, "unknown": 1, "empty": 0}
+        assert db.stats().semantic_vectors == 4
+        pairs = {(a, b): c for a, b, c in db.semantic_pairs()}
+        assert pairs.get(("orig", "reworded"), 0.0) >= BETA, pairs
+        assert all(c >= BETA for c in pairs.values())
+        assert ("orig", "stew") not in pairs
+        # no text pair at all: the groups come from the semantic pairs (a union database)
+        groups = {g.canonical: sorted(g.members) for g in db.pairs().groups}
+        assert "reworded" in groups["orig"], groups
+        assert "reworded" in db.get("orig").members
+        assert db.check().ok
+        again = db.semantic_backfill(texts)
+        assert again["from_texts"]["embedded"] == 0 and again["from_texts"]["already"] == 4

@@ -333,14 +333,36 @@ pub fn groups(pairs: &[Pair]) -> Vec<(u64, Vec<u64>)> {
     groups_of(pairs.iter().map(|p| (p.a, p.b)))
 }
 
-/// The groups of a database created with `--groups union` (`fpdb pairs --groups` there, or
-/// with `--semantic`): the components of its text pairs (`report`) and its semantic pairs at cos
-/// ≥ β (`beta`, else the database's), as [`groups`].
-#[cfg(feature = "semantic")]
-pub fn union_groups(db: &Db, report: &PairsReport, beta: Option<f32>, mode: crate::semantic::SearchMode) -> Result<Vec<(u64, Vec<u64>)>> {
-    let semantic = db.semantic_pairs(beta, mode)?;
-    let text = report.pairs.iter().map(|p| (p.a, p.b));
-    Ok(groups_of(text.chain(semantic.into_iter().map(|(a, b, _)| (a, b)))))
+/// The duplicate groups of a pairs `report` as the database forms them (`fpdb pairs --groups`,
+/// Python's `Db.pairs`): the components of the text pairs; in a database created with `--groups
+/// union`, or when `semantic` asks (`Some((β, indexed))`: β, else the database's; the sign-code
+/// index, else the exact scan), of the text pairs and the semantic pairs at cos ≥ β together.
+pub fn report_groups(db: &Db, report: &PairsReport, semantic: Option<(Option<f32>, bool)>) -> Result<Vec<(u64, Vec<u64>)>> {
+    #[cfg(feature = "semantic")]
+    {
+        use crate::semantic::{Groups, SearchMode};
+        let union = db.semantic_spec().is_some_and(|s| s.groups == Groups::Union);
+        let (beta, indexed) = match (semantic, union) {
+            (Some(s), _) => s,
+            (None, true) => (None, false),
+            (None, false) => return Ok(groups(&report.pairs)),
+        };
+        let mode = if indexed { SearchMode::Indexed } else { SearchMode::Exact };
+        let semantic = db.semantic_pairs(beta, mode)?;
+        let text = report.pairs.iter().map(|p| (p.a, p.b));
+        Ok(groups_of(text.chain(semantic.into_iter().map(|(a, b, _)| (a, b)))))
+    }
+    #[cfg(not(feature = "semantic"))]
+    {
+        let _ = db;
+        match semantic {
+            None => Ok(groups(&report.pairs)),
+            Some(_) => Err(Error::InvalidOption {
+                name: "semantic",
+                message: "this fpdb was built without the `semantic` feature; build it with `--features semantic`".into(),
+            }),
+        }
+    }
 }
 
 /// [`groups`] of an edge list.

@@ -120,6 +120,18 @@ impl SemanticEval {
         })
     }
 
+    /// F1 vs β as an SVG line plot (docs/semantic.md): the semantic channel alone, the union,
+    /// and the text channel's F1 (a flat line: it has no β).
+    pub fn svg(&self, title: &str) -> String {
+        let line = |f: &dyn Fn(&BetaRow) -> f64| self.sweep.iter().map(|r| (f64::from(r.beta), f(r))).collect::<Vec<_>>();
+        let series = [
+            ("semantic only", line(&|r| r.semantic.f1)),
+            ("union (text or semantic)", line(&|r| r.union.f1)),
+            ("text only", line(&|_| self.text.f1)),
+        ];
+        super::svg_line_plot(title, "β (min cosine)", "F1", &series)
+    }
+
     /// The report as Markdown: the text channel's line, then the sweep's table.
     pub fn markdown(&self) -> String {
         let mut s = format!(

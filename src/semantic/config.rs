@@ -151,7 +151,7 @@ pub struct BackfillReport {
 }
 
 /// What `Db::semantic_backfill_texts` did with the documents it was given.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct TextBackfill {
     /// Documents embedded and stored.

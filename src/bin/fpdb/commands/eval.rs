@@ -358,6 +358,12 @@ fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &
     };
     write("md", md.as_bytes())?;
     write("json", serde_json::to_string_pretty(&report)?.as_bytes())?;
+    write(
+        "svg",
+        report
+            .svg(&format!("{}: F1 vs β ({}, {max_tokens} tokens)", cfg.name, embedder.info().name))
+            .as_bytes(),
+    )?;
     write!(out, "{md}")?;
     Ok(ExitCode::SUCCESS)
 }

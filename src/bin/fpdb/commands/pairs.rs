@@ -59,7 +59,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     };
     let rep = fpdb::pairs(&d, &opts)?;
     let groups = match cfg.groups {
-        true => Some(groups(&d, &rep, cfg.semantic)?),
+        true => Some(fpdb::report_groups(&d, &rep, cfg.semantic)?),
         false => None,
     };
     // exit 1 when nothing was found (no group with --groups: over the union, there may be
@@ -67,30 +67,6 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let none = groups.as_ref().map_or(rep.pairs.is_empty(), Vec::is_empty);
     print_pairs(out, json, &d, &rep, groups, cfg.summary)?;
     Ok(if none { ExitCode::from(1) } else { ExitCode::SUCCESS })
-}
-
-/// `--groups`: over the text pairs; over the text and semantic pairs with `--semantic` or in a
-/// database created with `--groups union`.
-#[cfg(feature = "semantic")]
-fn groups(d: &Db, rep: &PairsReport, semantic: Option<(Option<f32>, bool)>) -> Result<Vec<(u64, Vec<u64>)>> {
-    use fpdb::semantic::{Groups, SearchMode};
-    let union = d.semantic_spec().is_some_and(|s| s.groups == Groups::Union);
-    Ok(match (semantic, union) {
-        (Some((beta, index)), _) => {
-            let mode = if index { SearchMode::Indexed } else { SearchMode::Exact };
-            fpdb::union_groups(d, rep, beta, mode)?
-        }
-        (None, true) => fpdb::union_groups(d, rep, None, SearchMode::Exact)?,
-        (None, false) => fpdb::groups(&rep.pairs),
-    })
-}
-
-#[cfg(not(feature = "semantic"))]
-fn groups(_: &Db, rep: &PairsReport, semantic: Option<(Option<f32>, bool)>) -> Result<Vec<(u64, Vec<u64>)>> {
-    match semantic {
-        Some(_) => Err(no_semantic().into()),
-        None => Ok(fpdb::groups(&rep.pairs)),
-    }
 }
 
 fn print_pairs(
@@ -231,13 +207,9 @@ fn semantic_pairs(out: &mut impl Write, json: bool, d: &Db, beta: Option<f32>, i
 
 #[cfg(not(feature = "semantic"))]
 fn semantic_pairs(_: &mut impl Write, _: bool, _: &Db, _: Option<f32>, _: bool) -> Result<ExitCode> {
-    Err(no_semantic().into())
-}
-
-#[cfg(not(feature = "semantic"))]
-fn no_semantic() -> fpdb::Error {
-    fpdb::Error::InvalidOption {
+    Err(fpdb::Error::InvalidOption {
         name: "semantic",
         message: "this fpdb was built without the `semantic` feature; build it with `cargo build --features semantic`".into(),
     }
+    .into())
 }
