@@ -117,7 +117,11 @@ fn containment_on_a_database_without_the_index_exits_2() {
 fn sampling_options_without_the_index_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("db").display().to_string();
-    for extra in [["--containment-sample", "4"], ["--containment-max-postings", "100"]] {
+    for extra in [
+        ["--containment-sample", "4"],
+        ["--containment-max-postings", "100"],
+        ["--containment-max-samples", "64"],
+    ] {
         let mut args = vec!["init", db.as_str(), "--containment", "off"];
         args.extend(extra);
         let o = fpdb(&args);
@@ -142,9 +146,18 @@ fn sampling_options_without_the_index_are_usage_errors() {
     let s: Value = serde_json::from_str(ok(&fpdb(&["stats", &db, "--json"])).trim()).unwrap();
     let text = s.to_string();
     assert!(text.contains("\"sample\":4") && text.contains("100"), "{text}");
+    assert_eq!(s["containment"]["max_samples"], 256, "the default sample cap: {s}");
     let db2 = dir.path().join("db2").display().to_string();
     let created: Value = serde_json::from_str(ok(&fpdb(&["init", &db2, "--json"])).trim()).unwrap();
     assert_eq!(created["containment"], serde_json::json!([8, 2048]), "{created}");
+    // the sample cap: stored, 0 is none
+    for (cap, want) in [("64", serde_json::json!(64)), ("0", Value::Null)] {
+        let d = dir.path().join(format!("cap{cap}")).display().to_string();
+        ok(&fpdb(&["init", &d, "--containment-max-samples", cap]));
+        let s: Value = serde_json::from_str(ok(&fpdb(&["stats", &d, "--json"])).trim()).unwrap();
+        assert_eq!(s["containment"]["max_samples"], want, "{s}");
+        assert!(ok(&fpdb(&["stats", &d])).contains(if cap == "0" { "no sample cap" } else { "at most ~64 samples" }));
+    }
 }
 
 /// `fpdb insert` takes what `ingest` takes (issue 35): title, year, DOI and `--containment C`, with

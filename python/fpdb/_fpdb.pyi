@@ -330,6 +330,7 @@ class ContainmentStats:
 
     sample: int
     max_postings: int
+    max_samples: Optional[int]
     entries: int
     short_entries: int
     sampled_docs: int
@@ -525,6 +526,7 @@ class Db:
         containment: Optional[bool] = None,
         containment_sample: Optional[int] = None,
         containment_max_postings: Optional[int] = None,
+        containment_max_samples: Optional[int] = None,
         normalizer: Optional[int] = None,
         semantic: Optional[_PathLike] = None,
         min_cosine: Optional[float] = None,

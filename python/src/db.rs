@@ -107,7 +107,7 @@ impl Db {
     /// Db.create(path, *, max_distance=12, tables="auto", shingle="word:3", weights="binary",
     ///           min_jaccard=0.9, sync=True, method="simhash", idf_from=None, min_shared=None,
     ///           containment=True, containment_sample=None, containment_max_postings=None,
-    ///           normalizer=2) -> Db
+    ///           containment_max_samples=None, normalizer=2) -> Db
     ///
     /// Creates a database in `path` (a missing or empty directory) and opens it for writing.
     /// `max_distance` (k) and `min_jaccard` (t) are the defaults of queries and dedup; `tables` is a
@@ -125,9 +125,11 @@ impl Db {
     ///
     /// `containment` keeps the containment index (needed by `query(min_containment=...)`,
     /// `insert`/`ingest(containment=...)` and `containment_pairs`); `containment_sample` (one
-    /// shingle in N is indexed) and `containment_max_postings` (queries skip longer posting lists)
-    /// tune it, None taking the library's defaults; giving either with `containment=False` raises
-    /// InvalidOptionError (as `fpdb init --containment off --containment-sample N` exits 2).
+    /// shingle in N is indexed), `containment_max_postings` (queries skip longer posting lists) and
+    /// `containment_max_samples` (a long document is sampled at a coarser rate to keep near this
+    /// many samples; 0: no cap; default 256) tune it, None taking the library's defaults; giving
+    /// any with `containment=False` raises InvalidOptionError (as `fpdb init --containment off
+    /// --containment-sample N` exits 2).
     /// `normalizer` is the text normalizer's version (`fpdb init --normalizer`): 2 makes each
     /// Chinese, Japanese, Thai … character a word; 1 is what fpdb builds before it can open.
     ///
@@ -146,7 +148,7 @@ impl Db {
     #[staticmethod]
     #[pyo3(signature = (path, *, max_distance = None, tables = None, shingle = None, weights = None, min_jaccard = None, sync = true,
                         method = None, idf_from = None, min_shared = None, containment = None, containment_sample = None,
-                        containment_max_postings = None, normalizer = None, semantic = None, min_cosine = None,
+                        containment_max_postings = None, containment_max_samples = None, normalizer = None, semantic = None, min_cosine = None,
                         semantic_field = None, semantic_max_tokens = None, groups = None, semantic_threads = None,
                         semantic_batch = None, semantic_indexer = None, semantic_search = None, semantic_nice = None))]
     #[allow(clippy::too_many_arguments)]
@@ -165,6 +167,7 @@ impl Db {
         containment: Option<bool>,
         containment_sample: Option<u32>,
         containment_max_postings: Option<u32>,
+        containment_max_samples: Option<u32>,
         normalizer: Option<u32>,
         semantic: Option<PathBuf>,
         min_cosine: Option<f32>,
@@ -180,7 +183,8 @@ impl Db {
         let defaults = CreateOptions::default();
         let spec = convert::spec(py, shingle, weights, None, normalizer)?;
         let method = convert::method(py, spec.normalizer, method, idf_from.filter(|c| !c.is_none()), min_shared)?;
-        let contain = ContainmentConfig::from_options(containment, containment_sample, containment_max_postings).or_raise(py)?;
+        let contain = ContainmentConfig::from_options(containment, containment_sample, containment_max_postings, containment_max_samples)
+            .or_raise(py)?;
         let create = CreateOptions::default()
             .with_spec(spec.with_method(method.clone()))
             .with_tables(convert::tables(py, tables)?)

@@ -317,28 +317,36 @@ impl ContainmentConfig {
     }
 
     /// The index a front end asked for: `on` (default: [`DEFAULT_CONTAINMENT`](crate::DEFAULT_CONTAINMENT)),
-    /// with the sampling rate and posting cap given (defaults otherwise). A sampling rate or cap
-    /// without the index is refused (`InvalidOption` naming `containment_sample` or
-    /// `containment_max_postings`) rather than silently ignored. `fpdb init` and the Python
-    /// `Db.create` both build their index this way.
-    pub fn from_options(on: Option<bool>, sample: Option<u32>, max_postings: Option<u32>) -> Result<Option<Self>> {
+    /// with the sampling rate, posting cap and sample cap given (defaults otherwise; a sample
+    /// cap of 0 is "no cap"). A setting without the index is refused (`InvalidOption` naming
+    /// `containment_sample`, `containment_max_postings` or `containment_max_samples`) rather than
+    /// silently ignored. `fpdb init` and the Python `Db.create` both build their index this way.
+    pub fn from_options(
+        on: Option<bool>,
+        sample: Option<u32>,
+        max_postings: Option<u32>,
+        max_samples: Option<u32>,
+    ) -> Result<Option<Self>> {
         let d = ContainmentConfig::default();
-        match (on.unwrap_or(crate::DEFAULT_CONTAINMENT), sample, max_postings) {
-            (true, s, m) => {
-                let c = ContainmentConfig::new(s.unwrap_or(d.sample)).with_max_postings(m.unwrap_or(d.max_postings));
-                c.validate()?;
-                Ok(Some(c))
-            }
-            (false, None, None) => Ok(None),
-            (false, s, _) => Err(Error::InvalidOption {
-                name: if s.is_some() {
-                    "containment_sample"
-                } else {
-                    "containment_max_postings"
-                },
-                message: "only applies with the containment index on (this database would have none)".into(),
-            }),
+        if !on.unwrap_or(crate::DEFAULT_CONTAINMENT) {
+            let given = [
+                ("containment_sample", sample.is_some()),
+                ("containment_max_postings", max_postings.is_some()),
+                ("containment_max_samples", max_samples.is_some()),
+            ];
+            return match given.into_iter().find(|g| g.1) {
+                None => Ok(None),
+                Some((name, _)) => Err(Error::InvalidOption {
+                    name,
+                    message: "only applies with the containment index on (this database would have none)".into(),
+                }),
+            };
         }
+        let c = ContainmentConfig::new(sample.unwrap_or(d.sample))
+            .with_max_postings(max_postings.unwrap_or(d.max_postings))
+            .with_max_samples(max_samples.map_or(d.max_samples, |m| (m > 0).then_some(m)));
+        c.validate()?;
+        Ok(Some(c))
     }
 
     /// With a posting-list cap (see [`ContainmentConfig::max_postings`]).

@@ -335,6 +335,8 @@ pub struct ContainmentStats {
     pub sample: u32,
     /// Posting lists longer than this are skipped by queries (boilerplate).
     pub max_postings: u32,
+    /// The cap on a stored document's samples (`ContainmentConfig::max_samples`; None: no cap).
+    pub max_samples: Option<u32>,
     /// Index entries (one per document and key).
     pub entries: u64,
     /// Of which short-document entries (every shingle of a document without samples).

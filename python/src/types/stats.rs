@@ -151,6 +151,12 @@ impl ContainmentStats {
         self.0.max_postings
     }
 
+    /// The cap on a stored document's samples (None: no cap).
+    #[getter]
+    fn max_samples(&self) -> Option<u32> {
+        self.0.max_samples
+    }
+
     /// Index entries (one per document and key).
     #[getter]
     fn entries(&self) -> u64 {

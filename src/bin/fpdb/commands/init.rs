@@ -21,18 +21,12 @@ impl Config {
         let method = method_from(a.normalizer, &a.method, a.idf_from.as_deref(), a.min_shared)?;
         let mut spec = super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone());
         spec.normalizer = a.normalizer;
-        let containment =
-            ContainmentConfig::from_options(Some(a.containment == OnOff::On), a.containment_sample, a.containment_max_postings)?;
-        let containment = match (containment, a.containment_max_samples) {
-            (Some(c), Some(cap)) => Some(c.with_max_samples((cap > 0).then_some(cap))),
-            (None, Some(_)) => {
-                return Err(Error::InvalidOption {
-                    name: "containment_max_samples",
-                    message: "only applies with the containment index on (this database would have none)".into(),
-                })
-            }
-            (c, None) => c,
-        };
+        let containment = ContainmentConfig::from_options(
+            Some(a.containment == OnOff::On),
+            a.containment_sample,
+            a.containment_max_postings,
+            a.containment_max_samples,
+        )?;
         let create = CreateOptions::default()
             .with_spec(spec)
             .with_tables(a.tables.parse()?)
@@ -94,7 +88,12 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = Db::create(&cfg.db, &cfg.create).with_context(|| format!("cannot create database {}", cfg.db.display()))?;
     let s = d.stats();
     let containment = match d.config().containment {
-        Some(c) => format!("containment index on (sample 1/{}, posting cap {})", c.sample, c.max_postings),
+        Some(c) => format!(
+            "containment index on (sample 1/{}, {}, posting cap {})",
+            c.sample,
+            cap_words(c.max_samples),
+            c.max_postings
+        ),
         None => "containment index off".into(),
     };
     let semantic = semantic_line(&d);
@@ -140,5 +139,13 @@ fn semantic_line(d: &Db) -> String {
             s.groups
         ),
         None => String::new(),
+    }
+}
+
+/// A stored document's sample cap in words (`init`, `stats`).
+pub fn cap_words(max_samples: Option<u32>) -> String {
+    match max_samples {
+        Some(m) => format!("at most ~{m} samples a document"),
+        None => "no sample cap".into(),
     }
 }

@@ -39,8 +39,13 @@ pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             Some(c) => {
                 writeln!(
                     out,
-                    "containment    on: sample 1/{}, {} entries ({} docs by samples, {} short docs by all {} of their shingles)",
-                    c.sample, c.entries, c.sampled_docs, c.short_docs, c.short_entries
+                    "containment    on: sample 1/{} ({}), {} entries ({} docs by samples, {} short docs by all {} of their shingles)",
+                    c.sample,
+                    super::init::cap_words(c.max_samples),
+                    c.entries,
+                    c.sampled_docs,
+                    c.short_docs,
+                    c.short_entries
                 )?;
                 writeln!(
                     out,

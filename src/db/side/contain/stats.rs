@@ -105,6 +105,7 @@ impl StatsScan {
             s: ContainmentStats {
                 sample: cfg.sample,
                 max_postings: cfg.max_postings,
+                max_samples: cfg.max_samples,
                 ..ContainmentStats::default()
             },
             sampled: IdBits::new(next_id),
