@@ -60,7 +60,7 @@ pub fn normalize_into_version(version: u32, text: &str, out: &mut String) {
     let mut folded = String::new();
     let mut piece = String::new();
     let mut pos = 0;
-    while let Some(q) = b[pos..].iter().position(|&x| x >= 0x80).map(|q| pos + q) {
+    while let Some(q) = next_non_ascii(b, pos) {
         let start = (pos + 1..=q).rev().find(|&p| is_cut(b, p)).unwrap_or(pos);
         let end = (q + 1..b.len()).find(|&p| is_cut(b, p)).unwrap_or(b.len());
         tokens_ascii_append(&b[pos..start], &mut buf);
@@ -71,6 +71,18 @@ pub fn normalize_into_version(version: u32, text: &str, out: &mut String) {
     tokens_ascii_append(&b[pos..], &mut buf);
     // `buf` holds ASCII pieces and whole strings: it is UTF-8, the lossy branch is never taken.
     *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+}
+
+/// The index of the first non-ASCII byte of `b` from `i` on; eight bytes at a time.
+fn next_non_ascii(b: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(Ok(word)) = b.get(i..i + 8).map(<[u8; 8]>::try_from) {
+        let high = u64::from_le_bytes(word) & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return Some(i + (high.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b.get(i..)?.iter().position(|&x| x >= 0x80).map(|p| i + p)
 }
 
 /// Whether the text may be cut before byte `p` (`0 < p < b.len()`): the normalized text of
@@ -379,7 +391,7 @@ pub fn is_ignorable(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{lower_into, normalize, normalize_into_version, tokens_ascii, tokens_unicode, tokens_unicode_v2};
+    use super::{lower_into, next_non_ascii, normalize, normalize_into_version, tokens_ascii, tokens_unicode, tokens_unicode_v2};
     use proptest::prelude::*;
     use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 
@@ -496,6 +508,14 @@ mod tests {
     }
 
     proptest! {
+        /// The word-at-a-time search finds the first non-ASCII byte, as a byte-by-byte one does.
+        #[test]
+        fn next_non_ascii_finds_the_first_one(text in "[a-z é文\u{7f}]{0,40}", i in 0usize..48) {
+            let b = text.as_bytes();
+            let i = i.min(b.len());
+            prop_assert_eq!(next_non_ascii(b, i), b[i..].iter().position(|&x| x >= 0x80).map(|p| i + p));
+        }
+
         /// Version 1 with its fast paths (NFKC skipped where the quick check says the text is in
         /// NFKC, ASCII bytes without decoding) equals the character-by-character reference, on
         /// mostly-ASCII text with accented, compatibility, combining and hyphen characters.
