@@ -49,21 +49,87 @@ pub fn normalize_into_version(version: u32, text: &str, out: &mut String) {
     if text.is_ascii() {
         // Rules 5–8 name no ASCII character: both versions take this path.
         tokens_ascii(text, out);
-    } else {
-        // A text already in NFKC (the quick check says so for most real text: typographic quotes,
-        // accented letters) is only lower-cased; NFKC would return it unchanged.
-        let mut folded = String::with_capacity(text.len() + text.len() / 8);
-        if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
-            lower_into(text.chars(), &mut folded);
-        } else {
-            lower_into(text.nfkc(), &mut folded);
-        }
-        if version == 1 {
-            tokens_unicode(&folded, out);
-        } else {
-            tokens_unicode_v2(&folded, out);
-        }
+        return;
     }
+    // A text with non-ASCII characters: its ASCII stretches take the ASCII path, and only the
+    // stretches around non-ASCII characters (cut where the token stream is between tokens and NFKC
+    // cannot reach across, [`is_cut`]) the Unicode one; the pieces joined by one space.
+    let b = text.as_bytes();
+    let mut buf = std::mem::take(out).into_bytes();
+    buf.clear();
+    let mut folded = String::new();
+    let mut piece = String::new();
+    let mut pos = 0;
+    while let Some(q) = next_non_ascii(b, pos) {
+        let start = (pos + 1..=q).rev().find(|&p| is_cut(b, p)).unwrap_or(pos);
+        let end = (q + 1..b.len()).find(|&p| is_cut(b, p)).unwrap_or(b.len());
+        tokens_ascii_append(&b[pos..start], &mut buf);
+        unicode_piece(version, &text[start..end], &mut folded, &mut piece);
+        append_piece(&mut buf, piece.as_bytes());
+        pos = end;
+    }
+    tokens_ascii_append(&b[pos..], &mut buf);
+    // `buf` holds ASCII pieces and whole strings: it is UTF-8, the lossy branch is never taken.
+    *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+}
+
+/// The index of the first non-ASCII byte of `b` from `i` on; eight bytes at a time.
+fn next_non_ascii(b: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(Ok(word)) = b.get(i..i + 8).map(<[u8; 8]>::try_from) {
+        let high = u64::from_le_bytes(word) & 0x8080_8080_8080_8080;
+        if high != 0 {
+            return Some(i + (high.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b.get(i..)?.iter().position(|&x| x >= 0x80).map(|p| i + p)
+}
+
+/// Whether the text may be cut before byte `p` (`0 < p < b.len()`): the normalized text of
+/// `b[..p]` and of `b[p..]`, joined by one space when both have a token, is that of `b`. So at an
+/// ASCII byte (NFKC never joins it with what precedes it) that ends a token and cannot take part in
+/// a line-break join (rule 4): punctuation other than `-`, or whitespace just after ASCII that is
+/// neither whitespace nor `-` (so no hyphen's whitespace run reaches it).
+#[inline]
+fn is_cut(b: &[u8], p: usize) -> bool {
+    let x = b[p];
+    if x >= 0x80 || x == b'-' || x.is_ascii_alphanumeric() {
+        return false;
+    }
+    if !(x as char).is_whitespace() {
+        return true;
+    }
+    let y = b[p - 1];
+    y < 0x80 && y != b'-' && !(y as char).is_whitespace()
+}
+
+/// The normalized text of a piece with non-ASCII characters into `piece` (cleared first): NFKC
+/// (skipped where the quick check says the piece is already NFKC: NFKC would return it unchanged),
+/// lower-casing into `folded`, then the Unicode tokenizer of `version`.
+fn unicode_piece(version: u32, text: &str, folded: &mut String, piece: &mut String) {
+    folded.clear();
+    piece.clear();
+    if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
+        lower_into(text.chars(), folded);
+    } else {
+        lower_into(text.nfkc(), folded);
+    }
+    if version == 1 {
+        tokens_unicode(folded, piece);
+    } else {
+        tokens_unicode_v2(folded, piece);
+    }
+}
+
+/// Appends a piece of normalized text (no leading or trailing space) to `buf`, one space between.
+fn append_piece(buf: &mut Vec<u8>, piece: &[u8]) {
+    if piece.is_empty() {
+        return;
+    }
+    if !buf.is_empty() {
+        buf.push(b' ');
+    }
+    buf.extend_from_slice(piece);
 }
 
 /// Appends the lower-case form of every character (`char::to_lowercase`; ASCII directly).
@@ -119,11 +185,22 @@ static ASCII_TOKEN_BYTE: [u8; 256] = {
 /// lower-cased and anything else as a space, and the write position advances unless the byte is a
 /// second separator in a row. Only at a hyphen ending a token is the line-break join checked.
 fn tokens_ascii(text: &str, out: &mut String) {
-    let b = text.as_bytes();
     let mut buf = std::mem::take(out).into_bytes();
     buf.clear();
-    buf.resize(b.len() + 1, b' ');
-    let (mut w, mut i) = (0usize, 0usize);
+    tokens_ascii_append(text.as_bytes(), &mut buf);
+    // Only ASCII bytes were written, so this never takes the lossy branch.
+    *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+}
+
+/// [`tokens_ascii`] of the ASCII bytes `b`, appended to `buf` (one space between what `buf` held
+/// and the first token, if both are there).
+fn tokens_ascii_append(b: &[u8], buf: &mut Vec<u8>) {
+    let base = buf.len();
+    // A space to join with what came before; `w` starts after it and steps back over it if no
+    // token follows.
+    let start = base + usize::from(base > 0);
+    buf.resize(start + b.len() + 1, b' ');
+    let (mut w, mut i) = (start, 0usize);
     let mut prev = false; // the last byte written belongs to a token
     while i < b.len() {
         let end = b[i..].iter().position(|&c| c == b'-').map_or(b.len(), |p| i + p);
@@ -153,12 +230,10 @@ fn tokens_ascii(text: &str, out: &mut String) {
             }
         }
     }
-    if w > 0 && buf[w - 1] == b' ' {
+    if w > start && buf[w - 1] == b' ' {
         w -= 1;
     }
-    buf.truncate(w);
-    // Only ASCII bytes were written, so this never takes the lossy branch.
-    *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    buf.truncate(if w == start { base } else { w });
 }
 
 fn tokens_unicode(s: &str, out: &mut String) {
@@ -316,9 +391,50 @@ pub fn is_ignorable(c: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{normalize, normalize_into_version, tokens_ascii, tokens_unicode};
+    use super::{lower_into, next_non_ascii, normalize, normalize_into_version, tokens_ascii, tokens_unicode, tokens_unicode_v2};
     use proptest::prelude::*;
-    use unicode_normalization::UnicodeNormalization;
+    use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
+
+    /// The non-ASCII path as it was before the ASCII stretches of a non-ASCII text took the ASCII
+    /// path: the whole text NFKC'd (unless the quick check says it is NFKC), lower-cased, then the
+    /// Unicode tokenizer.
+    fn whole_text(version: u32, text: &str) -> String {
+        if text.is_ascii() {
+            return v(version, text);
+        }
+        let mut folded = String::new();
+        if is_nfkc_quick(text.chars()) == IsNormalized::Yes {
+            lower_into(text.chars(), &mut folded);
+        } else {
+            lower_into(text.nfkc(), &mut folded);
+        }
+        let mut out = String::new();
+        if version == 1 {
+            tokens_unicode(&folded, &mut out);
+        } else {
+            tokens_unicode_v2(&folded, &mut out);
+        }
+        out
+    }
+
+    /// Unicode-heavy text: ASCII words and separators (hyphens and line breaks among them) mixed
+    /// with accented and combining, compatibility (ligatures, full-width, NBSP), unspaced (CJK,
+    /// Thai), ignorable, Unicode hyphen, case-special (Turkish dotted I, final sigma, title case)
+    /// characters and any character at all.
+    fn unicode_heavy() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            "[a-zA-Z0-9]{1,8}",
+            "[ \\-\n\t\r.,;'()_/]{1,3}",
+            "[éÉèüÜßøÅñçÇ\u{301}\u{308}\u{327}\u{0307}]{1,3}",
+            "[ﬁﬂﬃＡ-Ｚａ-ｚ０-９\u{A0}\u{2002}\u{3000}ｶﾀ①²½™]{1,3}",
+            "[文字近似重复ひらがなカタカナก่อนहिन्दी한국어]{1,4}",
+            "[\u{AD}\u{200B}\u{200D}\u{FEFF}\u{2010}\u{2011}—–’“”…]{1,2}",
+            "[İıΣσςǅǄΩЖжё]{1,3}",
+            "\\PC{1,3}",
+            any::<char>().prop_map(String::from),
+        ];
+        prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
+    }
 
     fn v(version: u32, text: &str) -> String {
         let mut out = String::new();
@@ -370,6 +486,36 @@ mod tests {
     }
 
     proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// A non-ASCII text's ASCII stretches through the ASCII path and only the stretches around
+        /// its non-ASCII characters through the Unicode path: the same output as the whole text
+        /// through the Unicode path, in both versions.
+        #[test]
+        fn ascii_stretches_equal_the_whole_text_path(text in unicode_heavy()) {
+            prop_assert_eq!(v(1, &text), whole_text(1, &text));
+            prop_assert_eq!(v(2, &text), whole_text(2, &text));
+        }
+
+        /// The same on mostly-ASCII prose with a rare non-ASCII character (the common case).
+        #[test]
+        fn ascii_stretches_equal_the_whole_text_path_on_prose(
+            text in "([a-zA-Z]{1,7}[ ,.\\-\n]{1,2}){0,12}[é’İﬁ\u{301}\u{2010}\u{AD}文\u{A0}]([ \\-\n.,]{0,2}[a-zA-Z]{1,7}){0,12}"
+        ) {
+            prop_assert_eq!(v(1, &text), whole_text(1, &text));
+            prop_assert_eq!(v(2, &text), whole_text(2, &text));
+        }
+    }
+
+    proptest! {
+        /// The word-at-a-time search finds the first non-ASCII byte, as a byte-by-byte one does.
+        #[test]
+        fn next_non_ascii_finds_the_first_one(text in "[a-z é文\u{7f}]{0,40}", i in 0usize..48) {
+            let b = text.as_bytes();
+            let i = i.min(b.len());
+            prop_assert_eq!(next_non_ascii(b, i), b[i..].iter().position(|&x| x >= 0x80).map(|p| i + p));
+        }
+
         /// Version 1 with its fast paths (NFKC skipped where the quick check says the text is in
         /// NFKC, ASCII bytes without decoding) equals the character-by-character reference, on
         /// mostly-ASCII text with accented, compatibility, combining and hyphen characters.

@@ -192,6 +192,11 @@ impl TableIndex for Buckets {
     }
 
     fn scan(&self, f: &mut impl FnMut(u64, u64)) -> Result<()> {
+        // An empty run has nothing to visit: skip its buckets (a direct table has 2^width of them,
+        // and a probe of a small mirror scans instead of probing).
+        if self.len == 0 {
+            return Ok(());
+        }
         for b in self.tables[0].buckets() {
             for (&fp, &id) in b.fps.iter().zip(&b.ids) {
                 f(fp, id);

@@ -14,6 +14,8 @@ use std::sync::{Arc, Mutex};
 
 use fpdb::{Error, NewDoc};
 
+use crate::fastjson::Fields;
+
 /// Where each item came from (`line 12`, or a path), by input position, shared between the input
 /// reader (which adds each item's origin) and the ingest's report (which takes it back, in input
 /// order, as each item is reported). Only the items between the two are held: memory stays flat
@@ -105,7 +107,10 @@ pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, tex
     let s = std::str::from_utf8(line).map_err(|e| bad(None, invalid_utf8(e.valid_up_to())))?;
     // An object is read field by field (`Fields`): the key and text straight into their values, the
     // other fields into the metadata map. Anything else is parsed whole only to say what it is.
-    let fields = if s.trim_start().starts_with('{') {
+    let fields = if let Some(f) = crate::fastjson::fields(s, key_field, text_field) {
+        // An object of string fields, read in one pass (or `None`: serde_json's path below).
+        f
+    } else if s.trim_start().starts_with('{') {
         let mut de = serde_json::Deserializer::from_str(s);
         serde::de::DeserializeSeed::deserialize(FieldsSeed { key_field, text_field }, &mut de)
             .and_then(|f| de.end().map(|()| f))
@@ -137,14 +142,6 @@ pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, tex
     let biblio = biblio_fields(&rest).map_err(|m| bad(Some(&key), m))?;
     let meta = (!rest.is_empty()).then(|| serde_json::Value::Object(rest).to_string());
     Ok(NewDoc { key, text, meta, biblio })
-}
-
-/// One JSONL object: its key and text fields (the last of each, like a parsed object's map) and the
-/// other fields.
-struct Fields {
-    key: Option<serde_json::Value>,
-    text: Option<serde_json::Value>,
-    rest: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Reads a [`Fields`] from a JSON object, the field names decided at run time.

@@ -4,6 +4,7 @@
 
 mod cli;
 mod commands;
+mod fastjson;
 mod input;
 mod print;
 #[cfg(feature = "serve")]
