@@ -27,7 +27,7 @@ pub mod testkit;
 mod vector;
 
 pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
-pub use config::{check_beta, embed_text, BackfillReport, Groups, SemanticConfig, SemanticOptions, TextBackfill};
+pub use config::{check_beta, embed_text, embed_text_owned, BackfillReport, Groups, SemanticConfig, SemanticOptions, TextBackfill};
 pub use error::{Result, SemanticError, FETCH_SCRIPT};
 pub use indexer::{Corpus, Indexer, IndexerOptions, Scan};
 pub use model::{lower_priority, normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, BACKGROUND_NICE, DEFAULT_MAX_TOKENS};

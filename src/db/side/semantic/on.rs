@@ -32,8 +32,8 @@ use crate::fingerprint::biblio::MatchKind;
 use crate::fingerprint::similarity::hamming;
 use crate::intmap::IntMap;
 use crate::semantic::{
-    self as sem, embed_text, BackfillReport, Corpus, Embedder, EmbedderOptions, Groups, Indexer, IndexerOptions, Scan, SemanticChannel,
-    SemanticError, SemanticOptions, SemanticSpec, StoredVector, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
+    self as sem, embed_text, embed_text_owned, BackfillReport, Corpus, Embedder, EmbedderOptions, Groups, Indexer, IndexerOptions, Scan,
+    SemanticChannel, SemanticError, SemanticOptions, SemanticSpec, StoredVector, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
 };
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::CF_META;
@@ -190,9 +190,12 @@ impl SideIndex for Semantic {
         Ok(())
     }
 
-    fn keep_text(&self, doc: &NewDoc) -> Option<String> {
+    /// Takes the document's text and cuts it in place: no copy (docs/performance.md, "The semantic
+    /// channel").
+    fn keep_text(&self, doc: &mut NewDoc) -> Option<String> {
         let spec = self.active()?.channel.spec();
-        let t = embed_text(&doc.text, doc.meta.as_deref(), spec.field.as_deref(), spec.max_tokens);
+        let text = std::mem::take(&mut doc.text);
+        let t = embed_text_owned(text, doc.meta.as_deref(), spec.field.as_deref(), spec.max_tokens);
         (!t.trim().is_empty()).then_some(t)
     }
 
