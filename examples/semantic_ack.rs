@@ -2,7 +2,9 @@
 //! beside it vs without (docs/performance.md, "The semantic channel"): the same documents ingested
 //! through `Db::ingest` (dedup link) into three fresh databases — no channel, the channel with its
 //! indexer off (the queue writes alone), the channel with its indexer on `--threads` threads —
-//! reporting docs/s of each and how many documents the indexer embedded meanwhile.
+//! reporting docs/s of each, the process's CPU time per document (user + system, all threads: on a
+//! shared box a steadier measure than the rate), and how many documents the indexer embedded
+//! meanwhile; first the bytes per document the queue gets (the text to embed, and its queue value).
 //!
 //! ```text
 //! bash scripts/fetch-model.sh
@@ -12,7 +14,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use fpdb::semantic::{SemanticConfig, SemanticOptions};
+use fpdb::semantic::{embed_text, queue, SemanticConfig, SemanticOptions, DEFAULT_MAX_TOKENS};
 use fpdb::{CreateOptions, Db, IngestOptions, NewDoc, Options};
 
 fn docs(path: &str, n: usize) -> Vec<NewDoc> {
@@ -31,21 +33,31 @@ fn docs(path: &str, n: usize) -> Vec<NewDoc> {
         .collect()
 }
 
+/// The process's CPU seconds so far (user + system, from /proc/self/stat at 100 ticks a second).
+fn cpu_secs() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // the fields after the command's closing parenthesis; utime and stime are the 12th and 13th
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<u64> = rest.split_whitespace().map(|x| x.parse().unwrap_or(0)).collect();
+    (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) as f64 / 100.0
+}
+
 fn run(label: &str, input: &[NewDoc], create: &CreateOptions, opts: Options) -> f64 {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("db");
     drop(Db::create(&path, create).expect("create"));
     let d = Db::open_with(&path, opts).expect("open");
-    let start = Instant::now();
+    let (start, cpu) = (Instant::now(), cpu_secs());
     let stats = d
         .ingest(input.iter().cloned().map(Ok), &IngestOptions::default(), |_| ())
         .expect("ingest");
     d.flush().expect("flush");
     let secs = start.elapsed().as_secs_f64();
+    let cpu_us = 1e6 * (cpu_secs() - cpu) / stats.stored.max(1) as f64;
     let rate = stats.stored as f64 / secs;
     let s = d.stats();
     println!(
-        "{label:<34} {:>8} docs in {secs:>6.2} s = {rate:>8.0} docs/s; embedded meanwhile {}",
+        "{label:<34} {:>8} docs in {secs:>6.2} s = {rate:>8.0} docs/s, CPU {cpu_us:>5.1} µs/doc; embedded meanwhile {}",
         stats.stored, s.semantic_vectors
     );
     rate
@@ -68,6 +80,15 @@ fn main() {
         }
     }
     let input = docs(&input, n);
+    let texts: Vec<String> = input.iter().map(|d| embed_text(&d.text, None, None, DEFAULT_MAX_TOKENS)).collect();
+    let text_bytes: usize = texts.iter().map(String::len).sum();
+    let value_bytes: usize = texts.iter().map(|t| queue::encode(t).len()).sum();
+    let per_doc = |b: usize| b as f64 / input.len().max(1) as f64;
+    println!(
+        "queued per document: text {:.0} B, queue value {:.0} B (LZ4)",
+        per_doc(text_bytes),
+        per_doc(value_bytes)
+    );
     let plain = CreateOptions::default();
     let with = CreateOptions::default().with_semantic(Some(SemanticConfig::new(&model)));
     let opts = |indexer: bool| Options {

@@ -10,6 +10,7 @@
 //! | `channel.rs`  | [`SemanticChannel`]: the side-index shape the db/ seam registers                |
 //! | `indexer.rs`  | [`Indexer`]: the background indexer over a [`Corpus`], one WriteBatch a batch   |
 //! | `testkit.rs`  | a tiny random-weight model and a bare-RocksDB [`Corpus`] for tests and benches  |
+//! | `queue.rs`    | the `semantic_queue` value: format 1 (LZ4) written, formats 0 and 1 read     |
 //! | `config.rs`   | [`SemanticConfig`] (creation), [`SemanticOptions`] (a handle), [`embed_text`] |
 //! | `error.rs`    | [`SemanticError`]                                                             |
 //!
@@ -20,6 +21,7 @@ mod config;
 mod error;
 mod indexer;
 mod model;
+pub mod queue;
 mod search;
 mod store;
 #[doc(hidden)]

@@ -8,7 +8,7 @@
 //! | `meta`     | `semantic_cursor`        | u64 LE: every live doc with id < cursor has a vector,  |
 //! |            |                          | none with id ≥ cursor has one (absent = 0)             |
 //! | `meta`     | `semantic_spec`          | the [`SemanticSpec`] as JSON (model identity, etc.)    |
-//! | `semantic_queue` | doc id, u64 big-endian | UTF-8: what is to be embedded ([`super::config::embed_text`]); |
+//! | `semantic_queue` | doc id, u64 big-endian | what is to be embedded ([`super::config::embed_text`]), as [`super::queue::encode`] writes it; |
 //! |            |                          | written in the document's own batch, deleted with it or when |
 //! |            |                          | the indexer's batch moves the cursor past it           |
 
@@ -138,9 +138,10 @@ pub fn stage_delete(batch: &mut WriteBatch, cf: &ColumnFamily, id: u64) {
     batch.delete_cf(cf, vector_key(id));
 }
 
-/// Queues `id`'s text for the indexer, in the document's own batch.
-pub fn stage_queue(batch: &mut WriteBatch, queue: &ColumnFamily, id: u64, text: &str) {
-    batch.put_cf(queue, vector_key(id), text.as_bytes());
+/// Queues `id`'s text for the indexer, in the document's own batch: `value` is the text encoded
+/// by [`super::queue::encode`] (on the ingest workers, so the writer only copies it).
+pub fn stage_queue(batch: &mut WriteBatch, queue: &ColumnFamily, id: u64, value: &[u8]) {
+    batch.put_cf(queue, vector_key(id), value);
 }
 
 /// Drops `id`'s queued text (the document's delete or replace).
@@ -163,11 +164,7 @@ pub fn scan_queue(db: &DB, queue: &ColumnFamily, from: u64, until: u64, max: usi
         if id >= until || out.len() == max {
             break;
         }
-        let text = String::from_utf8(value.into_vec()).map_err(|e| SemanticError::Corruption {
-            what: format!("a queued text is not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-            doc: Some(id),
-        })?;
-        out.push((id, text));
+        out.push((id, super::queue::decode(&value, id)?));
     }
     Ok(out)
 }

@@ -190,13 +190,14 @@ impl SideIndex for Semantic {
         Ok(())
     }
 
-    /// Takes the document's text and cuts it in place: no copy (docs/performance.md, "The semantic
-    /// channel").
-    fn keep_text(&self, doc: &mut NewDoc) -> Option<String> {
+    /// Takes the document's text, cuts it in place (no copy) and encodes the queue value (LZ4): on
+    /// the ingest workers, so that the writer's WAL and memtable get the compressed bytes
+    /// (docs/performance.md, "The semantic channel").
+    fn keep_text(&self, doc: &mut NewDoc) -> Option<Vec<u8>> {
         let spec = self.active()?.channel.spec();
         let text = std::mem::take(&mut doc.text);
         let t = embed_text_owned(text, doc.meta.as_deref(), spec.field.as_deref(), spec.max_tokens);
-        (!t.trim().is_empty()).then_some(t)
+        (!t.trim().is_empty()).then(|| sem::queue::encode(&t))
     }
 
     /// New documents' texts queued; deleted documents' vectors and queued texts deleted.
