@@ -51,14 +51,17 @@ fn run(label: &str, input: &[NewDoc], create: &CreateOptions, opts: Options) -> 
     let stats = d
         .ingest(input.iter().cloned().map(Ok), &IngestOptions::default(), |_| ())
         .expect("ingest");
+    let ingested = start.elapsed().as_secs_f64();
     d.flush().expect("flush");
     let secs = start.elapsed().as_secs_f64();
     let cpu_us = 1e6 * (cpu_secs() - cpu) / stats.stored.max(1) as f64;
     let rate = stats.stored as f64 / secs;
     let s = d.stats();
     println!(
-        "{label:<34} {:>8} docs in {secs:>6.2} s = {rate:>8.0} docs/s, CPU {cpu_us:>5.1} µs/doc; embedded meanwhile {}",
-        stats.stored, s.semantic_vectors
+        "{label:<34} {:>8} docs in {secs:>6.2} s = {rate:>8.0} docs/s (flush {:.0} ms), CPU {cpu_us:>5.1} µs/doc; embedded meanwhile {}",
+        stats.stored,
+        1e3 * (secs - ingested),
+        s.semantic_vectors
     );
     rate
 }
@@ -67,8 +70,8 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let input = args
         .next()
-        .expect("usage: semantic_ack DOCS.jsonl [--docs N] [--threads T] [--model DIR]");
-    let (mut n, mut threads) = (20_000usize, 1usize);
+        .expect("usage: semantic_ack DOCS.jsonl [--docs N] [--threads T] [--model DIR] [--only none|queue|beside]");
+    let (mut n, mut threads, mut only) = (20_000usize, 1usize, None::<String>);
     let mut model = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/data/models/all-MiniLM-L6-v2"));
     while let Some(a) = args.next() {
         let mut v = || args.next().expect("a value");
@@ -76,6 +79,8 @@ fn main() {
             "--docs" => n = v().parse().expect("--docs N"),
             "--threads" => threads = v().parse().expect("--threads N"),
             "--model" => model = v().into(),
+            // one configuration alone (`none`, `queue`, `beside`), e.g. under `perf record`
+            "--only" => only = Some(v()),
             _ => panic!("unknown argument {a}"),
         }
     }
@@ -99,9 +104,13 @@ fn main() {
         },
         ..Options::default()
     };
-    let base = run("no channel", &input, &plain, Options::default());
-    let queued = run("channel, indexer off (queue only)", &input, &with, opts(false));
-    let beside = run(&format!("channel, indexer on ({threads} thr)"), &input, &with, opts(true));
+    let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
+    let rate = |name: &str, label: &str, create: &CreateOptions, o: Options| {
+        wanted(name).then(|| run(label, &input, create, o)).unwrap_or(f64::NAN)
+    };
+    let base = rate("none", "no channel", &plain, Options::default());
+    let queued = rate("queue", "channel, indexer off (queue only)", &with, opts(false));
+    let beside = rate("beside", &format!("channel, indexer on ({threads} thr)"), &with, opts(true));
     println!(
         "acknowledgement rate vs no channel: queue only {:.1}%, indexer beside {:.1}%",
         100.0 * queued / base,
