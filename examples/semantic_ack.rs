@@ -3,7 +3,8 @@
 //! through `Db::ingest` (dedup link) into three fresh databases — no channel, the channel with its
 //! indexer off (the queue writes alone), the channel with its indexer on `--threads` threads —
 //! reporting docs/s of each, the process's CPU time per document (user + system, all threads: on a
-//! shared box a steadier measure than the rate), and how many documents the indexer embedded
+//! shared box a steadier measure than the rate), the bytes written to storage per document (WAL,
+//! SST and segment files, /proc/self/io), and how many documents the indexer embedded
 //! meanwhile; first the bytes per document the queue gets (the text to embed, and its queue value).
 //!
 //! ```text
@@ -42,12 +43,21 @@ fn cpu_secs() -> f64 {
     (f.get(11).copied().unwrap_or(0) + f.get(12).copied().unwrap_or(0)) as f64 / 100.0
 }
 
+/// Bytes this process has caused to be written to storage so far (/proc/self/io `write_bytes`).
+fn written() -> u64 {
+    let io = std::fs::read_to_string("/proc/self/io").unwrap_or_default();
+    io.lines()
+        .find_map(|l| l.strip_prefix("write_bytes:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0)
+}
+
 fn run(label: &str, input: &[NewDoc], create: &CreateOptions, opts: Options) -> f64 {
     let dir = tempfile::tempdir().expect("temp dir");
     let path = dir.path().join("db");
     drop(Db::create(&path, create).expect("create"));
     let d = Db::open_with(&path, opts).expect("open");
-    let (start, cpu) = (Instant::now(), cpu_secs());
+    let (start, cpu, wrote) = (Instant::now(), cpu_secs(), written());
     let stats = d
         .ingest(input.iter().cloned().map(Ok), &IngestOptions::default(), |_| ())
         .expect("ingest");
@@ -55,10 +65,11 @@ fn run(label: &str, input: &[NewDoc], create: &CreateOptions, opts: Options) -> 
     d.flush().expect("flush");
     let secs = start.elapsed().as_secs_f64();
     let cpu_us = 1e6 * (cpu_secs() - cpu) / stats.stored.max(1) as f64;
+    let wrote_b = (written() - wrote) as f64 / stats.stored.max(1) as f64;
     let rate = stats.stored as f64 / secs;
     let s = d.stats();
     println!(
-        "{label:<34} {:>8} docs in {secs:>6.2} s = {rate:>8.0} docs/s (flush {:.0} ms), CPU {cpu_us:>5.1} µs/doc; embedded meanwhile {}",
+        "{label:<34} {:>8} docs in {secs:>6.2} s = {rate:>8.0} docs/s (flush {:.0} ms), CPU {cpu_us:>5.1} µs/doc, written {wrote_b:>5.0} B/doc; embedded meanwhile {}",
         stats.stored,
         1e3 * (secs - ingested),
         s.semantic_vectors
@@ -106,7 +117,11 @@ fn main() {
     };
     let wanted = |name: &str| only.as_deref().is_none_or(|o| o == name);
     let rate = |name: &str, label: &str, create: &CreateOptions, o: Options| {
-        wanted(name).then(|| run(label, &input, create, o)).unwrap_or(f64::NAN)
+        if wanted(name) {
+            run(label, &input, create, o)
+        } else {
+            f64::NAN
+        }
     };
     let base = rate("none", "no channel", &plain, Options::default());
     let queued = rate("queue", "channel, indexer off (queue only)", &with, opts(false));

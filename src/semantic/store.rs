@@ -317,3 +317,35 @@ pub fn stage_compact(db: &DB, cf: &ColumnFamily, batch: &mut WriteBatch, live: i
     }
     Ok(dropped)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A queue written before the version byte (format 0: the bare UTF-8 text) is read as it was,
+    /// beside format-1 values, in id order; a damaged value is an error naming its document.
+    #[test]
+    fn scan_queue_reads_both_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = rocksdb::Options::default();
+        opts.create_if_missing(true);
+        opts.create_missing_column_families(true);
+        let db = DB::open_cf(&opts, dir.path(), [CF_SEMANTIC_QUEUE]).unwrap();
+        let queue = db.cf_handle(CF_SEMANTIC_QUEUE).unwrap();
+        let mut b = WriteBatch::default();
+        b.put_cf(queue, vector_key(3), "an old queued text, format 0".as_bytes());
+        stage_queue(&mut b, queue, 4, &super::super::queue::encode("a new one, format 1: LZ4"));
+        b.put_cf(queue, vector_key(5), "ünïcode in format 0".as_bytes());
+        db.write(b).unwrap();
+        let got = scan_queue(&db, queue, 0, 10, 10).unwrap();
+        let want = [
+            (3, "an old queued text, format 0"),
+            (4, "a new one, format 1: LZ4"),
+            (5, "ünïcode in format 0"),
+        ];
+        assert_eq!(got, want.map(|(id, t)| (id, t.to_string())));
+        db.put_cf(queue, vector_key(6), [0xF5, 9, 0, 0, 0, 1]).unwrap();
+        let err = scan_queue(&db, queue, 0, 10, 10).unwrap_err().to_string();
+        assert!(err.contains("at doc 6"), "{err}");
+    }
+}
