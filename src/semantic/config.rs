@@ -191,30 +191,24 @@ fn field_text(meta: Option<&str>, field: Option<&str>) -> Option<String> {
     v.get(f)?.as_str().filter(|s| !s.trim().is_empty()).map(str::to_owned)
 }
 
-/// Whether `b` is an ASCII byte that `char::is_whitespace` holds for.
-fn ascii_space(b: u8) -> bool {
-    matches!(b, b'\t'..=b'\r' | b' ')
-}
-
 /// The prefix of `s` holding its first `n` whitespace-separated words (`char::is_whitespace`).
-///
-/// First a cheap bound: a word after the first starts after a whitespace character, and each
-/// whitespace character is an ASCII space byte or starts at a non-ASCII lead byte (≥ 0xC0), so a
-/// text with at most `n - 1` such bytes has at most `n` words and is kept whole. Otherwise the
-/// characters are walked (ASCII bytes without decoding).
+/// One pass over the bytes: an ASCII byte is classified as it is (the ASCII whitespace of
+/// `char::is_whitespace` is `\t`..=`\r` and the space), a non-ASCII character decoded. The
+/// ingest workers call it for every document of a database with the channel.
 fn first_words(s: &str, n: usize) -> &str {
     let b = s.as_bytes();
-    let maybe_spaces = b.iter().filter(|&&c| ascii_space(c) || c >= 0xC0).count();
-    if maybe_spaces < n {
-        return s;
-    }
     let (mut words, mut in_word, mut i) = (0, false, 0);
     while i < b.len() {
-        let (space, len) = if b[i] < 0x80 {
-            (ascii_space(b[i]), 1)
+        let c = b[i];
+        let space = if c < 0x80 {
+            i += 1;
+            c == b' ' || (b'\t'..=b'\r').contains(&c)
         } else {
             match s[i..].chars().next() {
-                Some(c) => (c.is_whitespace(), c.len_utf8()),
+                Some(ch) => {
+                    i += ch.len_utf8();
+                    ch.is_whitespace()
+                }
                 None => break,
             }
         };
@@ -222,12 +216,17 @@ fn first_words(s: &str, n: usize) -> &str {
             in_word = false;
         } else if !in_word {
             if words == n {
-                return &s[..i];
+                // the word began at the character just passed
+                let start = if c < 0x80 {
+                    i - 1
+                } else {
+                    s[..i].char_indices().next_back().map_or(0, |(j, _)| j)
+                };
+                return &s[..start];
             }
             in_word = true;
             words += 1;
         }
-        i += len;
     }
     s
 }

@@ -4,7 +4,7 @@
 //!
 //! | format | bytes |
 //! |---|---|
-//! | 0 (before the version byte) | the UTF-8 text itself (never starts with a byte ≥ 0xF5) |
+//! | 0 (before the version byte; now only a text over [`MAX_TEXT`]) | the UTF-8 text itself (never starts with a byte ≥ 0xF5) |
 //! | 1 | `0xF5` ([`FORMAT_LZ4`]), the text's length in bytes (u32 LE), the text as one LZ4 block |
 //!
 //! No UTF-8 text starts with a byte in 0xF5..=0xFF, so the first byte tells a format-1 value from
@@ -18,12 +18,23 @@ pub const FORMAT_LZ4: u8 = 0xF5;
 /// The largest text a value may claim (a length above it is corruption, not an allocation).
 pub const MAX_TEXT: usize = 64 << 20;
 
-/// The queue value of `text`: format 1.
+/// The queue value of `text`: format 1; a text over [`MAX_TEXT`] bytes (which format 1 does not
+/// carry) as format 0. Compressed straight into the value (one allocation, no copy).
 pub fn encode(text: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(5 + lz4_flex::block::get_maximum_output_size(text.len()));
-    out.push(FORMAT_LZ4);
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(&lz4_flex::block::compress(text.as_bytes()));
+    if text.len() > MAX_TEXT {
+        return text.as_bytes().to_vec();
+    }
+    let mut out = vec![0u8; 5 + lz4_flex::block::get_maximum_output_size(text.len())];
+    out[0] = FORMAT_LZ4;
+    out[1..5].copy_from_slice(&(text.len() as u32).to_le_bytes());
+    match lz4_flex::block::compress_into(text.as_bytes(), &mut out[5..]) {
+        Ok(block) => out.truncate(5 + block),
+        // not reached: the buffer holds the largest block LZ4 makes of this input
+        Err(_) => {
+            out.truncate(5);
+            out.extend_from_slice(&lz4_flex::block::compress(text.as_bytes()));
+        }
+    }
     out
 }
 
@@ -64,6 +75,10 @@ mod tests {
             assert_eq!(v[0], FORMAT_LZ4);
             assert_eq!(decode(&v, 7).unwrap(), t);
         }
+        let huge = "x".repeat(MAX_TEXT + 1);
+        let v = encode(&huge);
+        assert_eq!(v.len(), huge.len(), "a text over MAX_TEXT is written as format 0");
+        assert_eq!(decode(&v, 7).unwrap(), huge);
         let long = "the quick brown fox jumps over the lazy dog ".repeat(30);
         assert!(encode(&long).len() < long.len() / 2, "repetitive text compresses");
     }

@@ -7,7 +7,7 @@
 //! | open (writer) | the `semantic` and `semantic_queue` column families created when the spec is there |
 //! | open | the spec read, the model loaded and checked against it, the vectors into memory |
 //! | after open | the background [`Indexer`] started (a writer, `SemanticOptions::indexer`) |
-//! | prepare | the text to embed kept with the document ([`embed_text`]) |
+//! | prepare | the text to embed taken from the document, cut in place ([`embed_text_owned`]) and encoded as the queue value ([`sem::queue::encode`], LZ4), on the ingest workers |
 //! | write | each new document's text queued (`semantic_queue`), in the batch's `WriteBatch`; a deleted or replaced document's vector and queued text deleted there |
 //! | publish | a deleted document's vector leaves memory |
 //! | after commit | the indexer woken |
