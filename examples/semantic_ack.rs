@@ -9,8 +9,10 @@
 //!
 //! ```text
 //! bash scripts/fetch-model.sh
-//! cargo run --features semantic --example semantic_ack -- DOCS.jsonl [--docs N] [--threads 1]
+//! cargo run --all-features --example semantic_ack -- DOCS.jsonl [--docs N] [--threads 1] [--only none|queue|beside]
 //! ```
+//!
+//! `--only` runs one configuration (for `perf record`; the ratios then print NaN).
 
 use std::path::PathBuf;
 use std::time::Instant;
