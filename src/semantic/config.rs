@@ -202,7 +202,7 @@ fn first_words(s: &str, n: usize) -> &str {
         let c = b[i];
         let space = if c < 0x80 {
             i += 1;
-            c == b' ' || (b'\t'..=b'\r').contains(&c)
+            matches!(c, b'\t'..=b'\r' | b' ')
         } else {
             match s[i..].chars().next() {
                 Some(ch) => {
