@@ -170,9 +170,9 @@ pub struct PreparedDoc {
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
     pub(super) biblio: Biblio,
-    /// What a side index keeps of the text (`SideIndex::keep_text`; `None` for a document made
-    /// from a fingerprint alone).
-    pub(super) text: Option<String>,
+    /// What a side index keeps of the text, in its encoding (`SideIndex::keep_text`; `None` for a
+    /// document made from a fingerprint alone).
+    pub(super) text: Option<Vec<u8>>,
 }
 
 impl PreparedDoc {

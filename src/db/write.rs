@@ -25,7 +25,7 @@ const PRECHECK_PART: usize = 8192;
 
 impl Db {
     /// Fingerprints and validates a document (no database access; call from any thread).
-    pub fn prepare(&self, fpr: &mut Fingerprinter, doc: NewDoc) -> Result<PreparedDoc> {
+    pub fn prepare(&self, fpr: &mut Fingerprinter, mut doc: NewDoc) -> Result<PreparedDoc> {
         validate_key(&doc.key)?;
         let fp = fpr.fingerprint(&doc.text);
         if fp.shingles.is_empty() {
@@ -35,7 +35,7 @@ impl Db {
             ));
         }
         // What a side index keeps of the text (the semantic channel's text to embed).
-        let kept = self.inner.sides().iter().find_map(|s| s.keep_text(&doc));
+        let kept = self.inner.sides().iter().find_map(|s| s.keep_text(&mut doc));
         // The bibliographic values are validated here, so the writer only indexes well-formed ones.
         let mut prepared = PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)?;
         prepared.text = kept;

@@ -10,6 +10,7 @@
 //! | `channel.rs`  | [`SemanticChannel`]: the side-index shape the db/ seam registers                |
 //! | `indexer.rs`  | [`Indexer`]: the background indexer over a [`Corpus`], one WriteBatch a batch   |
 //! | `testkit.rs`  | a tiny random-weight model and a bare-RocksDB [`Corpus`] for tests and benches  |
+//! | `queue.rs`    | the `semantic_queue` value: format 1 (LZ4) written, formats 0 and 1 read     |
 //! | `config.rs`   | [`SemanticConfig`] (creation), [`SemanticOptions`] (a handle), [`embed_text`] |
 //! | `error.rs`    | [`SemanticError`]                                                             |
 //!
@@ -20,6 +21,7 @@ mod config;
 mod error;
 mod indexer;
 mod model;
+pub mod queue;
 mod search;
 mod store;
 #[doc(hidden)]
@@ -27,7 +29,7 @@ pub mod testkit;
 mod vector;
 
 pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
-pub use config::{check_beta, embed_text, BackfillReport, Groups, SemanticConfig, SemanticOptions, TextBackfill};
+pub use config::{check_beta, embed_text, embed_text_owned, BackfillReport, Groups, SemanticConfig, SemanticOptions, TextBackfill};
 pub use error::{Result, SemanticError, FETCH_SCRIPT};
 pub use indexer::{Corpus, Indexer, IndexerOptions, Scan};
 pub use model::{lower_priority, normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, BACKGROUND_NICE, DEFAULT_MAX_TOKENS};

@@ -8,7 +8,7 @@
 //! | `meta`     | `semantic_cursor`        | u64 LE: every live doc with id < cursor has a vector,  |
 //! |            |                          | none with id ≥ cursor has one (absent = 0)             |
 //! | `meta`     | `semantic_spec`          | the [`SemanticSpec`] as JSON (model identity, etc.)    |
-//! | `semantic_queue` | doc id, u64 big-endian | UTF-8: what is to be embedded ([`super::config::embed_text`]); |
+//! | `semantic_queue` | doc id, u64 big-endian | what is to be embedded ([`super::config::embed_text`]), as [`super::queue::encode`] writes it; |
 //! |            |                          | written in the document's own batch, deleted with it or when |
 //! |            |                          | the indexer's batch moves the cursor past it           |
 
@@ -138,9 +138,10 @@ pub fn stage_delete(batch: &mut WriteBatch, cf: &ColumnFamily, id: u64) {
     batch.delete_cf(cf, vector_key(id));
 }
 
-/// Queues `id`'s text for the indexer, in the document's own batch.
-pub fn stage_queue(batch: &mut WriteBatch, queue: &ColumnFamily, id: u64, text: &str) {
-    batch.put_cf(queue, vector_key(id), text.as_bytes());
+/// Queues `id`'s text for the indexer, in the document's own batch: `value` is the text encoded
+/// by [`super::queue::encode`] (on the ingest workers, so the writer only copies it).
+pub fn stage_queue(batch: &mut WriteBatch, queue: &ColumnFamily, id: u64, value: &[u8]) {
+    batch.put_cf(queue, vector_key(id), value);
 }
 
 /// Drops `id`'s queued text (the document's delete or replace).
@@ -163,11 +164,7 @@ pub fn scan_queue(db: &DB, queue: &ColumnFamily, from: u64, until: u64, max: usi
         if id >= until || out.len() == max {
             break;
         }
-        let text = String::from_utf8(value.into_vec()).map_err(|e| SemanticError::Corruption {
-            what: format!("a queued text is not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-            doc: Some(id),
-        })?;
-        out.push((id, text));
+        out.push((id, super::queue::decode(&value, id)?));
     }
     Ok(out)
 }
@@ -319,4 +316,36 @@ pub fn stage_compact(db: &DB, cf: &ColumnFamily, batch: &mut WriteBatch, live: i
         }
     }
     Ok(dropped)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A queue written before the version byte (format 0: the bare UTF-8 text) is read as it was,
+    /// beside format-1 values, in id order; a damaged value is an error naming its document.
+    #[test]
+    fn scan_queue_reads_both_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = rocksdb::Options::default();
+        opts.create_if_missing(true);
+        opts.create_missing_column_families(true);
+        let db = DB::open_cf(&opts, dir.path(), [CF_SEMANTIC_QUEUE]).unwrap();
+        let queue = db.cf_handle(CF_SEMANTIC_QUEUE).unwrap();
+        let mut b = WriteBatch::default();
+        b.put_cf(queue, vector_key(3), "an old queued text, format 0".as_bytes());
+        stage_queue(&mut b, queue, 4, &super::super::queue::encode("a new one, format 1: LZ4"));
+        b.put_cf(queue, vector_key(5), "ünïcode in format 0".as_bytes());
+        db.write(b).unwrap();
+        let got = scan_queue(&db, queue, 0, 10, 10).unwrap();
+        let want = [
+            (3, "an old queued text, format 0"),
+            (4, "a new one, format 1: LZ4"),
+            (5, "ünïcode in format 0"),
+        ];
+        assert_eq!(got, want.map(|(id, t)| (id, t.to_string())));
+        db.put_cf(queue, vector_key(6), [0xF5, 9, 0, 0, 0, 1]).unwrap();
+        let err = scan_queue(&db, queue, 0, 10, 10).unwrap_err().to_string();
+        assert!(err.contains("at doc 6"), "{err}");
+    }
 }

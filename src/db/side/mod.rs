@@ -158,8 +158,11 @@ pub(crate) trait SideIndex: Any + Send + Sync {
     }
 
     /// What it keeps of a document's text until the document is written (the semantic channel:
-    /// the text to embed, queued in the document's batch). The first side index that keeps one wins.
-    fn keep_text(&self, doc: &NewDoc) -> Option<String> {
+    /// the text to embed, queued in the document's batch). The first side index that keeps one wins;
+    /// it may take `doc.text` (the fingerprint is made; nothing reads the text after). What it
+    /// returns is in its own encoding (the semantic channel's: the queue value), made on the
+    /// ingest workers.
+    fn keep_text(&self, doc: &mut NewDoc) -> Option<Vec<u8>> {
         None
     }
 

@@ -7,7 +7,7 @@
 //! | open (writer) | the `semantic` and `semantic_queue` column families created when the spec is there |
 //! | open | the spec read, the model loaded and checked against it, the vectors into memory |
 //! | after open | the background [`Indexer`] started (a writer, `SemanticOptions::indexer`) |
-//! | prepare | the text to embed kept with the document ([`embed_text`]) |
+//! | prepare | the text to embed taken from the document, cut in place ([`embed_text_owned`]) and encoded as the queue value ([`sem::queue::encode`], LZ4), on the ingest workers |
 //! | write | each new document's text queued (`semantic_queue`), in the batch's `WriteBatch`; a deleted or replaced document's vector and queued text deleted there |
 //! | publish | a deleted document's vector leaves memory |
 //! | after commit | the indexer woken |
@@ -32,8 +32,8 @@ use crate::fingerprint::biblio::MatchKind;
 use crate::fingerprint::similarity::hamming;
 use crate::intmap::IntMap;
 use crate::semantic::{
-    self as sem, embed_text, BackfillReport, Corpus, Embedder, EmbedderOptions, Groups, Indexer, IndexerOptions, Scan, SemanticChannel,
-    SemanticError, SemanticOptions, SemanticSpec, StoredVector, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
+    self as sem, embed_text, embed_text_owned, BackfillReport, Corpus, Embedder, EmbedderOptions, Groups, Indexer, IndexerOptions, Scan,
+    SemanticChannel, SemanticError, SemanticOptions, SemanticSpec, StoredVector, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
 };
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::CF_META;
@@ -190,10 +190,14 @@ impl SideIndex for Semantic {
         Ok(())
     }
 
-    fn keep_text(&self, doc: &NewDoc) -> Option<String> {
+    /// Takes the document's text, cuts it in place (no copy) and encodes the queue value (LZ4): on
+    /// the ingest workers, so that the writer's WAL and memtable get the compressed bytes
+    /// (docs/performance.md, "The semantic channel").
+    fn keep_text(&self, doc: &mut NewDoc) -> Option<Vec<u8>> {
         let spec = self.active()?.channel.spec();
-        let t = embed_text(&doc.text, doc.meta.as_deref(), spec.field.as_deref(), spec.max_tokens);
-        (!t.trim().is_empty()).then_some(t)
+        let text = std::mem::take(&mut doc.text);
+        let t = embed_text_owned(text, doc.meta.as_deref(), spec.field.as_deref(), spec.max_tokens);
+        (!t.trim().is_empty()).then(|| sem::queue::encode(&t))
     }
 
     /// New documents' texts queued; deleted documents' vectors and queued texts deleted.
