@@ -100,7 +100,13 @@ impl Db {
                 .map(|part| {
                     (
                         part.len(),
-                        s.spawn(move || part.iter().map(|t| self.query(t, opts)).collect::<Vec<_>>()),
+                        s.spawn(move || {
+                            // one fingerprinter (and its buffers) per thread, not one per text
+                            let mut f = self.fingerprinter();
+                            part.iter()
+                                .map(|t| self.query_with(Some(t), &f.fingerprint(t), opts).map(|a| a.hits))
+                                .collect::<Vec<_>>()
+                        }),
                     )
                 })
                 .collect();
