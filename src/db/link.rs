@@ -12,6 +12,7 @@
 
 use crate::error::Result;
 
+use super::groups::merge_groups;
 use super::handle::Db;
 use super::pending::Pending;
 use super::state::{State, Writer};
@@ -54,17 +55,6 @@ fn link_pair(st: &State, w: &mut Writer, pend: &mut Pending, a: u64, b: u64) -> 
     if ga == gb {
         return true;
     }
-    let (gid, other) = (ga.min(gb), ga.max(gb));
-    let mut merged = w.members.remove(&gid).unwrap_or_else(|| vec![gid]);
-    let moved = w.members.remove(&other).unwrap_or_else(|| vec![other]);
-    for &m in &moved {
-        pend.set_group(m, gid);
-    }
-    merged.extend(moved);
-    merged.sort_unstable();
-    merged.dedup();
-    w.members.insert(gid, merged);
-    pend.touched_groups.insert(gid);
-    pend.touched_groups.insert(other);
+    merge_groups(st, w, pend, &[ga, gb], None);
     true
 }

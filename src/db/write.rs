@@ -9,7 +9,7 @@ use crate::fingerprint::similarity::{for_each_within, MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 use crate::index::ProbeLists;
 
-use super::groups::components;
+use super::groups::{components, merge_groups};
 use super::handle::Db;
 use super::options::{validate_key, Dedup};
 use super::pending::{Pending, PendingDoc};
@@ -373,31 +373,12 @@ impl Db {
         let mut gids: Vec<u64> = dups.iter().map(|h| pend.group_of(st, h.id)).collect();
         gids.sort_unstable();
         gids.dedup();
-        let gid = gids.first().copied().unwrap_or(id).min(id);
-        let mut merged = vec![id];
-        for &g in &gids {
-            match w.members.remove(&g) {
-                Some(m) => merged.extend(m),
-                None => merged.push(g),
-            }
-        }
-        merged.sort_unstable();
-        merged.dedup();
-        for &m in &merged {
-            if m != id && pend.group_of(st, m) != gid {
-                pend.set_group(m, gid);
-            }
-        }
+        let (gid, size) = merge_groups(st, w, pend, &gids, Some(id));
         for h in dups {
             w.edges.entry(id).or_default().push(h.id);
             w.edges.entry(h.id).or_default().push(id);
             pend.edges_added.push((id, h.id));
         }
-        let size = merged.len();
-        if size > 1 {
-            w.members.insert(gid, merged);
-        }
-        pend.touched_groups.extend(gids.iter().copied().chain([gid]));
         let canonical = if gid == id {
             key.to_string()
         } else {
