@@ -19,7 +19,7 @@ use crate::db::handle::Db;
 use crate::db::options::Options;
 use crate::db::types::NewDoc;
 use crate::error::{Error, Result};
-use crate::semantic::{self as sem, embed_text, Embedder, EmbedderOptions, SemanticConfig, SemanticSpec, StoredVector, TextBackfill};
+use crate::semantic::{self as sem, embed_text_owned, Embedder, EmbedderOptions, SemanticConfig, SemanticSpec, StoredVector, TextBackfill};
 use crate::store::keys::CF_META;
 
 use super::on::commit_vectors;
@@ -83,15 +83,18 @@ impl Db {
         mut progress: impl FnMut(&TextBackfill),
     ) -> Result<TextBackfill> {
         let spec = self.semantic()?.channel.spec().clone();
+        // Read once: the documents this embeds are below the cursor the channel was added with,
+        // which only grows (`embed_and_store` checks each against the cursor under the lock).
+        let cursor = sem::read_cursor(&self.inner.rocks, self.cf(CF_META)?)?;
         let mut rep = TextBackfill::default();
         let mut todo: Vec<(u64, String)> = Vec::with_capacity(batch);
         for doc in docs {
             let doc = doc?;
-            match self.backfill_target(&doc.key)? {
+            match self.backfill_target(&doc.key, cursor)? {
                 Target::Unknown => rep.unknown += 1,
                 Target::Done => rep.already += 1,
                 Target::Embed(id) => {
-                    let text = embed_text(&doc.text, doc.meta.as_deref(), spec.field.as_deref(), spec.max_tokens);
+                    let text = embed_text_owned(doc.text, doc.meta.as_deref(), spec.field.as_deref(), spec.max_tokens);
                     if text.trim().is_empty() {
                         rep.empty += 1;
                         continue;
@@ -109,13 +112,12 @@ impl Db {
         Ok(rep)
     }
 
-    /// Whether the document of `key` is one this backfill embeds.
-    fn backfill_target(&self, key: &str) -> Result<Target> {
+    /// Whether the document of `key` is one this backfill embeds (below `cursor`, no vector).
+    fn backfill_target(&self, key: &str, cursor: u64) -> Result<Target> {
         let Some(id) = self.committed_id(key)? else {
             return Ok(Target::Unknown);
         };
         let a = self.semantic()?;
-        let cursor = sem::read_cursor(&self.inner.rocks, self.cf(CF_META)?)?;
         Ok(if id >= cursor || a.channel.contains(id) {
             Target::Done
         } else {
