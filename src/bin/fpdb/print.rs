@@ -56,6 +56,14 @@ pub fn rejection_line(out: &mut impl Write, seq: u64, origin: &str, e: &fpdb::Er
     )
 }
 
+/// A stored document's containment sample cap in words (`init`, `stats`).
+pub fn cap_words(max_samples: Option<u32>) -> String {
+    match max_samples {
+        Some(m) => format!("at most ~{m} samples a document"),
+        None => "no sample cap".into(),
+    }
+}
+
 /// A Jaccard value for a table cell.
 pub fn fmt_j(j: Option<f64>) -> String {
     j.map_or("-".into(), |j| format!("{j:.4}"))

@@ -91,7 +91,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         Some(c) => format!(
             "containment index on (sample 1/{}, {}, posting cap {})",
             c.sample,
-            cap_words(c.max_samples),
+            crate::print::cap_words(c.max_samples),
             c.max_postings
         ),
         None => "containment index off".into(),
@@ -139,13 +139,5 @@ fn semantic_line(d: &Db) -> String {
             s.groups
         ),
         None => String::new(),
-    }
-}
-
-/// A stored document's sample cap in words (`init`, `stats`).
-pub fn cap_words(max_samples: Option<u32>) -> String {
-    match max_samples {
-        Some(m) => format!("at most ~{m} samples a document"),
-        None => "no sample cap".into(),
     }
 }

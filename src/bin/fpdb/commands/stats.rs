@@ -41,7 +41,7 @@ pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
                     out,
                     "containment    on: sample 1/{} ({}), {} entries ({} docs by samples, {} short docs by all {} of their shingles)",
                     c.sample,
-                    super::init::cap_words(c.max_samples),
+                    crate::print::cap_words(c.max_samples),
                     c.entries,
                     c.sampled_docs,
                     c.short_docs,
