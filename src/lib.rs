@@ -63,6 +63,7 @@ pub use db::{
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
+pub use db::{GroupListing, Page, MAX_PAGE};
 pub use error::{Error, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};
 pub use fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
@@ -83,3 +84,10 @@ pub mod internals {
     pub use crate::index::mem::MemTables;
     pub use crate::store::{doc_record, keys, segment};
 }
+
+/// The README's Rust example, compiled and run by `cargo test --doc` (its other code blocks are
+/// shell, JSON and Python, which rustdoc does not run; tests/readme.rs and tests/serve.rs check
+/// those).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

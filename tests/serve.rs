@@ -5,6 +5,8 @@
 mod common;
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/readme.rs"]
+mod readme_md;
 #[path = "support/cli.rs"]
 mod support;
 
@@ -1169,4 +1171,263 @@ fn duplicates_carry_the_semantic_channels() {
         json!({"text": text(1), "min_cosine": 3.0}).to_string().as_bytes(),
     );
     assert_eq!(r.status, 400, "{}", r.text());
+}
+
+/// Six versions of one text (each a near-duplicate of the others) and an unrelated one, stored
+/// with a metadata field `repo` that alternates.
+fn versions(s: &Server) -> Vec<String> {
+    let v = vocab();
+    let base = passage(&v, 150, 21);
+    // Version i changes one word, at a place of its own: any two differ in at most two words.
+    let mut texts: Vec<String> = (0..6usize)
+        .map(|i| {
+            let mut w = base.clone();
+            if i > 0 {
+                w[20 * i] = "changed".into();
+            }
+            text(&w)
+        })
+        .collect();
+    texts.push(text(&passage(&v, 150, 22)));
+    for (i, t) in texts.iter().enumerate() {
+        let repo = if i % 2 == 0 { "arxiv" } else { "core" };
+        let r = s.req(
+            "PUT",
+            &format!("/v1/documents/v{i}?dedup=off"),
+            json!({"text": t, "meta": {"repo": repo, "n": i}}).to_string().as_bytes(),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    texts
+}
+
+fn hit_keys(v: &Value) -> Vec<String> {
+    v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The hits without what differs between two answers to one question (the time taken).
+fn hits_of(v: &Value) -> Value {
+    v["hits"].clone()
+}
+
+#[test]
+fn the_duplicates_of_a_stored_key_equal_a_check_with_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    let texts = versions(&s);
+    for (i, t) in texts.iter().enumerate() {
+        let by_key = s.req("GET", &format!("/v1/documents/v{i}/duplicates"), b"");
+        assert_eq!(by_key.status, 200, "{}", by_key.text());
+        let by_key = body_json(&by_key);
+        let by_text = body_json(&s.req("POST", "/v1/duplicates", json!({"text": t}).to_string().as_bytes()));
+        let mut want = hits_of(&by_text);
+        want.as_array_mut().unwrap().retain(|h| h["key"] != format!("v{i}"));
+        assert_eq!(hits_of(&by_key), want, "v{i}");
+        assert_eq!(by_key["truncated"], false);
+        assert_eq!(hit_keys(&by_key).len(), if i < 6 { 5 } else { 0 }, "v{i}: {by_key}");
+    }
+    // The limit counts the others; a filter on a metadata field; a missing key; a bad filter.
+    let two = body_json(&s.req("GET", "/v1/documents/v0/duplicates?limit=2", b""));
+    assert_eq!(hit_keys(&two).len(), 2);
+    let core = body_json(&s.req("GET", "/v1/documents/v0/duplicates?where_field=repo&where_value=core", b""));
+    let mut keys = hit_keys(&core);
+    keys.sort();
+    assert_eq!(keys, ["v1", "v3", "v5"]);
+    let one = body_json(&s.req("GET", "/v1/documents/v0/duplicates?where_field=n&where_value=4", b""));
+    assert_eq!(hit_keys(&one), ["v4"]);
+    assert_error(&s.req("GET", "/v1/documents/absent/duplicates", b""), 404, "document_not_found");
+    assert_error(
+        &s.req("GET", "/v1/documents/v0/duplicates?where_field=repo", b""),
+        400,
+        "invalid_parameter",
+    );
+    // The same filter on POST /v1/duplicates, and min_containment there.
+    let body = json!({"text": texts[0], "where": {"repo": "arxiv"}}).to_string();
+    let mut keys = hit_keys(&body_json(&s.req("POST", "/v1/duplicates", body.as_bytes())));
+    keys.sort();
+    assert_eq!(keys, ["v0", "v2", "v4"]);
+    let half: String = texts[6].split(' ').take(75).collect::<Vec<_>>().join(" ");
+    let contained = body_json(&s.req(
+        "POST",
+        "/v1/duplicates",
+        json!({"text": half, "min_containment": 0.8}).to_string().as_bytes(),
+    ));
+    assert_eq!(hit_keys(&contained), ["v6"], "{contained}");
+    let plain = body_json(&s.req("POST", "/v1/duplicates", json!({"text": half}).to_string().as_bytes()));
+    assert!(hit_keys(&plain).is_empty(), "half a text is no near-duplicate: {plain}");
+    // The duplicate-check counter and the duplicate documents' gauge.
+    let m = metrics_text(&s);
+    assert!(metric(&m, "fpdb_duplicate_checks_with_hits_total") >= 8.0, "{m}");
+}
+
+#[test]
+fn documents_and_groups_are_listed_a_page_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    let v = vocab();
+    // 11 documents: d0..d9 and a copy of d3 (one group of two).
+    for i in 0..10u64 {
+        assert_eq!(
+            put(&s, &format!("d{i}"), json!({"text": text(&passage(&v, 80, 300 + i))})).status,
+            200
+        );
+    }
+    assert_eq!(put(&s, "copy-of-d3", json!({"text": text(&passage(&v, 80, 303))})).status, 200);
+    let mut keys = Vec::new();
+    let mut after: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let path = match &after {
+            None => "/v1/documents?limit=4".to_string(),
+            Some(a) => format!("/v1/documents?limit=4&after={a}"),
+        };
+        let page = body_json(&s.req("GET", &path, b""));
+        pages += 1;
+        for d in page["documents"].as_array().unwrap() {
+            keys.push(d["key"].as_str().unwrap().to_string());
+            assert!(d["group"]["id"].is_u64() && d["simhash"].is_string(), "{d}");
+        }
+        match page["next"].as_str() {
+            Some(n) => after = Some(n.to_string()),
+            None => break,
+        }
+    }
+    let mut want: Vec<String> = (0..10).map(|i| format!("d{i}")).collect();
+    want.push("copy-of-d3".into());
+    assert_eq!(keys, want);
+    assert_eq!(pages, 3);
+    // One listed document is what GET returns.
+    let first = body_json(&s.req("GET", "/v1/documents?limit=1", b""));
+    assert_eq!(first["documents"][0], body_json(&s.req("GET", "/v1/documents/d0", b"")));
+    let groups = body_json(&s.req("GET", "/v1/groups", b""));
+    assert_eq!(groups["groups"].as_array().unwrap().len(), 1, "{groups}");
+    assert_eq!(groups["groups"][0]["canonical"], "d3");
+    assert_eq!(groups["groups"][0]["size"], 2);
+    assert!(groups.get("next").is_none());
+    assert_error(&s.req("GET", "/v1/documents?after=x", b""), 400, "invalid_parameter");
+    assert_error(&s.req("GET", "/v1/groups?limit=0", b""), 400, "invalid_parameter");
+}
+
+#[test]
+fn an_incoming_request_id_is_kept_and_the_log_can_be_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--log-requests", "--log-format", "json"]);
+    let r = request(s.addr, "GET", "/v1/documents/none", &[("X-Request-Id", "trace-abc-123")], b"").unwrap();
+    assert_eq!(r.header("x-request-id"), Some("trace-abc-123"));
+    assert_eq!(body_json(&r)["error"]["request_id"], "trace-abc-123");
+    // One that is not a plain token is replaced.
+    let r = request(s.addr, "GET", "/healthz", &[("X-Request-Id", "has space")], b"").unwrap();
+    assert!(r.header("x-request-id").is_some_and(|id| id.starts_with("r-")), "{:?}", r.headers);
+    let m = metrics_text(&s);
+    for name in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "fpdb_semantic_pending",
+        "fpdb_duplicate_documents",
+    ] {
+        assert!(metric(&m, name) >= 0.0, "{name}");
+    }
+    assert!(
+        metric(&m, "process_resident_memory_bytes") > 1e6 && metric(&m, "process_open_fds") >= 3.0,
+        "{m}"
+    );
+    assert!(
+        m.contains(&format!("fpdb_build_info{{version=\"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{m}"
+    );
+    let (st, log) = s.stop();
+    assert!(st.success());
+    let lines: Vec<Value> = log
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let req = lines
+        .iter()
+        .find(|l| l["request_id"] == "trace-abc-123" && l["route"] == "/v1/documents/{key}")
+        .unwrap_or_else(|| panic!("no request event in\n{log}"));
+    assert_eq!((req["method"].as_str(), req["status"].as_u64()), (Some("GET"), Some(404)), "{req}");
+    assert!(
+        req["ms"].is_f64() && req["timestamp"].is_string() && req["level"] == "INFO",
+        "{req}"
+    );
+}
+
+/// Words of a shell command line: spaces split, single quotes keep what they hold.
+fn shell_words(cmd: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut any) = (false, false);
+    for c in cmd.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(cur);
+    }
+    words
+}
+
+#[test]
+fn the_readme_http_example_answers_what_the_readme_says() {
+    let md = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let blocks: Vec<_> = readme_md::console_blocks(&md)
+        .into_iter()
+        .filter(|b| b.first().is_some_and(|(c, _)| c.starts_with("curl ")))
+        .collect();
+    assert_eq!(blocks.len(), 1, "one HTTP example in README.md");
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    for (cmd, want) in &blocks[0] {
+        let words = shell_words(cmd);
+        assert_eq!(words[..2], ["curl", "-s"], "{cmd}");
+        let (mut method, mut body, mut path, mut headers) = ("GET".to_string(), String::new(), None, Vec::new());
+        let mut it = words[2..].iter();
+        while let Some(w) = it.next() {
+            match w.as_str() {
+                "-X" => method = it.next().unwrap().clone(),
+                "-d" => {
+                    body = it.next().unwrap().clone();
+                    if method == "GET" {
+                        method = "POST".into();
+                    }
+                }
+                "-H" => headers.push(it.next().unwrap().clone()),
+                url => path = Some(url.strip_prefix("localhost:7878").unwrap_or_else(|| panic!("{cmd}")).to_string()),
+            }
+        }
+        let headers: Vec<(&str, &str)> = headers.iter().filter_map(|h| h.split_once(": ")).collect();
+        let r = request(s.addr, &method, &path.unwrap(), &headers, body.as_bytes()).unwrap();
+        let text = r.text();
+        let got: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "$ {cmd}\nREADME says:\n{}\nit answers:\n{text}",
+            want.join("\n")
+        );
+        for (w, g) in want.iter().zip(&got) {
+            assert!(readme_md::line_matches(w, g), "$ {cmd}\nREADME says: {w}\nit answers:  {g}");
+        }
+    }
 }

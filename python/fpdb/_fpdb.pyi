@@ -9,6 +9,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union, fin
 __version__: str
 __all__ = [
     "AlreadyExistsError",
+    "BackfillReport",
     "CheckReport",
     "ClosedError",
     "CompactStats",
@@ -17,6 +18,7 @@ __all__ = [
     "CorruptionError",
     "Db",
     "DistRow",
+    "DocIter",
     "Document",
     "Fault",
     "Fingerprint",
@@ -37,16 +39,19 @@ __all__ = [
     "NotFoundError",
     "Pair",
     "PairGroup",
+    "PairIter",
     "PairsReport",
     "PoisonedError",
     "QueryAnswer",
     "ReadOnlyError",
+    "ReindexReport",
     "RocksError",
     "SemanticError",
     "SemanticSpecMismatchError",
     "SemanticTimeoutError",
     "SpecMismatchError",
     "Stats",
+    "TextBackfill",
     "VersionError",
     "__version__",
     "fingerprint",
@@ -286,8 +291,9 @@ class Document:
     @property
     def inserted_at_ms(self) -> int: ...
     @property
-    def meta(self) -> Optional[str]:
-        """Metadata stored with it (JSON text)."""
+    def meta(self) -> Any:
+        """Metadata stored with it, decoded from JSON (a dict for insert/ingest metadata); None
+        when there is none; the text itself when it is not JSON."""
     @property
     def members(self) -> list[str]:
         """Keys of its group's members, by doc id."""
@@ -427,6 +433,53 @@ class PairsReport:
     def __len__(self) -> int: ...
 
 @final
+class DocIter(Iterator[Any]):
+    """The iterator of Db.keys() (str) and iter(db) (Document): pages of documents by a cursor."""
+
+    def __iter__(self) -> DocIter: ...
+    def __next__(self) -> Any: ...
+
+@final
+class PairIter(Iterator[Pair]):
+    """The iterator of Db.iter_pairs(): one Pair at a time."""
+
+    def __iter__(self) -> PairIter: ...
+    def __next__(self) -> Pair: ...
+    def __len__(self) -> int: ...
+
+@final
+class ReindexReport:
+    """Result of Db.reindex."""
+
+    docs: int
+    tables_before: int
+    tables_after: int
+    generation: int
+    changed: bool
+    model_us_before: float
+    model_us_after: float
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class TextBackfill:
+    """What Db.semantic_backfill(texts) did with the texts given."""
+
+    embedded: int
+    already: int
+    unknown: int
+    empty: int
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class BackfillReport:
+    """Result of Db.semantic_backfill."""
+
+    embedded: int
+    vectors: int
+    from_texts: Optional[TextBackfill]
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
 class IngestStats:
     """Totals of a finished ingest."""
 
@@ -544,7 +597,7 @@ class Db:
         `semantic=MODEL_DIR` adds the semantic channel (`fpdb init --semantic`; min_cosine 0.76,
         semantic_max_tokens 256, groups "text")."""
     @staticmethod
-    def reindex(path: _PathLike, tables: Union[int, str, None] = None) -> dict[str, Any]:
+    def reindex(path: _PathLike, tables: Union[int, str, None] = None) -> ReindexReport:
         """Rebuild the tables with another table count ("auto": the modelled best for the size)."""
     @staticmethod
     def open(
@@ -581,6 +634,10 @@ class Db:
     def __exit__(self, *exc: Any) -> bool: ...
     def __contains__(self, key: _Text, /) -> bool: ...
     def __len__(self) -> int: ...
+    def keys(self) -> DocIter:
+        """The stored documents' keys in id order, a page at a time."""
+    def __iter__(self) -> DocIter:
+        """Every stored Document in id order, a page at a time."""
     def insert(
         self,
         key: _Text,
@@ -591,8 +648,10 @@ class Db:
         title: Optional[str] = None,
         year: Optional[int] = None,
         doi: Optional[str] = None,
+        meta: Any = None,
     ) -> InsertOutcome:
-        """Insert (or replace) one document durably; dedup is "link", "skip" or "off"."""
+        """Insert (or replace) one document durably; dedup is "link", "skip" or "off"; meta (a
+        JSON-serialisable value) is stored and comes back as Document.meta."""
     def ingest(
         self,
         docs: Iterable[_IngestItem],
@@ -654,6 +713,15 @@ class Db:
     ) -> PairsReport:
         """Every pair of stored documents within the distance (verified by Jaccard when asked);
         the groups also over the semantic pairs in a `groups="union"` database or with semantic=True."""
+    def iter_pairs(
+        self,
+        *,
+        max_distance: Optional[int] = None,
+        min_jaccard: Optional[float] = None,
+        threads: int = 0,
+        min_shared: Optional[int] = None,
+    ) -> PairIter:
+        """The pairs of pairs() one at a time (no groups or tables)."""
     def semantic_pairs(self, *, min_cosine: Optional[float] = None, index: bool = False) -> list[Tuple[str, str, float]]:
         """Every pair of embedded documents with cosine >= min_cosine (`fpdb pairs --semantic`)."""
     @staticmethod
@@ -669,9 +737,9 @@ class Db:
         """Add the semantic channel to a closed database created without it (`fpdb semantic enable`)."""
     def containment_pairs(self, min_containment: float, *, threads: int = 0) -> list[ContainPair]:
         """Every pair of stored documents with containment >= min_containment in either direction."""
-    def semantic_backfill(self, texts: Optional[Iterable[_IngestItem]] = None, *, batch: int = 32) -> dict[str, Any]:
-        """Embed every acknowledged document now (`fpdb semantic backfill`): {"embedded", "vectors"};
-        with texts, first the stored documents without a vector from them ("from_texts")."""
+    def semantic_backfill(self, texts: Optional[Iterable[_IngestItem]] = None, *, batch: int = 32) -> BackfillReport:
+        """Embed every acknowledged document now (`fpdb semantic backfill`): embedded, vectors;
+        with texts, first the stored documents without a vector from them (from_texts)."""
 
 # ---------------------------------------------------------------------------------------------
 # The engine's pieces that fpdb.spark runs inside Spark tasks (python/src/scale.rs).

@@ -13,6 +13,7 @@ use crate::api::{
 use crate::convert;
 use crate::errors::{raise, Kind, OrRaise};
 use crate::ingest::Ingest;
+use crate::listing::{BackfillReport, DocIter, PairIter, ReindexReport};
 use crate::semantic;
 use crate::types::{
     self, CheckReport, CompactStats, ContainPair, DistRow, Document, Hit, InsertOutcome, Pair, PairGroup, PairsReport, QueryAnswer, Spec,
@@ -228,15 +229,15 @@ impl Db {
     /// Rebuilds the permuted tables of the database at `path` with `tables` tables (a number,
     /// "k+1", or "auto": the modelled best for its current size), crash-safe; every query answers
     /// the same before and after, only its cost changes (`fpdb reindex`). No handle may be writing
-    /// to it (LockedError). Returns docs, tables_before, tables_after, generation, changed,
-    /// model_us_before, model_us_after.
+    /// to it (LockedError). Returns a ReindexReport (docs, tables_before, tables_after,
+    /// generation, changed, model_us_before, model_us_after; `to_dict()` is `fpdb --json
+    /// reindex`'s line).
     #[staticmethod]
     #[pyo3(signature = (path, tables = None))]
-    fn reindex<'py>(py: Python<'py>, path: PathBuf, tables: Option<&Bound<'_, PyAny>>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    fn reindex(py: Python<'_>, path: PathBuf, tables: Option<&Bound<'_, PyAny>>) -> PyResult<ReindexReport> {
         let tables = convert::tables(py, tables)?;
         let r = py.detach(move || Engine::reindex(&path, tables, |_, _| {})).or_raise(py)?;
-        // The library's shape of the report, as `fpdb --json reindex` prints it.
-        types::to_dict(py, &r)
+        Ok(r.into())
     }
 
     /// Db.open(path, *, read_only=False, sync=True, spec=None, semantic_model=None,
@@ -355,8 +356,8 @@ impl Db {
         format!("<fpdb.Db {} {state}>", crate::types::r(&self.path.display().to_string()))
     }
 
-    /// insert(key, text, *, dedup="link", containment=None, title=None, year=None, doi=None)
-    ///     -> InsertOutcome
+    /// insert(key, text, *, dedup="link", containment=None, title=None, year=None, doi=None,
+    ///        meta=None) -> InsertOutcome
     ///
     /// Inserts (or replaces, when the key exists) one document, durably: on return it is on disk.
     /// `key` and `text` are str or UTF-8 bytes. dedup: "link" stores it and joins its
@@ -365,10 +366,12 @@ impl Db {
     /// `containment=C` (0..=1; needs the containment index) it also lists the stored documents
     /// with containment at least C in either direction (`outcome.containment`). `title`, `year`
     /// and `doi` are stored and matched exactly: a stored document with the same DOI, or the same
-    /// title and year, is a duplicate (its hit's `match` is "doi" or "title_year").
+    /// title and year, is a duplicate (its hit's `match` is "doi" or "title_year"). `meta` (a dict,
+    /// or any JSON-serialisable value) is stored with it as JSON and comes back as
+    /// `Document.meta`, as the other fields of an `fpdb ingest` line do.
     /// Raises InvalidInputError (empty or oversized key, bytes that are not UTF-8, a malformed
-    /// DOI), InvalidOptionError, ReadOnlyError.
-    #[pyo3(signature = (key, text, *, dedup = "link", containment = None, title = None, year = None, doi = None))]
+    /// DOI, a meta that is not JSON-serialisable), InvalidOptionError, ReadOnlyError.
+    #[pyo3(signature = (key, text, *, dedup = "link", containment = None, title = None, year = None, doi = None, meta = None))]
     #[allow(clippy::too_many_arguments)]
     fn insert(
         &self,
@@ -380,25 +383,21 @@ impl Db {
         title: Option<String>,
         year: Option<i32>,
         doi: Option<String>,
+        meta: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<InsertOutcome> {
         let key = convert::text_arg(py, key, "the key", None)?;
         let text = convert::text_arg(py, text, "the text", Some(&key))?;
+        let meta = match meta {
+            Some(m) => convert::meta(py, m, &key).or_raise(py)?,
+            None => None,
+        };
         let dedup = convert::dedup(py, dedup)?;
         let engine = self.engine(py)?;
         let biblio = Biblio { title, year, doi };
         let out = py
             .detach(move || {
                 // The library's one decision of a single insert (as `fpdb insert`).
-                engine.insert_doc(
-                    NewDoc {
-                        key,
-                        text,
-                        meta: None,
-                        biblio,
-                    },
-                    dedup,
-                    containment,
-                )
+                engine.insert_doc(NewDoc { key, text, meta, biblio }, dedup, containment)
             })
             .or_raise(py)?;
         Ok(out.into())
@@ -586,6 +585,19 @@ impl Db {
         Ok(py.detach(move || engine.stats()).docs as usize)
     }
 
+    /// keys() -> Iterator[str]
+    ///
+    /// The keys of the stored documents, in id order (insertion order; a replaced document moves
+    /// to the end), fetched a page at a time: memory stays flat however large the database.
+    fn keys(&self, py: Python<'_>) -> PyResult<DocIter> {
+        Ok(DocIter::new(self.engine(py)?, true))
+    }
+
+    /// iter(db) -> Iterator[Document]: every stored document, as `keys()` orders them.
+    fn __iter__(&self, py: Python<'_>) -> PyResult<DocIter> {
+        Ok(DocIter::new(self.engine(py)?, false))
+    }
+
     /// delete(key) -> bool
     ///
     /// Deletes the document with this key (its group splits if it was a bridge); False when there
@@ -715,6 +727,36 @@ impl Db {
         Ok(report)
     }
 
+    /// iter_pairs(*, max_distance=None, min_jaccard=None, threads=0, min_shared=None) -> Iterator[Pair]
+    ///
+    /// The pairs of `pairs()` (the same options, the same order) one at a time, without the
+    /// groups and tables: the engine finds them all first (ids and scores, 24 bytes a pair), and
+    /// each `Pair` with its keys is made only when the loop reaches it.
+    #[pyo3(signature = (*, max_distance = None, min_jaccard = None, threads = 0, min_shared = None))]
+    fn iter_pairs(
+        &self,
+        py: Python<'_>,
+        max_distance: Option<u32>,
+        min_jaccard: Option<f64>,
+        threads: usize,
+        min_shared: Option<u32>,
+    ) -> PyResult<PairIter> {
+        let engine = self.engine(py)?;
+        let e = engine.clone();
+        let rep = py
+            .detach(move || {
+                let opts = PairsOptions {
+                    max_distance: max_distance.unwrap_or(e.config().max_distance),
+                    min_jaccard,
+                    threads,
+                    min_shared,
+                };
+                pairs(&e, &opts)
+            })
+            .or_raise(py)?;
+        Ok(PairIter::new(engine, rep.pairs))
+    }
+
     /// containment_pairs(min_containment, *, threads=0) -> list[ContainPair]
     ///
     /// Every pair of stored documents where one is inside the other with containment at least
@@ -732,30 +774,25 @@ impl Db {
         .or_raise(py)
     }
 
-    /// semantic_backfill(texts=None, *, batch=32) -> dict
+    /// semantic_backfill(texts=None, *, batch=32) -> BackfillReport
     ///
     /// Runs this handle's semantic indexer until every document acknowledged so far is embedded
     /// (`fpdb semantic backfill`; the GIL is released meanwhile, so other threads go on, and
     /// `stats().semantic_pending` shows the progress). Open the handle with
-    /// `semantic_threads=os.cpu_count()` to use every core, as the CLI does. Returns
-    /// {"embedded": documents this handle's indexer embedded, "vectors": vectors the channel
-    /// holds}. Raises InvalidOptionError on a database without the channel, SemanticError when
+    /// `semantic_threads=os.cpu_count()` to use every core, as the CLI does. Returns a
+    /// BackfillReport: `embedded`, the documents this handle's indexer embedded, and `vectors`,
+    /// the vectors the channel holds. Raises InvalidOptionError on a database without the channel, SemanticError when
     /// the handle runs no indexer (read-only, or `semantic_indexer=False`) and documents are
     /// pending, or the error that stopped the indexer.
     ///
     /// With `texts` (an iterable of the items `ingest` takes: `(key, text)`, `(key, text, meta)`
     /// or dicts), first the stored documents that have no vector — those stored before the
     /// channel was added by `Db.enable_semantic` — are embedded from them, matched by key, `batch`
-    /// at a time (`fpdb semantic backfill --input`); the dict then also says how many of the
-    /// given documents were embedded from their texts ("from_texts": {"embedded", "already",
-    /// "unknown", "empty"}).
+    /// at a time (`fpdb semantic backfill --input`); the report's `from_texts` then says how many
+    /// of the given documents were embedded from their texts (a TextBackfill: `embedded`,
+    /// `already`, `unknown`, `empty`; None without texts).
     #[pyo3(signature = (texts = None, *, batch = 32))]
-    fn semantic_backfill<'py>(
-        &self,
-        py: Python<'py>,
-        texts: Option<&Bound<'py, PyAny>>,
-        batch: usize,
-    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    fn semantic_backfill<'py>(&self, py: Python<'py>, texts: Option<&Bound<'py, PyAny>>, batch: usize) -> PyResult<BackfillReport> {
         let engine = self.engine(py)?;
         let docs = match texts {
             Some(t) => Some(
@@ -773,11 +810,10 @@ impl Db {
             None => None,
         };
         let report = py.detach(move || semantic::backfill(&engine)).or_raise(py)?;
-        let out = types::to_dict(py, &report)?;
-        if let Some(t) = from_texts {
-            out.set_item("from_texts", types::to_dict(py, &t)?)?;
-        }
-        Ok(out)
+        // The library's reports by their serde shapes (their types exist only with `semantic`).
+        let texts = from_texts.as_ref().map(|t| serde_json::to_value(t).unwrap_or_default());
+        let report = serde_json::to_value(&report).unwrap_or_default();
+        Ok(BackfillReport::from_values(&report, texts.as_ref()))
     }
 
     /// semantic_pairs(*, min_cosine=None, index=False) -> list[tuple[str, str, float]]

@@ -14,6 +14,8 @@
 //! | `close.rs` | the close: the tails written, the memtables flushed; every column family |
 //! | `candidates.rs` | the rule; the candidate search (the SimHash tables, or the side index that searches instead) |
 //! | `query.rs` | queries, `get`, groups, counters; consistent reads of RocksDB |
+//! | `list.rs` | documents and groups a page at a time, by a cursor |
+//! | `by_key.rs` | a stored document's near-duplicates from its stored fingerprint; hits filtered by a metadata field |
 //! | `snapshot.rs` | a query's verification on a snapshot, with no lock held; its bounds |
 //! | `write.rs` | the writer's decisions (dedup, replace, delete, groups) |
 //! | `commit.rs` | one batch: segment append + fsync → one `WriteBatch` → publish |
@@ -36,6 +38,7 @@
 //! See ARCHITECTURE.md for the invariants and docs/format.md for the bytes.
 
 mod background;
+mod by_key;
 mod candidates;
 mod check;
 mod close;
@@ -44,6 +47,7 @@ mod compact;
 pub(crate) mod groups;
 mod handle;
 mod link;
+mod list;
 mod open;
 mod options;
 mod pending;
@@ -58,6 +62,7 @@ mod types;
 mod write;
 
 pub use handle::Db;
+pub use list::{GroupListing, Page, MAX_PAGE};
 pub(crate) use options::check_c;
 pub use options::{
     auto_tables, validate_key, CreateOptions, Dedup, Options, QueryOptions, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,

@@ -6,6 +6,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../support/readme.rs"]
+mod readme_md;
 #[path = "../support/cli.rs"]
 mod support;
 
@@ -15,6 +17,8 @@ mod bad_input;
 mod cli;
 #[path = "../cli_containment.rs"]
 mod cli_containment;
+#[path = "../cli_front.rs"]
+mod cli_front;
 #[path = "../cli_input.rs"]
 mod cli_input;
 #[path = "../cli_interrupt.rs"]
@@ -23,3 +27,5 @@ mod cli_interrupt;
 mod enospc;
 #[path = "../methods_cli.rs"]
 mod methods_cli;
+#[path = "../readme.rs"]
+mod readme;

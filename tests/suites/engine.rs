@@ -14,6 +14,8 @@ mod engine;
 mod fuzz_regressions;
 #[path = "../golden.rs"]
 mod golden;
+#[path = "../listing.rs"]
+mod listing;
 #[path = "../metadata.rs"]
 mod metadata;
 #[path = "../methods.rs"]

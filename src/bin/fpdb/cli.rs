@@ -35,8 +35,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
     /// Print nothing but errors (no results, summaries, progress or notes; rejected input items are
-    /// errors and are still reported on stderr); exit codes are unchanged. Before issue 35 `ingest
-    /// --quiet` only hid the progress bar: that is now `ingest --no-progress`.
+    /// errors and are still reported on stderr); exit codes are unchanged. `ingest --no-progress`
+    /// hides only the progress bar.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
     #[command(subcommand)]
@@ -55,11 +55,13 @@ pub enum Cmd {
     Query(QueryArgs),
     /// Ingest many documents through the parallel pipeline (JSONL file, directory, or - for stdin).
     ///
-    /// JSONL lines are {"key": ..., "text": ...}; other fields are kept as metadata. A directory
-    /// gives one document per file, keyed by relative path. Inputs may be gzip-compressed
-    /// (papers.jsonl.gz, a .gz file in a directory) and may start with a UTF-8 byte-order mark;
-    /// UTF-16, zstd, xz, bzip2, zip/Office, PDF and image inputs are refused with the command that
-    /// converts them.
+    /// JSONL lines are {"key": ..., "text": ...}; other fields are kept as metadata. A WARC or WET
+    /// file (crawl.warc.gz) gives one document per response or conversion record, keyed by its
+    /// WARC-Target-URI; other records are skipped and counted. A directory gives one document per
+    /// file, keyed by relative path, hidden files and directories (.git) left out unless --hidden.
+    /// Inputs may be gzip- or zstd-compressed (papers.jsonl.gz, crawl.jsonl.zst, a .gz file in a
+    /// directory) and may start with a UTF-8 byte-order mark; UTF-16, xz, bzip2, zip/Office, PDF
+    /// and image inputs are refused with the command that converts them.
     /// With --json, one line per document is printed (and flushed with its batch) after its batch
     /// is durably committed. A read error of the input or a failed commit ends the run (exit 3)
     /// after reporting everything committed before it. Ctrl-C or SIGTERM stops reading the input,
@@ -94,11 +96,33 @@ pub enum Cmd {
     /// serves many clients. Stops gracefully on SIGINT/SIGTERM. Prints the bound address on stdout.
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
-    /// The semantic channel (paper 001; a database made with `init --semantic`, or given the
-    /// channel later by `enable`): `backfill` embeds every acknowledged document not embedded yet,
+    /// The semantic channel (a database made with `init --semantic`, or given the channel later by
+    /// `enable`): `backfill` embeds every acknowledged document not embedded yet,
     /// with progress, and returns when it has caught up.
     #[command(subcommand)]
     Semantic(SemanticCmd),
+    /// Print a shell completion script: `fpdb completions bash > /etc/bash_completion.d/fpdb`
+    /// (zsh: a file `_fpdb` in a directory of $fpath; fish: ~/.config/fish/completions/fpdb.fish).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of fpdb on stdout, or with --dir write one page per command
+    /// (fpdb.1, fpdb-ingest.1, ...) into a directory: `fpdb man | man -l -`.
+    Man(ManArgs),
+}
+
+/// `fpdb completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `fpdb man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write fpdb.1 and one page per command into this directory instead of fpdb.1 on stdout.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
 }
 
 /// `fpdb semantic ...`.
@@ -154,77 +178,87 @@ pub struct BackfillArgs {
     pub text_field: String,
 }
 
-/// `fpdb serve`.
+/// `fpdb serve`. Every flag can also be given by an environment variable, `FPDB_` and its name in
+/// capitals with `_` for `-` (`FPDB_LISTEN=0.0.0.0:7878`, `FPDB_TOKEN_FILE=...`, `FPDB_DB=...`);
+/// a flag on the command line wins. A switch is on when its variable is set to anything but
+/// `false`, `no`, `off`, `0` or nothing.
 #[cfg(feature = "serve")]
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Database directory (created with default settings when it holds no database).
+    #[arg(env = "FPDB_DB")]
     pub db: PathBuf,
     /// Address to listen on (port 0: any free port). A non-loopback address needs --token-file.
-    #[arg(long, default_value = "127.0.0.1:7878")]
+    #[arg(long, env = "FPDB_LISTEN", default_value = "127.0.0.1:7878")]
     pub listen: std::net::SocketAddr,
     /// File holding the access token required on writes (`Authorization: Bearer <token>`).
-    #[arg(long)]
+    #[arg(long, env = "FPDB_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
     /// Require the token on reads too (everything but /healthz).
-    #[arg(long)]
+    #[arg(long, env = "FPDB_TOKEN_FOR_READS", value_parser = clap::builder::FalseyValueParser::new())]
     pub token_for_reads: bool,
     /// Largest body of PUT and POST /v1/duplicates, bytes (larger: 413).
-    #[arg(long, default_value_t = 8 << 20)]
+    #[arg(long, env = "FPDB_MAX_BODY_BYTES", default_value_t = 8 << 20)]
     pub max_body_bytes: usize,
     /// Largest NDJSON body of POST /v1/documents, bytes (larger: 413).
-    #[arg(long, default_value_t = 64 << 20)]
+    #[arg(long, env = "FPDB_MAX_BULK_BYTES", default_value_t = 64 << 20)]
     pub max_bulk_bytes: usize,
     /// Documents waiting for the writer at most (more: 429 with Retry-After).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, env = "FPDB_QUEUE_DEPTH", default_value_t = 1024)]
     pub queue_depth: usize,
     /// Documents per group commit, at most.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, env = "FPDB_BATCH_SIZE", default_value_t = 1024)]
     pub batch_size: usize,
     /// Concurrent POST /v1/documents requests at most (more: 429).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, env = "FPDB_BULK_SLOTS", default_value_t = 2)]
     pub bulk_slots: usize,
     /// Fingerprinting threads per bulk request (default: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "FPDB_WORKERS", default_value_t = 0)]
     pub workers: usize,
     /// Threads one query's probe may use (0: one per core; 1: the request's thread alone, for a
     /// server saturated by concurrent queries). Only probes that scan many entries are split
     /// (from about 2.6M documents at k = 12).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "FPDB_QUERY_THREADS", default_value_t = 0)]
     pub query_threads: usize,
-    /// Print one line per request on stderr (method, route, status, latency; never text or keys).
-    #[arg(long)]
+    /// Log one line per request on stderr (method, route, status, latency, request id; never text
+    /// or keys).
+    #[arg(long, env = "FPDB_LOG_REQUESTS", value_parser = clap::builder::FalseyValueParser::new())]
     pub log_requests: bool,
+    /// The log's form on stderr: `text` (lines `fpdb serve: ...`) or `json` (one object per line:
+    /// timestamp, level, message and fields such as method, route, status, ms, request_id).
+    #[arg(long, env = "FPDB_LOG_FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
+    pub log_format: LogFormatArg,
     /// Seconds to wait for in-flight requests after SIGINT/SIGTERM.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, env = "FPDB_SHUTDOWN_TIMEOUT_S", default_value_t = 30)]
     pub shutdown_timeout_s: u64,
     /// Open connections at most (one more: 503 with Retry-After, closed at once).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, env = "FPDB_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
     /// Requests being worked on at most, /healthz and /metrics aside (more: 503 `overloaded`).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, env = "FPDB_MAX_INFLIGHT", default_value_t = 64)]
     pub max_inflight: usize,
     /// POST /v1/duplicates being worked on at most (more: 503 `overloaded`). 0: half the cores, at
     /// least 1 — duplicate checks never take the cores the writes need.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "FPDB_MAX_QUERIES", default_value_t = 0)]
     pub max_queries: usize,
     /// Seconds a client has to send a request head (then the connection is closed).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, env = "FPDB_HEADER_TIMEOUT_S", default_value_t = 10)]
     pub header_timeout_s: u64,
     /// Seconds a client has to send a request body (then 408).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, env = "FPDB_BODY_TIMEOUT_S", default_value_t = 30)]
     pub body_timeout_s: u64,
     /// Seconds a request may take in all (then 503 `timeout`).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, env = "FPDB_REQUEST_TIMEOUT_S", default_value_t = 60)]
     pub request_timeout_s: u64,
     /// Candidates a duplicate check verifies at most (more: the answer says `truncated: true`).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, env = "FPDB_MAX_CANDIDATES", default_value_t = 10_000)]
     pub max_candidates: usize,
     /// Milliseconds a duplicate check may verify candidates (then `truncated: true`).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, env = "FPDB_QUERY_DEADLINE_MS", default_value_t = 500)]
     pub query_deadline_ms: u64,
-    #[command(flatten)]
-    pub write: WriteArgs,
+    /// Do not fsync on commit: survives a process crash, not a power loss.
+    #[arg(long, env = "FPDB_NO_SYNC", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_sync: bool,
 }
 
 /// Just the database.
@@ -328,6 +362,14 @@ pub struct ChannelArgs {
     pub groups: Option<String>,
 }
 
+/// `fpdb serve --log-format`.
+#[cfg(feature = "serve")]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormatArg {
+    Text,
+    Json,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnOff {
     On,
@@ -391,9 +433,9 @@ pub struct QueryArgs {
     /// A SimHash (unsigned decimal, or hex with 0x) to look up; no Jaccard is computed.
     #[arg(long, conflicts_with = "file")]
     pub simhash: Option<String>,
-    /// Maximum Hamming distance (default: the database's).
-    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
-    pub k: Option<u32>,
+    /// Maximum Hamming distance k (default: the database's; `--k` is an old name for it).
+    #[arg(long, short = 'k', alias = "k", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
     /// broder, broder-charikar: fewest equal supershingles (default: the database's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub min_shared: Option<u32>,
@@ -439,7 +481,8 @@ pub struct IngestArgs {
     /// Fingerprinting threads (0 = one per core).
     #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_WORKERS as u64))]
     pub workers: usize,
-    /// JSON field holding the key.
+    /// JSON field holding the key (of a WARC input: the WARC field, WARC-Target-URI when this is
+    /// left at `key`).
     #[arg(long, default_value = "key")]
     pub key_field: String,
     /// JSON field holding the text.
@@ -449,6 +492,10 @@ pub struct IngestArgs {
     /// `-q/--quiet` prints nothing but errors).
     #[arg(long)]
     pub no_progress: bool,
+    /// A directory input: also ingest hidden files and directories (names starting with `.`,
+    /// `.git` among them), which are left out by default.
+    #[arg(long)]
+    pub hidden: bool,
     /// Also report containment relations: the stored documents each new one contains or is
     /// contained in with containment >= C (0..=1); a relation apart from the near-duplicate groups.
     /// Needs a database created with `--containment on`.
@@ -502,9 +549,9 @@ pub struct ReindexArgs {
 pub struct PairsArgs {
     /// Database directory.
     pub db: PathBuf,
-    /// Maximum Hamming distance (default: the database's).
-    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
-    pub k: Option<u32>,
+    /// Maximum Hamming distance k (default: the database's; `--k` is an old name for it).
+    #[arg(long, short = 'k', alias = "k", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
     /// Verify pairs by exact Jaccard and keep those >= T (0..=1).
     #[arg(long, value_parser = unit_interval)]
     pub min_jaccard: Option<f64>,
@@ -524,7 +571,7 @@ pub struct PairsArgs {
     pub threads: usize,
     /// Containment pairs instead: every pair where one document is inside the other with
     /// containment >= C (0..=1), each once, with both directions (needs `--containment on`).
-    #[arg(long, value_parser = unit_interval, conflicts_with_all = ["k", "min_jaccard", "groups"])]
+    #[arg(long, value_parser = unit_interval, conflicts_with_all = ["max_distance", "min_jaccard", "groups"])]
     pub min_containment: Option<f64>,
     /// Semantic pairs instead (a database made with `init --semantic`): every pair of embedded
     /// documents with cosine >= β (--min-cosine; default the database's), each once, by the exact
@@ -598,9 +645,9 @@ pub struct BenchQueryArgs {
     /// JSONL file of queries, in the ingest format ({"key": ..., "text": ...}).
     #[arg(long)]
     pub queries: PathBuf,
-    /// Maximum Hamming distance (default: the database's).
-    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
-    pub k: Option<u32>,
+    /// Maximum Hamming distance k (default: the database's; `--k` is an old name for it).
+    #[arg(long, short = 'k', alias = "k", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
     /// Minimum Jaccard (default: the database's).
     #[arg(long, value_parser = unit_interval)]
     pub min_jaccard: Option<f64>,

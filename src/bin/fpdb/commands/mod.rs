@@ -4,6 +4,7 @@
 mod bench_query;
 mod check;
 mod compact;
+mod completions;
 mod delete;
 mod eval;
 mod export;
@@ -11,6 +12,7 @@ mod get;
 mod ingest;
 mod init;
 mod insert;
+mod man;
 mod pairs;
 mod query;
 mod reindex;
@@ -57,6 +59,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         #[cfg(feature = "serve")]
         Cmd::Serve(a) => serve::run(serve::Config::from(a))?,
         Cmd::Semantic(c) => semantic::run(semantic::Config::from_args(c)?, json, &mut out)?,
+        Cmd::Completions(a) => completions::run(completions::Config::from(a), &mut out)?,
+        Cmd::Man(a) => man::run(man::Config::from(a), &mut out)?,
     };
     out.flush()?;
     Ok(code)

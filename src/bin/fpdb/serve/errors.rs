@@ -320,7 +320,7 @@ pub fn finish(resp: Response, id: &RequestId) -> Response {
     let mut resp = match resp.extensions().get::<ApiError>().cloned() {
         Some(e) => {
             if let Some(d) = &e.detail {
-                eprintln!("fpdb serve: request {}: {}: {d}", id.0, e.code);
+                tracing::warn!(request_id = id.0.as_str(), code = e.code, "request {}: {}: {d}", id.0, e.code);
             }
             e.response(Some(id))
         }

@@ -23,6 +23,7 @@ mod conn;
 mod errors;
 mod handlers;
 mod limits;
+pub mod log;
 mod metrics;
 mod openapi;
 mod router;

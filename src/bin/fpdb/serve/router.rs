@@ -17,12 +17,14 @@ pub fn router(state: Arc<AppState>) -> Router {
             "/v1/documents/{key}",
             put(h::put_document).get(h::get_document).delete(h::delete_document),
         )
-        .route("/v1/documents", post(h::post_documents))
+        .route("/v1/documents/{key}/duplicates", get(h::get_document_duplicates))
+        .route("/v1/documents", post(h::post_documents).get(h::list_documents))
         .route("/v1/documents:get", post(h::post_documents_get))
         .route("/v1/documents:delete", post(h::post_documents_delete))
         .route("/v1/duplicates", post(h::post_duplicates))
         .route("/v1/duplicates:batch", post(h::post_duplicates_batch))
         .route("/v1/groups/{id}", get(h::get_group))
+        .route("/v1/groups", get(h::list_groups))
         .route("/v1/stats", get(h::get_stats))
         .route("/healthz", get(h::healthz))
         .route("/metrics", get(h::metrics))

@@ -126,22 +126,7 @@ async fn get_by_key(s: &AppState, key: String) -> AppResult {
     let k = key.clone();
     let doc = blocking(move || Ok(db.get(&k)?)).await?;
     let Some(doc) = doc else { return Err(not_found_doc(&key)) };
-    let r = doc.record;
-    Ok(json(
-        StatusCode::OK,
-        &DocumentOut {
-            key: r.key,
-            id: doc.id,
-            simhash: format!("{:#018x}", r.simhash),
-            shingles: r.count,
-            inserted_at_ms: r.inserted_at_ms,
-            title: r.biblio.title,
-            year: r.biblio.year,
-            doi: r.biblio.doi,
-            meta: r.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
-            group: doc.group,
-        },
-    ))
+    Ok(json(StatusCode::OK, &DocumentOut::from(doc)))
 }
 
 fn not_found_doc(key: &str) -> ApiError {

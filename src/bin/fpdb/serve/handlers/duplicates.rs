@@ -76,13 +76,30 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
     }
     opts.min_cosine = d.min_cosine;
     opts.wait_semantic = d.wait_semantic_ms.map(std::time::Duration::from_millis);
+    opts.min_containment = d.min_containment;
+    // With `where` the limit applies to the hits that pass it.
+    let filters = d.filters()?;
+    if !filters.is_empty() {
+        opts.limit = None;
+    }
     let biblio = Biblio {
         title: d.title,
         year: d.year,
         doi: d.doi,
     };
     let t = Instant::now();
-    let answer = bounded_check(&state.db, &d.text, &biblio, &opts)?;
+    let mut answer = bounded_check(&state.db, &d.text, &biblio, &opts)?;
+    for w in &filters {
+        state.db.filter_by_meta(&mut answer.hits, &w.field, &w.value)?;
+    }
+    if !filters.is_empty() {
+        answer
+            .hits
+            .truncate(d.limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX)));
+    }
+    if !answer.hits.is_empty() {
+        state.metrics.checks_with_hits.fetch_add(1, Ordering::Relaxed);
+    }
     Ok((answer, t.elapsed().as_micros() as u64))
 }
 

@@ -1,7 +1,8 @@
 //! One thin handler per endpoint: decode the request, call the library (on the blocking pool), encode
 //! the answer. The request and response types are the OpenAPI schemas (`schemas.rs` and the
 //! library's `fpdb::output`, collected by `openapi.rs`). By resource: `documents.rs` (one
-//! document: put, get, delete), `bulk.rs` (the NDJSON ingest), `duplicates.rs` (the checks),
+//! document: put, get, delete), `browse.rs` (a stored document's duplicates; documents and
+//! groups by page), `bulk.rs` (the NDJSON ingest), `duplicates.rs` (the checks),
 //! `service.rs` (groups, stats, health, metrics, the contract, the fallbacks); `body.rs` reads and
 //! decodes request bodies.
 
@@ -17,11 +18,13 @@ use super::errors::ApiError;
 use super::schemas::{DedupParam, DedupQuery};
 
 mod body;
+mod browse;
 mod bulk;
 mod documents;
 mod duplicates;
 mod service;
 
+pub use browse::*;
 pub use bulk::*;
 pub use documents::*;
 pub use duplicates::*;
