@@ -35,7 +35,9 @@
 //!
 //! See ARCHITECTURE.md for the invariants and docs/format.md for the bytes.
 
+mod archive;
 mod background;
+mod backup;
 mod candidates;
 mod check;
 mod close;
@@ -57,6 +59,8 @@ mod stored;
 mod types;
 mod write;
 
+pub use archive::ArchiveReport;
+pub use backup::BackupReport;
 pub use handle::Db;
 pub(crate) use options::check_c;
 pub use options::{
@@ -65,6 +69,7 @@ pub use options::{
 };
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
 pub use reindex::ReindexReport;
+pub use side::{RespecReport, TextUsage};
 pub use types::{
     Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, QueryAnswer, Stats,
 };

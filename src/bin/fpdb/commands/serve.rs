@@ -36,6 +36,7 @@ impl From<ServeArgs> for Config {
             request_timeout: Duration::from_secs(a.request_timeout_s),
             max_candidates: a.max_candidates,
             query_deadline: Duration::from_millis(a.query_deadline_ms),
+            store_text: a.store_text,
         }
     }
 }

@@ -24,6 +24,7 @@ use super::handlers as h;
         h::post_documents_delete,
         h::get_group,
         h::get_stats,
+        h::post_admin_backup,
         h::healthz,
         h::metrics,
         h::openapi_json,

@@ -16,12 +16,14 @@ use serde::Serialize;
 use super::errors::ApiError;
 use super::schemas::{DedupParam, DedupQuery};
 
+mod admin;
 mod body;
 mod bulk;
 mod documents;
 mod duplicates;
 mod service;
 
+pub use admin::*;
 pub use bulk::*;
 pub use documents::*;
 pub use duplicates::*;
