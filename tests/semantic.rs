@@ -984,10 +984,13 @@ fn cli_enable_and_backfill_from_stored_texts() {
                 db.as_os_str(),
                 &os("--semantic"),
                 model.as_os_str(),
+                &os("--semantic-max-tokens"),
+                &os("32"),
             ])
         } else {
             // the library's enable embeds nothing; the backfill without --input reads the texts
-            let cfg = fpdb::semantic::SemanticConfig::new(&model);
+            let mut cfg = fpdb::semantic::SemanticConfig::new(&model);
+            cfg.max_tokens = 32;
             fpdb::Db::enable_semantic(&db, &cfg, fpdb::Options::default()).unwrap();
             fpdb(&[&os("--json"), &os("semantic"), &os("backfill"), db.as_os_str()])
         };
