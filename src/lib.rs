@@ -62,6 +62,7 @@ pub use db::{
     Options, Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
+pub use db::{ArchiveReport, BackupReport, RespecReport, TextUsage};
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
 pub use db::{GroupListing, Page, MAX_PAGE};
 pub use error::{Error, Result, RocksKind};

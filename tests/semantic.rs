@@ -953,3 +953,51 @@ fn cli_enable_then_backfill_from_texts() {
     assert_eq!(d.stats().semantic_vectors, 5);
     assert!(d.check().unwrap().faults.is_empty());
 }
+
+/// A database made with `--store-text`: `fpdb semantic enable` embeds its documents from their
+/// stored texts, and `fpdb semantic backfill` without --input reads them too.
+#[cfg(feature = "cli")]
+#[test]
+fn cli_enable_and_backfill_from_stored_texts() {
+    let t = tempfile::tempdir().unwrap();
+    let model = tiny(t.path(), 1);
+    let docs = t.path().join("docs.jsonl");
+    let lines: Vec<String> = (0..5)
+        .map(|i| serde_json::json!({"key": format!("d{i}"), "text": sentence(i)}).to_string())
+        .collect();
+    std::fs::write(&docs, lines.join("\n") + "\n").unwrap();
+    let fpdb = |args: &[&std::ffi::OsStr]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let os = |s: &str| std::ffi::OsString::from(s);
+    for enable_embeds in [true, false] {
+        let db = t.path().join(format!("db{enable_embeds}"));
+        fpdb(&[&os("init"), db.as_os_str(), &os("--store-text")]);
+        fpdb(&[&os("ingest"), db.as_os_str(), docs.as_os_str(), &os("--quiet")]);
+        let out = if enable_embeds {
+            fpdb(&[
+                &os("--json"),
+                &os("semantic"),
+                &os("enable"),
+                db.as_os_str(),
+                &os("--semantic"),
+                model.as_os_str(),
+                &os("--semantic-max-tokens"),
+                &os("32"),
+            ])
+        } else {
+            // the library's enable embeds nothing; the backfill without --input reads the texts
+            let mut cfg = fpdb::semantic::SemanticConfig::new(&model);
+            cfg.max_tokens = 32;
+            fpdb::Db::enable_semantic(&db, &cfg, fpdb::Options::default()).unwrap();
+            fpdb(&[&os("--json"), &os("semantic"), &os("backfill"), db.as_os_str()])
+        };
+        let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        assert_eq!((first["embedded"].as_u64(), first["unknown"].as_u64()), (Some(5), Some(0)), "{out}");
+        let d = fpdb::Db::open_with(&db, fpdb::Options::default()).unwrap();
+        assert_eq!(d.stats().semantic_vectors, 5);
+        assert!(d.check().unwrap().faults.is_empty());
+    }
+}

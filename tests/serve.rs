@@ -1431,3 +1431,50 @@ fn the_readme_http_example_answers_what_the_readme_says() {
         }
     }
 }
+
+#[test]
+fn stored_texts_are_served_and_a_backup_is_made_behind_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let token_file = dir.path().join("token");
+    let token = "backup-token-0123456789abcdef";
+    std::fs::write(&token_file, token).unwrap();
+    let s = Server::start(&db, &["--store-text", "--token-file", &token_file.display().to_string()]);
+    let (a, b, _, _) = docs();
+    let odd = format!("  {a}\n\ttrailing spaces and é  \n");
+    let put_auth = |key: &str, text: &str| {
+        let body = json!({"text": text}).to_string();
+        s.req_auth("PUT", &format!("/v1/documents/{key}"), token, body.as_bytes())
+    };
+    assert_eq!(put_auth("a", &odd).status, 200);
+    assert_eq!(put_auth("b", &b).status, 200);
+    let r = body_json(&s.req("GET", "/v1/documents/a?text=true", b""));
+    assert_eq!(r["text"], odd.as_str(), "{r}");
+    let r = body_json(&s.req("GET", "/v1/documents/a", b""));
+    assert!(r.get("text").is_none(), "the text only when asked: {r}");
+    assert_error(&s.req("GET", "/v1/documents/zz?text=true", b""), 404, "document_not_found");
+    assert_error(&s.req("GET", "/v1/documents/a?text=maybe", b""), 400, "invalid_parameter");
+    // the backup: behind the token, then a copy that opens with the texts
+    let copy = dir.path().join("copy");
+    let body = json!({"dir": copy.display().to_string()}).to_string();
+    assert_error(&s.req("POST", "/v1/admin/backup", body.as_bytes()), 401, "unauthorized");
+    let r = s.req_auth("POST", "/v1/admin/backup", token, body.as_bytes());
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(body_json(&r)["segments"].as_u64().unwrap() >= 1);
+    assert_error(
+        &s.req_auth("POST", "/v1/admin/backup", token, body.as_bytes()),
+        409,
+        "already_exists",
+    );
+    let (st, _) = s.stop();
+    assert!(st.success());
+    let c = fpdb::Db::open(&copy).unwrap();
+    assert!(c.check().unwrap().faults.is_empty());
+    assert_eq!(c.text("a").unwrap().as_deref(), Some(odd.as_str()));
+    assert_eq!(c.stats().docs, 2);
+    // a database that keeps no texts answers 400 to ?text=true
+    let plain = dir.path().join("plain");
+    let s = Server::start(&plain, &[]);
+    assert_eq!(put(&s, "a", json!({"text": a})).status, 200);
+    assert_error(&s.req("GET", "/v1/documents/a?text=true", b""), 400, "invalid_parameter");
+}

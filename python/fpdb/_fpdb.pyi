@@ -591,6 +591,7 @@ class Db:
         semantic_indexer: Optional[bool] = None,
         semantic_search: Optional[str] = None,
         semantic_nice: Optional[int] = None,
+        store_text: bool = False,
     ) -> Db:
         """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9,
         method="simhash", containment index on, normalizer 2; normalizer=1 for fpdb builds before it).
@@ -694,6 +695,10 @@ class Db:
     def query_simhash(self, simhash: int, *, max_distance: Optional[int] = None, limit: Optional[int] = None) -> list[Hit]:
         """Stored documents within Hamming distance of a SimHash."""
     def get(self, key: _Text) -> Optional[Document]: ...
+    def text(self, key: _Text) -> Optional[str]:
+        """The stored text, exactly as inserted (a database made with store_text=True)."""
+    def backup(self, dir: _PathLike) -> dict[str, Any]:
+        """A consistent copy in `dir` (must not exist), made while this handle goes on writing."""
     def delete(self, key: _Text) -> bool: ...
     def stats(self) -> Stats: ...
     def check(self) -> CheckReport: ...

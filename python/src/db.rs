@@ -108,7 +108,7 @@ impl Db {
     /// Db.create(path, *, max_distance=12, tables="auto", shingle="word:3", weights="binary",
     ///           min_jaccard=0.9, sync=True, method="simhash", idf_from=None, min_shared=None,
     ///           containment=True, containment_sample=None, containment_max_postings=None,
-    ///           containment_max_samples=None, normalizer=2) -> Db
+    ///           containment_max_samples=None, normalizer=2, store_text=False) -> Db
     ///
     /// Creates a database in `path` (a missing or empty directory) and opens it for writing.
     /// `max_distance` (k) and `min_jaccard` (t) are the defaults of queries and dedup; `tables` is a
@@ -133,6 +133,7 @@ impl Db {
     /// --containment-sample N` exits 2).
     /// `normalizer` is the text normalizer's version (`fpdb init --normalizer`): 2 makes each
     /// Chinese, Japanese, Thai … character a word; 1 is what fpdb builds before it can open.
+    /// `store_text` keeps every document's text, compressed (`fpdb init --store-text`): `text(key)`.
     ///
     /// `semantic` (a model directory: `bash scripts/fetch-model.sh` fetches all-MiniLM-L6-v2 and
     /// prints it) adds the semantic channel of paper 001, as `fpdb init --semantic MODEL_DIR`
@@ -151,7 +152,8 @@ impl Db {
                         method = None, idf_from = None, min_shared = None, containment = None, containment_sample = None,
                         containment_max_postings = None, containment_max_samples = None, normalizer = None, semantic = None, min_cosine = None,
                         semantic_field = None, semantic_max_tokens = None, groups = None, semantic_threads = None,
-                        semantic_batch = None, semantic_indexer = None, semantic_search = None, semantic_nice = None))]
+                        semantic_batch = None, semantic_indexer = None, semantic_search = None, semantic_nice = None,
+                        store_text = false))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -180,6 +182,7 @@ impl Db {
         semantic_indexer: Option<bool>,
         semantic_search: Option<String>,
         semantic_nice: Option<i32>,
+        store_text: bool,
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
         let spec = convert::spec(py, shingle, weights, None, normalizer)?;
@@ -191,7 +194,8 @@ impl Db {
             .with_tables(convert::tables(py, tables)?)
             .with_max_distance(max_distance.unwrap_or_else(|| method.default_max_distance()))
             .with_min_jaccard(min_jaccard.unwrap_or(defaults.min_jaccard))
-            .with_containment(contain);
+            .with_containment(contain)
+            .with_store_text(store_text);
         let create = semantic::create(
             py,
             create,
@@ -574,6 +578,27 @@ impl Db {
             })
             .or_raise(py)?;
         Ok(doc)
+    }
+
+    /// text(key) -> str | None
+    ///
+    /// The stored text of the document with this key, exactly as it was inserted, or None (a
+    /// database made with `store_text=True`; another raises InvalidOptionError).
+    fn text(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let key = convert::text_arg(py, key, "the key", None)?;
+        let engine = self.engine(py)?;
+        py.detach(move || engine.text(&key)).or_raise(py)
+    }
+
+    /// backup(dir) -> dict
+    ///
+    /// A consistent copy of this database in `dir` (which must not exist), made while this handle
+    /// goes on writing (`fpdb backup`; docs/durability.md): the copy opens and passes `check`.
+    /// Returns dir, entries, segments, bytes, tries, seconds. Raises AlreadyExistsError, IoError.
+    fn backup<'py>(&self, py: Python<'py>, dir: PathBuf) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let engine = self.engine(py)?;
+        let r = py.detach(move || engine.backup(&dir)).or_raise(py)?;
+        types::to_dict(py, &r)
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {

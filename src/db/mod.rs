@@ -37,7 +37,9 @@
 //!
 //! See ARCHITECTURE.md for the invariants and docs/format.md for the bytes.
 
+mod archive;
 mod background;
+mod backup;
 mod by_key;
 mod candidates;
 mod check;
@@ -61,6 +63,8 @@ mod stored;
 mod types;
 mod write;
 
+pub use archive::ArchiveReport;
+pub use backup::BackupReport;
 pub use handle::Db;
 pub use list::{GroupListing, Page, MAX_PAGE};
 pub(crate) use options::check_c;
@@ -70,6 +74,7 @@ pub use options::{
 };
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
 pub use reindex::ReindexReport;
+pub use side::{RespecReport, TextUsage};
 pub use types::{
     Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, QueryAnswer, Stats,
 };

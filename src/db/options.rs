@@ -99,6 +99,8 @@ pub struct CreateOptions {
     /// The semantic channel of paper 001 (`None`: none; feature `semantic`).
     #[cfg(feature = "semantic")]
     pub semantic: Option<crate::semantic::SemanticConfig>,
+    /// Keep every document's text, compressed (`fpdb init --store-text`; `db::side::text`).
+    pub store_text: bool,
 }
 
 impl Default for CreateOptions {
@@ -114,6 +116,7 @@ impl Default for CreateOptions {
             containment: DEFAULT_CONTAINMENT.then(ContainmentConfig::default),
             #[cfg(feature = "semantic")]
             semantic: None,
+            store_text: false,
         }
     }
 }
@@ -414,6 +417,12 @@ impl CreateOptions {
     /// With (`Some`) or without (`None`) the containment index.
     pub fn with_containment(mut self, containment: Option<ContainmentConfig>) -> Self {
         self.containment = containment;
+        self
+    }
+
+    /// With (`true`) or without the stored texts (`Db::text`, `Db::reindex_spec`).
+    pub fn with_store_text(mut self, store_text: bool) -> Self {
+        self.store_text = store_text;
         self
     }
 

@@ -21,8 +21,8 @@ pub(super) struct PendingDoc {
     pub(super) meta: Option<String>,
     /// Its bibliographic values (stored in its record; the metadata index's keys).
     pub(super) biblio: Biblio,
-    /// What a side index kept of its text, in its encoding (`SideIndex::keep_text`, db/side/mod.rs).
-    pub(super) text: Option<Vec<u8>>,
+    /// What the side indexes kept of its text, each in its encoding (`SideIndex::keep_text`, db/side/mod.rs).
+    pub(super) text: super::types::KeptTexts,
     pub(super) group: u64,
     pub(super) alive: bool,
 }

@@ -170,9 +170,21 @@ pub struct PreparedDoc {
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
     pub(super) biblio: Biblio,
-    /// What a side index keeps of the text, in its encoding (`SideIndex::keep_text`; `None` for a
-    /// document made from a fingerprint alone).
-    pub(super) text: Option<Vec<u8>>,
+    /// What the side indexes keep of the text, each in its encoding (`SideIndex::keep_text`; none
+    /// for a document made from a fingerprint alone).
+    pub(super) text: KeptTexts,
+}
+
+/// What side indexes keep of one document's text until it is written, each in its own encoding,
+/// by the side index's name (`SideIndex::keep_text`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeptTexts(pub(crate) Vec<(&'static str, Vec<u8>)>);
+
+impl KeptTexts {
+    /// What the side index `name` kept.
+    pub(crate) fn get(&self, name: &str) -> Option<&[u8]> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_slice())
+    }
 }
 
 impl PreparedDoc {
@@ -200,7 +212,7 @@ impl PreparedDoc {
             fp,
             meta,
             biblio: Biblio::default(),
-            text: None,
+            text: KeptTexts::default(),
         })
     }
 

@@ -34,11 +34,16 @@ impl Db {
                 "the text has no words (empty, whitespace or punctuation only); nothing to fingerprint",
             ));
         }
-        // What a side index keeps of the text (the semantic channel's text to embed).
-        let kept = self.inner.sides().iter().find_map(|s| s.keep_text(&mut doc));
+        // What the side indexes keep of the text (stored text, the semantic channel's text to embed).
+        let kept = self
+            .inner
+            .sides()
+            .iter()
+            .filter_map(|s| Some((s.name(), s.keep_text(&mut doc)?)))
+            .collect();
         // The bibliographic values are validated here, so the writer only indexes well-formed ones.
         let mut prepared = PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)?;
-        prepared.text = kept;
+        prepared.text = super::types::KeptTexts(kept);
         Ok(prepared)
     }
 

@@ -23,6 +23,8 @@ mod cli_front;
 mod cli_input;
 #[path = "../cli_interrupt.rs"]
 mod cli_interrupt;
+#[path = "../cli_text.rs"]
+mod cli_text;
 #[path = "../enospc.rs"]
 mod enospc;
 #[path = "../methods_cli.rs"]

@@ -22,6 +22,8 @@ mod metadata;
 mod methods;
 #[path = "../normalizer.rs"]
 mod normalizer;
+#[path = "../text.rs"]
+mod text;
 
 /// With `autotests = false` Cargo builds only the test binaries Cargo.toml names: a new file in
 /// tests/ that no suite includes would never run. Every tests/*.rs must be a module of a suite

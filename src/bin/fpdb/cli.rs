@@ -67,12 +67,20 @@ pub enum Cmd {
     /// after reporting everything committed before it. Ctrl-C or SIGTERM stops reading the input,
     /// commits what was read and says up to which line (exit 130); a second Ctrl-C exits at once.
     Ingest(IngestArgs),
-    /// Show a stored document and its group. Exit code 1 when the key is absent.
-    Get(KeyArgs),
+    /// Show a stored document and its group (with --text: its stored text, exactly as given).
+    /// Exit code 1 when the key is absent.
+    Get(GetArgs),
     /// Delete a document (its group splits if it was a bridge). Exit code 1 when the key is absent.
     Delete(KeyArgs),
-    /// Export every document as JSON lines {"key","id","simhash","shingles","group"}.
+    /// Export every document as JSON lines {"key","id","simhash","shingles","group"}; with
+    /// --archive, everything the database holds that is not derived, for `fpdb import`.
     Export(ExportArgs),
+    /// Create a database from an `export --archive` file (its settings, then its documents in
+    /// order): exporting the new database gives the same bytes.
+    Import(ImportArgs),
+    /// A consistent copy of a database into a new directory, also while another process (e.g.
+    /// `fpdb serve`) writes to it; the copy opens and passes `check` (docs/durability.md).
+    Backup(BackupArgs),
     /// Counters: documents, groups, segments, bytes, spec.
     Stats(DbArg),
     /// Rewrite segments with dead bytes and reclaim the space.
@@ -188,6 +196,9 @@ pub struct ServeArgs {
     /// Database directory (created with default settings when it holds no database).
     #[arg(env = "FPDB_DB")]
     pub db: PathBuf,
+    /// A database created here keeps its documents' texts (as `fpdb init --store-text`).
+    #[arg(long)]
+    pub store_text: bool,
     /// Address to listen on (port 0: any free port). A non-loopback address needs --token-file.
     #[arg(long, env = "FPDB_LISTEN", default_value = "127.0.0.1:7878")]
     pub listen: std::net::SocketAddr,
@@ -330,6 +341,11 @@ pub struct InitArgs {
     /// `--containment on`.
     #[arg(long, value_parser = clap::value_parser!(u32))]
     pub containment_max_samples: Option<u32>,
+    /// Keep every document's text, zstd-compressed with a dictionary trained on the first
+    /// documents (about 0.2 of the raw bytes: docs/format.md, "Stored texts"): `get --text`,
+    /// `reindex --spec`, `semantic backfill` without --input, `export` with the texts.
+    #[arg(long)]
+    pub store_text: bool,
     #[command(flatten)]
     pub channel: ChannelArgs,
 }
@@ -514,12 +530,42 @@ pub struct KeyArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pub key: KeyArgs,
+    /// Print the document's stored text exactly as it was inserted (a database made with
+    /// `init --store-text`); with --json, the document's line gets a "text" field.
+    #[arg(long)]
+    pub text: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct ExportArgs {
     /// Database directory.
     pub db: PathBuf,
     /// Also print each shingle set ("shingle_set": [...]).
     #[arg(long)]
     pub shingle_sets: bool,
+    /// Write everything the database holds that is not derived instead: a settings line, then
+    /// per document its key, metadata, title, year, DOI and stored text (docs/format.md, "Export").
+    #[arg(long, conflicts_with = "shingle_sets")]
+    pub archive: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Database directory to create (must not hold a database yet).
+    pub db: PathBuf,
+    /// The `export --archive` file (- for standard input).
+    pub file: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// The copy's directory (must not exist; made through DIR.tmp, renamed when complete).
+    pub dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -543,6 +589,33 @@ pub struct ReindexArgs {
     /// database's current size and default k (docs/performance.md, "a layout that follows N").
     #[arg(long, default_value = "auto")]
     pub tables: String,
+    /// Fingerprint every document again from its stored text (a database made with
+    /// `init --store-text`) under a new spec: the options below, each defaulting to the
+    /// database's. The result equals a fresh ingest of the same documents under that spec.
+    #[arg(long)]
+    pub spec: bool,
+    /// With --spec: shingles, `word:N` or `char:N`.
+    #[arg(long, requires = "spec")]
+    pub shingle: Option<String>,
+    /// With --spec: the method (as `init --method`; weighted-simhash is not offered here).
+    #[arg(long, requires = "spec")]
+    pub method: Option<String>,
+    /// With --spec: broder, broder-charikar's default number of equal supershingles.
+    #[arg(long, requires = "spec", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub min_shared: Option<u32>,
+    /// With --spec: the normalizer version.
+    #[arg(long, requires = "spec",
+          value_parser = clap::value_parser!(u32).range(1..=fpdb::fingerprint::spec::NORMALIZER_VERSION as i64))]
+    pub normalizer: Option<u32>,
+    /// With --spec: SimHash weights.
+    #[arg(long, requires = "spec", value_enum)]
+    pub weights: Option<WeightArg>,
+    /// With --spec: the default maximum distance k.
+    #[arg(long, short = 'k', requires = "spec", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
+    /// With --spec: the default minimum Jaccard t.
+    #[arg(long, requires = "spec", value_parser = unit_interval)]
+    pub min_jaccard: Option<f64>,
 }
 
 #[derive(Args, Debug)]

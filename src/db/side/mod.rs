@@ -9,6 +9,7 @@
 //! | `metadata.rs` | exact DOI and title + year matches (CF `meta_idx`), reported beside the duplicates |
 //! | `method.rs` | the other methods' sketches and bucket index (CFs `sketch`, `mindex`): their candidate search |
 //! | `contain/` | the containment index (CF `contain`): containment queries and relations, its tail |
+//! | `text/` | stored texts (CF `text`), zstd with a trained dictionary: `Db::text`, re-fingerprinting |
 //!
 //! The rules every side index keeps:
 //!
@@ -32,6 +33,9 @@ mod metadata;
 mod method;
 pub(super) mod register;
 mod semantic;
+mod text;
+
+pub use text::{RespecReport, TextUsage};
 
 use std::any::Any;
 use std::path::Path;
@@ -157,11 +161,12 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         Ok(())
     }
 
-    /// What it keeps of a document's text until the document is written (the semantic channel:
-    /// the text to embed, queued in the document's batch). The first side index that keeps one wins;
-    /// it may take `doc.text` (the fingerprint is made; nothing reads the text after). What it
-    /// returns is in its own encoding (the semantic channel's: the queue value), made on the
-    /// ingest workers.
+    /// What it keeps of a document's text until the document is written (stored text: the
+    /// compressed record; the semantic channel: the text to embed, queued in the document's
+    /// batch), read back in `write` by its name (`PendingDoc::text.get(self.name())`). Every side
+    /// index keeps its own, in registration order; the last may take `doc.text` (the fingerprint
+    /// is made; nothing reads the text after). What it returns is in its own encoding, made on
+    /// the ingest workers.
     fn keep_text(&self, doc: &mut NewDoc) -> Option<Vec<u8>> {
         None
     }

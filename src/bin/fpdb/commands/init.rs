@@ -32,7 +32,8 @@ impl Config {
             .with_tables(a.tables.parse()?)
             .with_max_distance(a.max_distance.unwrap_or_else(|| method.default_max_distance()))
             .with_min_jaccard(a.min_jaccard)
-            .with_containment(containment);
+            .with_containment(containment)
+            .with_store_text(a.store_text);
         let create = with_semantic(create, &a.channel)?;
         Ok(Config { db: a.db, create })
     }

@@ -54,6 +54,7 @@ fn serve_config(a: ServeArgs) -> crate::serve::ServeConfig {
         request_timeout: Duration::from_secs(a.request_timeout_s),
         max_candidates: a.max_candidates,
         query_deadline: Duration::from_millis(a.query_deadline_ms),
+        store_text: a.store_text,
     }
 }
 

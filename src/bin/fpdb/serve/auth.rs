@@ -32,6 +32,7 @@ impl Auth {
         *method == Method::PUT
             || *method == Method::DELETE
             || (*method == Method::POST && (path == "/v1/documents" || path == "/v1/documents:delete"))
+            || path.starts_with("/v1/admin/")
     }
 
     fn allows(&self, presented: Option<&[u8]>) -> bool {

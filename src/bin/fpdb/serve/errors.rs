@@ -230,6 +230,7 @@ impl ApiError {
         match e {
             E::InvalidInput { .. } => Self::new(StatusCode::BAD_REQUEST, "invalid_document", e.to_string()),
             E::InvalidOption { .. } => Self::new(StatusCode::BAD_REQUEST, "invalid_parameter", e.to_string()),
+            E::AlreadyExists { .. } => Self::new(StatusCode::CONFLICT, "already_exists", "the directory exists; name a new one"),
             E::Poisoned { .. } | E::ReadOnly { .. } => Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",

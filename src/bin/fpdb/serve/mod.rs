@@ -87,6 +87,8 @@ pub struct ServeConfig {
     pub max_candidates: usize,
     /// A duplicate check stops verifying this long after its body arrived (then `truncated: true`).
     pub query_deadline: Duration,
+    /// A database created here keeps its texts (`--store-text`, as `fpdb init --store-text`).
+    pub store_text: bool,
 }
 
 fn usage(name: &'static str, message: String) -> anyhow::Error {
@@ -127,7 +129,7 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
     let db = if cfg.db.join("rocksdb").exists() {
         Db::open_with(&cfg.db, opts)
     } else {
-        Db::create_with(&cfg.db, &fpdb::CreateOptions::default(), opts)
+        Db::create_with(&cfg.db, &fpdb::CreateOptions::default().with_store_text(cfg.store_text), opts)
     }
     .with_context(|| format!("cannot open database {}", cfg.db.display()))?;
 

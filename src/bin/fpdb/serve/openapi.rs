@@ -27,6 +27,7 @@ use super::handlers as h;
         h::list_documents,
         h::list_groups,
         h::get_stats,
+        h::post_admin_backup,
         h::healthz,
         h::metrics,
         h::openapi_json,

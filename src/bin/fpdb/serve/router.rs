@@ -26,6 +26,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/groups/{id}", get(h::get_group))
         .route("/v1/groups", get(h::list_groups))
         .route("/v1/stats", get(h::get_stats))
+        .route("/v1/admin/backup", post(h::post_admin_backup))
         .route("/healthz", get(h::healthz))
         .route("/metrics", get(h::metrics))
         .route("/openapi.json", get(h::openapi_json))

@@ -214,6 +214,17 @@ pub struct DocumentOut {
     pub meta: Option<serde_json::Value>,
     /// Its group.
     pub group: GroupInfo,
+    /// Its stored text, exactly as given (only with `?text=true`, on a database that stores texts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// `GET /v1/documents/{key}`'s parameters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TextQuery {
+    /// `true`: add the stored text (a database made with `--store-text`; 400 on another).
+    pub text: Option<bool>,
 }
 
 impl From<fpdb::Document> for DocumentOut {
@@ -230,6 +241,7 @@ impl From<fpdb::Document> for DocumentOut {
             doi: r.biblio.doi,
             meta: r.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
             group: doc.group,
+            text: None,
         }
     }
 }
@@ -401,6 +413,14 @@ pub struct HealthOut {
 pub struct KeyIn {
     /// The document's key.
     pub key: String,
+}
+
+/// `POST /v1/admin/backup`'s body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackupIn {
+    /// The copy's directory on the server's file system (must not exist; made through `DIR.tmp`).
+    pub dir: String,
 }
 
 /// Largest `limit` of a duplicate check.

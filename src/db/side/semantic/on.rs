@@ -211,7 +211,7 @@ impl SideIndex for Semantic {
             sem::stage_unqueue(b, queue, id);
         }
         for p in pend.new_docs.iter().filter(|p| p.alive) {
-            if let Some(t) = &p.text {
+            if let Some(t) = p.text.get(self.name()) {
                 sem::stage_queue(b, queue, p.id, t);
             }
         }

@@ -17,6 +17,7 @@ use serde::Serialize;
 use super::errors::ApiError;
 use super::schemas::{DedupParam, DedupQuery};
 
+mod admin;
 mod body;
 mod browse;
 mod bulk;
@@ -24,6 +25,7 @@ mod documents;
 mod duplicates;
 mod service;
 
+pub use admin::*;
 pub use browse::*;
 pub use bulk::*;
 pub use documents::*;
