@@ -23,3 +23,5 @@ mod cli_interrupt;
 mod enospc;
 #[path = "../methods_cli.rs"]
 mod methods_cli;
+#[path = "../support/skip.rs"]
+mod skip;
