@@ -1478,3 +1478,155 @@ fn stored_texts_are_served_and_a_backup_is_made_behind_the_token() {
     assert_eq!(put(&s, "a", json!({"text": a})).status, 200);
     assert_error(&s.req("GET", "/v1/documents/a?text=true", b""), 400, "invalid_parameter");
 }
+
+/// A 503 `overloaded` on a kept-alive connection (past `--max-queries`): the server either keeps
+/// the connection usable or says `Connection: close`; a client that reuses it never meets a
+/// closed socket it was not told about.
+#[test]
+fn an_overloaded_answer_says_whether_the_connection_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--max-queries", "1"]);
+    let (base, ..) = docs();
+    assert_eq!(put(&s, "paper/1", json!({"text": base})).status, 200);
+    // The one duplicate-check permit held by a batch whose long answer is not read.
+    let line = format!("{}\n", json!({"text": "a few words of no stored document"}));
+    let mut batch = Conn::connect(s.addr).unwrap();
+    batch
+        .send("POST", "/v1/duplicates:batch", &[], line.repeat(200_000).as_bytes())
+        .unwrap();
+    assert_eq!(batch.read_head().unwrap().0, 200);
+    let single = json!({"text": base}).to_string();
+    let mut c = Conn::connect(s.addr).unwrap();
+    let mut refused = 0;
+    for _ in 0..20 {
+        let r = c.request("POST", "/v1/duplicates", &[], single.as_bytes()).unwrap();
+        if r.status != 503 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            continue;
+        }
+        assert_error(&r, 503, "overloaded");
+        refused += 1;
+        if r.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")) {
+            c = Conn::connect(s.addr).unwrap();
+            continue;
+        }
+        // not told to close: the same connection answers the next request
+        let next = c.request("GET", "/v1/stats", &[], b"");
+        assert!(next.is_ok(), "the connection was closed without `Connection: close`: {next:?}");
+    }
+    assert!(refused > 0, "no check was refused");
+}
+
+/// A client that posts a long batch of checks and reads nothing past the answer's head is cut off
+/// after --request-timeout-s (its duplicate-check permit comes back), and SIGTERM ends the server
+/// within --shutdown-timeout-s, not when the stalled client's request would time out.
+#[test]
+fn a_stalled_reader_is_cut_off_and_shutdown_keeps_its_timeout() {
+    let line = format!("{}\n", json!({"text": "a few words of no stored document"}));
+    let stall = |s: &Server| {
+        let mut c = Conn::connect(s.addr).unwrap();
+        c.send("POST", "/v1/duplicates:batch", &[], line.repeat(200_000).as_bytes())
+            .unwrap();
+        assert_eq!(c.read_head().unwrap().0, 200);
+        c
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (base, ..) = docs();
+    {
+        let s = Server::start(&dir.path().join("db"), &["--max-queries", "1", "--request-timeout-s", "2"]);
+        assert_eq!(put(&s, "paper/1", json!({"text": base})).status, 200);
+        let _stalled = stall(&s);
+        let single = json!({"text": base}).to_string();
+        let start = std::time::Instant::now();
+        let mut served = false;
+        while start.elapsed() < std::time::Duration::from_secs(60) {
+            if s.req("POST", "/v1/duplicates", single.as_bytes()).status == 200 {
+                served = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(served, "the stalled batch kept its duplicate-check permit");
+    }
+    let mut s = Server::start(&dir.path().join("db"), &["--shutdown-timeout-s", "2", "--request-timeout-s", "600"]);
+    let _stalled = stall(&s);
+    let st = Command::new("kill").args(["-TERM", &s.child.id().to_string()]).status().unwrap();
+    assert!(st.success());
+    let start = std::time::Instant::now();
+    let mut exited = None;
+    while start.elapsed() < std::time::Duration::from_secs(30) {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            exited = Some(status);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        exited.is_some(),
+        "still running 30 s after SIGTERM with --shutdown-timeout-s 2: {}",
+        std::fs::read_to_string(&s.stderr).unwrap_or_default()
+    );
+}
+
+/// One document the semantic indexer cannot embed (its queued text does not decode): it is set
+/// aside, every check is answered (200, its text hit included), and `/healthz` says `degraded`
+/// with the reason (still 200), `/v1/stats` and `/metrics` count it.
+#[cfg(feature = "semantic")]
+#[test]
+fn a_document_set_aside_degrades_health_and_is_counted() {
+    use fpdb::semantic::testkit::write_tiny_model;
+    use fpdb::semantic::{SemanticConfig, SemanticOptions};
+    let t = tempfile::tempdir().unwrap();
+    let model = write_tiny_model(&t.path().join("tiny"), 1).unwrap();
+    let db = t.path().join("db");
+    let mut cfg = SemanticConfig::new(&model);
+    cfg.max_tokens = 32;
+    fpdb::Db::create(&db, &fpdb::CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let words = fpdb::semantic::testkit::TINY_WORDS;
+    let text = |i: usize| (0..12).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" ");
+    {
+        let opts = fpdb::Options {
+            semantic: SemanticOptions {
+                indexer: false,
+                ..SemanticOptions::default()
+            },
+            ..fpdb::Options::default()
+        };
+        let d = fpdb::Db::open_with(&db, opts).unwrap();
+        for i in 0..5 {
+            d.insert(&format!("d{i}"), &text(i)).unwrap();
+        }
+    }
+    {
+        let rp = db.join("rocksdb");
+        let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), &rp).unwrap();
+        let raw = rocksdb::DB::open_cf(&rocksdb::Options::default(), &rp, &names).unwrap();
+        raw.put_cf(raw.cf_handle("semantic_queue").unwrap(), 3u64.to_be_bytes(), [0xF5, 9, 0, 0, 0, 1])
+            .unwrap();
+    }
+    let s = Server::start(&db, &[]);
+    for i in 0..5 {
+        let body = json!({"text": text(i), "wait_semantic_ms": 30000}).to_string();
+        let r = s.req("POST", "/v1/duplicates", body.as_bytes());
+        assert_eq!(r.status, 200, "{}", r.text());
+        let v = body_json(&r);
+        assert_eq!(
+            (v["semantic_pending"].clone(), v["hits"][0]["key"].clone()),
+            (json!(0), json!(format!("d{i}")))
+        );
+    }
+    let r = s.req("GET", "/healthz", b"");
+    assert_eq!(r.status, 200);
+    let h = body_json(&r);
+    assert_eq!(h["status"], "degraded", "{h}");
+    assert!(h["reason"].as_str().unwrap().contains("set aside"), "{h}");
+    let st = body_json(&s.req("GET", "/v1/stats", b""));
+    assert_eq!(
+        (st["semantic_set_aside"].clone(), st["semantic_indexer"].clone()),
+        (json!(1), json!("degraded")),
+        "{st}"
+    );
+    let m = metrics_text(&s);
+    assert_eq!(metric(&m, "fpdb_semantic_set_aside"), 1.0);
+    assert!(m.contains("fpdb_semantic_indexer_state{state=\"degraded\"} 1"), "{m}");
+}

@@ -819,18 +819,26 @@ impl Db {
     #[pyo3(signature = (texts = None, *, batch = 32))]
     fn semantic_backfill<'py>(&self, py: Python<'py>, texts: Option<&Bound<'py, PyAny>>, batch: usize) -> PyResult<BackfillReport> {
         let engine = self.engine(py)?;
-        let docs = match texts {
-            Some(t) => Some(
-                t.try_iter()?
-                    .map(|o| o.map(|o| convert::item(py, &o)))
-                    .collect::<PyResult<Vec<_>>>()?,
-            ),
-            None => None,
-        };
-        let from_texts = match docs {
-            Some(docs) => {
-                let e = engine.clone();
-                Some(py.detach(move || semantic::backfill_texts(&e, docs, batch)).or_raise(py)?)
+        // The iterable is read a part at a time (eight batches), each part embedded with the GIL
+        // released: memory stays bounded whatever the input's length.
+        let from_texts = match texts {
+            Some(t) => {
+                let mut items = t.try_iter()?;
+                let part = batch.max(1).saturating_mul(8);
+                let mut total = semantic::TextReport::default();
+                loop {
+                    let mut docs = Vec::with_capacity(part);
+                    for o in items.by_ref().take(part) {
+                        docs.push(convert::item(py, &o?));
+                    }
+                    if docs.is_empty() {
+                        break;
+                    }
+                    let e = engine.clone();
+                    let r = py.detach(move || semantic::backfill_texts(&e, docs, batch)).or_raise(py)?;
+                    semantic::add_texts(&mut total, r);
+                }
+                Some(total)
             }
             None => None,
         };

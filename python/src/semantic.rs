@@ -130,6 +130,17 @@ mod imp {
         engine.semantic_backfill_texts(docs, batch, |_| {})
     }
 
+    /// The report of texts given in several parts: the sum of the parts'.
+    pub type TextReport = TextBackfill;
+
+    /// Adds one part's report (`r`) to `total`.
+    pub fn add_texts(total: &mut TextBackfill, r: TextBackfill) {
+        total.embedded += r.embedded;
+        total.already += r.already;
+        total.unknown += r.unknown;
+        total.empty += r.empty;
+    }
+
     /// `fpdb semantic enable`: the channel added to the database at `path`.
     pub fn enable(py: Python<'_>, path: &std::path::Path, a: CreateArgs) -> PyResult<Result<(), Error>> {
         let Some(cfg) = create(py, CreateOptions::default(), a)?.semantic else {
@@ -200,6 +211,14 @@ mod imp {
         Err(unbuilt())
     }
 
+    pub type TextReport = Report;
+
+    pub fn add_texts(total: &mut Report, r: Report) {
+        for (k, v) in r {
+            *total.entry(k).or_default() += v;
+        }
+    }
+
     pub fn enable(_: Python<'_>, _: &std::path::Path, _: CreateArgs) -> PyResult<Result<(), Error>> {
         Ok(Err(unbuilt()))
     }
@@ -213,7 +232,7 @@ mod imp {
     }
 }
 
-pub use imp::{backfill, backfill_texts, create, enable, handle, pairs, spec};
+pub use imp::{add_texts, backfill, backfill_texts, create, enable, handle, pairs, spec, TextReport};
 
 #[cfg(feature = "semantic")]
 pub use imp::kind;

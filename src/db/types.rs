@@ -285,6 +285,17 @@ pub struct Stats {
     pub semantic_pending: u64,
     /// Vectors held by the semantic channel (0 without it).
     pub semantic_vectors: u64,
+    /// Live documents the semantic channel set aside: the model failed on their text, or their
+    /// queued text was unreadable (`Db::semantic_set_aside` lists them; 0 without the channel).
+    #[serde(default)]
+    pub semantic_set_aside: u64,
+    /// The semantic indexer's state: `running`, `degraded`, `stopped`, or `off` where this handle
+    /// runs none (absent without the channel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_indexer: Option<String>,
+    /// Why the semantic indexer is degraded or stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_indexer_reason: Option<String>,
 }
 
 /// One problem found by [`Db::check`](crate::Db::check).

@@ -31,12 +31,15 @@ mod vector;
 pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
 pub use config::{check_beta, embed_text, embed_text_owned, BackfillReport, Groups, SemanticConfig, SemanticOptions, TextBackfill};
 pub use error::{Result, SemanticError, FETCH_SCRIPT};
-pub use indexer::{Corpus, Indexer, IndexerOptions, Scan};
-pub use model::{lower_priority, normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
+pub use indexer::{Corpus, Indexer, IndexerOptions, IndexerState, Scan, SemanticStatus};
+pub use model::{
+    lower_priority, normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, BACKGROUND_NICE, DEFAULT_MAX_TOKENS, FAILPOINT_EMBED,
+};
 pub use search::{radius_for, SemanticHit, VectorSet, MISS_TARGET};
 pub use store::{
-    queued, read_cursor, read_spec, scan_queue, stage_delete, stage_dequeue, stage_queue, stage_spec, stage_unqueue, CheckReport,
-    SemanticSpec, CF_SEMANTIC, CF_SEMANTIC_QUEUE, DEFAULT_MIN_COSINE, META_SEMANTIC_CURSOR, META_SEMANTIC_SPEC, SPEC_VERSION,
+    aside_key, queued, read_aside, read_cursor, read_floor, read_spec, scan_queue, stage_aside, stage_delete, stage_dequeue, stage_floor,
+    stage_queue, stage_spec, stage_unaside, stage_unqueue, Aside, CheckReport, SemanticSpec, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
+    DEFAULT_MIN_COSINE, META_SEMANTIC_ASIDE, META_SEMANTIC_CURSOR, META_SEMANTIC_FLOOR, META_SEMANTIC_SPEC, SPEC_VERSION,
 };
 pub use vector::{
     cosine_from, decode, dot_i8, encode, quantize, Hyperplanes, StoredVector, DEFAULT_CODE_SEED, DEFAULT_CODE_WORDS, VECTOR_FORMAT,

@@ -70,6 +70,11 @@ pub struct EmbedderOptions {
     pub nice: i32,
 }
 
+/// A build with the `failpoints` feature fails to embed any batch holding a text with this
+/// string (tests and the fault figure of docs/serve.md: one document the model cannot embed).
+#[doc(hidden)]
+pub const FAILPOINT_EMBED: &str = "fpdb-failpoint-embed";
+
 /// The niceness of the background indexer's threads.
 pub const BACKGROUND_NICE: i32 = 19;
 
@@ -280,6 +285,14 @@ impl Embedder {
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
+        }
+        #[cfg(feature = "failpoints")]
+        if texts.iter().any(|t| t.contains(FAILPOINT_EMBED)) {
+            return Err(SemanticError::Inference {
+                op: "embedding (failpoint)",
+                message: format!("a text holds `{FAILPOINT_EMBED}`"),
+                batch: texts.len(),
+            });
         }
         self.pool.install(|| self.embed_in_pool(texts))
     }

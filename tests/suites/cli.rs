@@ -31,3 +31,5 @@ mod enospc;
 mod methods_cli;
 #[path = "../readme.rs"]
 mod readme;
+#[path = "../support/skip.rs"]
+mod skip;

@@ -156,6 +156,7 @@ impl Metrics {
             cfg!(feature = "semantic"),
         );
         render_process(&mut o);
+        render_semantic(&mut o, stats);
         o
     }
 
@@ -333,5 +334,33 @@ mod tests {
         m.observe("/healthz", method_label(&axum::http::Method::GET), 200, Duration::ZERO, None);
         assert_eq!(m.requests.lock().len(), 2);
         assert_eq!(m.requests.lock()[&("unmatched".to_string(), "other".to_string(), 405)], 1000);
+    }
+}
+
+/// The semantic channel's gauges, when the database has the channel: pending, vectors, documents
+/// set aside, and the indexer's state (1 for the current one of `running`, `degraded`,
+/// `stopped`, `off`).
+fn render_semantic(o: &mut String, stats: &fpdb::Stats) {
+    let Some(state) = stats.semantic_indexer.as_deref() else { return };
+    for (name, help, v) in [
+        (
+            "fpdb_semantic_vectors",
+            "Vectors held by the semantic channel.",
+            stats.semantic_vectors,
+        ),
+        (
+            "fpdb_semantic_set_aside",
+            "Live documents the semantic indexer set aside (the model failed on them, or their queued text was unreadable).",
+            stats.semantic_set_aside,
+        ),
+    ] {
+        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+    }
+    let _ = writeln!(
+        o,
+        "# HELP fpdb_semantic_indexer_state The semantic indexer's state (1 for the current one).\n# TYPE fpdb_semantic_indexer_state gauge"
+    );
+    for s in ["running", "degraded", "stopped", "off"] {
+        let _ = writeln!(o, "fpdb_semantic_indexer_state{{state=\"{s}\"}} {}", u8::from(s == state));
     }
 }

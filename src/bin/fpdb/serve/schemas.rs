@@ -131,8 +131,8 @@ pub struct DuplicatesIn {
     /// Semantic channel: β of this check (default: the database's).
     #[schema(minimum = -1.0, maximum = 1.0)]
     pub min_cosine: Option<f32>,
-    /// Semantic channel: wait at most this long (milliseconds, within the request deadline) until
-    /// every document acknowledged before the check is embedded.
+    /// Semantic channel: wait at most this long (milliseconds; at most --request-timeout-s, a
+    /// longer value is cut to it) until every document acknowledged before the check is embedded.
     #[serde(default, deserialize_with = "int")]
     pub wait_semantic_ms: Option<u64>,
     /// Containment check instead: the stored documents that contain the text or that it contains,
@@ -399,9 +399,11 @@ pub struct StatsOut<'a> {
 /// Liveness.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HealthOut {
-    /// `ok`, or `failed` (then answered with 503: restart the server).
+    /// `ok`; `degraded` (answered with 200: the semantic channel's indexer is retrying a failed
+    /// step or stopped, or documents were set aside); or `failed` (then answered with 503:
+    /// restart the server).
     pub status: String,
-    /// Why the server failed (absent when `ok`).
+    /// Why the server is degraded or failed (absent when `ok`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }

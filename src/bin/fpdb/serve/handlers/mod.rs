@@ -44,6 +44,35 @@ fn ndjson(mut rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response {
     r
 }
 
+/// A streamed answer's line from its blocking task: sent as soon as the channel has room. A client
+/// that reads nothing for `--request-timeout-s` (`stall`) is cut off (false: the task stops), and
+/// once the server is stopping a full channel is not waited for, so that shutdown ends within
+/// `--shutdown-timeout-s`. Once it returned false, the answer is over: the caller sends no more.
+fn send_line(
+    tx: &tokio::sync::mpsc::Sender<Bytes>,
+    line: Bytes,
+    stall: std::time::Duration,
+    stopping: &std::sync::atomic::AtomicBool,
+) -> bool {
+    use tokio::sync::mpsc::error::TrySendError;
+    let start = std::time::Instant::now();
+    let mut line = line;
+    loop {
+        match tx.try_send(line) {
+            Ok(()) => return true,
+            Err(TrySendError::Closed(_)) => return false,
+            Err(TrySendError::Full(back)) => {
+                if stopping.load(std::sync::atomic::Ordering::Relaxed) || start.elapsed() >= stall {
+                    return false;
+                }
+                line = back;
+                // a blocking thread: it polls (2 ms) rather than holding a runtime handle
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+    }
+}
+
 fn json<T: Serialize>(status: StatusCode, v: &T) -> Response {
     match serde_json::to_vec(v) {
         Ok(body) => (status, [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))], body).into_response(),
