@@ -63,6 +63,10 @@ pub use db::{
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
+pub use db::{
+    Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, NotLinked, ReviewAnswer, ReviewOptions,
+    ReviewOrder,
+};
 pub use error::{Error, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};
 pub use fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};

@@ -14,6 +14,7 @@ mod insert;
 mod pairs;
 mod query;
 mod reindex;
+mod review;
 mod semantic;
 #[cfg(feature = "serve")]
 mod serve;
@@ -57,6 +58,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         #[cfg(feature = "serve")]
         Cmd::Serve(a) => serve::run(serve::Config::from(a))?,
         Cmd::Semantic(c) => semantic::run(semantic::Config::from_args(c)?, json, &mut out)?,
+        Cmd::Review(c) => review::run(review::Config::from(c), json, &mut out)?,
     };
     out.flush()?;
     Ok(code)

@@ -25,6 +25,7 @@ mod handlers;
 mod limits;
 mod metrics;
 mod openapi;
+mod review;
 mod router;
 mod schemas;
 mod state;

@@ -18,11 +18,13 @@ use super::schemas::{DedupParam, DedupQuery};
 
 mod body;
 mod bulk;
+mod decisions;
 mod documents;
 mod duplicates;
 mod service;
 
 pub use bulk::*;
+pub use decisions::*;
 pub use documents::*;
 pub use duplicates::*;
 pub use service::*;
