@@ -1630,3 +1630,110 @@ fn a_document_set_aside_degrades_health_and_is_counted() {
     assert_eq!(metric(&m, "fpdb_semantic_set_aside"), 1.0);
     assert!(m.contains("fpdb_semantic_indexer_state{state=\"degraded\"} 1"), "{m}");
 }
+
+#[test]
+fn decisions_over_http_and_the_review_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let s = Server::start(&db, &[]);
+    let (a, b, c, _) = docs();
+    for (k, t) in [("a", &a), ("b", &b), ("c", &c)] {
+        assert_eq!(put(&s, k, json!({ "text": t })).status, 200);
+    }
+    let view = |k: &str| body_json(&s.req("GET", &format!("/v1/groups/by-key/{k}"), b""));
+    let v = view("a");
+    assert_eq!(v["group"]["size"], 2, "{v}");
+    assert_eq!(v["edges"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["edges"][0]["channel"], "text");
+    assert!(v["edges"][0]["jaccard"].as_f64().unwrap() > 0.9);
+    assert_error(&s.req("GET", "/v1/groups/by-key/nope", b""), 404, "document_not_found");
+
+    let post = |body: Value| s.req("POST", "/v1/decisions", body.to_string().as_bytes());
+    let r = post(json!({"a": "b", "b": "a", "decision": "distinct", "reason": "two editions", "author": "ann"}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let d = body_json(&r);
+    assert_eq!(
+        (&d["a"], &d["b"], &d["decision"], &d["author"]),
+        (&json!("a"), &json!("b"), &json!("distinct"), &json!("ann"))
+    );
+    let v = view("a");
+    assert_eq!(v["group"]["size"], 1, "distinct splits at once: {v}");
+    assert_eq!(v["edges"][0]["channel"], "held", "{v}");
+    assert_eq!(v["edges"][0]["blocked_by"], json!(["a", "b"]));
+    assert_eq!(v["decisions"][0]["reason"], "two editions");
+
+    // A contradiction: 409 with the evidence, nothing changed.
+    assert_eq!(post(json!({"a": "a", "b": "c", "decision": "same"})).status, 200);
+    let r = post(json!({"a": "c", "b": "b", "decision": "same"}));
+    assert_eq!(r.status, 409, "{}", r.text());
+    let e = body_json(&r);
+    assert_eq!(e["error"]["code"], "contradiction");
+    let ev: Vec<(String, String, String)> = e["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["decision"].as_str().unwrap().into(),
+                d["a"].as_str().unwrap().into(),
+                d["b"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(ev.contains(&("distinct".into(), "a".into(), "b".into())), "{e}");
+    assert!(ev.contains(&("same".into(), "a".into(), "c".into())), "{e}");
+    assert_eq!(
+        body_json(&s.req("GET", "/v1/decisions", b""))["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_error(&post(json!({"a": "a", "b": "zz", "decision": "same"})), 400, "invalid_document");
+    assert_error(&post(json!({"a": "a", "b": "c", "decision": "maybe"})), 400, "invalid_json");
+
+    let rv = body_json(&s.req("GET", "/v1/review?order=weakest&min_jaccard=0&max_jaccard=1&decided=true", b""));
+    assert!(rv["pairs"].as_array().unwrap().iter().any(|p| p["channel"] == "held"), "{rv}");
+    assert_error(&s.req("GET", "/v1/review?min_jaccard=2", b""), 400, "invalid_parameter");
+
+    let r = s.req("DELETE", "/v1/decisions/b/a", b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(body_json(&r)["undone"]["decision"], "distinct");
+    assert_eq!(view("b")["group"]["size"], 3, "undo joins them again");
+    assert_error(&s.req("DELETE", "/v1/decisions/b/a", b""), 404, "decision_not_found");
+
+    // The page and its files, compiled in; the contract lists the endpoints.
+    let r = s.req("GET", "/review", b"");
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    assert!(r.text().contains("/review/review.js"));
+    assert!(s.req("GET", "/review/review.js", b"").text().contains("/v1/decisions"));
+    assert_eq!(s.req("GET", "/review/review.css", b"").status, 200);
+    assert_error(&s.req("GET", "/review/secret.txt", b""), 404, "not_found");
+    let api = s.req("GET", "/openapi.json", b"").text();
+    for p in ["/v1/decisions", "/v1/decisions/{a}/{b}", "/v1/groups/by-key/{key}", "/v1/review"] {
+        assert!(api.contains(&format!("\"{p}\"")), "{p} not in the contract");
+    }
+    let (st, _) = s.stop();
+    assert!(st.success());
+
+    // With a token: decisions are writes; the page's files hold no data and load without it.
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "t0ken-0123456789abcdef\n").unwrap();
+    let s = Server::start(&db, &["--token-file", &token_file.display().to_string(), "--token-for-reads"]);
+    assert_error(
+        &s.req(
+            "POST",
+            "/v1/decisions",
+            json!({"a": "a", "b": "b", "decision": "distinct"}).to_string().as_bytes(),
+        ),
+        401,
+        "unauthorized",
+    );
+    assert_error(&s.req("GET", "/v1/decisions", b""), 401, "unauthorized");
+    assert_error(&s.req("DELETE", "/v1/decisions/a/c", b""), 401, "unauthorized");
+    assert_eq!(s.req("GET", "/review", b"").status, 200);
+    assert_eq!(s.req_auth("GET", "/v1/decisions", "t0ken-0123456789abcdef", b"").status, 200);
+    let (st, _) = s.stop();
+    assert!(st.success());
+}

@@ -633,6 +633,51 @@ impl Db {
         py.detach(move || engine.delete(&key)).or_raise(py)
     }
 
+    /// decide(a, b, decision, *, reason=None, author=None) -> dict
+    ///
+    /// A curator's decision about two stored documents, kept by key: "same" (one group whatever
+    /// the scores say) or "distinct" (never one group). The groups follow at once. Raises
+    /// FpdbError (attributes `evidence`, the decisions it contradicts) on a contradiction.
+    #[pyo3(signature = (a, b, decision, *, reason = None, author = None))]
+    fn decide(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, PyAny>,
+        b: &Bound<'_, PyAny>,
+        decision: &str,
+        reason: Option<String>,
+        author: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let a = convert::text_arg(py, a, "the first key", None)?;
+        let b = convert::text_arg(py, b, "the second key", None)?;
+        let kind: fpdb::DecisionKind = decision.parse().or_raise(py)?;
+        let engine = self.engine(py)?;
+        let d = py
+            .detach(move || engine.decide_pair(&a, &b, kind, reason.as_deref(), author.as_deref()))
+            .or_raise(py)?;
+        crate::types::py_value(py, &d)
+    }
+
+    /// undecide(a, b) -> dict | None
+    ///
+    /// Removes the decision about two keys (the groups follow); returns it, None when there was none.
+    fn undecide(&self, py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let a = convert::text_arg(py, a, "the first key", None)?;
+        let b = convert::text_arg(py, b, "the second key", None)?;
+        let engine = self.engine(py)?;
+        let d = py.detach(move || engine.undecide(&a, &b)).or_raise(py)?;
+        crate::types::py_value(py, &d)
+    }
+
+    /// decisions() -> list[dict]
+    ///
+    /// Every decision: {"a", "b", "decision", "at_ms", "author", "reason"}, by key pair.
+    fn decisions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let engine = self.engine(py)?;
+        let ds = py.detach(move || engine.decisions());
+        crate::types::py_value(py, &ds)
+    }
+
     /// stats() -> Stats: documents, groups, segments, bytes, defaults, spec and the containment
     /// index's counters (`fpdb stats`; the latter scan the index: `len(db)` is the cheap count).
     fn stats(&self, py: Python<'_>) -> PyResult<Stats> {

@@ -44,6 +44,9 @@ pub(super) struct Pending {
     pub(super) seg_created: Vec<u32>,
     pub(super) seg_lengths: Vec<(u32, u64)>,
     pub(super) seg_dropped: Vec<u32>,
+    /// A side index has entries of its own in the batch (a curator's decision that moves no
+    /// document still commits).
+    pub(super) side_changed: bool,
 }
 
 impl Pending {

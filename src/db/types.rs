@@ -147,6 +147,23 @@ pub struct InsertOutcome {
     /// `reverse_containment` the other inside this one. A relation, not a duplicate: groups do not
     /// change. Empty when not asked for.
     pub containment: Vec<Hit>,
+    /// Verified near-duplicates it was not linked to because a curator's `distinct` decision
+    /// stands between their groups (empty without decisions).
+    pub not_linked: Vec<NotLinked>,
+}
+
+/// A verified near-duplicate an insert did not link to, and the decision that held the link.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NotLinked {
+    /// Its key.
+    pub key: String,
+    /// Its doc id.
+    pub id: u64,
+    /// Exact Jaccard with the new document.
+    pub jaccard: Option<f64>,
+    /// The two keys of the `distinct` decision that held the link.
+    pub blocked_by: Vec<String>,
 }
 
 /// A document to insert.

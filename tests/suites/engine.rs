@@ -8,6 +8,8 @@ mod common;
 mod containment;
 #[path = "../corruption.rs"]
 mod corruption;
+#[path = "../decisions.rs"]
+mod decisions;
 #[path = "../engine.rs"]
 mod engine;
 #[path = "../fuzz_regressions.rs"]

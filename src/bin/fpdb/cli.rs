@@ -115,6 +115,11 @@ pub enum Cmd {
     /// Print the manual page (roff) of fpdb on stdout, or with --dir write one page per command
     /// (fpdb.1, fpdb-ingest.1, ...) into a directory: `fpdb man | man -l -`.
     Man(ManArgs),
+    /// Curator decisions, kept by key: `same` (one work, whatever the scores say), `distinct`
+    /// (never in one group), `undo`, `list`. The groups follow at once; a decision that
+    /// contradicts others is refused with them as evidence (exit code 2).
+    #[command(subcommand)]
+    Review(ReviewCmd),
 }
 
 /// `fpdb completions`.
@@ -131,6 +136,43 @@ pub struct ManArgs {
     /// Write fpdb.1 and one page per command into this directory instead of fpdb.1 on stdout.
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+}
+
+/// `fpdb review ...`.
+#[derive(Subcommand, Debug)]
+pub enum ReviewCmd {
+    /// The two documents are one work: they share a group whatever the scores say.
+    Same(DecideArgs),
+    /// The two documents are different works: no group holds both, now or after any later insert.
+    Distinct(DecideArgs),
+    /// Remove the decision about two keys; the groups follow. Exit code 1 when there was none.
+    Undo(KeyPairArgs),
+    /// Every decision (key pair, decision, time, author, reason).
+    List(DbArg),
+}
+
+/// `fpdb review same|distinct`.
+#[derive(Args, Debug)]
+pub struct DecideArgs {
+    #[command(flatten)]
+    pub pair: KeyPairArgs,
+    /// Why (kept with the decision).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Who decided (kept with the decision).
+    #[arg(long)]
+    pub author: Option<String>,
+}
+
+/// A database and two keys.
+#[derive(Args, Debug)]
+pub struct KeyPairArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// One document's key.
+    pub key_a: String,
+    /// The other's.
+    pub key_b: String,
 }
 
 /// `fpdb semantic ...`.

@@ -10,6 +10,7 @@
 //! | `method.rs` | the other methods' sketches and bucket index (CFs `sketch`, `mindex`): their candidate search |
 //! | `contain/` | the containment index (CF `contain`): containment queries and relations, its tail |
 //! | `text/` | stored texts (CF `text`), zstd with a trained dictionary: `Db::text`, re-fingerprinting |
+//! | `decisions/` | curator decisions (CF `decisions`): `same`/`distinct` by key, the groups kept under them |
 //!
 //! The rules every side index keeps:
 //!
@@ -29,6 +30,7 @@
 //! Every hook has a default that does nothing: a side index implements what it needs.
 
 mod contain;
+pub(super) mod decisions;
 mod metadata;
 mod method;
 pub(super) mod register;
@@ -53,7 +55,7 @@ use super::handle::{Db, Inner};
 use super::options::{CreateOptions, Dedup, Options, QueryOptions};
 use super::pending::Pending;
 use super::state::{DocMeta, State};
-use super::types::{CheckReport, Hit, NewDoc, PreparedDoc, QueryAnswer, Stats};
+use super::types::{CheckReport, Hit, NewDoc, NotLinked, PreparedDoc, QueryAnswer, Stats};
 
 /// The side indexes of a database, in registration order (the order every hook runs in).
 pub(crate) struct Sides(Vec<Box<dyn SideIndex>>);
@@ -111,6 +113,10 @@ pub(crate) struct Additions {
     pub(crate) reported: Vec<Hit>,
     /// Its containment relations, when asked for ([`InsertOutcome::containment`](crate::InsertOutcome)).
     pub(crate) containment: Vec<Hit>,
+    /// Live documents it is linked to beside its verified duplicates (a curator's `same`).
+    pub(crate) links: Vec<u64>,
+    /// Verified duplicates it is not linked to, and why ([`InsertOutcome::not_linked`](crate::InsertOutcome)).
+    pub(crate) not_linked: Vec<NotLinked>,
 }
 
 /// One query, for [`SideIndex::answer`] and [`SideIndex::on_query`].

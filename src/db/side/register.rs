@@ -20,5 +20,6 @@ pub(crate) fn register(spec: &FingerprintSpec, config: &DbConfig, opts: &Options
     sides.add(Some(super::contain::Containment::new(config, opts)));
     sides.add(super::text::StoredText::new(opts)); // before the channel, which takes the text
     sides.add(super::semantic::Semantic::new(opts));
+    sides.add(Some(super::decisions::Decisions::default()));
     Ok(sides)
 }

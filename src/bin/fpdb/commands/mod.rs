@@ -18,6 +18,7 @@ mod man;
 mod pairs;
 mod query;
 mod reindex;
+mod review;
 mod semantic;
 #[cfg(feature = "serve")]
 mod serve;
@@ -65,6 +66,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Semantic(c) => semantic::run(semantic::Config::from_args(c)?, json, &mut out)?,
         Cmd::Completions(a) => completions::run(completions::Config::from(a), &mut out)?,
         Cmd::Man(a) => man::run(man::Config::from(a), &mut out)?,
+        Cmd::Review(c) => review::run(review::Config::from(c), json, &mut out)?,
     };
     out.flush()?;
     Ok(code)

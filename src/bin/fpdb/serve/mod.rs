@@ -26,6 +26,7 @@ mod limits;
 pub mod log;
 mod metrics;
 mod openapi;
+mod review;
 mod router;
 mod schemas;
 mod state;

@@ -2,13 +2,14 @@
 
 use std::sync::Arc;
 
-use axum::routing::{get, post, put};
+use axum::routing::{delete, get, post, put};
 use axum::{middleware, Router};
 
 use super::auth;
 use super::handlers as h;
 use super::limits;
 use super::metrics;
+use super::review;
 use super::state::AppState;
 
 pub fn router(state: Arc<AppState>) -> Router {
@@ -25,6 +26,12 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/v1/duplicates:batch", post(h::post_duplicates_batch))
         .route("/v1/groups/{id}", get(h::get_group))
         .route("/v1/groups", get(h::list_groups))
+        .route("/v1/decisions", post(h::post_decision).get(h::get_decisions))
+        .route("/v1/decisions/{a}/{b}", delete(h::delete_decision))
+        .route("/v1/groups/by-key/{key}", get(h::get_group_by_key))
+        .route("/v1/review", get(h::get_review))
+        .route("/review", get(review::page))
+        .route("/review/{file}", get(review::asset))
         .route("/v1/stats", get(h::get_stats))
         .route("/v1/admin/backup", post(h::post_admin_backup))
         .route("/healthz", get(h::healthz))
