@@ -52,10 +52,7 @@ fn main() -> Res<()> {
             biblio: Default::default(),
         })
     });
-    let opts = IngestOptions {
-        dedup: Dedup::Off,
-        ..IngestOptions::default()
-    };
+    let opts = IngestOptions::default().with_dedup(Dedup::Off);
     db.ingest(input, &opts, |_| {})?;
     db.compact_index()?;
     let u = db.text_usage()?;

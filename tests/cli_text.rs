@@ -21,7 +21,7 @@ fn corpus(dir: &Path, n: u64) -> String {
             "title": format!("Paper {b}"), "year": 1990 + (b % 30), "doi": format!("10.1000/p{b}"), "venue": "X"});
         lines.push_str(&line.to_string());
         lines.push('\n');
-        if b % 4 == 0 {
+        if b.is_multiple_of(4) {
             let line = serde_json::json!({"key": format!("copy{b}"), "text": text(&edit(&v, &base, 1, 50 + b))});
             lines.push_str(&line.to_string());
             lines.push('\n');

@@ -21,7 +21,7 @@ fn corpus(n: usize, words: usize) -> Vec<NewDoc> {
     while docs.len() < n {
         let base = passage(&v, words, i);
         docs.push(doc(&format!("b{i}"), &text(&base)));
-        if i % 3 == 0 && docs.len() < n {
+        if i.is_multiple_of(3) && docs.len() < n {
             docs.push(doc(&format!("c{i}"), &text(&edit(&v, &base, 1, 1000 + i))));
         }
         i += 1;

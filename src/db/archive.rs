@@ -92,7 +92,7 @@ fn hex(b: &[u8]) -> String {
 
 fn unhex(s: &str, what: &str, path: &Path) -> Result<Vec<u8>> {
     let bad = || Error::corrupt(path, None, format!("the export's {what} is not hex"));
-    if s.len() % 2 != 0 {
+    if !s.len().is_multiple_of(2) {
         return Err(bad());
     }
     (0..s.len())

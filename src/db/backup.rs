@@ -55,6 +55,9 @@ const TRIES: u32 = 5;
 /// Bytes per `WriteBatch` of the copy.
 const BATCH_BYTES: usize = 8 << 20;
 
+/// What a RocksDB iterator yields.
+type Entries<'b> = Box<dyn Iterator<Item = std::result::Result<(Box<[u8]>, Box<[u8]>), rocksdb::Error>> + 'b>;
+
 /// One point in time of a RocksDB: a snapshot of a live handle, or a read-only open.
 enum Source<'a> {
     Snapshot(&'a DB, rocksdb::Snapshot<'a>),
@@ -68,10 +71,7 @@ impl Source<'_> {
         }
     }
 
-    fn iter<'b>(
-        &'b self,
-        cf: &'b rocksdb::ColumnFamily,
-    ) -> Box<dyn Iterator<Item = std::result::Result<(Box<[u8]>, Box<[u8]>), rocksdb::Error>> + 'b> {
+    fn iter<'b>(&'b self, cf: &'b rocksdb::ColumnFamily) -> Entries<'b> {
         match self {
             Source::Snapshot(_, s) => Box::new(s.iterator_cf(cf, IteratorMode::Start)),
             Source::ReadOnly(db) => Box::new(db.iterator_cf(cf, IteratorMode::Start)),

@@ -102,7 +102,7 @@ impl Db {
                 if let (Err(e), None) = (r.result, &failed) {
                     failed = Some(e);
                 }
-                if done % 65536 == 0 {
+                if done.is_multiple_of(65536) {
                     progress(done);
                 }
             });
