@@ -306,7 +306,7 @@ impl SideIndex for Semantic {
                 a.channel.publish_delete(id);
                 aside.remove(&id);
             }
-            for p in pend.new_docs.iter().filter(|p| p.alive && p.text.is_none()) {
+            for p in pend.new_docs.iter().filter(|p| p.alive && p.text.get(self.name()).is_none()) {
                 aside.insert(p.id, (Aside::Empty, NOTHING_TO_EMBED.into()));
             }
         }
