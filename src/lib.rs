@@ -64,11 +64,11 @@ pub use db::{
 };
 pub use db::{ArchiveReport, BackupReport, RespecReport, TextUsage};
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
-pub use db::{GroupListing, Page, MAX_PAGE};
 pub use db::{
     Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, NotLinked, ReviewAnswer, ReviewOptions,
     ReviewOrder,
 };
+pub use db::{GroupListing, Page, MAX_PAGE};
 pub use error::{Error, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};
 pub use fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};

@@ -55,7 +55,10 @@ impl Db {
                     .and_then(|m| m.get(field).cloned())
                     .is_some_and(|v| match v {
                         serde_json::Value::String(s) => s == value,
-                        serde_json::Value::Number(_) | serde_json::Value::Bool(_) => v.to_string() == value,
+                        serde_json::Value::Number(_) | serde_json::Value::Bool(_) => {
+                            let shown = v.to_string();
+                            shown == value
+                        }
                         _ => false,
                     }),
             };

@@ -74,10 +74,10 @@ pub use options::{
 };
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
 pub use reindex::ReindexReport;
-pub use side::{RespecReport, TextUsage};
 pub use side::decisions::{
     Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, ReviewAnswer, ReviewOptions, ReviewOrder,
 };
+pub use side::{RespecReport, TextUsage};
 pub use types::{
     Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, NotLinked, Precheck, PreparedDoc,
     QueryAnswer, Stats,

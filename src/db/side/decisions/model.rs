@@ -370,9 +370,12 @@ mod tests {
         (g, taken)
     }
 
+    /// Documents, decisions (a, b, distinct), soft edges.
+    type Scenario = (usize, Vec<(usize, usize, bool)>, Vec<(u64, u64)>);
+
     /// Random consistent decisions over `nkeys` keys (each refused one left out, as the engine
     /// refuses it), `n` live documents (keys `k0..`), soft edges.
-    fn scenario() -> impl Strategy<Value = (usize, Vec<(usize, usize, bool)>, Vec<(u64, u64)>)> {
+    fn scenario() -> impl Strategy<Value = Scenario> {
         (2usize..9).prop_flat_map(|n| {
             (
                 Just(n),
