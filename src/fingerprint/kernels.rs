@@ -244,9 +244,9 @@ fn alnum8(w: u64) -> u64 {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = ONES * 0x80;
     let x = w & !HIGH;
-    let l = (w | ONES * 0x20) & !HIGH;
-    let alpha = ((l | HIGH) - ONES * u64::from(b'a')) & ((ONES * u64::from(b'z') | HIGH) - l);
-    let digit = ((x | HIGH) - ONES * u64::from(b'0')) & ((ONES * u64::from(b'9') | HIGH) - x);
+    let l = (w | (ONES * 0x20)) & !HIGH;
+    let alpha = ((l | HIGH) - ONES * u64::from(b'a')) & (((ONES * u64::from(b'z')) | HIGH) - l);
+    let digit = ((x | HIGH) - ONES * u64::from(b'0')) & (((ONES * u64::from(b'9')) | HIGH) - x);
     let flags = (alpha | digit) & !w & HIGH; // not for bytes ≥ 0x80
                                              // The high bits 7, 15, …, 63 moved to bits 0..8.
     (flags >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56

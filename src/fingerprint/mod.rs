@@ -217,7 +217,7 @@ fn unique_and_set(hashes: &mut Vec<u64>, tmp: &mut Vec<u64>, counts: &mut Vec<u3
 /// sort took 67–74 µs (the box loaded; `examples/perf --fingerprint-only`, docs/performance.md).
 pub(crate) fn sort_low32(v: &mut Vec<u64>, tmp: &mut Vec<u64>, counts: &mut Vec<u32>) {
     let n = v.len();
-    if n < 64 || n >= 1 << 15 {
+    if !(64..1 << 15).contains(&n) {
         return radix_sort_low32(v, tmp);
     }
     let bits = usize::BITS - n.leading_zeros(); // 2^bits > n
