@@ -61,7 +61,8 @@ fn init_ingest_jsonl_query_get_stats_check() {
     for h in &hits {
         let j = h["jaccard"].as_f64().unwrap();
         assert!((0.9..=1.0).contains(&j), "{h}");
-        assert!(h["hamming"].as_u64().unwrap() <= 8 && h["shared"].as_u64().unwrap() > 0);
+        // Within the database's k (12): how far inside depends on the spec's hash.
+        assert!(h["hamming"].as_u64().unwrap() <= 12 && h["shared"].as_u64().unwrap() > 0, "{h}");
     }
     // The readable table names the hit too.
     let table = ok(&fpdb(&["query", &db, "--text", &probe]));

@@ -138,8 +138,9 @@ pub struct Options {
     /// RocksDB block cache shared by all column families.
     pub cache_bytes: usize,
     /// The spec the caller expects; a different stored spec is refused with
-    /// [`Error::SpecMismatch`] naming the field. The normalizer version is not compared: a database
-    /// keeps the normalizer it was created with, so a default spec of a newer build opens it.
+    /// [`Error::SpecMismatch`] naming the field. The normalizer version and the hash are not
+    /// compared: a database keeps those it was created with, so a default spec of a newer build
+    /// opens it.
     pub expect_spec: Option<FingerprintSpec>,
     /// Threads one query's probe of the mirror may use, the calling thread included: 0 (default)
     /// one per core, 1 the calling thread alone. Only a probe expected to scan many entries is

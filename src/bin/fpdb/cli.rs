@@ -356,6 +356,11 @@ pub struct InitArgs {
     /// SimHash weights: `binary` (each distinct shingle once; default) or `count` (occurrences).
     #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
     pub weights: WeightArg,
+    /// Word shingle hash: `word-mix` (each word hashed once, a shingle's hash combined from its
+    /// words'; default) or `xxh3-64` (each shingle's bytes; the hash of databases made before
+    /// word-mix, which fpdb builds older than it need). Fingerprints of the two never match.
+    #[arg(long)]
+    pub hash: Option<String>,
     /// Text normalizer version. 2 (default) makes each character of Chinese, Japanese, Thai, Lao,
     /// Khmer and Myanmar text a word, keeps combining marks in their word and drops soft hyphens
     /// and zero-width characters; 1 is the normalizer of databases made before it, which fpdb

@@ -21,6 +21,10 @@ impl Config {
         let method = method_from(a.normalizer, &a.method, a.idf_from.as_deref(), a.min_shared)?;
         let mut spec = super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone());
         spec.normalizer = a.normalizer;
+        if let Some(hash) = &a.hash {
+            spec.hash = hash.parse()?;
+        }
+        spec.validate()?;
         let containment = ContainmentConfig::from_options(
             Some(a.containment == OnOff::On),
             a.containment_sample,
