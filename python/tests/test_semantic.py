@@ -262,7 +262,7 @@ def test_channel_added_to_a_database_made_without_it(model, tmp_path):
     with fpdb.Db.create(path) as db:
         for key, text in DOCS + [("reworded", REWORDED)]:
             db.insert(key, text)
-    fpdb.Db.enable_semantic(path, model, groups="union")
+    fpdb.Db.enable_semantic(path, model, groups="union", min_cosine=BETA)
     with pytest.raises(fpdb.InvalidOptionError):
         fpdb.Db.enable_semantic(path, model)
     with fpdb.Db.open(path, semantic_threads=2) as db:
