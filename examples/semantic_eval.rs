@@ -30,7 +30,8 @@ fn main() {
             other => path = other.into(),
         }
     }
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (make it with scripts/semantic_calibration.py)", path.display()));
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (make it with scripts/semantic_calibration.py)", path.display()));
     let pairs = parse_pairs(&text, &path.display().to_string()).expect("labelled pairs");
     let m = Embedder::load(
         &model,

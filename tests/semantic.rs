@@ -403,7 +403,10 @@ fn real_model() -> Option<Embedder> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/models/all-MiniLM-L6-v2");
     if !dir.join("model.safetensors").is_file() {
         if std::env::var("CI").as_deref() == Ok("true") {
-            panic!("CI=true but {} is missing: .ci/run must run scripts/fetch-model.sh first", dir.display());
+            panic!(
+                "CI=true but {} is missing: .ci/run must run scripts/fetch-model.sh first",
+                dir.display()
+            );
         }
         eprintln!("skipping: no model at {} (run scripts/fetch-model.sh)", dir.display());
         return None;

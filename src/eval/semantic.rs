@@ -63,7 +63,9 @@ pub fn parse_pairs(text: &str, origin: &str) -> Result<Vec<LabelledPair>> {
         let v: serde_json::Value = serde_json::from_str(line).map_err(|e| bad(e.to_string()))?;
         let text = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
         let (Some(a), Some(b), Some(dup)) = (text("a"), text("b"), v.get("dup").and_then(|d| d.as_bool())) else {
-            return Err(bad("expected {\"a\": text, \"b\": text, \"dup\": bool} (and optionally \"hard\", \"kind\", \"split\")".into()));
+            return Err(bad(
+                "expected {\"a\": text, \"b\": text, \"dup\": bool} (and optionally \"hard\", \"kind\", \"split\")".into(),
+            ));
         };
         let hard = v.get("hard").and_then(|h| h.as_bool()).unwrap_or(false);
         if hard && dup {
@@ -359,7 +361,11 @@ impl SemanticEval {
             .map(|((neg, hard, kind), s)| {
                 let mut c = cosines(&s);
                 c.sort_by(f32::total_cmp);
-                let (tail, extreme) = if neg { (quantile(&c, 0.9), quantile(&c, 1.0)) } else { (quantile(&c, 0.1), quantile(&c, 0.0)) };
+                let (tail, extreme) = if neg {
+                    (quantile(&c, 0.9), quantile(&c, 1.0))
+                } else {
+                    (quantile(&c, 0.1), quantile(&c, 0.0))
+                };
                 KindRow {
                     kind: kind.to_string(),
                     dup: !neg,
@@ -377,8 +383,10 @@ impl SemanticEval {
             .collect();
         let mut lex_betas = vec![0.70, 0.76];
         lex_betas.extend(calibrated.as_ref().map(|c| c.beta));
-        let gates: [(&'static str, &[f64], fn(&PairScore) -> f64); 2] =
-            [("words", &OVERLAP_GRID, |p| p.overlap), ("shingles", &SHINGLE_GRID, |p| p.shingle_overlap)];
+        let gates: [(&'static str, &[f64], fn(&PairScore) -> f64); 2] = [
+            ("words", &OVERLAP_GRID, |p| p.overlap),
+            ("shingles", &SHINGLE_GRID, |p| p.shingle_overlap),
+        ];
         let mut lexical = Vec::new();
         for (gate, grid, of) in gates {
             for &beta in &lex_betas {
@@ -588,7 +596,11 @@ mod tests {
         assert!(r.markdown().contains("held-out check"));
         assert!(r.svg("t").contains("hard negatives"));
         // the overlap gate at 0.3 keeps the duplicates (0.6) and drops the negatives (0.2)
-        let l = r.lexical.iter().find(|l| l.gate == "words" && l.beta == 0.76 && l.min_overlap == 0.3).unwrap();
+        let l = r
+            .lexical
+            .iter()
+            .find(|l| l.gate == "words" && l.beta == 0.76 && l.min_overlap == 0.3)
+            .unwrap();
         assert_eq!((l.recall, l.hard_false_rate), (1.0, 0.0));
     }
 }

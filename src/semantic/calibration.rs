@@ -53,7 +53,9 @@ pub fn calibrate(hard_negatives: &[f32]) -> Option<f32> {
         return None;
     }
     let steps = (1.0 / BETA_STEP).round() as usize;
-    (0..=steps).map(grid_beta).find(|&beta| false_rate(hard_negatives, beta) <= HARD_NEGATIVE_TARGET)
+    (0..=steps)
+        .map(grid_beta)
+        .find(|&beta| false_rate(hard_negatives, beta) <= HARD_NEGATIVE_TARGET)
 }
 
 /// The `step`-th β of the grid (step × [`BETA_STEP`], rounded to the grid's two decimals).

@@ -374,7 +374,10 @@ mod tests {
             "normalize":true,"max_positions":512},"max_tokens":256,"field":null,"code_words":4,"code_seed":5,
             "min_cosine":0.76,"groups":"union","model_dir":"/m"}"#;
         let spec: SemanticSpec = serde_json::from_str(stored).unwrap();
-        assert_eq!((spec.min_cosine, spec.model.calibrated_min_cosine, spec.groups), (0.76, None, Groups::Union));
+        assert_eq!(
+            (spec.min_cosine, spec.model.calibrated_min_cosine, spec.groups),
+            (0.76, None, Groups::Union)
+        );
         let mut cfg = SemanticConfig::new("/m");
         assert_eq!(SemanticSpec::from_config(model(Some(0.9)), &cfg).min_cosine, 0.9);
         assert_eq!(SemanticSpec::from_config(model(None), &cfg).min_cosine, DEFAULT_MIN_COSINE);

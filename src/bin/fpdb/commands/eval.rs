@@ -342,7 +342,11 @@ fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &
     write(
         "svg",
         report
-            .svg(&format!("{}: recall and false rates vs β ({}, {max_tokens} tokens)", cfg.name, embedder.info().name))
+            .svg(&format!(
+                "{}: recall and false rates vs β ({}, {max_tokens} tokens)",
+                cfg.name,
+                embedder.info().name
+            ))
             .as_bytes(),
     )?;
     write!(out, "{md}")?;
