@@ -392,30 +392,7 @@ fn indexer_survives_kill_9() {
 /// without it the test is counted as skipped in scripts/test.sh's summary).
 #[test]
 fn real_model_reworded_is_closer_than_unrelated() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/models/all-MiniLM-L6-v2");
-    if !dir.join("model.safetensors").is_file() {
-        if std::env::var("CI").as_deref() == Ok("true") {
-            panic!(
-                "CI=true but {} is missing: .ci/run must run scripts/fetch-model.sh first",
-                dir.display()
-            );
-        }
-        skip::skipped(
-            "real_model_reworded_is_closer_than_unrelated",
-            &format!("no model at {} (run scripts/fetch-model.sh)", dir.display()),
-        );
-        return;
-    }
-    let m = Embedder::load(
-        &dir,
-        &EmbedderOptions {
-            max_tokens: 256,
-            threads: 2,
-            batch: 8,
-            nice: 0,
-        },
-    )
-    .unwrap();
+    let Some(m) = real_model() else { return };
     assert_eq!((m.info().dim, m.info().pooling, m.info().normalize), (384, Pooling::Mean, true));
     let original = "We present a method for detecting near-duplicate documents in large web collections. \
         Each document is reduced to a compact fingerprint, and fingerprints within a small Hamming distance \
@@ -442,6 +419,28 @@ fn real_model_reworded_is_closer_than_unrelated() {
     );
 }
 
+/// The real model, or `None` outside CI when scripts/fetch-model.sh has not been run.
+fn real_model() -> Option<Embedder> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/models/all-MiniLM-L6-v2");
+    if !dir.join("model.safetensors").is_file() {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!(
+                "CI=true but {} is missing: .ci/run must run scripts/fetch-model.sh first",
+                dir.display()
+            );
+        }
+        skip::skipped("real_model", &format!("no model at {} (run scripts/fetch-model.sh)", dir.display()));
+        return None;
+    }
+    let opts = EmbedderOptions {
+        max_tokens: 256,
+        threads: 2,
+        batch: 8,
+        nice: 0,
+    };
+    Some(Embedder::load(&dir, &opts).unwrap())
+}
+
 // ---- the channel inside the database (the side index) ----
 
 mod in_db {
@@ -457,7 +456,7 @@ mod in_db {
     fn create_grouped(t: &Path, seed: u64, beta: f32, groups: fpdb::semantic::Groups) -> (PathBuf, PathBuf) {
         let model = tiny(t, seed);
         let mut cfg = SemanticConfig::new(&model);
-        cfg.min_cosine = beta;
+        cfg.min_cosine = Some(beta);
         cfg.max_tokens = 32;
         cfg.groups = groups;
         let path = t.join("db");
@@ -671,7 +670,7 @@ mod in_db {
         };
         let path = t.path().join("union");
         let mut cfg = SemanticConfig::new(&model);
-        cfg.min_cosine = beta;
+        cfg.min_cosine = Some(beta);
         cfg.max_tokens = 32;
         cfg.groups = Groups::Union;
         Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
@@ -708,7 +707,7 @@ mod in_db {
         // the same documents with text groups: only k2 and k7 together
         let text_path = t.path().join("text");
         let mut cfg = SemanticConfig::new(&model);
-        cfg.min_cosine = beta;
+        cfg.min_cosine = Some(beta);
         cfg.max_tokens = 32;
         Db::create(&text_path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
         let d = open(&text_path, true);
@@ -735,7 +734,7 @@ mod in_db {
         }
         drop(d);
         let mut cfg = SemanticConfig::new(tiny(t.path(), 1));
-        (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (-1.0, 32, Groups::Union);
+        (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (Some(-1.0), 32, Groups::Union);
         Db::enable_semantic(&path, &cfg, Options::default()).unwrap();
         {
             // read-only, before any writer opened it: the channel's column families are not there
@@ -983,6 +982,7 @@ fn eval_scores_the_two_channels_and_their_union() {
         a: sentence(a),
         b: sentence(b),
         dup,
+        ..LabelledPair::default()
     };
     let pairs = vec![pair(1, 1, true), pair(4, 4, true), pair(2, 3, false)];
     let r = semantic_eval(&m, &fpdb::FingerprintSpec::default(), 12, 0.9, &pairs).unwrap();
@@ -993,17 +993,18 @@ fn eval_scores_the_two_channels_and_their_union() {
         "verbatim copies"
     );
     assert!(r.mean_cosine.0 > 0.999);
-    assert_eq!(r.sweep.len(), 26);
+    assert_eq!(r.sweep.len(), 51);
     assert_eq!(r.sweep[0].semantic.counts.tp, 2, "cosine 1 ≥ 0.5");
     for row in &r.sweep {
         assert_eq!(row.union.counts.tp, 2, "the union keeps the text channel's finds at β {}", row.beta);
         assert!(row.union.counts.fp >= row.semantic.counts.fp);
     }
     assert!(r.markdown().contains("| 0.76 |"));
-    // the plot of F1 vs β: one line per channel (semantic, union, text)
-    let svg = r.svg("F1 vs β");
-    assert!(svg.starts_with("<svg") && svg.contains("F1 vs β"));
+    // the plot vs β: recall, the other negatives' false rate (no hard negatives here), F1
+    let svg = r.svg("rates vs β");
+    assert!(svg.starts_with("<svg") && svg.contains("rates vs β"));
     assert_eq!(svg.matches("<path").count(), 3);
+    assert!(r.calibrated.is_none(), "no hard negatives, no calibrated β");
 }
 
 /// `fpdb pairs --groups` groups over both channels in a database made with `--groups union` (and
@@ -1019,7 +1020,7 @@ fn cli_pairs_groups_over_the_union() {
     let made = |name: &str, groups: Groups| {
         let path = t.path().join(name);
         let mut cfg = SemanticConfig::new(&model);
-        (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (-1.0, 32, groups);
+        (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (Some(-1.0), 32, groups);
         Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
         let opts = Options {
             semantic: SemanticOptions {

@@ -87,7 +87,7 @@ mod imp {
         needs_model(py, &a)?;
         let Some(dir) = a.model else { return Ok(create) };
         let mut c = SemanticConfig::new(dir);
-        c.min_cosine = a.min_cosine.unwrap_or(c.min_cosine);
+        c.min_cosine = a.min_cosine;
         c.field = a.field;
         c.max_tokens = a.max_tokens.unwrap_or(c.max_tokens);
         if let Some(g) = a.groups {

@@ -263,7 +263,7 @@ def test_channel_added_to_a_database_made_without_it(model, tmp_path):
     with fpdb.Db.create(path) as db:
         for key, text in DOCS + [("reworded", REWORDED)]:
             db.insert(key, text)
-    fpdb.Db.enable_semantic(path, model, groups="union")
+    fpdb.Db.enable_semantic(path, model, groups="union", min_cosine=BETA)
     # read-only before any writer opened it (the channel's column families are made by a writer)
     with fpdb.Db.open(path, read_only=True) as ro:
         assert ro.check().ok

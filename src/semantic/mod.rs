@@ -11,11 +11,13 @@
 //! | `indexer.rs`  | [`Indexer`]: the background indexer over a [`Corpus`], one WriteBatch a batch   |
 //! | `testkit.rs`  | a tiny random-weight model and a bare-RocksDB [`Corpus`] for tests and benches  |
 //! | `queue.rs`    | the `semantic_queue` value: format 1 (LZ4) written, formats 0 and 1 read     |
+//! | `calibration.rs` | each model's calibrated β and the rule that picks it ([`calibrate`])   |
 //! | `config.rs`   | [`SemanticConfig`] (creation), [`SemanticOptions`] (a handle), [`embed_text`] |
 //! | `error.rs`    | [`SemanticError`]                                                             |
 //!
 //! docs/semantic.md has the design and the measurements; docs/format.md the byte layouts.
 
+mod calibration;
 mod channel;
 mod config;
 mod error;
@@ -28,6 +30,9 @@ mod store;
 pub mod testkit;
 mod vector;
 
+pub use calibration::{
+    calibrate, calibrated_min_cosine, false_rate, grid_beta, Calibration, BETA_STEP, CALIBRATIONS, HARD_NEGATIVE_TARGET,
+};
 pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
 pub use config::{check_beta, embed_text, embed_text_owned, BackfillReport, Groups, SemanticConfig, SemanticOptions, TextBackfill};
 pub use error::{Result, SemanticError, FETCH_SCRIPT};

@@ -38,7 +38,7 @@ pub enum Pooling {
 }
 
 /// What identifies a model: everything that changes its vectors except the text and truncation.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ModelInfo {
     /// The model directory's name (e.g. `all-MiniLM-L6-v2`).
     pub name: String,
@@ -52,6 +52,12 @@ pub struct ModelInfo {
     pub normalize: bool,
     /// The longest input the model accepts (max_position_embeddings), in tokens.
     pub max_positions: usize,
+    /// The model's calibrated β ([`super::calibrated_min_cosine`], found by the weights hash):
+    /// the β of a database created with this model and no explicit one. Not part of the identity
+    /// (not compared on open); absent from a stored spec whose model had none when it was
+    /// written, and such a database keeps the `min_cosine` it stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrated_min_cosine: Option<f32>,
 }
 
 /// The embedder's settings.
@@ -251,14 +257,16 @@ impl Embedder {
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| dir.display().to_string());
-        let info = ModelInfo {
+        let mut info = ModelInfo {
             name,
             weights_xxh3,
             dim: config.hidden_size,
             pooling,
             normalize,
             max_positions: config.max_position_embeddings,
+            calibrated_min_cosine: None,
         };
+        info.calibrated_min_cosine = super::calibration::calibrated_min_cosine(&info);
         Ok(Embedder {
             model,
             tokenizer,

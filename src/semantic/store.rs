@@ -44,7 +44,9 @@ pub const META_SEMANTIC_ASIDE: &[u8] = b"semantic_aside";
 /// The spec format this build writes and reads.
 pub const SPEC_VERSION: u32 = 1;
 
-/// Default β for all-MiniLM-L6-v2 (docs/semantic.md says where it comes from).
+/// β of a database whose model has no calibration ([`super::CALIBRATIONS`]) and that was given
+/// none: the calibrated β of all-MiniLM-L6-v2 (docs/semantic.md, "Calibration on hard
+/// negatives"). Another model's cosines lie elsewhere: calibrate it (`fpdb eval --semantic`).
 pub const DEFAULT_MIN_COSINE: f32 = 0.76;
 
 /// Everything that decides a stored vector, checked on open, plus the query default β.
@@ -62,7 +64,9 @@ pub struct SemanticSpec {
     pub code_words: usize,
     /// Seed of the sign-code hyperplanes.
     pub code_seed: u64,
-    /// The default β of queries (not checked on open: a query may ask another).
+    /// The default β of queries (not checked on open: a query may ask another): the one given at
+    /// creation, else the model's calibrated β (`model.calibrated_min_cosine`) as it was then,
+    /// else [`DEFAULT_MIN_COSINE`]. A database keeps it when the calibration changes.
     pub min_cosine: f32,
     /// Which edges form the groups (not checked on open: fixed at creation).
     #[serde(default)]
@@ -74,16 +78,17 @@ pub struct SemanticSpec {
 }
 
 impl SemanticSpec {
-    /// A spec for `model` with the defaults (256-bit codes, β = [`DEFAULT_MIN_COSINE`]).
+    /// A spec for `model` with the defaults (256-bit codes, β = the model's calibrated β, else
+    /// [`DEFAULT_MIN_COSINE`]).
     pub fn new(model: ModelInfo, max_tokens: usize, field: Option<String>) -> SemanticSpec {
         SemanticSpec {
+            min_cosine: model.calibrated_min_cosine.unwrap_or(DEFAULT_MIN_COSINE),
             version: SPEC_VERSION,
             model,
             max_tokens,
             field,
             code_words: DEFAULT_CODE_WORDS,
             code_seed: DEFAULT_CODE_SEED,
-            min_cosine: DEFAULT_MIN_COSINE,
             groups: Groups::Text,
             model_dir: None,
         }
@@ -92,7 +97,7 @@ impl SemanticSpec {
     /// The spec of a new database: `model` (the loaded model's identity) with `cfg`'s settings.
     pub fn from_config(model: ModelInfo, cfg: &SemanticConfig) -> SemanticSpec {
         SemanticSpec {
-            min_cosine: cfg.min_cosine,
+            min_cosine: cfg.min_cosine.or(model.calibrated_min_cosine).unwrap_or(DEFAULT_MIN_COSINE),
             groups: cfg.groups,
             model_dir: Some(cfg.model_dir.clone()),
             ..SemanticSpec::new(model, cfg.max_tokens, cfg.field.clone())
@@ -481,5 +486,41 @@ mod tests {
         assert_eq!(got.len(), 4, "the damaged value is one entry among the others");
         let err = got[3].1.as_ref().unwrap_err().to_string();
         assert!(err.contains("at doc 6"), "{err}");
+    }
+
+    fn model(calibrated: Option<f32>) -> ModelInfo {
+        ModelInfo {
+            name: "m".into(),
+            weights_xxh3: 7,
+            dim: 4,
+            pooling: super::super::model::Pooling::Mean,
+            normalize: true,
+            max_positions: 64,
+            calibrated_min_cosine: calibrated,
+        }
+    }
+
+    /// A spec stored without the model's calibrated β (as every spec of a model without one is)
+    /// reads back with its stored β; a new database takes the calibrated β unless given one.
+    #[test]
+    fn stored_beta_stays_and_new_databases_take_the_calibration() {
+        let stored = r#"{"version":1,"model":{"name":"all-MiniLM-L6-v2","weights_xxh3":1,"dim":384,"pooling":"mean",
+            "normalize":true,"max_positions":512},"max_tokens":256,"field":null,"code_words":4,"code_seed":5,
+            "min_cosine":0.76,"groups":"union","model_dir":"/m"}"#;
+        let spec: SemanticSpec = serde_json::from_str(stored).unwrap();
+        assert_eq!(
+            (spec.min_cosine, spec.model.calibrated_min_cosine, spec.groups),
+            (0.76, None, Groups::Union)
+        );
+        let mut cfg = SemanticConfig::new("/m");
+        assert_eq!(SemanticSpec::from_config(model(Some(0.9)), &cfg).min_cosine, 0.9);
+        assert_eq!(SemanticSpec::from_config(model(None), &cfg).min_cosine, DEFAULT_MIN_COSINE);
+        cfg.min_cosine = Some(0.5);
+        let given = SemanticSpec::from_config(model(Some(0.9)), &cfg);
+        assert_eq!((given.min_cosine, given.model.calibrated_min_cosine), (0.5, Some(0.9)));
+        // the calibration is stored with the model, and is no part of its identity
+        let back: SemanticSpec = serde_json::from_str(&serde_json::to_string(&given).unwrap()).unwrap();
+        assert_eq!(back, given);
+        assert!(given.check_matches(&SemanticSpec::from_config(model(None), &cfg)).is_ok());
     }
 }

@@ -62,7 +62,7 @@ fn with_semantic(create: CreateOptions, a: &ChannelArgs) -> Result<CreateOptions
 pub fn semantic_config(a: &ChannelArgs) -> Result<Option<fpdb::semantic::SemanticConfig>, Error> {
     let Some(dir) = &a.semantic else { return Ok(None) };
     let mut c = fpdb::semantic::SemanticConfig::new(dir);
-    c.min_cosine = a.min_cosine.unwrap_or(c.min_cosine);
+    c.min_cosine = a.min_cosine;
     c.field = a.semantic_field.clone();
     c.max_tokens = a.semantic_max_tokens.unwrap_or(c.max_tokens);
     if let Some(g) = &a.groups {
@@ -135,11 +135,16 @@ fn semantic_line(_: &Db) -> String {
 fn semantic_line(d: &Db) -> String {
     match d.semantic_spec() {
         Some(s) => format!(
-            "; semantic channel {} ({} dims, {} tokens, β = {}, {}, groups {})",
+            "; semantic channel {} ({} dims, {} tokens, β = {} ({}), {}, groups {})",
             s.model.name,
             s.model.dim,
             s.max_tokens,
             s.min_cosine,
+            match s.model.calibrated_min_cosine {
+                Some(c) if c == s.min_cosine => "the model's calibrated β".to_string(),
+                Some(c) => format!("given; the model's calibrated β is {c}"),
+                None => "the model has no calibration: measure one with `fpdb eval PAIRS --semantic MODEL_DIR`".to_string(),
+            },
             s.field.as_deref().map_or("the text".to_string(), |f| format!("field `{f}`")),
             s.groups
         ),
