@@ -383,7 +383,9 @@ impl SemanticEval {
             .collect();
         let mut lex_betas = vec![0.70, 0.76];
         lex_betas.extend(calibrated.as_ref().map(|c| c.beta));
-        let gates: [(&'static str, &[f64], fn(&PairScore) -> f64); 2] = [
+        /// A lexical gate: its name, the overlaps tried, the overlap of a pair.
+        type Gate = (&'static str, &'static [f64], fn(&PairScore) -> f64);
+        let gates: [Gate; 2] = [
             ("words", &OVERLAP_GRID, |p| p.overlap),
             ("shingles", &SHINGLE_GRID, |p| p.shingle_overlap),
         ];
