@@ -95,12 +95,15 @@ def main():
         assert group(base, "a")["group"]["size"] == 2, group(base, "a")
 
         with sync_playwright() as p:
-            browser = p.chromium.launch(
+            # A fresh profile (--user-data-dir): Playwright takes it as the persistent context's dir.
+            browser = p.chromium.launch_persistent_context(
+                tempfile.mkdtemp(prefix="fpdb-chromium-"),
                 executable_path=args.chromium,
                 headless=True,
-                args=CHROMIUM_FLAGS + ["--user-data-dir=" + tempfile.mkdtemp(prefix="fpdb-chromium-")],
+                args=CHROMIUM_FLAGS,
+                viewport={"width": 1280, "height": 860},
             )
-            page = browser.new_page(viewport={"width": 1280, "height": 860})
+            page = browser.new_page()
             errors = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(base + "/review#a")

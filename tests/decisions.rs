@@ -46,7 +46,7 @@ fn clean(db: &Db) {
 fn distinct_splits_a_group_a_bridge_stays_apart_and_undo_joins_them_again() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
-    let t = family(1, 3);
+    let t = family(1, 2);
     db.insert("a", &t[0]).unwrap();
     db.insert("b", &t[1]).unwrap();
     assert_eq!(group(&db, "a"), group(&db, "b"));
@@ -65,7 +65,7 @@ fn distinct_splits_a_group_a_bridge_stays_apart_and_undo_joins_them_again() {
 
     // A document matching both joins its best match's group only; its outcome names the link
     // it did not make and the decision that blocked it.
-    let o = db.insert("c", &t[2]).unwrap();
+    let o = db.insert("c", &t[0]).unwrap();
     assert_eq!(o.duplicates.len(), 2);
     assert_eq!(o.not_linked.len(), 1, "{o:#?}");
     assert_eq!(o.not_linked[0].blocked_by, vec!["a".to_string(), "b".to_string()]);
@@ -323,8 +323,8 @@ fn acknowledged_decisions_survive_kill_9() {
             }
         });
         // Wait for the open, then let it decide for a while.
-        let open = rx.recv_timeout(Duration::from_secs(120)).unwrap();
-        assert_eq!(open, "open");
+        // (The test harness prints its own lines first.)
+        while rx.recv_timeout(Duration::from_secs(120)).unwrap() != "open" {}
         std::thread::sleep(Duration::from_millis(150 + 97 * cycle));
         Command::new("kill").args(["-9", &child.id().to_string()]).status().unwrap();
         child.wait().unwrap();
