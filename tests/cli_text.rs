@@ -120,8 +120,27 @@ fn export_import_export_is_identical_byte_for_byte() {
         ok(&fpdb(&init));
         ok(&fpdb(&["ingest", &a, &c]));
         ok(&fpdb(&["delete", &a, "base5"]));
+        // curator decisions travel too
+        ok(&fpdb(&[
+            "review",
+            "distinct",
+            &a,
+            "base1",
+            "base2",
+            "--reason",
+            "two editions",
+            "--author",
+            "ci",
+        ]));
+        ok(&fpdb(&["review", "same", &a, "base3", "base4"]));
         let first = ok(&fpdb(&["export", &a, "--archive"]));
         let lines = json_lines(&first);
+        let decisions: Vec<_> = lines.iter().filter(|l| l["kind"] == "decision").collect();
+        assert_eq!(decisions.len(), 2, "{first}");
+        assert_eq!(decisions[0]["decision"], "distinct");
+        assert_eq!(decisions[0]["reason"], "two editions");
+        assert_eq!(decisions[1]["b"], "base4");
+        assert_eq!(lines.last().unwrap()["kind"], "decision", "decisions follow the documents");
         assert_eq!(lines[0]["kind"], "fpdb-export");
         assert_eq!(lines[0]["store_text"], store);
         let doc = lines.iter().find(|l| l["key"] == "base7").unwrap();
@@ -136,6 +155,10 @@ fn export_import_export_is_identical_byte_for_byte() {
         ok(&fpdb(&["import", &b, file.to_str().unwrap()]));
         let second = ok(&fpdb(&["export", &b, "--archive"]));
         assert!(first == second, "export → import → export differs (store_text {store})");
+        assert_eq!(
+            ok(&fpdb(&["--json", "review", "list", &a])),
+            ok(&fpdb(&["--json", "review", "list", &b]))
+        );
         assert_eq!(pairs_by_key(&a), pairs_by_key(&b));
         assert_eq!(faults(&b), 0);
     }

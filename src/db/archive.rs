@@ -16,8 +16,11 @@
 //!    fingerprint, `"simhash":U64,"shingles":[U32,...]` (simhash and weighted-simhash databases
 //!    only: the other methods' sketches need the text).
 //!
-//! A later record kind (curator decisions) is another `"kind"` after the documents; an import
-//! refuses a kind it does not know, naming it. Not carried: ids, groups, edges and every index
+//! 3. one line per curator decision, in key-pair order, after the documents:
+//!    `{"kind":"decision","a":STR,"b":STR,"decision":"same"|"distinct","at_ms":U64,"author":STR|null,"reason":STR|null}`
+//!    (restored with their own times, so the second export equals the first).
+//!
+//! An import refuses a kind it does not know, naming it. Not carried: ids, groups, edges and every index
 //! (derived: the import recomputes them by inserting the documents in order, so ids and groups
 //! come out the same), insertion times, the semantic channel (enable it again on the import).
 
@@ -37,11 +40,13 @@ use crate::store::doc_record;
 
 use super::handle::Db;
 use super::options::{CreateOptions, Dedup, Options, Tables};
+use super::side::decisions::Decision;
 use super::types::{NewDoc, PreparedDoc};
 
 const VERSION: u32 = 1;
 const KIND_HEADER: &str = "fpdb-export";
 const KIND_DOC: &str = "doc";
+const KIND_DECISION: &str = "decision";
 
 #[derive(Serialize, Deserialize)]
 struct Header {
@@ -70,6 +75,13 @@ struct DocLine {
     shingles: Option<Vec<u32>>,
 }
 
+#[derive(Serialize, Deserialize)]
+struct DecisionLine {
+    kind: String,
+    #[serde(flatten)]
+    decision: Decision,
+}
+
 /// Only `kind`, to dispatch a line.
 #[derive(Deserialize)]
 struct Kind {
@@ -84,6 +96,8 @@ pub struct ArchiveReport {
     pub docs: u64,
     /// Of them, with their texts.
     pub texts: u64,
+    /// Curator decisions.
+    pub decisions: u64,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -170,6 +184,16 @@ impl Db {
                 write_line(out, &l)
             })?;
         }
+        for decision in self.decisions() {
+            rep.decisions += 1;
+            write_line(
+                out,
+                &DecisionLine {
+                    kind: KIND_DECISION.into(),
+                    decision,
+                },
+            )?;
+        }
         Ok(rep)
     }
 
@@ -210,17 +234,25 @@ impl Db {
         let mut failed: Option<Error> = None;
         let mut prepared: Vec<Result<PreparedDoc>> = Vec::new();
         let mut n = 1usize;
-        let docs = lines.map_while(|l| {
+        // The first decision line ends the documents.
+        let mut first_decision: Option<String> = None;
+        let docs = lines.by_ref().map_while(|l| {
             n += 1;
             let parsed = l.map_err(|e| Error::io("read export", name, e)).and_then(|l| {
                 let k: Kind = serde_json::from_str(&l).map_err(|e| bad(n, format!("not JSON: {e}")))?;
+                if k.kind == KIND_DECISION {
+                    first_decision = Some(l);
+                    return Ok(None);
+                }
                 if k.kind != KIND_DOC {
                     return Err(bad(n, format!("a record of kind {:?}, which this build does not read", k.kind)));
                 }
-                serde_json::from_str::<DocLine>(&l).map_err(|e| bad(n, format!("not a document line: {e}")))
+                serde_json::from_str::<DocLine>(&l)
+                    .map(Some)
+                    .map_err(|e| bad(n, format!("not a document line: {e}")))
             });
             match parsed {
-                Ok(d) => Some(d),
+                Ok(d) => d,
                 Err(e) => {
                     failed.get_or_insert(e);
                     None
@@ -272,6 +304,25 @@ impl Db {
         }
         if let Some(e) = failed {
             return Err(e);
+        }
+        let mut decisions = Vec::new();
+        let rest = first_decision.into_iter().map(Ok).chain(lines);
+        for (i, l) in rest.enumerate() {
+            let at = n + i;
+            let l = l.map_err(|e| Error::io("read export", name, e))?;
+            let k: Kind = serde_json::from_str(&l).map_err(|e| bad(at, format!("not JSON: {e}")))?;
+            if k.kind != KIND_DECISION {
+                return Err(bad(
+                    at,
+                    format!("a record of kind {:?} after the decisions (only decisions may follow them)", k.kind),
+                ));
+            }
+            let d: DecisionLine = serde_json::from_str(&l).map_err(|e| bad(at, format!("not a decision line: {e}")))?;
+            decisions.push(d.decision);
+        }
+        if !decisions.is_empty() {
+            db.restore_decisions(&decisions)?;
+            rep.decisions = decisions.len() as u64;
         }
         db.flush()?;
         Ok((db, rep))

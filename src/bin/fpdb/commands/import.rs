@@ -33,9 +33,10 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     } else {
         writeln!(
             out,
-            "imported {} documents ({} with their texts) into {}; {} groups",
+            "imported {} documents ({} with their texts) and {} curator decisions into {}; {} groups",
             r.docs,
             r.texts,
+            r.decisions,
             cfg.db.display(),
             db.stats().groups
         )?;
