@@ -320,23 +320,6 @@ pub async fn track(State(state): State<Arc<AppState>>, mut req: Request, next: N
     resp
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn invented_methods_share_one_label() {
-        let m = Metrics::default();
-        for i in 0..1000 {
-            let method = axum::http::Method::from_bytes(format!("M{i}").as_bytes()).unwrap();
-            m.observe("unmatched", method_label(&method), 405, Duration::from_millis(1), None);
-        }
-        m.observe("/healthz", method_label(&axum::http::Method::GET), 200, Duration::ZERO, None);
-        assert_eq!(m.requests.lock().len(), 2);
-        assert_eq!(m.requests.lock()[&("unmatched".to_string(), "other".to_string(), 405)], 1000);
-    }
-}
-
 /// The semantic channel's gauges, when the database has the channel: pending, vectors, documents
 /// set aside, and the indexer's state (1 for the current one of `running`, `degraded`,
 /// `stopped`, `off`).
@@ -362,5 +345,22 @@ fn render_semantic(o: &mut String, stats: &fpdb::Stats) {
     );
     for s in ["running", "degraded", "stopped", "off"] {
         let _ = writeln!(o, "fpdb_semantic_indexer_state{{state=\"{s}\"}} {}", u8::from(s == state));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn invented_methods_share_one_label() {
+        let m = Metrics::default();
+        for i in 0..1000 {
+            let method = axum::http::Method::from_bytes(format!("M{i}").as_bytes()).unwrap();
+            m.observe("unmatched", method_label(&method), 405, Duration::from_millis(1), None);
+        }
+        m.observe("/healthz", method_label(&axum::http::Method::GET), 200, Duration::ZERO, None);
+        assert_eq!(m.requests.lock().len(), 2);
+        assert_eq!(m.requests.lock()[&("unmatched".to_string(), "other".to_string(), 405)], 1000);
     }
 }
