@@ -1070,7 +1070,7 @@ fn the_indexer_links_before_taking_the_writer_lock() {
     let dir = tempfile::tempdir().unwrap();
     let model = write_tiny_model(&dir.path().join("tiny"), 1).unwrap();
     let mut cfg = SemanticConfig::new(&model);
-    (cfg.max_tokens, cfg.min_cosine, cfg.groups) = (32, -1.0, Groups::Union);
+    (cfg.max_tokens, cfg.min_cosine, cfg.groups) = (32, Some(-1.0), Groups::Union);
     let path = dir.path().join("db");
     Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
     let opts = Options {
