@@ -36,11 +36,18 @@ fn init_ingest_jsonl_query_get_stats_check() {
     std::fs::write(&input, jsonl).unwrap();
     let run = fpdb(&["ingest", &db, input.to_str().unwrap(), "--json"]);
     // The summary's time includes the final flush (the close's work), and says how much of it.
-    let summary = String::from_utf8_lossy(&run.stderr);
-    assert!(
-        summary.contains("ingested 30 items in ") && summary.contains(" s of it the final flush): 30 stored"),
-        "{summary}"
-    );
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let summary: serde_json::Value = stderr
+        .lines()
+        .find_map(|l| {
+            serde_json::from_str::<serde_json::Value>(l)
+                .ok()
+                .filter(|v| v.get("summary").is_some())
+        })
+        .unwrap_or_else(|| panic!("no JSON summary on stderr: {stderr}"));
+    let s = &summary["summary"];
+    assert_eq!((s["items"].as_u64(), s["stored"].as_u64()), (Some(30), Some(30)), "{summary}");
+    assert!(s["flush_seconds"].as_f64().unwrap() <= s["seconds"].as_f64().unwrap(), "{summary}");
     let out = ok(&run);
     let lines = json_lines(&out);
     assert_eq!(lines.len(), 30);

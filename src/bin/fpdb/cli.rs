@@ -239,7 +239,7 @@ pub struct ServeArgs {
     #[arg(env = "FPDB_DB")]
     pub db: PathBuf,
     /// A database created here keeps its documents' texts (as `fpdb init --store-text`).
-    #[arg(long)]
+    #[arg(long, env = "FPDB_STORE_TEXT", value_parser = clap::builder::FalseyValueParser::new())]
     pub store_text: bool,
     /// Address to listen on (port 0: any free port). A non-loopback address needs --token-file.
     #[arg(long, env = "FPDB_LISTEN", default_value = "127.0.0.1:7878")]
