@@ -42,6 +42,8 @@ from typing import Any, Callable, Iterator, Optional
 
 DEFAULT_K = 12
 """The default distance of a new fpdb database (`fpdb init`)."""
+MAX_K = 32
+"""The largest distance of a database (`fpdb init --max-distance`); k + 1 blocks of at least 1 bit."""
 DEFAULT_MAX_BUCKET = 20000
 """Largest sub-bucket: a task compares at most about 2 x this many documents."""
 
@@ -92,13 +94,42 @@ def read_documents(spark: Any, path: str) -> Any:
     return df.select("key", "text")
 
 
-def fingerprints(docs: Any, spec: Optional[str] = None, first_id: int = 0) -> Any:
-    """(id, key, simhash, shingles) per document: the engine's fingerprints, ids in read order."""
-    from pyspark.sql import Window
+REJECTED = {1: "null", 2: "bad_key", 3: "no_words"}
+"""Why `fpdb ingest` refuses a row (the status of `prepare_batch`): a null key or text, a key the
+library refuses (empty, over MAX_KEY_BYTES), a text with no shingles. A refused row takes no id."""
+
+
+def _buffers(arr: Any) -> tuple[int, int, Optional[bytes], bytes, bytes, bool]:
+    """A string or binary Arrow array as the buffers the engine reads (python/src/scale.rs StrCol)."""
+    import pyarrow as pa
+
+    t = arr.type
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    if not (large or pa.types.is_string(t) or pa.types.is_binary(t)):
+        arr = arr.cast(pa.string())
+    validity, offsets, data = arr.buffers()[:3]
+    return (
+        arr.offset,
+        len(arr),
+        validity.to_pybytes() if validity is not None and arr.null_count else None,
+        offsets.to_pybytes(),
+        data.to_pybytes() if data is not None else b"",
+        large,
+    )
+
+
+def fingerprints(docs: Any, spec: Optional[str] = None, first_id: int = 0, bands: int = 0, rows: int = 0, seed: int = 0) -> tuple[Any, dict[str, int]]:
+    """((id, key, simhash, shingles[, bands]) per live document, {reason: rows refused}): the
+    engine's fingerprints, with the ids `fpdb ingest` gives the same rows in read order. A row
+    `fpdb ingest` refuses (`REJECTED`) takes no id; a key seen again replaces its earlier document
+    (which keeps its id, so later ids do not move, but is no longer live)."""
     from pyspark.sql import functions as F
 
-    def fingerprint_batches(batches: Iterator[Any]) -> Iterator[Any]:
+    band_type = ", bands array<long>" if bands else ""
+
+    def prepare(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
+        import pyarrow.compute as pc
         from pyspark import TaskContext
 
         native = _native()
@@ -107,33 +138,71 @@ def fingerprints(docs: Any, spec: Optional[str] = None, first_id: int = 0) -> An
         pos = 0
         for rb in batches:
             keys, texts = rb.column(0), rb.column(1)
-            if keys.null_count or texts.null_count:
-                bad = keys.to_pylist().index(None) if keys.null_count else texts.to_pylist().index(None)
-                raise ValueError(f"input partition {part}, row {pos + bad}: `key` and `text` must not be null")
-            fps, sets = native.fingerprint_batch(texts.to_pylist(), spec)
-            n = len(fps)
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array([part] * n, pa.int32()),
-                    pa.array(range(pos, pos + n), pa.int64()),
-                    keys,
-                    pa.array(fps, pa.int64()),
-                    pa.array(sets, pa.binary()),
-                ],
-                names=["part", "pos", "key", "simhash", "shingles"],
-            )
-            pos += n
+            st, fps, offs, data, bk = native.prepare_batch(_buffers(keys), _buffers(texts), spec, bands, rows, seed)
+            status = pa.Array.from_buffers(pa.uint8(), len(st), [None, pa.py_buffer(st)])
+            ok = pc.equal(status, 0)
+            m = len(fps) // 8
+            cols = [
+                pa.array([part] * m, pa.int32()),
+                pa.array(range(pos, pos + m), pa.int64()),
+                pa.array([0] * m, pa.int8()),
+                keys.filter(ok),
+                pa.Array.from_buffers(pa.int64(), m, [None, pa.py_buffer(fps)]),
+                pa.Array.from_buffers(pa.binary(), m, [None, pa.py_buffer(offs), pa.py_buffer(data)]),
+            ]
+            names = ["part", "pos", "status", "key", "simhash", "shingles"]
+            if bands:
+                flat = pa.Array.from_buffers(pa.int64(), m * bands, [None, pa.py_buffer(bk)])
+                cols.append(pa.ListArray.from_arrays(pa.array(range(0, m * bands + 1, bands), pa.int32()), flat))
+                names.append("bands")
+            yield pa.RecordBatch.from_arrays(cols, names=names)
+            pos += m
+            if m < len(st):  # the refused rows: their reasons only (counted by the driver)
+                bad = pc.invert(ok)
+                r = len(st) - m
+                rej = [
+                    pa.array([part] * r, pa.int32()),
+                    pa.array([-1] * r, pa.int64()),
+                    status.filter(bad).cast(pa.int8()),
+                    keys.filter(bad),
+                    pa.nulls(r, pa.int64()),
+                    pa.nulls(r, pa.binary()),
+                ]
+                if bands:
+                    rej.append(pa.nulls(r, pa.list_(pa.int64())))
+                yield pa.RecordBatch.from_arrays(rej, names=names)
 
-    fp = docs.mapInArrow(fingerprint_batches, "part int, pos long, key string, simhash long, shingles binary")
-    fp = fp.localCheckpoint()  # fingerprint once: the counts below and every later stage read this
-    # Ids in read order: each partition's offset is the number of rows in the partitions before it
-    # (one small row per partition; no document reaches the driver).
-    counts = fp.groupBy("part").agg(F.count(F.lit(1)).alias("n"))
-    w = Window.orderBy("part").rowsBetween(Window.unboundedPreceding, -1)
-    offsets = counts.select("part", F.coalesce(F.sum("n").over(w), F.lit(0)).alias("offset"))
-    return fp.join(F.broadcast(offsets), "part").select(
-        (F.col("offset") + F.col("pos") + F.lit(first_id)).alias("id"), "key", "simhash", "shingles"
-    )
+    schema = f"part int, pos long, status byte, key string, simhash long, shingles binary{band_type}"
+    fp = docs.mapInArrow(prepare, schema).localCheckpoint()  # fingerprint once: every later stage reads this
+    by_part: dict[int, int] = {}
+    rejected = {v: 0 for v in REJECTED.values()}
+    for r in fp.groupBy("part", "status").agg(F.count(F.lit(1)).alias("n")).collect():  # one row per partition and reason
+        if r["status"] == 0:
+            by_part[r["part"]] = r["n"]
+        else:
+            rejected[REJECTED[r["status"]]] += r["n"]
+    # Ids in read order: each partition's offset is the number of accepted rows before it.
+    offsets, total = [], 0
+    for p in range(max(by_part, default=-1) + 1):
+        offsets.append(total)
+        total += by_part.get(p, 0)
+    off = F.element_at(F.array(*[F.lit(o) for o in offsets] or [F.lit(0)]).cast("array<long>"), F.col("part") + 1)
+    cols = [(off + F.col("pos") + F.lit(first_id)).alias("id"), "key", "simhash", "shingles"] + (["bands"] if bands else [])
+    acc = fp.where(F.col("status") == 0).select(*cols)
+    # A repeated key: the last row is the live document (`fpdb ingest` replaces the earlier ones).
+    repeated = acc.groupBy("key").agg(F.count(F.lit(1)).alias("n"), F.max("id").alias("keep")).where(F.col("n") > 1)
+    dead = acc.select("id", "key").join(repeated, "key").where(F.col("id") != F.col("keep")).select("id").localCheckpoint()
+    rejected["replaced"] = dead.count()
+    live = acc.join(dead, "id", "left_anti") if rejected["replaced"] else acc
+    return live, rejected
+
+
+def _block(col: str, start: int, width: int) -> Any:
+    """Block `(start, width)` of a signed 64-bit SimHash column (a 64-bit block is the value itself)."""
+    from pyspark.sql import functions as F
+
+    v = F.shiftrightunsigned(col, 64 - start - width)
+    return v if width == 64 else v.bitwiseAND(F.lit((1 << width) - 1))
 
 
 def candidate_pairs(fps: Any, k: int, max_bucket: int = DEFAULT_MAX_BUCKET) -> Any:
@@ -147,7 +216,7 @@ def candidate_pairs(fps: Any, k: int, max_bucket: int = DEFAULT_MAX_BUCKET) -> A
         *[
             F.struct(
                 F.lit(t).alias("t"),
-                F.shiftrightunsigned("simhash", 64 - start - width).bitwiseAND(F.lit((1 << width) - 1)).alias("v"),
+                _block("simhash", start, width).alias("v"),
             )
             for t, (start, width) in enumerate(blocks)
         ]
@@ -210,9 +279,10 @@ def verify(pairs: Any, fps: Any, min_jaccard: float) -> Any:
 
         native = _native()
         for rb in batches:
-            j = native.jaccard_batch(rb.column(3).to_pylist(), rb.column(4).to_pylist())
+            j = native.jaccard_buffers(rb.num_rows, _buffers(rb.column(3)), _buffers(rb.column(4)))
             yield pa.RecordBatch.from_arrays(
-                [rb.column(0), rb.column(1), rb.column(2), pa.array(j, pa.float64())], names=["a", "b", "hamming", "jaccard"]
+                [rb.column(0), rb.column(1), rb.column(2), pa.Array.from_buffers(pa.float64(), rb.num_rows, [None, pa.py_buffer(j)])],
+                names=["a", "b", "hamming", "jaccard"],
             )
 
     scored = joined.mapInArrow(jaccard_batches, "a long, b long, hamming int, jaccard double")
@@ -339,7 +409,7 @@ def run_pairs(
     t0 = time.time()
     outp = Path(out)
     outp.mkdir(parents=True, exist_ok=True)
-    fps = fingerprints(read_documents(spark, input_path), spec, FIRST_ID if first_id is None else first_id)
+    fps, rejected = fingerprints(read_documents(spark, input_path), spec, FIRST_ID if first_id is None else first_id)
     fps = fps.localCheckpoint()
     docs = fps.count()
     pairs = candidate_pairs(fps, k, max_bucket)
@@ -347,7 +417,7 @@ def run_pairs(
         pairs = verify(pairs, fps, min_jaccard)
     pairs = pairs.localCheckpoint()
     _write(with_keys(pairs, fps), outp / "pairs", fmt)
-    summary: dict[str, Any] = {"docs": docs, "k": k, "min_jaccard": min_jaccard, "max_bucket": max_bucket}
+    summary: dict[str, Any] = {"documents": docs, "rejected": rejected, "k": k, "min_jaccard": min_jaccard, "max_bucket": max_bucket}
     # Per-distance and per-Jaccard totals (at most k + 1 and 6 rows), as `fpdb pairs --summary`.
     by_h = {r["value"]: (r["pairs"], r["docs"]) for r in _dist(pairs, F.col("hamming")).collect()}
     summary["pairs"] = sum(p for p, _ in by_h.values())
@@ -404,7 +474,7 @@ def _bucket_sizes(fps: Any, k: int, max_bucket: int) -> tuple[int, int]:
     blocks = _native().candidate_blocks(k)
     per = []
     for t, (start, width) in enumerate(blocks):
-        v = F.shiftrightunsigned("simhash", 64 - start - width).bitwiseAND(F.lit((1 << width) - 1))
+        v = _block("simhash", start, width)
         per.append(fps.select(F.lit(t).alias("t"), v.alias("v")))
     allk = per[0]
     for x in per[1:]:
@@ -442,8 +512,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     p.add_argument("--shingle", default=None, help='fingerprint spec, e.g. "word:3" (default: fpdb\'s default spec)')
     p.add_argument("--partitions", type=int, default=int(os.environ.get("FPDB_SPARK_PARTITIONS", "8")), help="shuffle partitions")
     a = ap.parse_args(argv)
-    if not 0 <= a.k <= 31:
-        ap.error(f"--k must be within 0..=31 (k + 1 blocks of the 64-bit SimHash), got {a.k}")
+    if not 0 <= a.k <= MAX_K:
+        ap.error(f"--k must be within 0..={MAX_K} (as fpdb pairs), got {a.k}")
     if a.min_jaccard is not None and not 0.0 <= a.min_jaccard <= 1.0:
         ap.error(f"--min-jaccard must be within 0..1, got {a.min_jaccard}")
     spark = session(a.master, partitions=a.partitions)
