@@ -787,3 +787,81 @@ def _as_hit(h: dict[str, Any]) -> Any:
 def _rank(h: dict[str, Any]) -> tuple[float, int, int]:
     return (-(h.get("jaccard") or 0.0), h["hamming"], h["global_id"])
 
+
+@dataclass
+class DatasetDedup:
+    """What `dedup_dataset` did: per-row results and the cluster's pairs and groups, as Datasets."""
+
+    results: Any
+    """ray.data Dataset of (key, shard, global_id, stored, partial, error) per input row."""
+    pairs: Any
+    """ray.data Dataset of (a, b): the linked pairs of live documents, keys sorted within a pair."""
+    groups: Any
+    """ray.data Dataset of (group, canonical, size, members), as Cluster.groups."""
+    partial: bool
+    down: list[str]
+
+
+class _DatasetIngest:
+    """The map_batches worker of dedup_dataset: a Cluster handle per Ray worker."""
+
+    def __init__(self, path_prefix: str, key_col: str, text_col: str):
+        self.cluster = Cluster.connect(path_prefix)
+        self.key_col, self.text_col = key_col, text_col
+
+    def __call__(self, batch: Any) -> dict[str, list[Any]]:
+        keys = [str(k) for k in batch.column(self.key_col).to_pylist()]
+        texts = batch.column(self.text_col).to_pylist()
+        out: dict[str, list[Any]] = {"key": [], "shard": [], "global_id": [], "stored": [], "partial": [], "error": []}
+        for r in self.cluster.ingest(zip(keys, texts), batch_size=len(keys) or 1):
+            o = r.outcome
+            out["key"].append(r.key)
+            out["shard"].append(r.shard)
+            out["global_id"].append(o.global_id if o else None)
+            out["stored"].append(bool(o and o.stored))
+            out["partial"].append(r.partial)
+            out["error"].append(None if r.error is None else f"{type(r.error).__name__}: {r.error}")
+        return out
+
+
+def dedup_dataset(
+    ds: Any,
+    path_prefix: Union[str, os.PathLike[str]],
+    *,
+    key_col: str = "key",
+    text_col: str = "text",
+    shards: int = 4,
+    batch_size: int = 256,
+    concurrency: int = 2,
+    address: Optional[str] = None,
+    **db_options: Any,
+) -> DatasetDedup:
+    """A ray.data Dataset in, near-duplicate pairs and groups out: each row (its `key_col` and
+    `text_col` columns) is inserted into the cluster at `path_prefix` (created with `shards` and
+    `db_options` if it does not exist) by `concurrency` Ray workers, each through its own Cluster
+    handle (so the write order and failure answers of Cluster.ingest hold), then the cluster's
+    pairs and groups over live documents come back as Datasets."""
+    import ray
+
+    prefix = os.path.abspath(os.fspath(path_prefix))
+    if Path(prefix + ".cluster.json").exists():
+        c = Cluster.connect(prefix, address=address)
+    else:
+        c = Cluster.create(prefix, shards=shards, address=address, **db_options)
+    results = ds.map_batches(
+        _DatasetIngest,
+        fn_constructor_args=(prefix, key_col, text_col),
+        batch_format="pyarrow",
+        batch_size=batch_size,
+        concurrency=concurrency,
+    ).materialize()
+    ln = c.links()
+    g = c.groups()
+    pairs = ray.data.from_items([{"a": a, "b": b} for a, b in sorted(ln["pairs"])] or [{"a": None, "b": None}])
+    if not ln["pairs"]:
+        pairs = pairs.limit(0)
+    groups = ray.data.from_items(g["groups"] or [{"group": None, "canonical": None, "size": None, "members": None}])
+    if not g["groups"]:
+        groups = groups.limit(0)
+    down = sorted(set(ln["down"]) | set(g["down"]))
+    return DatasetDedup(results, pairs, groups, bool(ln["partial"] or g["partial"]), down)

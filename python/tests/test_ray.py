@@ -225,3 +225,20 @@ def test_a_shard_killed_mid_ingest_under_4_clients_and_restarted(tmp_path, cli_b
     assert not g["partial"] and {frozenset(x["members"]) for x in g["groups"]} == components(want)
     c.close()
 
+
+def test_dedup_dataset_in_pairs_and_groups_out(tmp_path, cli_bin, ray_local):
+    """fpdb.ray.dedup_dataset: a ray.data Dataset (other column names, an extra column) in; the
+    pairs and groups of one node's `fpdb ingest --dedup link` out, as Datasets."""
+    import ray
+
+    from fpdb.ray import dedup_dataset
+
+    docs = corpus(80, seed=24, dup_every=2)
+    want = single_node_pairs(tmp_path, cli_bin, docs)
+    ds = ray.data.from_items([{"id": k, "body": t, "n": i} for i, (k, t) in enumerate(docs)])
+    out = dedup_dataset(ds, tmp_path / "d", key_col="id", text_col="body", shards=4, batch_size=16, concurrency=2)
+    assert not out.partial and out.down == []
+    res = out.results.take_all()
+    assert len(res) == 80 and all(r["stored"] and r["error"] is None for r in res)
+    assert {(r["a"], r["b"]) for r in out.pairs.take_all()} == want
+    assert {frozenset(g["members"]) for g in out.groups.take_all()} == components(want)
