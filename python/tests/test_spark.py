@@ -154,7 +154,7 @@ def test_dataframe_in_dataframe_out(truth):
         df = spark.createDataFrame([(r["key"], r["text"], i) for i, r in enumerate(rows)], "id string, body string, n int")
         got = [r.asDict() for r in fs.pairs(df, key_col="id", text_col="body", k=K, min_jaccard=T, mode="exact").collect()]
         got_groups = [r.asDict() for r in fs.groups(df, key_col="id", text_col="body", k=K, min_jaccard=T, mode="exact").collect()]
-        with pytest.raises(ValueError, match="no column text"):
+        with pytest.raises(ValueError, match="no column key, text"):
             fs.pairs(df)
     finally:
         spark.stop()
