@@ -176,7 +176,14 @@ struct StrCol<'a> {
     large: bool,
 }
 
-type StrColArg<'py> = (usize, usize, Option<Bound<'py, PyBytes>>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, bool);
+type StrColArg<'py> = (
+    usize,
+    usize,
+    Option<Bound<'py, PyBytes>>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    bool,
+);
 
 impl<'a> StrCol<'a> {
     fn new(py: Python<'_>, name: &'static str, a: &'a StrColArg<'_>) -> PyResult<StrCol<'a>> {
@@ -193,7 +200,12 @@ impl<'a> StrCol<'a> {
             return Err(errors::invalid_option(
                 py,
                 name,
-                format!("{} offset bytes for rows {}..{}: not an Arrow string column", c.offsets.len(), c.offset, c.offset + c.len),
+                format!(
+                    "{} offset bytes for rows {}..{}: not an Arrow string column",
+                    c.offsets.len(),
+                    c.offset,
+                    c.offset + c.len
+                ),
             ));
         }
         Ok(c)
@@ -215,7 +227,10 @@ impl<'a> StrCol<'a> {
         let (s, e) = (self.off(j), self.off(j + 1));
         self.data.get(s..e).ok_or_else(|| Error::InvalidInput {
             key: None,
-            message: format!("shingle set of row {i}: bytes {s}..{e} outside the column's data ({} bytes)", self.data.len()),
+            message: format!(
+                "shingle set of row {i}: bytes {s}..{e} outside the column's data ({} bytes)",
+                self.data.len()
+            ),
         })
     }
 
@@ -226,8 +241,13 @@ impl<'a> StrCol<'a> {
             return Ok(None);
         }
         let (a, b) = (self.off(j), self.off(j + 1));
-        let bytes = self.data.get(a..b).ok_or_else(|| format!("row {i}: bytes {a}..{b} outside the data ({} bytes)", self.data.len()))?;
-        std::str::from_utf8(bytes).map(Some).map_err(|e| format!("row {i}: not UTF-8 ({e})"))
+        let bytes = self
+            .data
+            .get(a..b)
+            .ok_or_else(|| format!("row {i}: bytes {a}..{b} outside the data ({} bytes)", self.data.len()))?;
+        std::str::from_utf8(bytes)
+            .map(Some)
+            .map_err(|e| format!("row {i}: not UTF-8 ({e})"))
     }
 }
 
@@ -306,7 +326,13 @@ fn prepare_batch<'py>(
     bands: usize,
     rows: usize,
     seed: u64,
-) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+) -> PyResult<(
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+)> {
     let spec = spec_arg(py, spec)?;
     let (kc, tc) = (StrCol::new(py, "keys", &keys)?, StrCol::new(py, "texts", &texts)?);
     if kc.len != tc.len {
@@ -351,7 +377,13 @@ fn prepare_batch<'py>(
         Ok::<_, String>((status, fps, offs, data, bk))
     });
     let (status, fps, offs, data, bk) = out.map_err(|m| errors::to_py(py, Error::InvalidInput { key: None, message: m }))?;
-    Ok((PyBytes::new(py, &status), PyBytes::new(py, &fps), PyBytes::new(py, &offs), PyBytes::new(py, &data), PyBytes::new(py, &bk)))
+    Ok((
+        PyBytes::new(py, &status),
+        PyBytes::new(py, &fps),
+        PyBytes::new(py, &offs),
+        PyBytes::new(py, &data),
+        PyBytes::new(py, &bk),
+    ))
 }
 
 /// jaccard_buffers(n, a, b) -> bytes
@@ -360,15 +392,14 @@ fn prepare_batch<'py>(
 /// validity, offsets, data)` each; 32-bit offsets), as `n` float64 little-endian: the engine's
 /// `jaccard`, the value `fpdb pairs` prints. The GIL is released while comparing.
 #[pyfunction]
-fn jaccard_buffers<'py>(
-    py: Python<'py>,
-    n: usize,
-    a: StrColArg<'py>,
-    b: StrColArg<'py>,
-) -> PyResult<Bound<'py, PyBytes>> {
+fn jaccard_buffers<'py>(py: Python<'py>, n: usize, a: StrColArg<'py>, b: StrColArg<'py>) -> PyResult<Bound<'py, PyBytes>> {
     let (ca, cb) = (StrCol::new(py, "a", &a)?, StrCol::new(py, "b", &b)?);
     if ca.len < n || cb.len < n {
-        return Err(errors::invalid_option(py, "n", format!("{n} pairs but columns of {} and {} rows", ca.len, cb.len)));
+        return Err(errors::invalid_option(
+            py,
+            "n",
+            format!("{n} pairs but columns of {} and {} rows", ca.len, cb.len),
+        ));
     }
     let out = py.detach(|| {
         let (mut x, mut y) = (Vec::new(), Vec::new());
