@@ -757,7 +757,7 @@ def fingerprint_batch(texts: list[_Text], spec: _SpecArg = None) -> Tuple[list[i
     4 bytes little-endian per hash, ascending, of many texts."""
 
 def candidate_blocks(k: int) -> list[Tuple[int, int]]:
-    """(start, width) of the k + 1 blocks whose values are the all-pairs shuffle keys (k <= 31)."""
+    """(start, width) of the k + 1 blocks whose values are the all-pairs shuffle keys (k <= 32)."""
 
 def bucket_pairs(
     table: int,
@@ -773,4 +773,23 @@ def bucket_pairs(
 def jaccard_batch(sets_a: list[bytes], sets_b: list[bytes]) -> list[float]:
     """Exact Jaccard of each pair of encoded shingle sets (the engine's own value)."""
 
+# A string or binary Arrow column as its buffers: (offset, length, validity, offsets, data, large).
+_StrCol = Tuple[int, int, Optional[bytes], bytes, bytes, bool]
+
+def prepare_batch(
+    keys: _StrCol, texts: _StrCol, spec: _SpecArg = None, bands: int = 0, rows: int = 0, seed: int = 0
+) -> Tuple[bytes, bytes, bytes, bytes, bytes]:
+    """(status, simhashes, set_offsets, set_data, band_keys) of one batch judged as `fpdb ingest`
+    does: status per row 0 accepted, 1 null, 2 key refused, 3 no words; the rest for accepted rows."""
+
+def jaccard_buffers(n: int, a: _StrCol, b: _StrCol) -> bytes:
+    """Exact Jaccard of n pairs of encoded shingle sets (binary columns as buffers), float64 LE."""
+
+def minhash_keys(sets: list[bytes], bands: int, rows: int, seed: int = 0) -> list[list[int]]:
+    """The MinHash band keys of each encoded shingle set (what prepare_batch computes)."""
+
+def hit_from_dict(d: dict[str, Any]) -> Hit:
+    """A Hit from the dict of Hit.to_dict()."""
+
 __all__ += ["bucket_pairs", "candidate_blocks", "fingerprint_batch", "jaccard_batch"]
+__all__ += ["hit_from_dict", "jaccard_buffers", "minhash_keys", "prepare_batch"]
