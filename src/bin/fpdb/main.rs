@@ -10,7 +10,6 @@ mod print;
 #[cfg(feature = "serve")]
 mod serve;
 mod sniff;
-mod warc;
 
 use std::io;
 use std::process::ExitCode;
