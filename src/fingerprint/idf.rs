@@ -277,7 +277,7 @@ mod tests {
         assert!(IdfTable::decode(&swapped, p).unwrap_err().is_corruption());
     }
 
-    /// Issue 35: a table is keyed by the words of the normalizer it is built with. Under version 1
+    /// A table is keyed by the words of the normalizer it is built with. Under version 1
     /// a Chinese or Thai clause is one word, under version 2 each character is; the table of a
     /// version-1 database must hold the clauses (it held the characters when every table was
     /// tokenized by the default normalizer).

@@ -231,10 +231,9 @@ impl Db {
         let (work_tx, work_rx) = bounded::<(u64, Result<NewDoc>)>(batch_size * 2);
         // Checked documents wait here for the writer, which must then compare each with every
         // document committed after its worker's snapshot (the gap scan): two chunks keep the writer
-        // fed and the gap short (a queue of 2 × batch_size measured 5% slower at 1M documents, and
-        // again 2-4% in the twelfth sitting). Without dedup there is no gap scan, and a queue of two
-        // batches lets the workers go on while the writer waits for its fsyncs (1M documents,
-        // `--dedup off`: +4-9%; docs/performance.md, "Issue 14, twelfth sitting").
+        // fed and the gap short (a queue of 2 × batch_size measured 2-5% slower at 1M documents).
+        // Without dedup there is no gap scan, and a queue of two batches lets the workers go on
+        // while the writer waits for its fsyncs (1M documents, `--dedup off`: +4-9%).
         let queue = if dedup == Dedup::Off { 2 * batch_size } else { 2 * WORKER_CHUNK };
         let (done_tx, done_rx) = bounded::<(u64, Checked, u64)>(queue);
         let stop = AtomicBool::new(false);

@@ -1,4 +1,4 @@
-//! The channel as a side index: the shape the db/ seam (issue 32) will register. Each method is one
+//! The channel as a side index: the shape the db/ seam registers. Each method is one
 //! step of the core's life cycle:
 //!
 //! | core step        | call                                                                |

@@ -1,4 +1,4 @@
-//! The semantic channel of paper 001 (issue 33), feature `semantic`: sentence embeddings beside the
+//! The semantic channel (CORE's SimHash-plus-embeddings design), feature `semantic`: sentence embeddings beside the
 //! text fingerprints, indexed in the background, searched by cosine ≥ β.
 //!
 //! | file          | what                                                                          |
