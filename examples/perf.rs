@@ -76,10 +76,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     let mut f = fpdb::Fingerprinter::new(spec.clone());
     let one = best(&mut || docs.iter().fold(0u64, |a, d| a ^ f.fingerprint(&d.1).simhash));
+    // Both word shingle hashes, whatever the default: the shingle hashes (xxh3-64 of the
+    // normalized text's shingles; word-mix straight from the text) and the whole fingerprint.
+    use fpdb::fingerprint::spec::HashKind;
+    let with_hash = |hash| fpdb::FingerprintSpec { hash, ..spec.clone() };
+    let (xxh3, mix) = (with_hash(HashKind::Xxh3_64), with_hash(HashKind::WordMix));
+    let xxh3_hashes = best(&mut || {
+        docs.iter().fold(0u64, |a, d| {
+            fpdb::fingerprint::normalize::normalize_into_version(spec.normalizer, &d.1, &mut norm);
+            fpdb::fingerprint::shingle::shingle_hashes(&xxh3, &norm, &mut hashes);
+            a ^ hashes.len() as u64
+        })
+    });
+    let mut scratch = fpdb::fingerprint::wordmix::Scratch::default();
+    let mix_hashes = best(&mut || {
+        docs.iter().fold(0u64, |a, d| {
+            fpdb::fingerprint::wordmix::hashes(mix.normalizer, &d.1, mix.n, mix.seed, &mut scratch, &mut hashes);
+            a ^ hashes.len() as u64
+        })
+    });
+    let (mut fx, mut fm) = (fpdb::Fingerprinter::new(xxh3.clone()), fpdb::Fingerprinter::new(mix.clone()));
+    let xxh3_one = best(&mut || docs.iter().fold(0u64, |a, d| a ^ fx.fingerprint(&d.1).simhash));
+    let mix_one = best(&mut || docs.iter().fold(0u64, |a, d| a ^ fm.fingerprint(&d.1).simhash));
     let x = 0u64;
     let rate = |s: f64| format!("{:.1} MB/s, {:.1} µs/doc", bytes as f64 / s / 1e6, s / n as f64 * 1e6);
     println!("| normalize, 1 thread | {} |", rate(normalize));
-    println!("| normalize + shingle hashes, 1 thread | {} |", rate(shingle));
+    println!(
+        "| normalize + shingle hashes ({}), 1 thread | {} |",
+        spec.hash.name(),
+        rate(shingle)
+    );
+    println!("| normalize + xxh3-64 shingle hashes, 1 thread | {} |", rate(xxh3_hashes));
+    println!(
+        "| word-mix shingle hashes in one pass (no normalized text), 1 thread | {} |",
+        rate(mix_hashes)
+    );
+    println!("| fingerprint under xxh3-64, 1 thread | {} |", rate(xxh3_one));
+    println!("| fingerprint under word-mix, 1 thread | {} |", rate(mix_one));
     println!("| SIMD level (FPDB_SIMD caps it) | {:?} |", fpdb::fingerprint::kernels::level());
     let chunk = n.div_ceil(cores);
     let all = best(&mut || {

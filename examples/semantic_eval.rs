@@ -1,23 +1,25 @@
 //! Paper 001's Table 4 on our labelled pairs: text-only (fpdb's verdict: Hamming ≤ k and Jaccard ≥
-//! the default), semantic-only (cosine ≥ β) and union P/R/F1, with a β sweep (docs/semantic.md).
+//! the default), semantic-only (cosine ≥ β) and union P/R/F1, with a β sweep that separates the
+//! recall of reworded copies from the false rate on hard negatives, and the calibrated β
+//! (docs/semantic.md).
 //! The same evaluation as `fpdb eval PAIRS.jsonl --semantic MODEL_DIR` (`fpdb::eval::semantic`),
 //! with the thread count chosen.
 //!
 //! ```text
 //! bash scripts/fetch-model.sh
-//! apt-get install -y wordnet && python3 scripts/semantic_corpus.py --out data/semantic_pairs.jsonl
-//! cargo run --features semantic --example semantic_eval -- data/semantic_pairs.jsonl [--max-tokens 256] [--threads 2]
+//! python3 scripts/semantic_calibration.py --out data/semantic_calibration.jsonl   # its header: the apt packages
+//! cargo run --features semantic --example semantic_eval -- data/semantic_calibration.jsonl [--max-tokens 256] [--threads 2]
 //! ```
 
 use std::path::PathBuf;
 
-use fpdb::eval::semantic::{semantic_eval, LabelledPair};
+use fpdb::eval::semantic::{parse_pairs, semantic_eval};
 use fpdb::semantic::{Embedder, EmbedderOptions};
 use fpdb::{FingerprintSpec, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD};
 
 fn main() {
     let mut it = std::env::args().skip(1);
-    let mut path = PathBuf::from("data/semantic_pairs.jsonl");
+    let mut path = PathBuf::from("data/semantic_calibration.jsonl");
     let mut model = PathBuf::from("data/models/all-MiniLM-L6-v2");
     let (mut max_tokens, mut threads) = (256usize, 2usize);
     while let Some(k) = it.next() {
@@ -28,18 +30,9 @@ fn main() {
             other => path = other.into(),
         }
     }
-    let pairs: Vec<LabelledPair> = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e} (make it with scripts/semantic_corpus.py)", path.display()))
-        .lines()
-        .map(|l| {
-            let v: serde_json::Value = serde_json::from_str(l).expect("JSONL");
-            LabelledPair {
-                a: v["a"].as_str().expect("a").into(),
-                b: v["b"].as_str().expect("b").into(),
-                dup: v["dup"].as_bool().expect("dup"),
-            }
-        })
-        .collect();
+    let text =
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e} (make it with scripts/semantic_calibration.py)", path.display()));
+    let pairs = parse_pairs(&text, &path.display().to_string()).expect("labelled pairs");
     let m = Embedder::load(
         &model,
         &EmbedderOptions {

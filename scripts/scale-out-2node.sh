@@ -83,7 +83,7 @@ if [ "${SKIP_SPARK:-0}" != 1 ]; then
   for w in 1 2; do
     step "spark: standalone master + $w worker(s)"
     url=$(bash scripts/spark-cluster.sh start "$w" | tail -1)
-    "$py" -m fpdb.spark pairs "$corpus" --master "$url" --out "$out/spark-w$w" --k "$k" --min-jaccard "$t" \
+    "$py" -m fpdb.spark pairs "$corpus" --master "$url" --out "$out/spark-w$w" --k "$k" --min-jaccard "$t" --exact \
       --groups --format jsonl --partitions 16 >"$out/spark-w$w.summary.json" 2>"$out/spark-w$w.log"
     bash scripts/spark-cluster.sh stop >/dev/null
     compare "$out/spark-w$w/pairs" "$out/truth_pairs.jsonl" "$out/spark-w$w/groups" "$out/truth_groups.jsonl" | tee "$out/spark-w$w.verdict.json"
@@ -116,7 +116,7 @@ def client(i):
             if not (r.ok and r.stored and not r.partial):
                 errs.append(repr(r)); continue
             acked[i].append(r.key)
-            found[i] |= {tuple(sorted((r.key, d["key"]))) for d in r.outcome.duplicates}
+            found[i] |= {tuple(sorted((r.key, d.key))) for d in r.outcome.duplicates}
     except BaseException as e:
         errs.append(repr(e))
 t0 = time.time()

@@ -5,6 +5,11 @@
 #
 #   scripts/serve_crash.sh [CYCLES=5] [CLIENTS=16] [KILL_AFTER=3]
 #
+# INIT="--semantic MODEL_DIR [--groups union]" creates the database with the semantic channel first
+# (its background indexer then runs under the load and is killed with the server); at the end the
+# server runs once more until the indexer has caught up, and every live document must have its
+# vector or be set aside (`fpdb check` reports a lost vector as a fault).
+#
 # Needs the release binaries: cargo build --release --bin fpdb --example load
 # (or set FPDB=... LOAD=... to other builds). Numbers: docs/durability.md.
 set -euo pipefail
@@ -21,6 +26,10 @@ DB="$WORK/db"
 ACKED="$WORK/acked.txt"
 : > "$ACKED"
 total_acked=0
+if [ -n "${INIT:-}" ]; then
+  # shellcheck disable=SC2086
+  "$FPDB" init "$DB" $INIT > /dev/null
+fi
 for cycle in $(seq 1 "$CYCLES"); do
   "$FPDB" serve "$DB" --listen 127.0.0.1:0 > "$WORK/out" 2> "$WORK/err" &
   SERVER=$!
@@ -43,3 +52,18 @@ for cycle in $(seq 1 "$CYCLES"); do
   echo "cycle $cycle: killed after ${KILL_AFTER}s; acked this cycle $acked; $verify; $(tail -1 "$WORK/check")"
 done
 echo "total: $CYCLES kill -9 cycles, $total_acked documents acknowledged with 200, 0 missing, check clean every time"
+if [ -n "${INIT:-}" ]; then
+  "$FPDB" serve "$DB" --listen 127.0.0.1:0 > "$WORK/out" 2> "$WORK/err" &
+  SERVER=$!
+  for _ in $(seq 1 200); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.05; done
+  ADDR="$(sed -n 's#^fpdb serve: listening on http://##p' "$WORK/out")"
+  stats=""
+  for _ in $(seq 1 600); do
+    stats="$(curl -s "http://$ADDR/v1/stats")"
+    echo "$stats" | grep -q '"semantic_pending":0,' && break
+    sleep 1
+  done
+  kill -TERM "$SERVER"; wait "$SERVER" 2>/dev/null || true
+  if ! "$FPDB" check "$DB" > "$WORK/check" 2>&1; then echo "after the indexer caught up: check FAILED"; cat "$WORK/check"; exit 1; fi
+  echo "after the indexer caught up: $(echo "$stats" | grep -o '"docs":[0-9]*'), $(echo "$stats" | grep -o '"semantic_[a-z_]*":[^,}]*' | tr '\n' ' '); $(tail -1 "$WORK/check")"
+fi

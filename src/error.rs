@@ -153,6 +153,20 @@ pub enum Error {
         /// The panic message.
         message: String,
     },
+    /// A curator's decision contradicts decisions already made (`distinct` between two documents
+    /// that `same` decisions join, or `same` between two that a `distinct` decision separates);
+    /// nothing was changed.
+    #[error("the decision `{decision} {a:?} {b:?}` contradicts {}; undo one of them first (`fpdb review undo DB KEY_A KEY_B`)", evidence.iter().map(|d| format!("`{} {:?} {:?}`", d.decision, d.a, d.b)).collect::<Vec<_>>().join(", "))]
+    Contradiction {
+        /// The decision's smaller key.
+        a: String,
+        /// Its larger key.
+        b: String,
+        /// `same` or `distinct`.
+        decision: String,
+        /// The decisions it contradicts: the chain of `same` decisions (and the `distinct` one).
+        evidence: Vec<crate::db::Decision>,
+    },
     /// A fault injected by a failpoint (only with the `failpoints` feature).
     #[error("injected failure at failpoint `{0}`")]
     Injected(&'static str),

@@ -62,7 +62,13 @@ pub use db::{
     Options, Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
+pub use db::{ArchiveReport, BackupReport, RespecReport, TextUsage};
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
+pub use db::{
+    Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, NotLinked, ReviewAnswer, ReviewOptions,
+    ReviewOrder,
+};
+pub use db::{GroupListing, Page, MAX_PAGE};
 pub use error::{Error, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};
 pub use fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
@@ -83,3 +89,10 @@ pub mod internals {
     pub use crate::index::mem::MemTables;
     pub use crate::store::{doc_record, keys, segment};
 }
+
+/// The README's Rust example, compiled and run by `cargo test --doc` (its other code blocks are
+/// shell, JSON and Python, which rustdoc does not run; tests/readme.rs and tests/serve.rs check
+/// those).
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -103,7 +103,7 @@ fn the_first_ctrl_c_commits_what_was_read_and_reads_no_further() {
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(
-        stderr.contains("fpdb: ingested 51 items") && stderr.contains("interrupted: the input was read up to stdin line 51,"),
+        summary_items(&stderr) == Some(51) && stderr.contains("interrupted: the input was read up to stdin line 51,"),
         "{stderr}"
     );
     let rest: Vec<String> = acks.iter().collect();
@@ -177,7 +177,15 @@ fn sigterm_stops_a_streaming_ingest_like_ctrl_c() {
         line >= 1 && line <= written,
         "read up to line {line} of {written} written: {stderr}"
     );
-    assert!(stderr.contains(&format!("ingested {line} items")), "{stderr}");
+    assert_eq!(summary_items(&stderr), Some(line), "{stderr}");
     // Every item read was stored (the keys are unique), and nothing after it.
     assert_holds(&db, line);
+}
+
+/// `items` of the `--json` summary line on stderr.
+fn summary_items(stderr: &str) -> Option<u64> {
+    stderr
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find_map(|v| v["summary"]["items"].as_u64())
 }

@@ -528,8 +528,20 @@ fn stats_count_the_live_sampled_and_short_documents() {
     for i in 0..5u64 {
         db.insert(&format!("d{i}"), &text(&passage(&v, 120, 300 + i))).unwrap();
     }
-    db.insert("tiny", "just two").unwrap();
-    db.insert("tiny2", "only three words").unwrap();
+    // Two- and three-word texts whose one shingle is not a sample at rate 4 (short documents),
+    // whatever the spec's hash.
+    let short = |texts: [&'static str; 3]| {
+        texts
+            .into_iter()
+            .find(|t| {
+                let set = fpdb::fingerprint::fingerprint(db.spec(), t).shingles;
+                !fpdb::fingerprint::containment::is_sample_at(set[0], 4)
+            })
+            .unwrap()
+    };
+    db.insert("tiny", short(["just two", "only two", "a pair"])).unwrap();
+    db.insert("tiny2", short(["only three words", "just three words", "only four words"]))
+        .unwrap();
     let s = db.containment_stats().unwrap().unwrap();
     assert_eq!((s.sampled_docs, s.short_docs), (5, 2), "{s:?}");
     assert!(db.delete("d1").unwrap());

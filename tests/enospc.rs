@@ -2,9 +2,9 @@
 //! `Db::ingest` and `fpdb ingest` must end with an I/O error (exit 3) instead of hanging, every
 //! acknowledged document must be present after the disk grows again, and `check` must be clean.
 //!
-//! Needs root (to mount a tmpfs). Where it cannot mount one, the test says so on stderr (which
-//! the harness shows even for a passing test) — and under `CI=true` it FAILS instead: CI runs as
-//! root, so a CI run that cannot make the real fault has not tested it.
+//! Needs root (to mount a tmpfs). Where it cannot mount one, the test says so on stderr and is
+//! counted as skipped in scripts/test.sh's summary (tests/support/skip.rs) — and under `CI=true`
+//! it FAILS instead: CI runs as root, so a CI run that cannot make the real fault has not tested it.
 
 use crate::common;
 
@@ -19,11 +19,10 @@ use fpdb::{CreateOptions, Db, Error, NewDoc};
 
 /// A test that cannot make its real fault: fails under `CI=true`, else says so on stderr.
 fn skip(why: &str) {
-    let msg = format!("SKIPPED: {why} — the full-disk test did not run");
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{msg}; CI=true requires it to run (CI runs as root)");
+        panic!("SKIPPED: {why} — the full-disk test did not run; CI=true requires it to run (CI runs as root)");
     }
-    eprintln!("{msg}");
+    crate::skip::skipped("enospc (a real full disk)", why);
 }
 
 struct Tmpfs(PathBuf);

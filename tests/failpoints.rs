@@ -959,3 +959,148 @@ fn a_panic_mid_publish_leaves_readers_no_half_published_state() {
     assert!(db.query(&texts[3], &QueryOptions::default()).unwrap().is_empty());
     assert!(db.check().unwrap().faults.is_empty());
 }
+
+/// The semantic indexer's commit moves the published sequence number with its vectors: a read of
+/// RocksDB after it (`Db::get`) does not fall back to the writer lock, so it is answered while a
+/// compaction holds that lock (paused in its copy).
+#[cfg(feature = "semantic")]
+#[test]
+fn reads_after_an_indexer_commit_do_not_wait_for_the_writer() {
+    use fpdb::semantic::testkit::write_tiny_model;
+    use fpdb::semantic::{SemanticConfig, SemanticOptions};
+    use std::time::Duration;
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_tiny_model(&dir.path().join("tiny"), 1).unwrap();
+    let mut cfg = SemanticConfig::new(&model);
+    cfg.max_tokens = 32;
+    let path = dir.path().join("db");
+    Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let opts = Options {
+        semantic: SemanticOptions {
+            batch: 2,
+            ..SemanticOptions::default()
+        },
+        ..Options::default()
+    };
+    let db = std::sync::Arc::new(Db::open_with(&path, opts).unwrap());
+    let v = vocab();
+    for i in 0..6 {
+        db.insert(&format!("k{i}"), &text(&passage(&v, 200, i))).unwrap();
+    }
+    assert!(db.delete("k0").unwrap()); // a dead record: compaction has a segment to rewrite
+    db.insert("k6", &text(&passage(&v, 200, 6))).unwrap();
+    // the last write to RocksDB is the indexer's (it embeds k6 after k6's commit)
+    db.semantic_wait(Duration::from_secs(60)).unwrap();
+    assert_eq!(db.stats().semantic_vectors, 6);
+    failpoint::set("compact.copy", 1);
+    let compacting = {
+        let db = db.clone();
+        std::thread::spawn(move || db.compact(0.0).map(|_| ()))
+    };
+    failpoint::wait_paused();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(db.get("k3").map(|d| d.map(|d| d.id)));
+        })
+    };
+    let got = rx.recv_timeout(Duration::from_secs(20));
+    failpoint::resume();
+    failpoint::clear();
+    reader.join().unwrap();
+    compacting.join().unwrap().unwrap();
+    match got {
+        Ok(r) => assert_eq!(r.unwrap(), Some(3)),
+        Err(_) => panic!("Db::get waited for the writer lock held by the compaction"),
+    }
+}
+
+/// The database's own indexer (not the test double): a commit that fails (an injected error before
+/// anything is written) is retried after the backoff; every document ends embedded, exactly once,
+/// the retry counted and the state back to `running`; `check` is clean.
+#[cfg(feature = "semantic")]
+#[test]
+fn the_db_indexer_retries_a_failed_commit() {
+    use fpdb::semantic::testkit::write_tiny_model;
+    use fpdb::semantic::{SemanticConfig, SemanticOptions};
+    use std::time::Duration;
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_tiny_model(&dir.path().join("tiny"), 1).unwrap();
+    let mut cfg = SemanticConfig::new(&model);
+    cfg.max_tokens = 32;
+    let path = dir.path().join("db");
+    Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let opts = Options {
+        semantic: SemanticOptions {
+            batch: 3,
+            ..SemanticOptions::default()
+        },
+        ..Options::default()
+    };
+    failpoint::set("semantic.commit", 2);
+    let db = Db::open_with(&path, opts).unwrap();
+    let v = vocab();
+    for i in 0..9 {
+        db.insert(&format!("k{i}"), &text(&passage(&v, 200, i))).unwrap();
+    }
+    db.semantic_wait(Duration::from_secs(60)).unwrap();
+    failpoint::clear();
+    let s = db.semantic_status().unwrap();
+    assert_eq!((s.state, s.retries, s.set_aside, s.embedded), ("running", 1, 0, 9));
+    assert_eq!(db.stats().semantic_vectors, 9);
+    assert!(db.check().unwrap().faults.is_empty());
+}
+
+/// In a `--groups union` database the indexer's link scans (an exact scan over every vector per
+/// new vector) run before it takes the writer lock: while they run (paused here), an insert is
+/// committed.
+#[cfg(feature = "semantic")]
+#[test]
+fn the_indexer_links_before_taking_the_writer_lock() {
+    use fpdb::semantic::testkit::write_tiny_model;
+    use fpdb::semantic::{Groups, SemanticConfig, SemanticOptions};
+    use std::time::Duration;
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    failpoint::clear();
+    let dir = tempfile::tempdir().unwrap();
+    let model = write_tiny_model(&dir.path().join("tiny"), 1).unwrap();
+    let mut cfg = SemanticConfig::new(&model);
+    (cfg.max_tokens, cfg.min_cosine, cfg.groups) = (32, Some(-1.0), Groups::Union);
+    let path = dir.path().join("db");
+    Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let opts = Options {
+        semantic: SemanticOptions {
+            batch: 2,
+            ..SemanticOptions::default()
+        },
+        ..Options::default()
+    };
+    let db = std::sync::Arc::new(Db::open_with(&path, opts).unwrap());
+    let v = vocab();
+    failpoint::set("semantic.links", 1);
+    for i in 0..2 {
+        db.insert(&format!("k{i}"), &text(&passage(&v, 200, i))).unwrap();
+    }
+    failpoint::wait_paused();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = {
+        let db = db.clone();
+        let t = text(&passage(&v, 200, 9));
+        std::thread::spawn(move || {
+            let _ = tx.send(db.insert("k9", &t).map(|o| o.id));
+        })
+    };
+    let got = rx.recv_timeout(Duration::from_secs(20));
+    failpoint::resume();
+    failpoint::clear();
+    writer.join().unwrap();
+    assert!(got.is_ok(), "the insert waited for the indexer's link scans");
+    db.semantic_wait(Duration::from_secs(60)).unwrap();
+    assert_eq!(db.stats().grouped_docs, 3, "all linked at β = -1");
+    assert!(db.check().unwrap().faults.is_empty());
+}

@@ -1,8 +1,9 @@
 //! Golden vectors: the fingerprints of a fixed list of texts under fixed specs. A change here means
 //! every stored database would stop matching new documents — bump the normalizer version (or a spec
-//! field) instead of editing these numbers.
+//! field) instead of editing these numbers. Each spec is named in full (the `xxh3-64` hash of the
+//! databases made before `word-mix`, or `word-mix`), so that a new default moves none of them.
 
-use fpdb::fingerprint::spec::Weighting;
+use fpdb::fingerprint::spec::{HashKind, Weighting};
 use fpdb::{fingerprint, FingerprintSpec};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -22,6 +23,22 @@ fn vectors(spec: &FingerprintSpec) -> Vec<(u64, usize, u64)> {
     vectors_of(spec, &TEXTS)
 }
 
+/// The default spec with the `xxh3-64` hash.
+fn xxh3() -> FingerprintSpec {
+    FingerprintSpec {
+        hash: HashKind::Xxh3_64,
+        ..FingerprintSpec::default()
+    }
+}
+
+/// The default spec with the `word-mix` hash.
+fn word_mix() -> FingerprintSpec {
+    FingerprintSpec {
+        hash: HashKind::WordMix,
+        ..FingerprintSpec::default()
+    }
+}
+
 /// The same for any list of texts.
 fn vectors_of(spec: &FingerprintSpec, texts: &[&str]) -> Vec<(u64, usize, u64)> {
     texts
@@ -36,7 +53,7 @@ fn vectors_of(spec: &FingerprintSpec, texts: &[&str]) -> Vec<(u64, usize, u64)> 
 
 #[test]
 fn default_spec_fingerprints_are_pinned() {
-    let spec = FingerprintSpec::default();
+    let spec = xxh3();
     assert_eq!(spec.weighting, Weighting::Binary);
     let got = vectors(&spec);
     assert_eq!(got, GOLDEN_DEFAULT);
@@ -48,13 +65,71 @@ fn default_spec_fingerprints_are_pinned() {
 fn count_weighted_and_char_spec_fingerprints_are_pinned() {
     let count = FingerprintSpec {
         weighting: Weighting::Count,
-        ..FingerprintSpec::default()
+        ..xxh3()
     };
     let got = vectors(&count);
     assert_eq!(got, GOLDEN_COUNT);
     let chars = vectors(&FingerprintSpec::chars(5));
     assert_eq!(chars, GOLDEN_CHAR5);
 }
+
+#[test]
+fn word_mix_fingerprints_are_pinned() {
+    let got = vectors(&word_mix());
+    assert_eq!(got, GOLDEN_WORD_MIX);
+    assert_eq!(got[1], got[2]);
+    let count = vectors(&FingerprintSpec {
+        weighting: Weighting::Count,
+        ..word_mix()
+    });
+    assert_eq!(count, GOLDEN_WORD_MIX_COUNT);
+    // The same shingles as xxh3-64 (so the same set sizes), other hash values.
+    let old = vectors(&xxh3());
+    for (a, b) in got.iter().zip(&old) {
+        assert_eq!(a.1, b.1);
+    }
+    assert_ne!(got[0].0, old[0].0);
+    // Word 5-grams, and a sketch method (its SimHash from the normalized text's word-mix hashes).
+    let five = vectors(&FingerprintSpec { n: 5, ..word_mix() });
+    assert_eq!(five, GOLDEN_WORD_MIX_5);
+    let broder = FingerprintSpec {
+        method: "broder".parse().unwrap(),
+        ..word_mix()
+    };
+    let b: Vec<u64> = TEXTS.iter().map(|t| fingerprint(&broder, t).simhash).collect();
+    assert_eq!(b, got.iter().map(|g| g.0).collect::<Vec<_>>());
+}
+
+const GOLDEN_WORD_MIX: [(u64, usize, u64); 8] = [
+    (0xdd7258a1d6a65a79, 7, 0xcad7ca8defb83c12),
+    (0xa37e3d85355fd1df, 13, 0x1fb6785ce4c34b01),
+    (0xa37e3d85355fd1df, 13, 0x1fb6785ce4c34b01),
+    (0x6ab064f7f40b4ca9, 7, 0xc32f1c78ecb423dd),
+    (0xf790a97fb0114625, 1, 0xfe82082ec1289239),
+    (0x9b2c6e2daa1a947e, 13, 0x44fc3735de2a1653),
+    (0x79a9c9a438904404, 5, 0x1ef6b7e4fa4398dc),
+    (0x0, 0, 0x2d06800538d394c2),
+];
+const GOLDEN_WORD_MIX_COUNT: [(u64, usize, u64); 8] = [
+    (0xdd7258a1d6a65a79, 7, 0xcad7ca8defb83c12),
+    (0xa37e3d85355fd1df, 13, 0x1fb6785ce4c34b01),
+    (0xa37e3d85355fd1df, 13, 0x1fb6785ce4c34b01),
+    (0x6ab064f7f40b4ca9, 7, 0xc32f1c78ecb423dd),
+    (0xf790a97fb0114625, 1, 0xfe82082ec1289239),
+    (0x9b2c6e2daa1a947e, 13, 0x44fc3735de2a1653),
+    (0x7925d8d218c8dd7c, 5, 0x1ef6b7e4fa4398dc),
+    (0x0, 0, 0x2d06800538d394c2),
+];
+const GOLDEN_WORD_MIX_5: [(u64, usize, u64); 8] = [
+    (0x7bb4d4164de7dcf3, 5, 0x3fd4e9cf1cdbd998),
+    (0xa667ed0a556213e2, 11, 0x41306874237bf14a),
+    (0xa667ed0a556213e2, 11, 0x41306874237bf14a),
+    (0x6448a5102b861c2b, 5, 0x1d00d14f9b304658),
+    (0xf790a97fb0114625, 1, 0xfe82082ec1289239),
+    (0x95d5baa18b35a014, 11, 0x5a5f482f2c77b9d9),
+    (0x3380a4b7f32fd278, 5, 0x2413c9312d5b13c1),
+    (0x0, 0, 0x2d06800538d394c2),
+];
 
 const GOLDEN_DEFAULT: [(u64, usize, u64); 8] = [
     (0x4a3def419f28b02, 7, 0xfceb517f0d2fb371),
@@ -92,14 +167,14 @@ const GOLDEN_CHAR5: [(u64, usize, u64); 8] = [
 
 mod methods {
     use super::TEXTS;
+    use fpdb::fingerprint;
     use fpdb::fingerprint::method::{IdfHandle, LexiconParams, Method};
     use fpdb::fingerprint::weighted::IdfTable;
-    use fpdb::{fingerprint, FingerprintSpec};
     use std::sync::Arc;
     use xxhash_rust::xxh3::xxh3_64;
 
     fn vectors(method: Method) -> Vec<(u64, usize, u64)> {
-        let spec = FingerprintSpec::default().with_method(method);
+        let spec = super::xxh3().with_method(method);
         TEXTS
             .iter()
             .map(|t| {
@@ -130,9 +205,9 @@ mod methods {
         // The combined sketch is Broder's followed by Charikar's.
         let comb = vectors(named("broder-charikar"));
         assert!(comb.iter().all(|c| c.1 == 12));
-        let spec = FingerprintSpec::default().with_method(named("broder-charikar"));
-        let b = FingerprintSpec::default().with_method(named("broder"));
-        let c = FingerprintSpec::default().with_method(named("charikar"));
+        let spec = super::xxh3().with_method(named("broder-charikar"));
+        let b = super::xxh3().with_method(named("broder"));
+        let c = super::xxh3().with_method(named("charikar"));
         for t in TEXTS {
             let mut want = fingerprint(&b, t).sketch;
             want.extend(fingerprint(&c, t).sketch);
@@ -151,7 +226,7 @@ mod methods {
         if let Method::WeightedSimHash(p) = &mut m {
             p.idf = IdfHandle(None);
         }
-        assert!(FingerprintSpec::default().with_method(m).validate().is_err());
+        assert!(super::xxh3().with_method(m).validate().is_err());
     }
 
     #[test]
@@ -225,10 +300,41 @@ mod normalizers {
     fn vectors(normalizer: u32) -> Vec<(u64, usize, u64)> {
         let spec = FingerprintSpec {
             normalizer,
-            ..FingerprintSpec::default()
+            ..super::xxh3()
         };
         super::vectors_of(&spec, &TEXTS)
     }
+
+    /// Under `word-mix`, straight from the text (the Unicode pieces through the normalizer).
+    #[test]
+    fn both_normalizers_are_pinned_on_unicode_texts_under_word_mix() {
+        let v = |normalizer| {
+            super::vectors_of(
+                &FingerprintSpec {
+                    normalizer,
+                    ..super::word_mix()
+                },
+                &TEXTS,
+            )
+        };
+        assert_eq!(v(1), GOLDEN_WORD_MIX_V1);
+        assert_eq!(v(2), GOLDEN_WORD_MIX_V2);
+    }
+
+    const GOLDEN_WORD_MIX_V1: [(u64, usize, u64); 5] = [
+        (0x9708b123bb4e0f6d, 1, 0x4f56781a9e94d2ba),
+        (0xc768806b20d361cd, 1, 0xe7405c3470decd4),
+        (0xbcb0e5d009872df0, 3, 0x85e47c6fda4b1565),
+        (0x9f96b4c343582814, 8, 0x6f7a64cbff2bc008),
+        (0x2f80425c9815c109, 10, 0x5ef557603b5a5ab7),
+    ];
+    const GOLDEN_WORD_MIX_V2: [(u64, usize, u64); 5] = [
+        (0x304485cceb88ce74, 24, 0x6d6bb265ddbdea2c),
+        (0x55301f06815ac79, 21, 0xd52d2abc9a7f6257),
+        (0xb092c63261da0044, 39, 0xf24e81ee5509b750),
+        (0xaf33354ec5d41ea4, 5, 0xd43c0baf915daae4),
+        (0x7f8eeed8a6af7641, 7, 0xef59e83047bd71d4),
+    ];
 
     #[test]
     fn both_normalizers_are_pinned_on_unicode_texts() {

@@ -5,6 +5,8 @@
 mod common;
 #[path = "support/http.rs"]
 mod http;
+#[path = "support/readme.rs"]
+mod readme_md;
 #[path = "support/cli.rs"]
 mod support;
 
@@ -1169,4 +1171,569 @@ fn duplicates_carry_the_semantic_channels() {
         json!({"text": text(1), "min_cosine": 3.0}).to_string().as_bytes(),
     );
     assert_eq!(r.status, 400, "{}", r.text());
+}
+
+/// Six versions of one text (each a near-duplicate of the others) and an unrelated one, stored
+/// with a metadata field `repo` that alternates.
+fn versions(s: &Server) -> Vec<String> {
+    let v = vocab();
+    let base = passage(&v, 150, 21);
+    // Version i changes one word, at a place of its own: any two differ in at most two words.
+    let mut texts: Vec<String> = (0..6usize)
+        .map(|i| {
+            let mut w = base.clone();
+            if i > 0 {
+                w[20 * i] = "changed".into();
+            }
+            text(&w)
+        })
+        .collect();
+    texts.push(text(&passage(&v, 150, 22)));
+    for (i, t) in texts.iter().enumerate() {
+        let repo = if i % 2 == 0 { "arxiv" } else { "core" };
+        let r = s.req(
+            "PUT",
+            &format!("/v1/documents/v{i}?dedup=off"),
+            json!({"text": t, "meta": {"repo": repo, "n": i}}).to_string().as_bytes(),
+        );
+        assert_eq!(r.status, 200, "{}", r.text());
+    }
+    texts
+}
+
+fn hit_keys(v: &Value) -> Vec<String> {
+    v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["key"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The hits without what differs between two answers to one question (the time taken).
+fn hits_of(v: &Value) -> Value {
+    v["hits"].clone()
+}
+
+#[test]
+fn the_duplicates_of_a_stored_key_equal_a_check_with_its_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    let texts = versions(&s);
+    for (i, t) in texts.iter().enumerate() {
+        let by_key = s.req("GET", &format!("/v1/documents/v{i}/duplicates"), b"");
+        assert_eq!(by_key.status, 200, "{}", by_key.text());
+        let by_key = body_json(&by_key);
+        let by_text = body_json(&s.req("POST", "/v1/duplicates", json!({"text": t}).to_string().as_bytes()));
+        let mut want = hits_of(&by_text);
+        want.as_array_mut().unwrap().retain(|h| h["key"] != format!("v{i}"));
+        assert_eq!(hits_of(&by_key), want, "v{i}");
+        assert_eq!(by_key["truncated"], false);
+        assert_eq!(hit_keys(&by_key).len(), if i < 6 { 5 } else { 0 }, "v{i}: {by_key}");
+    }
+    // The limit counts the others; a filter on a metadata field; a missing key; a bad filter.
+    let two = body_json(&s.req("GET", "/v1/documents/v0/duplicates?limit=2", b""));
+    assert_eq!(hit_keys(&two).len(), 2);
+    let core = body_json(&s.req("GET", "/v1/documents/v0/duplicates?where_field=repo&where_value=core", b""));
+    let mut keys = hit_keys(&core);
+    keys.sort();
+    assert_eq!(keys, ["v1", "v3", "v5"]);
+    let one = body_json(&s.req("GET", "/v1/documents/v0/duplicates?where_field=n&where_value=4", b""));
+    assert_eq!(hit_keys(&one), ["v4"]);
+    assert_error(&s.req("GET", "/v1/documents/absent/duplicates", b""), 404, "document_not_found");
+    assert_error(
+        &s.req("GET", "/v1/documents/v0/duplicates?where_field=repo", b""),
+        400,
+        "invalid_parameter",
+    );
+    // The same filter on POST /v1/duplicates, and min_containment there.
+    let body = json!({"text": texts[0], "where": {"repo": "arxiv"}}).to_string();
+    let mut keys = hit_keys(&body_json(&s.req("POST", "/v1/duplicates", body.as_bytes())));
+    keys.sort();
+    assert_eq!(keys, ["v0", "v2", "v4"]);
+    let half: String = texts[6].split(' ').take(75).collect::<Vec<_>>().join(" ");
+    let contained = body_json(&s.req(
+        "POST",
+        "/v1/duplicates",
+        json!({"text": half, "min_containment": 0.8}).to_string().as_bytes(),
+    ));
+    assert_eq!(hit_keys(&contained), ["v6"], "{contained}");
+    let plain = body_json(&s.req("POST", "/v1/duplicates", json!({"text": half}).to_string().as_bytes()));
+    assert!(hit_keys(&plain).is_empty(), "half a text is no near-duplicate: {plain}");
+    // The duplicate-check counter and the duplicate documents' gauge.
+    let m = metrics_text(&s);
+    assert!(metric(&m, "fpdb_duplicate_checks_with_hits_total") >= 8.0, "{m}");
+}
+
+#[test]
+fn documents_and_groups_are_listed_a_page_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    let v = vocab();
+    // 11 documents: d0..d9 and a copy of d3 (one group of two).
+    for i in 0..10u64 {
+        assert_eq!(
+            put(&s, &format!("d{i}"), json!({"text": text(&passage(&v, 80, 300 + i))})).status,
+            200
+        );
+    }
+    assert_eq!(put(&s, "copy-of-d3", json!({"text": text(&passage(&v, 80, 303))})).status, 200);
+    let mut keys = Vec::new();
+    let mut after: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let path = match &after {
+            None => "/v1/documents?limit=4".to_string(),
+            Some(a) => format!("/v1/documents?limit=4&after={a}"),
+        };
+        let page = body_json(&s.req("GET", &path, b""));
+        pages += 1;
+        for d in page["documents"].as_array().unwrap() {
+            keys.push(d["key"].as_str().unwrap().to_string());
+            assert!(d["group"]["id"].is_u64() && d["simhash"].is_string(), "{d}");
+        }
+        match page["next"].as_str() {
+            Some(n) => after = Some(n.to_string()),
+            None => break,
+        }
+    }
+    let mut want: Vec<String> = (0..10).map(|i| format!("d{i}")).collect();
+    want.push("copy-of-d3".into());
+    assert_eq!(keys, want);
+    assert_eq!(pages, 3);
+    // One listed document is what GET returns.
+    let first = body_json(&s.req("GET", "/v1/documents?limit=1", b""));
+    assert_eq!(first["documents"][0], body_json(&s.req("GET", "/v1/documents/d0", b"")));
+    let groups = body_json(&s.req("GET", "/v1/groups", b""));
+    assert_eq!(groups["groups"].as_array().unwrap().len(), 1, "{groups}");
+    assert_eq!(groups["groups"][0]["canonical"], "d3");
+    assert_eq!(groups["groups"][0]["size"], 2);
+    assert!(groups.get("next").is_none());
+    assert_error(&s.req("GET", "/v1/documents?after=x", b""), 400, "invalid_parameter");
+    assert_error(&s.req("GET", "/v1/groups?limit=0", b""), 400, "invalid_parameter");
+}
+
+#[test]
+fn an_incoming_request_id_is_kept_and_the_log_can_be_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--log-requests", "--log-format", "json"]);
+    let r = request(s.addr, "GET", "/v1/documents/none", &[("X-Request-Id", "trace-abc-123")], b"").unwrap();
+    assert_eq!(r.header("x-request-id"), Some("trace-abc-123"));
+    assert_eq!(body_json(&r)["error"]["request_id"], "trace-abc-123");
+    // One that is not a plain token is replaced.
+    let r = request(s.addr, "GET", "/healthz", &[("X-Request-Id", "has space")], b"").unwrap();
+    assert!(r.header("x-request-id").is_some_and(|id| id.starts_with("r-")), "{:?}", r.headers);
+    let m = metrics_text(&s);
+    for name in [
+        "process_cpu_seconds_total",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "fpdb_semantic_pending",
+        "fpdb_duplicate_documents",
+    ] {
+        assert!(metric(&m, name) >= 0.0, "{name}");
+    }
+    assert!(
+        metric(&m, "process_resident_memory_bytes") > 1e6 && metric(&m, "process_open_fds") >= 3.0,
+        "{m}"
+    );
+    assert!(
+        m.contains(&format!("fpdb_build_info{{version=\"{}\"", env!("CARGO_PKG_VERSION"))),
+        "{m}"
+    );
+    let (st, log) = s.stop();
+    assert!(st.success());
+    let lines: Vec<Value> = log
+        .lines()
+        .filter(|l| l.starts_with('{'))
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let req = lines
+        .iter()
+        .find(|l| l["request_id"] == "trace-abc-123" && l["route"] == "/v1/documents/{key}")
+        .unwrap_or_else(|| panic!("no request event in\n{log}"));
+    assert_eq!((req["method"].as_str(), req["status"].as_u64()), (Some("GET"), Some(404)), "{req}");
+    assert!(
+        req["ms"].is_f64() && req["timestamp"].is_string() && req["level"] == "INFO",
+        "{req}"
+    );
+}
+
+/// Words of a shell command line: spaces split, single quotes keep what they hold.
+fn shell_words(cmd: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let (mut quoted, mut any) = (false, false);
+    for c in cmd.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                any = true;
+            }
+            ' ' if !quoted => {
+                if any {
+                    words.push(std::mem::take(&mut cur));
+                    any = false;
+                }
+            }
+            c => {
+                cur.push(c);
+                any = true;
+            }
+        }
+    }
+    if any {
+        words.push(cur);
+    }
+    words
+}
+
+#[test]
+fn the_readme_http_example_answers_what_the_readme_says() {
+    let md = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let blocks: Vec<_> = readme_md::console_blocks(&md)
+        .into_iter()
+        .filter(|b| b.first().is_some_and(|(c, _)| c.starts_with("curl ")))
+        .collect();
+    assert_eq!(blocks.len(), 1, "one HTTP example in README.md");
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &[]);
+    for (cmd, want) in &blocks[0] {
+        let words = shell_words(cmd);
+        assert_eq!(words[..2], ["curl", "-s"], "{cmd}");
+        let (mut method, mut body, mut path, mut headers) = ("GET".to_string(), String::new(), None, Vec::new());
+        let mut it = words[2..].iter();
+        while let Some(w) = it.next() {
+            match w.as_str() {
+                "-X" => method = it.next().unwrap().clone(),
+                "-d" => {
+                    body = it.next().unwrap().clone();
+                    if method == "GET" {
+                        method = "POST".into();
+                    }
+                }
+                "-H" => headers.push(it.next().unwrap().clone()),
+                url => path = Some(url.strip_prefix("localhost:7878").unwrap_or_else(|| panic!("{cmd}")).to_string()),
+            }
+        }
+        let headers: Vec<(&str, &str)> = headers.iter().filter_map(|h| h.split_once(": ")).collect();
+        let r = request(s.addr, &method, &path.unwrap(), &headers, body.as_bytes()).unwrap();
+        let text = r.text();
+        let got: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            got.len(),
+            want.len(),
+            "$ {cmd}\nREADME says:\n{}\nit answers:\n{text}",
+            want.join("\n")
+        );
+        for (w, g) in want.iter().zip(&got) {
+            assert!(readme_md::line_matches(w, g), "$ {cmd}\nREADME says: {w}\nit answers:  {g}");
+        }
+    }
+}
+
+#[test]
+fn stored_texts_are_served_and_a_backup_is_made_behind_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let token_file = dir.path().join("token");
+    let token = "backup-token-0123456789abcdef";
+    std::fs::write(&token_file, token).unwrap();
+    let s = Server::start(&db, &["--store-text", "--token-file", &token_file.display().to_string()]);
+    let (a, b, _, _) = docs();
+    let odd = format!("  {a}\n\ttrailing spaces and é  \n");
+    let put_auth = |key: &str, text: &str| {
+        let body = json!({"text": text}).to_string();
+        s.req_auth("PUT", &format!("/v1/documents/{key}"), token, body.as_bytes())
+    };
+    assert_eq!(put_auth("a", &odd).status, 200);
+    assert_eq!(put_auth("b", &b).status, 200);
+    let r = body_json(&s.req("GET", "/v1/documents/a?text=true", b""));
+    assert_eq!(r["text"], odd.as_str(), "{r}");
+    let r = body_json(&s.req("GET", "/v1/documents/a", b""));
+    assert!(r.get("text").is_none(), "the text only when asked: {r}");
+    assert_error(&s.req("GET", "/v1/documents/zz?text=true", b""), 404, "document_not_found");
+    assert_error(&s.req("GET", "/v1/documents/a?text=maybe", b""), 400, "invalid_parameter");
+    // the backup: behind the token, then a copy that opens with the texts
+    let copy = dir.path().join("copy");
+    let body = json!({"dir": copy.display().to_string()}).to_string();
+    assert_error(&s.req("POST", "/v1/admin/backup", body.as_bytes()), 401, "unauthorized");
+    let r = s.req_auth("POST", "/v1/admin/backup", token, body.as_bytes());
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(body_json(&r)["segments"].as_u64().unwrap() >= 1);
+    assert_error(
+        &s.req_auth("POST", "/v1/admin/backup", token, body.as_bytes()),
+        409,
+        "already_exists",
+    );
+    let (st, _) = s.stop();
+    assert!(st.success());
+    let c = fpdb::Db::open(&copy).unwrap();
+    assert!(c.check().unwrap().faults.is_empty());
+    assert_eq!(c.text("a").unwrap().as_deref(), Some(odd.as_str()));
+    assert_eq!(c.stats().docs, 2);
+    // a database that keeps no texts answers 400 to ?text=true
+    let plain = dir.path().join("plain");
+    let s = Server::start(&plain, &[]);
+    assert_eq!(put(&s, "a", json!({"text": a})).status, 200);
+    assert_error(&s.req("GET", "/v1/documents/a?text=true", b""), 400, "invalid_parameter");
+}
+
+/// A 503 `overloaded` on a kept-alive connection (past `--max-queries`): the server either keeps
+/// the connection usable or says `Connection: close`; a client that reuses it never meets a
+/// closed socket it was not told about.
+#[test]
+fn an_overloaded_answer_says_whether_the_connection_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(&dir.path().join("db"), &["--max-queries", "1"]);
+    let (base, ..) = docs();
+    assert_eq!(put(&s, "paper/1", json!({"text": base})).status, 200);
+    // The one duplicate-check permit held by a batch whose long answer is not read.
+    let line = format!("{}\n", json!({"text": "a few words of no stored document"}));
+    let mut batch = Conn::connect(s.addr).unwrap();
+    batch
+        .send("POST", "/v1/duplicates:batch", &[], line.repeat(200_000).as_bytes())
+        .unwrap();
+    assert_eq!(batch.read_head().unwrap().0, 200);
+    let single = json!({"text": base}).to_string();
+    let mut c = Conn::connect(s.addr).unwrap();
+    let mut refused = 0;
+    for _ in 0..20 {
+        let r = c.request("POST", "/v1/duplicates", &[], single.as_bytes()).unwrap();
+        if r.status != 503 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            continue;
+        }
+        assert_error(&r, 503, "overloaded");
+        refused += 1;
+        if r.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")) {
+            c = Conn::connect(s.addr).unwrap();
+            continue;
+        }
+        // not told to close: the same connection answers the next request
+        let next = c.request("GET", "/v1/stats", &[], b"");
+        assert!(next.is_ok(), "the connection was closed without `Connection: close`: {next:?}");
+    }
+    assert!(refused > 0, "no check was refused");
+}
+
+/// A client that posts a long batch of checks and reads nothing past the answer's head is cut off
+/// after --request-timeout-s (its duplicate-check permit comes back), and SIGTERM ends the server
+/// within --shutdown-timeout-s, not when the stalled client's request would time out.
+#[test]
+fn a_stalled_reader_is_cut_off_and_shutdown_keeps_its_timeout() {
+    let line = format!("{}\n", json!({"text": "a few words of no stored document"}));
+    let stall = |s: &Server| {
+        let mut c = Conn::connect(s.addr).unwrap();
+        c.send("POST", "/v1/duplicates:batch", &[], line.repeat(200_000).as_bytes())
+            .unwrap();
+        assert_eq!(c.read_head().unwrap().0, 200);
+        c
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (base, ..) = docs();
+    {
+        let s = Server::start(&dir.path().join("db"), &["--max-queries", "1", "--request-timeout-s", "2"]);
+        assert_eq!(put(&s, "paper/1", json!({"text": base})).status, 200);
+        let _stalled = stall(&s);
+        let single = json!({"text": base}).to_string();
+        let start = std::time::Instant::now();
+        let mut served = false;
+        while start.elapsed() < std::time::Duration::from_secs(60) {
+            if s.req("POST", "/v1/duplicates", single.as_bytes()).status == 200 {
+                served = true;
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(served, "the stalled batch kept its duplicate-check permit");
+    }
+    let mut s = Server::start(&dir.path().join("db"), &["--shutdown-timeout-s", "2", "--request-timeout-s", "600"]);
+    let _stalled = stall(&s);
+    let st = Command::new("kill").args(["-TERM", &s.child.id().to_string()]).status().unwrap();
+    assert!(st.success());
+    let start = std::time::Instant::now();
+    let mut exited = None;
+    while start.elapsed() < std::time::Duration::from_secs(30) {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            exited = Some(status);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        exited.is_some(),
+        "still running 30 s after SIGTERM with --shutdown-timeout-s 2: {}",
+        std::fs::read_to_string(&s.stderr).unwrap_or_default()
+    );
+}
+
+/// One document the semantic indexer cannot embed (its queued text does not decode): it is set
+/// aside, every check is answered (200, its text hit included), and `/healthz` says `degraded`
+/// with the reason (still 200), `/v1/stats` and `/metrics` count it.
+#[cfg(feature = "semantic")]
+#[test]
+fn a_document_set_aside_degrades_health_and_is_counted() {
+    use fpdb::semantic::testkit::write_tiny_model;
+    use fpdb::semantic::{SemanticConfig, SemanticOptions};
+    let t = tempfile::tempdir().unwrap();
+    let model = write_tiny_model(&t.path().join("tiny"), 1).unwrap();
+    let db = t.path().join("db");
+    let mut cfg = SemanticConfig::new(&model);
+    cfg.max_tokens = 32;
+    fpdb::Db::create(&db, &fpdb::CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let words = fpdb::semantic::testkit::TINY_WORDS;
+    let text = |i: usize| (0..12).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" ");
+    {
+        let opts = fpdb::Options {
+            semantic: SemanticOptions {
+                indexer: false,
+                ..SemanticOptions::default()
+            },
+            ..fpdb::Options::default()
+        };
+        let d = fpdb::Db::open_with(&db, opts).unwrap();
+        for i in 0..5 {
+            d.insert(&format!("d{i}"), &text(i)).unwrap();
+        }
+    }
+    {
+        let rp = db.join("rocksdb");
+        let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), &rp).unwrap();
+        let raw = rocksdb::DB::open_cf(&rocksdb::Options::default(), &rp, &names).unwrap();
+        raw.put_cf(raw.cf_handle("semantic_queue").unwrap(), 3u64.to_be_bytes(), [0xF5, 9, 0, 0, 0, 1])
+            .unwrap();
+    }
+    let s = Server::start(&db, &[]);
+    for i in 0..5 {
+        let body = json!({"text": text(i), "wait_semantic_ms": 30000}).to_string();
+        let r = s.req("POST", "/v1/duplicates", body.as_bytes());
+        assert_eq!(r.status, 200, "{}", r.text());
+        let v = body_json(&r);
+        assert_eq!(
+            (v["semantic_pending"].clone(), v["hits"][0]["key"].clone()),
+            (json!(0), json!(format!("d{i}")))
+        );
+    }
+    let r = s.req("GET", "/healthz", b"");
+    assert_eq!(r.status, 200);
+    let h = body_json(&r);
+    assert_eq!(h["status"], "degraded", "{h}");
+    assert!(h["reason"].as_str().unwrap().contains("set aside"), "{h}");
+    let st = body_json(&s.req("GET", "/v1/stats", b""));
+    assert_eq!(
+        (st["semantic_set_aside"].clone(), st["semantic_indexer"].clone()),
+        (json!(1), json!("degraded")),
+        "{st}"
+    );
+    let m = metrics_text(&s);
+    assert_eq!(metric(&m, "fpdb_semantic_set_aside"), 1.0);
+    assert!(m.contains("fpdb_semantic_indexer_state{state=\"degraded\"} 1"), "{m}");
+}
+
+#[test]
+fn decisions_over_http_and_the_review_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let s = Server::start(&db, &[]);
+    let (a, b, c, _) = docs();
+    for (k, t) in [("a", &a), ("b", &b), ("c", &c)] {
+        assert_eq!(put(&s, k, json!({ "text": t })).status, 200);
+    }
+    let view = |k: &str| body_json(&s.req("GET", &format!("/v1/groups/by-key/{k}"), b""));
+    let v = view("a");
+    assert_eq!(v["group"]["size"], 2, "{v}");
+    assert_eq!(v["edges"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["edges"][0]["channel"], "text");
+    assert!(v["edges"][0]["jaccard"].as_f64().unwrap() > 0.9);
+    assert_error(&s.req("GET", "/v1/groups/by-key/nope", b""), 404, "document_not_found");
+
+    let post = |body: Value| s.req("POST", "/v1/decisions", body.to_string().as_bytes());
+    let r = post(json!({"a": "b", "b": "a", "decision": "distinct", "reason": "two editions", "author": "ann"}));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let d = body_json(&r);
+    assert_eq!(
+        (&d["a"], &d["b"], &d["decision"], &d["author"]),
+        (&json!("a"), &json!("b"), &json!("distinct"), &json!("ann"))
+    );
+    let v = view("a");
+    assert_eq!(v["group"]["size"], 1, "distinct splits at once: {v}");
+    assert_eq!(v["edges"][0]["channel"], "held", "{v}");
+    assert_eq!(v["edges"][0]["blocked_by"], json!(["a", "b"]));
+    assert_eq!(v["decisions"][0]["reason"], "two editions");
+
+    // A contradiction: 409 with the evidence, nothing changed.
+    assert_eq!(post(json!({"a": "a", "b": "c", "decision": "same"})).status, 200);
+    let r = post(json!({"a": "c", "b": "b", "decision": "same"}));
+    assert_eq!(r.status, 409, "{}", r.text());
+    let e = body_json(&r);
+    assert_eq!(e["error"]["code"], "contradiction");
+    let ev: Vec<(String, String, String)> = e["evidence"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["decision"].as_str().unwrap().into(),
+                d["a"].as_str().unwrap().into(),
+                d["b"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert!(ev.contains(&("distinct".into(), "a".into(), "b".into())), "{e}");
+    assert!(ev.contains(&("same".into(), "a".into(), "c".into())), "{e}");
+    assert_eq!(
+        body_json(&s.req("GET", "/v1/decisions", b""))["decisions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_error(&post(json!({"a": "a", "b": "zz", "decision": "same"})), 400, "invalid_document");
+    assert_error(&post(json!({"a": "a", "b": "c", "decision": "maybe"})), 400, "invalid_json");
+
+    let rv = body_json(&s.req("GET", "/v1/review?order=weakest&min_jaccard=0&max_jaccard=1&decided=true", b""));
+    assert!(rv["pairs"].as_array().unwrap().iter().any(|p| p["channel"] == "held"), "{rv}");
+    assert_error(&s.req("GET", "/v1/review?min_jaccard=2", b""), 400, "invalid_parameter");
+
+    let r = s.req("DELETE", "/v1/decisions/b/a", b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(body_json(&r)["undone"]["decision"], "distinct");
+    assert_eq!(view("b")["group"]["size"], 3, "undo joins them again");
+    assert_error(&s.req("DELETE", "/v1/decisions/b/a", b""), 404, "decision_not_found");
+
+    // The page and its files, compiled in; the contract lists the endpoints.
+    let r = s.req("GET", "/review", b"");
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("text/html"));
+    assert!(r.text().contains("/review/review.js"));
+    assert!(s.req("GET", "/review/review.js", b"").text().contains("/v1/decisions"));
+    assert_eq!(s.req("GET", "/review/review.css", b"").status, 200);
+    assert_error(&s.req("GET", "/review/secret.txt", b""), 404, "not_found");
+    let api = s.req("GET", "/openapi.json", b"").text();
+    for p in ["/v1/decisions", "/v1/decisions/{a}/{b}", "/v1/groups/by-key/{key}", "/v1/review"] {
+        assert!(api.contains(&format!("\"{p}\"")), "{p} not in the contract");
+    }
+    let (st, _) = s.stop();
+    assert!(st.success());
+
+    // With a token: decisions are writes; the page's files hold no data and load without it.
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "t0ken-0123456789abcdef\n").unwrap();
+    let s = Server::start(&db, &["--token-file", &token_file.display().to_string(), "--token-for-reads"]);
+    assert_error(
+        &s.req(
+            "POST",
+            "/v1/decisions",
+            json!({"a": "a", "b": "b", "decision": "distinct"}).to_string().as_bytes(),
+        ),
+        401,
+        "unauthorized",
+    );
+    assert_error(&s.req("GET", "/v1/decisions", b""), 401, "unauthorized");
+    assert_error(&s.req("DELETE", "/v1/decisions/a/c", b""), 401, "unauthorized");
+    assert_eq!(s.req("GET", "/review", b"").status, 200);
+    assert_eq!(s.req_auth("GET", "/v1/decisions", "t0ken-0123456789abcdef", b"").status, 200);
+    let (st, _) = s.stop();
+    assert!(st.success());
 }

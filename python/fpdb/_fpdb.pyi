@@ -9,6 +9,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Tuple, Union, fin
 __version__: str
 __all__ = [
     "AlreadyExistsError",
+    "BackfillReport",
     "CheckReport",
     "ClosedError",
     "CompactStats",
@@ -17,6 +18,7 @@ __all__ = [
     "CorruptionError",
     "Db",
     "DistRow",
+    "DocIter",
     "Document",
     "Fault",
     "Fingerprint",
@@ -37,16 +39,19 @@ __all__ = [
     "NotFoundError",
     "Pair",
     "PairGroup",
+    "PairIter",
     "PairsReport",
     "PoisonedError",
     "QueryAnswer",
     "ReadOnlyError",
+    "ReindexReport",
     "RocksError",
     "SemanticError",
     "SemanticSpecMismatchError",
     "SemanticTimeoutError",
     "SpecMismatchError",
     "Stats",
+    "TextBackfill",
     "VersionError",
     "__version__",
     "fingerprint",
@@ -286,8 +291,9 @@ class Document:
     @property
     def inserted_at_ms(self) -> int: ...
     @property
-    def meta(self) -> Optional[str]:
-        """Metadata stored with it (JSON text)."""
+    def meta(self) -> Any:
+        """Metadata stored with it, decoded from JSON (a dict for insert/ingest metadata); None
+        when there is none; the text itself when it is not JSON."""
     @property
     def members(self) -> list[str]:
         """Keys of its group's members, by doc id."""
@@ -427,6 +433,53 @@ class PairsReport:
     def __len__(self) -> int: ...
 
 @final
+class DocIter(Iterator[Any]):
+    """The iterator of Db.keys() (str) and iter(db) (Document): pages of documents by a cursor."""
+
+    def __iter__(self) -> DocIter: ...
+    def __next__(self) -> Any: ...
+
+@final
+class PairIter(Iterator[Pair]):
+    """The iterator of Db.iter_pairs(): one Pair at a time."""
+
+    def __iter__(self) -> PairIter: ...
+    def __next__(self) -> Pair: ...
+    def __len__(self) -> int: ...
+
+@final
+class ReindexReport:
+    """Result of Db.reindex."""
+
+    docs: int
+    tables_before: int
+    tables_after: int
+    generation: int
+    changed: bool
+    model_us_before: float
+    model_us_after: float
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class TextBackfill:
+    """What Db.semantic_backfill(texts) did with the texts given."""
+
+    embedded: int
+    already: int
+    unknown: int
+    empty: int
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
+class BackfillReport:
+    """Result of Db.semantic_backfill."""
+
+    embedded: int
+    vectors: int
+    from_texts: Optional[TextBackfill]
+    def to_dict(self) -> dict[str, Any]: ...
+
+@final
 class IngestStats:
     """Totals of a finished ingest."""
 
@@ -538,13 +591,14 @@ class Db:
         semantic_indexer: Optional[bool] = None,
         semantic_search: Optional[str] = None,
         semantic_nice: Optional[int] = None,
+        store_text: bool = False,
     ) -> Db:
         """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9,
         method="simhash", containment index on, normalizer 2; normalizer=1 for fpdb builds before it).
         `semantic=MODEL_DIR` adds the semantic channel (`fpdb init --semantic`; min_cosine 0.76,
         semantic_max_tokens 256, groups "text")."""
     @staticmethod
-    def reindex(path: _PathLike, tables: Union[int, str, None] = None) -> dict[str, Any]:
+    def reindex(path: _PathLike, tables: Union[int, str, None] = None) -> ReindexReport:
         """Rebuild the tables with another table count ("auto": the modelled best for the size)."""
     @staticmethod
     def open(
@@ -581,6 +635,10 @@ class Db:
     def __exit__(self, *exc: Any) -> bool: ...
     def __contains__(self, key: _Text, /) -> bool: ...
     def __len__(self) -> int: ...
+    def keys(self) -> DocIter:
+        """The stored documents' keys in id order, a page at a time."""
+    def __iter__(self) -> DocIter:
+        """Every stored Document in id order, a page at a time."""
     def insert(
         self,
         key: _Text,
@@ -591,8 +649,10 @@ class Db:
         title: Optional[str] = None,
         year: Optional[int] = None,
         doi: Optional[str] = None,
+        meta: Any = None,
     ) -> InsertOutcome:
-        """Insert (or replace) one document durably; dedup is "link", "skip" or "off"."""
+        """Insert (or replace) one document durably; dedup is "link", "skip" or "off"; meta (a
+        JSON-serialisable value) is stored and comes back as Document.meta."""
     def ingest(
         self,
         docs: Iterable[_IngestItem],
@@ -635,7 +695,14 @@ class Db:
     def query_simhash(self, simhash: int, *, max_distance: Optional[int] = None, limit: Optional[int] = None) -> list[Hit]:
         """Stored documents within Hamming distance of a SimHash."""
     def get(self, key: _Text) -> Optional[Document]: ...
+    def text(self, key: _Text) -> Optional[str]:
+        """The stored text, exactly as inserted (a database made with store_text=True)."""
+    def backup(self, dir: _PathLike) -> dict[str, Any]:
+        """A consistent copy in `dir` (must not exist), made while this handle goes on writing."""
     def delete(self, key: _Text) -> bool: ...
+    def decide(self, a: _Text, b: _Text, decision: str, *, reason: Optional[str] = None, author: Optional[str] = None) -> dict[str, Any]: ...
+    def undecide(self, a: _Text, b: _Text) -> Optional[dict[str, Any]]: ...
+    def decisions(self) -> list[dict[str, Any]]: ...
     def stats(self) -> Stats: ...
     def check(self) -> CheckReport: ...
     def flush(self) -> None:
@@ -654,6 +721,15 @@ class Db:
     ) -> PairsReport:
         """Every pair of stored documents within the distance (verified by Jaccard when asked);
         the groups also over the semantic pairs in a `groups="union"` database or with semantic=True."""
+    def iter_pairs(
+        self,
+        *,
+        max_distance: Optional[int] = None,
+        min_jaccard: Optional[float] = None,
+        threads: int = 0,
+        min_shared: Optional[int] = None,
+    ) -> PairIter:
+        """The pairs of pairs() one at a time (no groups or tables)."""
     def semantic_pairs(self, *, min_cosine: Optional[float] = None, index: bool = False) -> list[Tuple[str, str, float]]:
         """Every pair of embedded documents with cosine >= min_cosine (`fpdb pairs --semantic`)."""
     @staticmethod
@@ -669,9 +745,9 @@ class Db:
         """Add the semantic channel to a closed database created without it (`fpdb semantic enable`)."""
     def containment_pairs(self, min_containment: float, *, threads: int = 0) -> list[ContainPair]:
         """Every pair of stored documents with containment >= min_containment in either direction."""
-    def semantic_backfill(self, texts: Optional[Iterable[_IngestItem]] = None, *, batch: int = 32) -> dict[str, Any]:
-        """Embed every acknowledged document now (`fpdb semantic backfill`): {"embedded", "vectors"};
-        with texts, first the stored documents without a vector from them ("from_texts")."""
+    def semantic_backfill(self, texts: Optional[Iterable[_IngestItem]] = None, *, batch: int = 32) -> BackfillReport:
+        """Embed every acknowledged document now (`fpdb semantic backfill`): embedded, vectors;
+        with texts, first the stored documents without a vector from them (from_texts)."""
 
 # ---------------------------------------------------------------------------------------------
 # The engine's pieces that fpdb.spark runs inside Spark tasks (python/src/scale.rs).
@@ -681,7 +757,7 @@ def fingerprint_batch(texts: list[_Text], spec: _SpecArg = None) -> Tuple[list[i
     4 bytes little-endian per hash, ascending, of many texts."""
 
 def candidate_blocks(k: int) -> list[Tuple[int, int]]:
-    """(start, width) of the k + 1 blocks whose values are the all-pairs shuffle keys (k <= 31)."""
+    """(start, width) of the k + 1 blocks whose values are the all-pairs shuffle keys (k <= 32)."""
 
 def bucket_pairs(
     table: int,
@@ -697,4 +773,23 @@ def bucket_pairs(
 def jaccard_batch(sets_a: list[bytes], sets_b: list[bytes]) -> list[float]:
     """Exact Jaccard of each pair of encoded shingle sets (the engine's own value)."""
 
+# A string or binary Arrow column as its buffers: (offset, length, validity, offsets, data, large).
+_StrCol = Tuple[int, int, Optional[bytes], bytes, bytes, bool]
+
+def prepare_batch(
+    keys: _StrCol, texts: _StrCol, spec: _SpecArg = None, bands: int = 0, rows: int = 0, seed: int = 0
+) -> Tuple[bytes, bytes, bytes, bytes, bytes]:
+    """(status, simhashes, set_offsets, set_data, band_keys) of one batch judged as `fpdb ingest`
+    does: status per row 0 accepted, 1 null, 2 key refused, 3 no words; the rest for accepted rows."""
+
+def jaccard_buffers(n: int, a: _StrCol, b: _StrCol) -> bytes:
+    """Exact Jaccard of n pairs of encoded shingle sets (binary columns as buffers), float64 LE."""
+
+def minhash_keys(sets: list[bytes], bands: int, rows: int, seed: int = 0) -> list[list[int]]:
+    """The MinHash band keys of each encoded shingle set (what prepare_batch computes)."""
+
+def hit_from_dict(d: dict[str, Any]) -> Hit:
+    """A Hit from the dict of Hit.to_dict()."""
+
 __all__ += ["bucket_pairs", "candidate_blocks", "fingerprint_batch", "jaccard_batch"]
+__all__ += ["hit_from_dict", "jaccard_buffers", "minhash_keys", "prepare_batch"]

@@ -1,31 +1,35 @@
-"""All-pairs near-duplicates on Apache Spark, with the answers of `fpdb pairs` (docs/scale-out.md).
+"""All-pairs near-duplicates on Apache Spark (docs/scale-out.md).
 
     python -m fpdb.spark pairs INPUT [--master URL] --out DIR [--k K] [--min-jaccard T] [--groups]
-                               [--format parquet|jsonl] [--max-bucket B]
+                               [--exact | --minhash] [--key-field F] [--text-field F]
+                               [--format parquet|jsonl] [--max-bucket B] [--bands B --rows R]
 
-INPUT is JSONL (one {"key": ..., "text": ...} per line) or Parquet with `key` and `text` columns.
-Document ids follow Spark's read order (for one file: line order), numbered like `fpdb ingest`
-numbers the same file, so `a_id`, `b_id` and the group ids equal `fpdb pairs`' own.
+    from fpdb import spark as fs
+    p = fs.pairs(df, key_col="id", text_col="body", min_jaccard=0.9)   # a DataFrame of pairs
+    g = fs.groups(df, key_col="id", text_col="body", min_jaccard=0.9)  # a DataFrame of groups
 
-The job, all in the executors (nothing but row counts and per-distance totals reaches the driver):
+INPUT is JSONL (one object per line) or Parquet; `--key-field`/`--text-field` name the two fields
+it reads (default `key` and `text`; other fields are ignored). Rows are judged as `fpdb ingest`
+judges them (a row with no words or a refused key takes no id; a repeated key replaces the earlier
+document), and document ids follow the read order (for one file: line order), so `a_id`, `b_id`
+and the group ids equal those of `fpdb ingest` + `fpdb pairs` over the same file.
 
-1. fingerprint: `mapInArrow` hands each Arrow batch of texts to the engine (`fingerprint_batch`:
-   the engine's Fingerprinter, no Python shingling): a signed 64-bit SimHash and the shingle set as
-   a compact binary column (4 bytes per shingle);
-2. candidates: the SimHash is cut into k + 1 blocks (`candidate_blocks`); each document goes to one
-   shuffle key per (table, block value). A pair within distance k shares at least one block, and
-   the engine (`bucket_pairs`) emits it only from the first table where it does: each pair once;
-3. skew: a bucket of n > B documents is split by a salt (xxhash64 of the id) into s = ceil(n / B)
-   sub-buckets; sub-bucket pairs (i <= j) are the tasks, so a task holds about 2B documents
-   (16 bytes each in the comparison) however large the bucket;
-4. verify (with --min-jaccard): candidate pairs are joined with the shingle column on both ids and
-   the engine computes exact Jaccard (`jaccard_batch`), the value `fpdb pairs` prints;
-5. groups (with --groups): connected components by large-star/small-star rounds over the pair
-   edges, canonical = smallest id, as `fpdb pairs --groups`.
+Two candidate schemes, each pair verified by the engine's exact Jaccard where a threshold is set:
+
+- exact (`--exact`; the default below `AUTO_MINHASH_DOCS` documents): every pair within Hamming
+  distance k, the answer of `fpdb pairs` pair for pair: the SimHash is cut into k + 1 blocks, one
+  shuffle key per (block, value), each bucket compared in the engine (`bucket_pairs`); a bucket of
+  more than B documents is split into salted sub-buckets. Its comparisons per document grow with n.
+- minhash (`--minhash`; the default from `AUTO_MINHASH_DOCS` documents): MinHash bands over the
+  same shingle sets (`minhash_params`: `bands` keys of `rows` min-hashes each, chosen so a pair at
+  Jaccard T shares a band with probability >= 0.99); documents sharing a band key are candidates,
+  verified by exact Jaccard >= T (default T: 0.9, a database's default). Comparisons per document
+  stay flat as n grows; the pairs are those of Jaccard >= T (with their Hamming distance, which may
+  exceed k).
 
 Output under DIR: `pairs/` (a, b, a_id, b_id, hamming, jaccard: the fields of `fpdb pairs --json`),
 `groups/` (group, canonical, size, members: those of `fpdb pairs --groups --json`) and
-`summary.json`.
+`summary.json` (documents, candidate_comparisons, pairs, ...).
 """
 
 from __future__ import annotations
@@ -42,8 +46,33 @@ from typing import Any, Callable, Iterator, Optional
 
 DEFAULT_K = 12
 """The default distance of a new fpdb database (`fpdb init`)."""
+MAX_K = 32
+"""The largest distance of a database (`fpdb init --max-distance`); k + 1 blocks of at least 1 bit."""
 DEFAULT_MAX_BUCKET = 20000
 """Largest sub-bucket: a task compares at most about 2 x this many documents."""
+AUTO_MINHASH_DOCS = 100_000
+"""From this many documents the default scheme is minhash: there the exact scheme's comparisons
+(44% of all pairs at k = 12) pass those of minhash by orders of magnitude (docs/scale-out.md)."""
+MINHASH_MIN_JACCARD = 0.9
+"""The threshold of the minhash scheme when none is given: a database's default (`fpdb init`)."""
+MINHASH_RECALL_AT_T = 0.99
+"""The probability that a pair of Jaccard exactly T shares a band (pairs above T: higher)."""
+MINHASH_SEED = 0
+"""The seed of the MinHash coefficients (python/src/scale.rs)."""
+
+
+def minhash_params(t: float, recall: float = MINHASH_RECALL_AT_T) -> tuple[int, int]:
+    """(bands, rows) for threshold t: rows = max(5, round(log 0.5 / log t)) (a pair at t agrees on
+    a band with probability about 1/2 from t = 0.87; never fewer than 5 rows, so unrelated documents
+    rarely share a band), and the fewest bands with 1 - (1 - t^rows)^bands >= recall."""
+    if not 0.0 < t < 1.0:
+        if t >= 1.0:
+            return 1, 8
+        raise ValueError(f"the minhash scheme needs a threshold within (0, 1], got {t}")
+    rows = max(5, round(math.log(0.5) / math.log(t)))
+    p = t**rows
+    bands = max(1, math.ceil(math.log(1.0 - recall) / math.log(1.0 - p)))
+    return bands, rows
 
 
 def _native() -> Any:
@@ -57,9 +86,9 @@ def session(master: Optional[str] = None, app: str = "fpdb-pairs", partitions: i
     from pyspark.sql import SparkSession
 
     # The Python workers run this interpreter (the environment that has fpdb, pyarrow and pandas),
-    # and everything binds to loopback unless the caller says otherwise.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # and the driver binds to $SPARK_LOCAL_IP, else loopback (set through the session's
+    # configuration: the process environment is left alone).
+    host = os.environ.get("SPARK_LOCAL_IP", "127.0.0.1")
     b = SparkSession.builder.appName(app)
     if master:
         b = b.master(master)
@@ -69,8 +98,8 @@ def session(master: Optional[str] = None, app: str = "fpdb-pairs", partitions: i
         "spark.pyspark.driver.python": sys.executable,
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.ui.showConsoleProgress": "false",
-        "spark.driver.host": os.environ["SPARK_LOCAL_IP"],
-        "spark.driver.bindAddress": os.environ["SPARK_LOCAL_IP"],
+        "spark.driver.host": host,
+        "spark.driver.bindAddress": host,
     }
     settings.update(conf or {})
     for k, v in settings.items():
@@ -78,62 +107,155 @@ def session(master: Optional[str] = None, app: str = "fpdb-pairs", partitions: i
     return b.getOrCreate()
 
 
-def read_documents(spark: Any, path: str) -> Any:
-    """INPUT as a DataFrame of (key, text): Parquet by suffix or folder of .parquet files, else JSONL."""
+def read_documents(spark: Any, path: str, key_field: str = "key", text_field: str = "text") -> Any:
+    """INPUT as a DataFrame of (key, text): Parquet by suffix or folder of .parquet files, else
+    JSONL; the two named fields are read, every other one ignored."""
     p = Path(path)
     parquet = p.suffix == ".parquet" or (p.is_dir() and any(x.suffix == ".parquet" for x in p.iterdir()))
     if parquet:
         df = spark.read.parquet(path)
     else:
-        df = spark.read.schema("key string, text string").json(path)
-    missing = [c for c in ("key", "text") if c not in df.columns]
-    if missing:
-        raise ValueError(f"{path}: no column {', '.join(missing)} (the input needs `key` and `text`)")
-    return df.select("key", "text")
+        df = spark.read.schema(f"`{key_field}` string, `{text_field}` string").json(path)
+    return _key_text(df, key_field, text_field, path)
 
 
-def fingerprints(docs: Any, spec: Optional[str] = None, first_id: int = 0) -> Any:
-    """(id, key, simhash, shingles) per document: the engine's fingerprints, ids in read order."""
-    from pyspark.sql import Window
+def _key_text(df: Any, key_col: str, text_col: str, what: str = "the DataFrame") -> Any:
+    """The (key, text) columns of df, by name."""
     from pyspark.sql import functions as F
 
-    def fingerprint_batches(batches: Iterator[Any]) -> Iterator[Any]:
+    missing = [c for c in (key_col, text_col) if c not in df.columns]
+    if missing:
+        raise ValueError(f"{what}: no column {', '.join(missing)} (columns: {', '.join(df.columns)}); name the key and text columns")
+    return df.select(F.col(f"`{key_col}`").cast("string").alias("key"), F.col(f"`{text_col}`").cast("string").alias("text"))
+
+
+REJECTED = {1: "null", 2: "bad_key", 3: "no_words"}
+"""Why `fpdb ingest` refuses a row (the status of `prepare_batch`): a null key or text, a key the
+library refuses (empty, over MAX_KEY_BYTES), a text with no shingles. A refused row takes no id."""
+
+
+def _buffers(arr: Any) -> tuple[int, int, Optional[bytes], bytes, bytes, bool]:
+    """A string or binary Arrow array as the buffers the engine reads (python/src/scale.rs StrCol)."""
+    import pyarrow as pa
+
+    t = arr.type
+    large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
+    if not (large or pa.types.is_string(t) or pa.types.is_binary(t)):
+        arr = arr.cast(pa.string())
+    validity, offsets, data = arr.buffers()[:3]
+    return (
+        arr.offset,
+        len(arr),
+        validity.to_pybytes() if validity is not None and arr.null_count else None,
+        offsets.to_pybytes(),
+        data.to_pybytes() if data is not None else b"",
+        large,
+    )
+
+
+def fingerprints(docs: Any, spec: Optional[str] = None, first_id: int = 0, bands: int = 0, rows: int = 0, seed: int = 0) -> tuple[Any, dict[str, int]]:
+    """((id, key, simhash, shingles[, bands]) per live document, {reason: rows refused}): the
+    engine's fingerprints, with the ids `fpdb ingest` gives the same rows in read order. A row
+    `fpdb ingest` refuses (`REJECTED`) takes no id; a key seen again replaces its earlier document
+    (which keeps its id, so later ids do not move, but is no longer live)."""
+    from pyspark.sql import functions as F
+
+    band_type = ", bands array<long>" if bands else ""
+
+    def prepare(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
+        import pyarrow.compute as pc
         from pyspark import TaskContext
 
         native = _native()
         ctx = TaskContext.get()
         part = ctx.partitionId() if ctx else 0
         pos = 0
+        _drill_crash_once()
         for rb in batches:
             keys, texts = rb.column(0), rb.column(1)
-            if keys.null_count or texts.null_count:
-                bad = keys.to_pylist().index(None) if keys.null_count else texts.to_pylist().index(None)
-                raise ValueError(f"input partition {part}, row {pos + bad}: `key` and `text` must not be null")
-            fps, sets = native.fingerprint_batch(texts.to_pylist(), spec)
-            n = len(fps)
-            yield pa.RecordBatch.from_arrays(
-                [
-                    pa.array([part] * n, pa.int32()),
-                    pa.array(range(pos, pos + n), pa.int64()),
-                    keys,
-                    pa.array(fps, pa.int64()),
-                    pa.array(sets, pa.binary()),
-                ],
-                names=["part", "pos", "key", "simhash", "shingles"],
-            )
-            pos += n
+            st, fps, offs, data, bk = native.prepare_batch(_buffers(keys), _buffers(texts), spec, bands, rows, seed)
+            status = pa.Array.from_buffers(pa.uint8(), len(st), [None, pa.py_buffer(st)])
+            ok = pc.equal(status, 0)
+            m = len(fps) // 8
+            cols = [
+                pa.array([part] * m, pa.int32()),
+                pa.array(range(pos, pos + m), pa.int64()),
+                pa.array([0] * m, pa.int8()),
+                keys.filter(ok),
+                pa.Array.from_buffers(pa.int64(), m, [None, pa.py_buffer(fps)]),
+                pa.Array.from_buffers(pa.binary(), m, [None, pa.py_buffer(offs), pa.py_buffer(data)]),
+            ]
+            names = ["part", "pos", "status", "key", "simhash", "shingles"]
+            if bands:
+                flat = pa.Array.from_buffers(pa.int64(), m * bands, [None, pa.py_buffer(bk)])
+                cols.append(pa.ListArray.from_arrays(pa.array(range(0, m * bands + 1, bands), pa.int32()), flat))
+                names.append("bands")
+            yield pa.RecordBatch.from_arrays(cols, names=names)
+            pos += m
+            if m < len(st):  # the refused rows: their reasons only (counted by the driver)
+                bad = pc.invert(ok)
+                r = len(st) - m
+                rej = [
+                    pa.array([part] * r, pa.int32()),
+                    pa.array([-1] * r, pa.int64()),
+                    status.filter(bad).cast(pa.int8()),
+                    keys.filter(bad),
+                    pa.nulls(r, pa.int64()),
+                    pa.nulls(r, pa.binary()),
+                ]
+                if bands:
+                    rej.append(pa.nulls(r, pa.list_(pa.int64())))
+                yield pa.RecordBatch.from_arrays(rej, names=names)
 
-    fp = docs.mapInArrow(fingerprint_batches, "part int, pos long, key string, simhash long, shingles binary")
-    fp = fp.localCheckpoint()  # fingerprint once: the counts below and every later stage read this
-    # Ids in read order: each partition's offset is the number of rows in the partitions before it
-    # (one small row per partition; no document reaches the driver).
-    counts = fp.groupBy("part").agg(F.count(F.lit(1)).alias("n"))
-    w = Window.orderBy("part").rowsBetween(Window.unboundedPreceding, -1)
-    offsets = counts.select("part", F.coalesce(F.sum("n").over(w), F.lit(0)).alias("offset"))
-    return fp.join(F.broadcast(offsets), "part").select(
-        (F.col("offset") + F.col("pos") + F.lit(first_id)).alias("id"), "key", "simhash", "shingles"
-    )
+    schema = f"part int, pos long, status byte, key string, simhash long, shingles binary{band_type}"
+    fp = docs.mapInArrow(prepare, schema).localCheckpoint()  # fingerprint once: every later stage reads this
+    by_part: dict[int, int] = {}
+    rejected = {v: 0 for v in REJECTED.values()}
+    for r in fp.groupBy("part", "status").agg(F.count(F.lit(1)).alias("n")).collect():  # one row per partition and reason
+        if r["status"] == 0:
+            by_part[r["part"]] = r["n"]
+        else:
+            rejected[REJECTED[r["status"]]] += r["n"]
+    # Ids in read order: each partition's offset is the number of accepted rows before it.
+    offsets, total = [], 0
+    for p in range(max(by_part, default=-1) + 1):
+        offsets.append(total)
+        total += by_part.get(p, 0)
+    off = F.element_at(F.array(*[F.lit(o) for o in offsets] or [F.lit(0)]).cast("array<long>"), F.col("part") + 1)
+    cols = [(off + F.col("pos") + F.lit(first_id)).alias("id"), "key", "simhash", "shingles"] + (["bands"] if bands else [])
+    acc = fp.where(F.col("status") == 0).select(*cols)
+    # A repeated key: the last row is the live document (`fpdb ingest` replaces the earlier ones).
+    repeated = acc.groupBy("key").agg(F.count(F.lit(1)).alias("n"), F.max("id").alias("keep")).where(F.col("n") > 1)
+    dead = acc.select("id", "key").join(repeated, "key").where(F.col("id") != F.col("keep")).select("id").localCheckpoint()
+    rejected["replaced"] = dead.count()
+    live = acc.join(dead, "id", "left_anti") if rejected["replaced"] else acc
+    return live, rejected
+
+
+DRILL_CRASH_ONCE = "FPDB_SPARK_DRILL_CRASH_ONCE"
+"""Failure drill: where the executors' environment names a file here (`spark.executorEnv.` + this)
+and the file does not exist, the first fingerprinting task to start creates it and ends its
+Python worker at once (Spark runs the task again where task retries are allowed)."""
+
+
+def _drill_crash_once() -> None:
+    marker = os.environ.get(DRILL_CRASH_ONCE)
+    if not marker:
+        return
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return
+    os._exit(3)
+
+
+def _block(col: str, start: int, width: int) -> Any:
+    """Block `(start, width)` of a signed 64-bit SimHash column (a 64-bit block is the value itself)."""
+    from pyspark.sql import functions as F
+
+    v = F.shiftrightunsigned(col, 64 - start - width)
+    return v if width == 64 else v.bitwiseAND(F.lit((1 << width) - 1))
 
 
 def candidate_pairs(fps: Any, k: int, max_bucket: int = DEFAULT_MAX_BUCKET) -> Any:
@@ -147,7 +269,7 @@ def candidate_pairs(fps: Any, k: int, max_bucket: int = DEFAULT_MAX_BUCKET) -> A
         *[
             F.struct(
                 F.lit(t).alias("t"),
-                F.shiftrightunsigned("simhash", 64 - start - width).bitwiseAND(F.lit((1 << width) - 1)).alias("v"),
+                _block("simhash", start, width).alias("v"),
             )
             for t, (start, width) in enumerate(blocks)
         ]
@@ -192,27 +314,48 @@ def candidate_pairs(fps: Any, k: int, max_bucket: int = DEFAULT_MAX_BUCKET) -> A
     return salted.groupBy("t", "v", "lo", "hi").applyInArrow(compare, "a long, b long, hamming int")
 
 
+def minhash_candidates(fps: Any) -> tuple[Any, Any]:
+    """((a, b) candidate pairs, a < b, each once; (size) of every band bucket of two or more
+    documents): documents sharing at least one MinHash band key (the `bands` column of
+    `fingerprints`)."""
+    from pyspark.sql import functions as F
+
+    keyed = fps.select("id", F.explode("bands").alias("bk"))
+    # Band keys carry the band's number (scale.rs), so one key column serves every band.
+    buckets = keyed.groupBy("bk").agg(F.collect_list("id").alias("ids")).where(F.size("ids") > 1).localCheckpoint()
+    pairs = (
+        buckets.select(F.explode("ids").alias("a"), "ids")
+        .select("a", F.explode("ids").alias("b"))
+        .where(F.col("a") < F.col("b"))
+        .distinct()
+    )
+    return pairs, buckets.select(F.size("ids").alias("size"))
+
+
 def verify(pairs: Any, fps: Any, min_jaccard: float) -> Any:
-    """(a, b, hamming, jaccard) for the pairs with exact Jaccard >= min_jaccard."""
+    """(a, b, hamming, jaccard) for the pairs with exact Jaccard >= min_jaccard (`hamming` from the
+    SimHashes where the pairs do not carry it)."""
     from pyspark.sql import functions as F
 
     if not 0.0 <= min_jaccard <= 1.0:
         raise ValueError(f"min_jaccard must be within 0..1, got {min_jaccard}")
-    sets = fps.select("id", "shingles")
-    joined = (
-        pairs.join(sets.withColumnRenamed("id", "a").withColumnRenamed("shingles", "sa"), "a")
-        .join(sets.withColumnRenamed("id", "b").withColumnRenamed("shingles", "sb"), "b")
-        .select("a", "b", "hamming", "sa", "sb")
+    sets = fps.select("id", "simhash", "shingles")
+    joined = pairs.join(sets.select(F.col("id").alias("a"), F.col("simhash").alias("ha"), F.col("shingles").alias("sa")), "a").join(
+        sets.select(F.col("id").alias("b"), F.col("simhash").alias("hb"), F.col("shingles").alias("sb")), "b"
     )
+    if "hamming" not in pairs.columns:
+        joined = joined.withColumn("hamming", F.bit_count(F.col("ha").bitwiseXOR(F.col("hb"))).cast("int"))
+    joined = joined.select("a", "b", "hamming", "sa", "sb")
 
     def jaccard_batches(batches: Iterator[Any]) -> Iterator[Any]:
         import pyarrow as pa
 
         native = _native()
         for rb in batches:
-            j = native.jaccard_batch(rb.column(3).to_pylist(), rb.column(4).to_pylist())
+            j = native.jaccard_buffers(rb.num_rows, _buffers(rb.column(3)), _buffers(rb.column(4)))
             yield pa.RecordBatch.from_arrays(
-                [rb.column(0), rb.column(1), rb.column(2), pa.array(j, pa.float64())], names=["a", "b", "hamming", "jaccard"]
+                [rb.column(0), rb.column(1), rb.column(2), pa.Array.from_buffers(pa.float64(), rb.num_rows, [None, pa.py_buffer(j)])],
+                names=["a", "b", "hamming", "jaccard"],
             )
 
     scored = joined.mapInArrow(jaccard_batches, "a long, b long, hamming int, jaccard double")
@@ -299,9 +442,10 @@ def _write(df: Any, path: Path, fmt: str) -> None:
         w.parquet(str(path))
 
 
-def _shuffle_stages(spark: Any) -> Optional[list[dict[str, int]]]:
-    """Bytes and records each stage of this application wrote to the shuffle (the Spark UI's REST
-    API on the driver), or None where the UI is off."""
+def _stages(spark: Any) -> Optional[list[dict[str, Any]]]:
+    """Each stage of this application (the Spark UI's REST API on the driver): its name (the call
+    site), task run time and JVM CPU time in seconds (a Python worker's time is in the run time,
+    not the CPU time), shuffle bytes and records written; None where the UI is off."""
     url = spark.sparkContext.uiWebUrl
     if not url:
         return None
@@ -312,10 +456,93 @@ def _shuffle_stages(spark: Any) -> Optional[list[dict[str, int]]]:
     except (OSError, ValueError):
         return None
     return [
-        {"stage": int(s["stageId"]), "bytes": int(s.get("shuffleWriteBytes", 0)), "records": int(s.get("shuffleWriteRecords", 0))}
+        {
+            "stage": int(s["stageId"]),
+            "name": str(s.get("name", "")).split(" at ")[0],
+            "run_s": round(int(s.get("executorRunTime", 0)) / 1000, 2),
+            "jvm_cpu_s": round(int(s.get("executorCpuTime", 0)) / 1e9, 2),
+            "bytes": int(s.get("shuffleWriteBytes", 0)),
+            "records": int(s.get("shuffleWriteRecords", 0)),
+        }
         for s in sorted(stages, key=lambda s: s["stageId"])
-        if s.get("shuffleWriteBytes", 0) > 0
+        if s.get("status") == "COMPLETE"
     ]
+
+
+class Job:
+    """One run of the pipeline over a DataFrame of (key, text): `fps` (the live documents' ids,
+    keys and fingerprints), `pairs` (a, b, hamming, jaccard by id; checkpointed) and `summary`."""
+
+    def __init__(
+        self,
+        docs: Any,
+        *,
+        k: int = DEFAULT_K,
+        min_jaccard: Optional[float] = None,
+        mode: str = "auto",
+        bands: Optional[int] = None,
+        rows: Optional[int] = None,
+        max_bucket: int = DEFAULT_MAX_BUCKET,
+        spec: Optional[str] = None,
+        first_id: int = 0,
+    ):
+        from pyspark.sql import functions as F
+
+        if mode not in ("auto", "exact", "minhash"):
+            raise ValueError(f"mode must be auto, exact or minhash, got {mode!r}")
+        if not 0 <= k <= MAX_K:
+            raise ValueError(f"k must be within 0..={MAX_K}, got {k}")
+        if min_jaccard is not None and not 0.0 <= min_jaccard <= 1.0:
+            raise ValueError(f"min_jaccard must be within 0..1, got {min_jaccard}")
+        t0 = time.time()
+        t = MINHASH_MIN_JACCARD if min_jaccard is None else min_jaccard
+        if mode != "exact" and (bands is None or rows is None):
+            bands, rows = minhash_params(t)
+        if mode != "exact" and (bands < 1 or rows < 1):
+            raise ValueError(f"bands and rows must be at least 1, got {bands} x {rows}")
+        # The band keys are made in the fingerprinting pass unless the scheme is known to be exact
+        # (under "auto" too: the document count that decides comes from that pass).
+        fps, rejected = fingerprints(docs, spec, first_id, *((bands, rows, MINHASH_SEED) if mode != "exact" else (0, 0, 0)))
+        self.fps = fps.localCheckpoint()
+        n = self.fps.count()
+        if mode == "auto":
+            mode = "minhash" if n >= AUTO_MINHASH_DOCS else "exact"
+        s: dict[str, Any] = {"documents": n, "rejected": rejected, "mode": mode, "k": k}
+        if mode == "exact":
+            cand = candidate_pairs(self.fps, k, max_bucket)
+            largest, split, comparisons = _bucket_sizes(self.fps, k, max_bucket)
+            s.update(largest_bucket=largest, split_buckets=split, candidate_comparisons=comparisons, max_bucket=max_bucket)
+        else:
+            min_jaccard = t
+            cand, sizes = minhash_candidates(self.fps)
+            cand = cand.localCheckpoint()
+            st = sizes.agg(
+                F.sum(F.col("size") * (F.col("size") - 1) / 2).alias("c"), F.max("size").alias("mx"), F.count(F.lit(1)).alias("nb")
+            ).collect()[0]
+            s.update(
+                bands=bands, rows=rows, seed=MINHASH_SEED, band_collisions=int(st["c"] or 0), largest_bucket=int(st["mx"] or 0),
+                candidate_comparisons=cand.count(),
+            )
+        s["min_jaccard"] = min_jaccard
+        self.pairs = (verify(cand, self.fps, min_jaccard) if min_jaccard is not None else cand).localCheckpoint()
+        s["comparisons_per_doc"] = round(s["candidate_comparisons"] / n, 4) if n else None
+        self.summary = s
+        self.t0 = t0
+
+
+def pairs(df: Any, key_col: str = "key", text_col: str = "text", **options: Any) -> Any:
+    """The near-duplicate pairs of a DataFrame's documents: a DataFrame of (a, b, a_id, b_id,
+    hamming, jaccard), the fields of `fpdb pairs --json`, sorted by ids. `options` are Job's (k,
+    min_jaccard, mode, bands, rows, max_bucket, spec, first_id)."""
+    job = Job(_key_text(df, key_col, text_col), **options)
+    return with_keys(job.pairs, job.fps)
+
+
+def groups(df: Any, key_col: str = "key", text_col: str = "text", **options: Any) -> Any:
+    """The duplicate groups of a DataFrame's documents: a DataFrame of (group, canonical, size,
+    members), those of `fpdb pairs --groups --json`. `options` as `pairs`."""
+    job = Job(_key_text(df, key_col, text_col), **options)
+    return groups_of(job.pairs, job.fps)
 
 
 def run_pairs(
@@ -330,51 +557,55 @@ def run_pairs(
     max_bucket: int = DEFAULT_MAX_BUCKET,
     spec: Optional[str] = None,
     first_id: Optional[int] = None,
+    mode: str = "auto",
+    bands: Optional[int] = None,
+    rows: Optional[int] = None,
+    key_field: str = "key",
+    text_field: str = "text",
 ) -> dict[str, Any]:
-    """The whole job; returns the summary (also written to OUT/summary.json)."""
+    """The whole job over INPUT; returns the summary (also written to OUT/summary.json)."""
     from pyspark.sql import functions as F
 
     if fmt not in ("parquet", "jsonl"):
         raise ValueError(f"format must be parquet or jsonl, got {fmt!r}")
-    t0 = time.time()
     outp = Path(out)
     outp.mkdir(parents=True, exist_ok=True)
-    fps = fingerprints(read_documents(spark, input_path), spec, FIRST_ID if first_id is None else first_id)
-    fps = fps.localCheckpoint()
-    docs = fps.count()
-    pairs = candidate_pairs(fps, k, max_bucket)
-    if min_jaccard is not None:
-        pairs = verify(pairs, fps, min_jaccard)
-    pairs = pairs.localCheckpoint()
-    _write(with_keys(pairs, fps), outp / "pairs", fmt)
-    summary: dict[str, Any] = {"docs": docs, "k": k, "min_jaccard": min_jaccard, "max_bucket": max_bucket}
-    # Per-distance and per-Jaccard totals (at most k + 1 and 6 rows), as `fpdb pairs --summary`.
-    by_h = {r["value"]: (r["pairs"], r["docs"]) for r in _dist(pairs, F.col("hamming")).collect()}
+    job = Job(
+        read_documents(spark, input_path, key_field, text_field), k=k, min_jaccard=min_jaccard, mode=mode, bands=bands, rows=rows,
+        max_bucket=max_bucket, spec=spec, first_id=FIRST_ID if first_id is None else first_id,
+    )
+    pairs_, fps, summary = job.pairs, job.fps, job.summary
+    docs = summary["documents"]
+    _write(with_keys(pairs_, fps), outp / "pairs", fmt)
+    # Per-distance and per-Jaccard totals, as `fpdb pairs --summary`.
+    by_h = {r["value"]: (r["pairs"], r["docs"]) for r in _dist(pairs_, F.col("hamming")).collect()}
     summary["pairs"] = sum(p for p, _ in by_h.values())
     summary["by_hamming"] = [
         {"label": str(d), "pairs": by_h.get(d, (0, 0))[0], "docs": by_h.get(d, (0, 0))[1]} for d in range(max([k, *by_h]) + 1)
     ]
-    if min_jaccard is not None:
+    if summary["min_jaccard"] is not None:
         edges = [1.0001, 0.9, 0.8, 0.7, 0.6, 0.5, 0.0]
         labels = [f"{lo:.1f}-{min(hi, 1.0):.1f}" for hi, lo in zip(edges, edges[1:])]
         band = F.lit(None).cast("string")
         for label, hi, lo in reversed(list(zip(labels, edges, edges[1:]))):
             band = F.when((F.col("jaccard") >= lo) & (F.col("jaccard") < hi), F.lit(label)).otherwise(band)
-        by_j = {r["value"]: (r["pairs"], r["docs"]) for r in _dist(pairs, band).collect()}
+        by_j = {r["value"]: (r["pairs"], r["docs"]) for r in _dist(pairs_, band).collect()}
         summary["by_jaccard"] = [{"label": x, "pairs": by_j.get(x, (0, 0))[0], "docs": by_j.get(x, (0, 0))[1]} for x in labels]
     if groups:
-        g = groups_of(pairs, fps).localCheckpoint()
+        g = groups_of(pairs_, fps).localCheckpoint()
         _write(g, outp / "groups", fmt)
         agg = g.agg(F.count(F.lit(1)).alias("groups"), F.sum("size").alias("grouped_docs")).collect()[0]
         summary["groups"], summary["grouped_docs"] = agg["groups"], int(agg["grouped_docs"] or 0)
-    buckets = _bucket_sizes(fps, k, max_bucket)
-    summary["largest_bucket"], summary["split_buckets"] = buckets
-    summary["seconds"] = round(time.time() - t0, 3)
+    summary["seconds"] = round(time.time() - job.t0, 3)
     summary["docs_per_second"] = round(docs / summary["seconds"], 1) if summary["seconds"] else None
-    stages = _shuffle_stages(spark)
+    stages = _stages(spark)
     sb = sum(x["bytes"] for x in stages) if stages is not None else None
     summary["shuffle_bytes"] = sb
     summary["shuffle_stages"] = [x for x in stages or [] if sb and x["bytes"] * 100 >= sb]
+    run = sum(x["run_s"] for x in stages or [])
+    summary["task_seconds"] = round(run, 2)
+    # Where the task time went (the profile of docs/scale-out.md): stages of >= 2% of it.
+    summary["stages"] = [x for x in stages or [] if run and x["run_s"] * 50 >= run]
     summary["shuffle_bytes_per_doc"] = round(sb / docs, 1) if sb is not None and docs else None
     summary["workers"] = _executors(spark)
     (outp / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -397,21 +628,24 @@ def _dist(pairs: Any, by: Any) -> Any:
     return counts.join(docs, "g").select(F.col("g").alias("value"), "pairs", "docs")
 
 
-def _bucket_sizes(fps: Any, k: int, max_bucket: int) -> tuple[int, int]:
-    """(largest bucket, buckets above max_bucket, which were split): for the summary."""
+def _bucket_sizes(fps: Any, k: int, max_bucket: int) -> tuple[int, int, int]:
+    """(largest bucket, buckets above max_bucket (which were split), pair comparisons of all
+    buckets): for the summary."""
     from pyspark.sql import functions as F
 
     blocks = _native().candidate_blocks(k)
     per = []
     for t, (start, width) in enumerate(blocks):
-        v = F.shiftrightunsigned("simhash", 64 - start - width).bitwiseAND(F.lit((1 << width) - 1))
+        v = _block("simhash", start, width)
         per.append(fps.select(F.lit(t).alias("t"), v.alias("v")))
     allk = per[0]
     for x in per[1:]:
         allk = allk.unionByName(x)
     sizes = allk.groupBy("t", "v").agg(F.count(F.lit(1)).alias("n"))
-    r = sizes.agg(F.max("n").alias("mx"), F.sum((F.col("n") > max_bucket).cast("int")).alias("split")).collect()[0]
-    return int(r["mx"] or 0), int(r["split"] or 0)
+    r = sizes.agg(
+        F.max("n").alias("mx"), F.sum((F.col("n") > max_bucket).cast("int")).alias("split"), F.sum(F.col("n") * (F.col("n") - 1) / 2).alias("c")
+    ).collect()[0]
+    return int(r["mx"] or 0), int(r["split"] or 0), int(r["c"] or 0)
 
 
 def _executors(spark: Any) -> int:
@@ -430,26 +664,36 @@ FIRST_ID = 0
 def main(argv: Optional[list[str]] = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fpdb.spark", description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("pairs", help="every pair within Hamming k (and Jaccard >= T), each once; optionally the groups")
-    p.add_argument("input", help="JSONL or Parquet with key and text")
+    p = sub.add_parser("pairs", help="near-duplicate pairs (verified by exact Jaccard >= T where given); optionally the groups")
+    p.add_argument("input", help="JSONL or Parquet with a key and a text field")
     p.add_argument("--master", default=None, help="Spark master URL (default: spark-submit's, else local[*])")
     p.add_argument("--out", required=True, help="output folder: pairs/, groups/, summary.json")
-    p.add_argument("--k", type=int, default=DEFAULT_K, help=f"maximum Hamming distance (default {DEFAULT_K}, as fpdb init)")
-    p.add_argument("--min-jaccard", type=float, default=None, help="verify by exact Jaccard and keep pairs >= T")
+    p.add_argument("--key-field", default="key", help="the input's key field (default key)")
+    p.add_argument("--text-field", default="text", help="the input's text field (default text)")
+    p.add_argument("--k", type=int, default=DEFAULT_K, help=f"exact scheme: maximum Hamming distance (default {DEFAULT_K}, as fpdb init)")
+    p.add_argument("--min-jaccard", type=float, default=None, help=f"verify by exact Jaccard and keep pairs >= T (minhash: default {MINHASH_MIN_JACCARD})")
+    scheme = p.add_mutually_exclusive_group()
+    scheme.add_argument("--exact", dest="mode", action="store_const", const="exact", help="every pair within Hamming k: the answer of fpdb pairs")
+    scheme.add_argument("--minhash", dest="mode", action="store_const", const="minhash", help="MinHash bands: comparisons per document flat in n")
+    p.add_argument("--bands", type=int, default=None, help="minhash: bands (default from T: minhash_params)")
+    p.add_argument("--rows", type=int, default=None, help="minhash: rows per band (default from T)")
     p.add_argument("--groups", action="store_true", help="also write the duplicate groups (connected components)")
     p.add_argument("--format", choices=["parquet", "jsonl"], default="parquet")
-    p.add_argument("--max-bucket", type=int, default=DEFAULT_MAX_BUCKET, help="split larger buckets into sub-buckets of about B")
+    p.add_argument("--max-bucket", type=int, default=DEFAULT_MAX_BUCKET, help="exact: split larger buckets into sub-buckets of about B")
     p.add_argument("--shingle", default=None, help='fingerprint spec, e.g. "word:3" (default: fpdb\'s default spec)')
     p.add_argument("--partitions", type=int, default=int(os.environ.get("FPDB_SPARK_PARTITIONS", "8")), help="shuffle partitions")
     a = ap.parse_args(argv)
-    if not 0 <= a.k <= 31:
-        ap.error(f"--k must be within 0..=31 (k + 1 blocks of the 64-bit SimHash), got {a.k}")
+    if not 0 <= a.k <= MAX_K:
+        ap.error(f"--k must be within 0..={MAX_K} (as fpdb pairs), got {a.k}")
     if a.min_jaccard is not None and not 0.0 <= a.min_jaccard <= 1.0:
         ap.error(f"--min-jaccard must be within 0..1, got {a.min_jaccard}")
+    if (a.bands is None) != (a.rows is None):
+        ap.error("--bands and --rows go together")
     spark = session(a.master, partitions=a.partitions)
     try:
         s = run_pairs(
-            spark, a.input, a.out, k=a.k, min_jaccard=a.min_jaccard, groups=a.groups, fmt=a.format, max_bucket=a.max_bucket, spec=a.shingle
+            spark, a.input, a.out, k=a.k, min_jaccard=a.min_jaccard, groups=a.groups, fmt=a.format, max_bucket=a.max_bucket,
+            spec=a.shingle, mode=a.mode or "auto", bands=a.bands, rows=a.rows, key_field=a.key_field, text_field=a.text_field,
         )
     finally:
         spark.stop()

@@ -260,7 +260,9 @@ fn json(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<String> {
     dumps.bind(py).call((value,), Some(&kw))?.extract()
 }
 
-fn meta(py: Python<'_>, value: &Bound<'_, PyAny>, key: &str) -> Result<Option<String>, Error> {
+/// A metadata argument (a dict or any JSON-serialisable value, or a str of JSON text) as the JSON
+/// text stored; None stays None.
+pub(crate) fn meta(py: Python<'_>, value: &Bound<'_, PyAny>, key: &str) -> Result<Option<String>, Error> {
     if value.is_none() {
         return Ok(None);
     }

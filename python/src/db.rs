@@ -13,6 +13,7 @@ use crate::api::{
 use crate::convert;
 use crate::errors::{raise, Kind, OrRaise};
 use crate::ingest::Ingest;
+use crate::listing::{BackfillReport, DocIter, PairIter, ReindexReport};
 use crate::semantic;
 use crate::types::{
     self, CheckReport, CompactStats, ContainPair, DistRow, Document, Hit, InsertOutcome, Pair, PairGroup, PairsReport, QueryAnswer, Spec,
@@ -107,7 +108,7 @@ impl Db {
     /// Db.create(path, *, max_distance=12, tables="auto", shingle="word:3", weights="binary",
     ///           min_jaccard=0.9, sync=True, method="simhash", idf_from=None, min_shared=None,
     ///           containment=True, containment_sample=None, containment_max_postings=None,
-    ///           containment_max_samples=None, normalizer=2) -> Db
+    ///           containment_max_samples=None, normalizer=2, store_text=False) -> Db
     ///
     /// Creates a database in `path` (a missing or empty directory) and opens it for writing.
     /// `max_distance` (k) and `min_jaccard` (t) are the defaults of queries and dedup; `tables` is a
@@ -132,6 +133,7 @@ impl Db {
     /// --containment-sample N` exits 2).
     /// `normalizer` is the text normalizer's version (`fpdb init --normalizer`): 2 makes each
     /// Chinese, Japanese, Thai … character a word; 1 is what fpdb builds before it can open.
+    /// `store_text` keeps every document's text, compressed (`fpdb init --store-text`): `text(key)`.
     ///
     /// `semantic` (a model directory: `bash scripts/fetch-model.sh` fetches all-MiniLM-L6-v2 and
     /// prints it) adds the semantic channel of paper 001, as `fpdb init --semantic MODEL_DIR`
@@ -150,7 +152,8 @@ impl Db {
                         method = None, idf_from = None, min_shared = None, containment = None, containment_sample = None,
                         containment_max_postings = None, containment_max_samples = None, normalizer = None, semantic = None, min_cosine = None,
                         semantic_field = None, semantic_max_tokens = None, groups = None, semantic_threads = None,
-                        semantic_batch = None, semantic_indexer = None, semantic_search = None, semantic_nice = None))]
+                        semantic_batch = None, semantic_indexer = None, semantic_search = None, semantic_nice = None,
+                        store_text = false))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -179,6 +182,7 @@ impl Db {
         semantic_indexer: Option<bool>,
         semantic_search: Option<String>,
         semantic_nice: Option<i32>,
+        store_text: bool,
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
         let spec = convert::spec(py, shingle, weights, None, normalizer)?;
@@ -190,7 +194,8 @@ impl Db {
             .with_tables(convert::tables(py, tables)?)
             .with_max_distance(max_distance.unwrap_or_else(|| method.default_max_distance()))
             .with_min_jaccard(min_jaccard.unwrap_or(defaults.min_jaccard))
-            .with_containment(contain);
+            .with_containment(contain)
+            .with_store_text(store_text);
         let create = semantic::create(
             py,
             create,
@@ -228,15 +233,15 @@ impl Db {
     /// Rebuilds the permuted tables of the database at `path` with `tables` tables (a number,
     /// "k+1", or "auto": the modelled best for its current size), crash-safe; every query answers
     /// the same before and after, only its cost changes (`fpdb reindex`). No handle may be writing
-    /// to it (LockedError). Returns docs, tables_before, tables_after, generation, changed,
-    /// model_us_before, model_us_after.
+    /// to it (LockedError). Returns a ReindexReport (docs, tables_before, tables_after,
+    /// generation, changed, model_us_before, model_us_after; `to_dict()` is `fpdb --json
+    /// reindex`'s line).
     #[staticmethod]
     #[pyo3(signature = (path, tables = None))]
-    fn reindex<'py>(py: Python<'py>, path: PathBuf, tables: Option<&Bound<'_, PyAny>>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    fn reindex(py: Python<'_>, path: PathBuf, tables: Option<&Bound<'_, PyAny>>) -> PyResult<ReindexReport> {
         let tables = convert::tables(py, tables)?;
         let r = py.detach(move || Engine::reindex(&path, tables, |_, _| {})).or_raise(py)?;
-        // The library's shape of the report, as `fpdb --json reindex` prints it.
-        types::to_dict(py, &r)
+        Ok(r.into())
     }
 
     /// Db.open(path, *, read_only=False, sync=True, spec=None, semantic_model=None,
@@ -355,8 +360,8 @@ impl Db {
         format!("<fpdb.Db {} {state}>", crate::types::r(&self.path.display().to_string()))
     }
 
-    /// insert(key, text, *, dedup="link", containment=None, title=None, year=None, doi=None)
-    ///     -> InsertOutcome
+    /// insert(key, text, *, dedup="link", containment=None, title=None, year=None, doi=None,
+    ///        meta=None) -> InsertOutcome
     ///
     /// Inserts (or replaces, when the key exists) one document, durably: on return it is on disk.
     /// `key` and `text` are str or UTF-8 bytes. dedup: "link" stores it and joins its
@@ -365,10 +370,12 @@ impl Db {
     /// `containment=C` (0..=1; needs the containment index) it also lists the stored documents
     /// with containment at least C in either direction (`outcome.containment`). `title`, `year`
     /// and `doi` are stored and matched exactly: a stored document with the same DOI, or the same
-    /// title and year, is a duplicate (its hit's `match` is "doi" or "title_year").
+    /// title and year, is a duplicate (its hit's `match` is "doi" or "title_year"). `meta` (a dict,
+    /// or any JSON-serialisable value) is stored with it as JSON and comes back as
+    /// `Document.meta`, as the other fields of an `fpdb ingest` line do.
     /// Raises InvalidInputError (empty or oversized key, bytes that are not UTF-8, a malformed
-    /// DOI), InvalidOptionError, ReadOnlyError.
-    #[pyo3(signature = (key, text, *, dedup = "link", containment = None, title = None, year = None, doi = None))]
+    /// DOI, a meta that is not JSON-serialisable), InvalidOptionError, ReadOnlyError.
+    #[pyo3(signature = (key, text, *, dedup = "link", containment = None, title = None, year = None, doi = None, meta = None))]
     #[allow(clippy::too_many_arguments)]
     fn insert(
         &self,
@@ -380,25 +387,21 @@ impl Db {
         title: Option<String>,
         year: Option<i32>,
         doi: Option<String>,
+        meta: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<InsertOutcome> {
         let key = convert::text_arg(py, key, "the key", None)?;
         let text = convert::text_arg(py, text, "the text", Some(&key))?;
+        let meta = match meta {
+            Some(m) => convert::meta(py, m, &key).or_raise(py)?,
+            None => None,
+        };
         let dedup = convert::dedup(py, dedup)?;
         let engine = self.engine(py)?;
         let biblio = Biblio { title, year, doi };
         let out = py
             .detach(move || {
                 // The library's one decision of a single insert (as `fpdb insert`).
-                engine.insert_doc(
-                    NewDoc {
-                        key,
-                        text,
-                        meta: None,
-                        biblio,
-                    },
-                    dedup,
-                    containment,
-                )
+                engine.insert_doc(NewDoc { key, text, meta, biblio }, dedup, containment)
             })
             .or_raise(py)?;
         Ok(out.into())
@@ -577,6 +580,27 @@ impl Db {
         Ok(doc)
     }
 
+    /// text(key) -> str | None
+    ///
+    /// The stored text of the document with this key, exactly as it was inserted, or None (a
+    /// database made with `store_text=True`; another raises InvalidOptionError).
+    fn text(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        let key = convert::text_arg(py, key, "the key", None)?;
+        let engine = self.engine(py)?;
+        py.detach(move || engine.text(&key)).or_raise(py)
+    }
+
+    /// backup(dir) -> dict
+    ///
+    /// A consistent copy of this database in `dir` (which must not exist), made while this handle
+    /// goes on writing (`fpdb backup`; docs/durability.md): the copy opens and passes `check`.
+    /// Returns dir, entries, segments, bytes, tries, seconds. Raises AlreadyExistsError, IoError.
+    fn backup<'py>(&self, py: Python<'py>, dir: PathBuf) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let engine = self.engine(py)?;
+        let r = py.detach(move || engine.backup(&dir)).or_raise(py)?;
+        types::to_dict(py, &r)
+    }
+
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         Ok(self.get(py, key)?.is_some())
     }
@@ -584,6 +608,19 @@ impl Db {
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
         let engine = self.engine(py)?;
         Ok(py.detach(move || engine.stats()).docs as usize)
+    }
+
+    /// keys() -> Iterator[str]
+    ///
+    /// The keys of the stored documents, in id order (insertion order; a replaced document moves
+    /// to the end), fetched a page at a time: memory stays flat however large the database.
+    fn keys(&self, py: Python<'_>) -> PyResult<DocIter> {
+        Ok(DocIter::new(self.engine(py)?, true))
+    }
+
+    /// iter(db) -> Iterator[Document]: every stored document, as `keys()` orders them.
+    fn __iter__(&self, py: Python<'_>) -> PyResult<DocIter> {
+        Ok(DocIter::new(self.engine(py)?, false))
     }
 
     /// delete(key) -> bool
@@ -594,6 +631,51 @@ impl Db {
         let key = convert::text_arg(py, key, "the key", None)?;
         let engine = self.engine(py)?;
         py.detach(move || engine.delete(&key)).or_raise(py)
+    }
+
+    /// decide(a, b, decision, *, reason=None, author=None) -> dict
+    ///
+    /// A curator's decision about two stored documents, kept by key: "same" (one group whatever
+    /// the scores say) or "distinct" (never one group). The groups follow at once. Raises
+    /// FpdbError (attributes `evidence`, the decisions it contradicts) on a contradiction.
+    #[pyo3(signature = (a, b, decision, *, reason = None, author = None))]
+    fn decide(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, PyAny>,
+        b: &Bound<'_, PyAny>,
+        decision: &str,
+        reason: Option<String>,
+        author: Option<String>,
+    ) -> PyResult<Py<PyAny>> {
+        let a = convert::text_arg(py, a, "the first key", None)?;
+        let b = convert::text_arg(py, b, "the second key", None)?;
+        let kind: fpdb::DecisionKind = decision.parse().or_raise(py)?;
+        let engine = self.engine(py)?;
+        let d = py
+            .detach(move || engine.decide_pair(&a, &b, kind, reason.as_deref(), author.as_deref()))
+            .or_raise(py)?;
+        crate::types::py_value(py, &d)
+    }
+
+    /// undecide(a, b) -> dict | None
+    ///
+    /// Removes the decision about two keys (the groups follow); returns it, None when there was none.
+    fn undecide(&self, py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let a = convert::text_arg(py, a, "the first key", None)?;
+        let b = convert::text_arg(py, b, "the second key", None)?;
+        let engine = self.engine(py)?;
+        let d = py.detach(move || engine.undecide(&a, &b)).or_raise(py)?;
+        crate::types::py_value(py, &d)
+    }
+
+    /// decisions() -> list[dict]
+    ///
+    /// Every decision: {"a", "b", "decision", "at_ms", "author", "reason"}, by key pair.
+    fn decisions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let engine = self.engine(py)?;
+        let ds = py.detach(move || engine.decisions());
+        crate::types::py_value(py, &ds)
     }
 
     /// stats() -> Stats: documents, groups, segments, bytes, defaults, spec and the containment
@@ -715,6 +797,36 @@ impl Db {
         Ok(report)
     }
 
+    /// iter_pairs(*, max_distance=None, min_jaccard=None, threads=0, min_shared=None) -> Iterator[Pair]
+    ///
+    /// The pairs of `pairs()` (the same options, the same order) one at a time, without the
+    /// groups and tables: the engine finds them all first (ids and scores, 24 bytes a pair), and
+    /// each `Pair` with its keys is made only when the loop reaches it.
+    #[pyo3(signature = (*, max_distance = None, min_jaccard = None, threads = 0, min_shared = None))]
+    fn iter_pairs(
+        &self,
+        py: Python<'_>,
+        max_distance: Option<u32>,
+        min_jaccard: Option<f64>,
+        threads: usize,
+        min_shared: Option<u32>,
+    ) -> PyResult<PairIter> {
+        let engine = self.engine(py)?;
+        let e = engine.clone();
+        let rep = py
+            .detach(move || {
+                let opts = PairsOptions {
+                    max_distance: max_distance.unwrap_or(e.config().max_distance),
+                    min_jaccard,
+                    threads,
+                    min_shared,
+                };
+                pairs(&e, &opts)
+            })
+            .or_raise(py)?;
+        Ok(PairIter::new(engine, rep.pairs))
+    }
+
     /// containment_pairs(min_containment, *, threads=0) -> list[ContainPair]
     ///
     /// Every pair of stored documents where one is inside the other with containment at least
@@ -732,52 +844,54 @@ impl Db {
         .or_raise(py)
     }
 
-    /// semantic_backfill(texts=None, *, batch=32) -> dict
+    /// semantic_backfill(texts=None, *, batch=32) -> BackfillReport
     ///
     /// Runs this handle's semantic indexer until every document acknowledged so far is embedded
     /// (`fpdb semantic backfill`; the GIL is released meanwhile, so other threads go on, and
     /// `stats().semantic_pending` shows the progress). Open the handle with
-    /// `semantic_threads=os.cpu_count()` to use every core, as the CLI does. Returns
-    /// {"embedded": documents this handle's indexer embedded, "vectors": vectors the channel
-    /// holds}. Raises InvalidOptionError on a database without the channel, SemanticError when
+    /// `semantic_threads=os.cpu_count()` to use every core, as the CLI does. Returns a
+    /// BackfillReport: `embedded`, the documents this handle's indexer embedded, and `vectors`,
+    /// the vectors the channel holds. Raises InvalidOptionError on a database without the channel, SemanticError when
     /// the handle runs no indexer (read-only, or `semantic_indexer=False`) and documents are
     /// pending, or the error that stopped the indexer.
     ///
     /// With `texts` (an iterable of the items `ingest` takes: `(key, text)`, `(key, text, meta)`
     /// or dicts), first the stored documents that have no vector — those stored before the
     /// channel was added by `Db.enable_semantic` — are embedded from them, matched by key, `batch`
-    /// at a time (`fpdb semantic backfill --input`); the dict then also says how many of the
-    /// given documents were embedded from their texts ("from_texts": {"embedded", "already",
-    /// "unknown", "empty"}).
+    /// at a time (`fpdb semantic backfill --input`); the report's `from_texts` then says how many
+    /// of the given documents were embedded from their texts (a TextBackfill: `embedded`,
+    /// `already`, `unknown`, `empty`; None without texts).
     #[pyo3(signature = (texts = None, *, batch = 32))]
-    fn semantic_backfill<'py>(
-        &self,
-        py: Python<'py>,
-        texts: Option<&Bound<'py, PyAny>>,
-        batch: usize,
-    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    fn semantic_backfill<'py>(&self, py: Python<'py>, texts: Option<&Bound<'py, PyAny>>, batch: usize) -> PyResult<BackfillReport> {
         let engine = self.engine(py)?;
-        let docs = match texts {
-            Some(t) => Some(
-                t.try_iter()?
-                    .map(|o| o.map(|o| convert::item(py, &o)))
-                    .collect::<PyResult<Vec<_>>>()?,
-            ),
-            None => None,
-        };
-        let from_texts = match docs {
-            Some(docs) => {
-                let e = engine.clone();
-                Some(py.detach(move || semantic::backfill_texts(&e, docs, batch)).or_raise(py)?)
+        // The iterable is read a part at a time (eight batches), each part embedded with the GIL
+        // released: memory stays bounded whatever the input's length.
+        let from_texts = match texts {
+            Some(t) => {
+                let mut items = t.try_iter()?;
+                let part = batch.max(1).saturating_mul(8);
+                let mut total = semantic::TextReport::default();
+                loop {
+                    let mut docs = Vec::with_capacity(part);
+                    for o in items.by_ref().take(part) {
+                        docs.push(convert::item(py, &o?));
+                    }
+                    if docs.is_empty() {
+                        break;
+                    }
+                    let e = engine.clone();
+                    let r = py.detach(move || semantic::backfill_texts(&e, docs, batch)).or_raise(py)?;
+                    semantic::add_texts(&mut total, r);
+                }
+                Some(total)
             }
             None => None,
         };
         let report = py.detach(move || semantic::backfill(&engine)).or_raise(py)?;
-        let out = types::to_dict(py, &report)?;
-        if let Some(t) = from_texts {
-            out.set_item("from_texts", types::to_dict(py, &t)?)?;
-        }
-        Ok(out)
+        // The library's reports by their serde shapes (their types exist only with `semantic`).
+        let texts = from_texts.as_ref().map(|t| serde_json::to_value(t).unwrap_or_default());
+        let report = serde_json::to_value(&report).unwrap_or_default();
+        Ok(BackfillReport::from_values(&report, texts.as_ref()))
     }
 
     /// semantic_pairs(*, min_cosine=None, index=False) -> list[tuple[str, str, float]]

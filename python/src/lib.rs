@@ -9,6 +9,7 @@ mod convert;
 mod db;
 mod errors;
 mod ingest;
+mod listing;
 mod scale;
 mod semantic;
 mod types;
@@ -18,6 +19,7 @@ mod types;
 mod api {
     pub use fpdb::fingerprint::method::Method;
     pub use fpdb::fingerprint::weighted::IdfTable;
+    pub use fpdb::ReindexReport as EngineReindex;
     pub use fpdb::{
         fingerprint, CheckReport, CompactStats, CreateOptions, Db as Engine, Dedup, Document, Error, FingerprintSpec,
         GroupInfo as EngineGroup, Hit as EngineHit, InsertOutcome as EngineOutcome, NewDoc, Options, QueryAnswer as EngineAnswer,
@@ -60,5 +62,6 @@ fn _fpdb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     types::register(m)?;
     m.add_function(wrap_pyfunction!(types::fingerprint, m)?)?;
     scale::register(m)?;
+    listing::register(m)?;
     Ok(())
 }

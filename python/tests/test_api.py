@@ -116,9 +116,59 @@ def test_reindex_keeps_every_answer_and_follows_the_size(tmp_path):
         with pytest.raises(fpdb.LockedError):
             fpdb.Db.reindex(tmp_path / "db", 3)
     r = fpdb.Db.reindex(tmp_path / "db", 3)
-    assert (r["docs"], r["tables_before"], r["tables_after"], r["changed"]) == (60, 5, 3, True)
+    assert isinstance(r, fpdb.ReindexReport)
+    assert (r.docs, r.tables_before, r.tables_after, r.changed) == (60, 5, 3, True)
+    assert r.to_dict()["tables_after"] == 3 and "ReindexReport(docs=60" in repr(r)
     with fpdb.Db.open(tmp_path / "db") as db:
         assert db.stats().tables == 3 and db.check().ok
         assert [[(h.key, h.jaccard) for h in db.query(t, max_distance=16)] for _, t in docs] == before
     auto = fpdb.Db.reindex(tmp_path / "db")
-    assert auto["tables_after"] == best and auto["generation"] == (1 if best == 3 else 2)
+    assert auto.tables_after == best and auto.generation == (1 if best == 3 else 2)
+
+
+def test_keys_and_iteration_walk_every_stored_document_in_id_order(tmp_path):
+    docs = corpus(2500)
+    with fpdb.Db.create(tmp_path / "db") as db:
+        for r in db.ingest(docs, batch_size=500):
+            assert r.ok
+        db.delete(docs[10][0])
+        keys = list(db.keys())
+        stored = [k for k, _ in docs if db.get(k) is not None]
+        # id order is insertion order: every stored key once, across the pages of 1000
+        assert keys == stored and len(keys) == len(db) and docs[10][0] not in keys
+        walked = list(db)
+        assert [d.key for d in walked] == keys
+        assert all(isinstance(d, fpdb.Document) for d in walked)
+        assert walked[0].to_dict() == db.get(keys[0]).to_dict()
+        # a document inserted during the walk (a higher id) is met
+        it = db.keys()
+        first = next(it)
+        db.insert("late", "a text inserted while the keys are walked")
+        rest = list(it)
+        assert first == keys[0] and rest[-1] == "late"
+
+
+def test_meta_round_trips_through_insert(tmp_path):
+    with fpdb.Db.create(tmp_path / "db") as db:
+        meta = {"repository": "arxiv", "tags": ["a", "b"], "n": 3, "nested": {"ok": True}}
+        db.insert("a", "the first text of the meta test", meta=meta)
+        assert db.get("a").meta == meta
+        assert db.get("a").to_dict()["meta"] == meta
+        db.insert("b", "another text without metadata")
+        assert db.get("b").meta is None
+        with pytest.raises(fpdb.InvalidInputError, match="JSON"):
+            db.insert("c", "a text with metadata that is not JSON", meta={"x": object()})
+        assert db.get("c") is None
+
+
+def test_iter_pairs_yields_the_pairs_of_pairs(tmp_path):
+    docs = corpus(90)
+    with fpdb.Db.create(tmp_path / "db") as db:
+        for k, t in docs:
+            db.insert(k, t, dedup="off")
+        report = db.pairs(min_jaccard=0.5)
+        it = db.iter_pairs(min_jaccard=0.5)
+        assert len(it) == len(report.pairs) > 0
+        got = list(it)
+        assert [p.to_dict() for p in got] == [p.to_dict() for p in report.pairs]
+        assert len(it) == 0

@@ -95,7 +95,7 @@ def test_get_and_stats_equal_cli(pair):
         want.pop("inserted_at_ms"), got.pop("inserted_at_ms")
         assert got == want
         assert (d.title, d.year, d.doi) == (None, None, None)
-        assert d.meta == json.dumps(want["meta"], sort_keys=True, separators=(",", ":"))
+        assert d.meta == want["meta"]
     assert py_db.get("absent") is None
     run_cli(cli_bin, "get", str(cli_db), "absent", ok=(1,))
     [want] = run_cli(cli_bin, "stats", str(cli_db))

@@ -78,10 +78,11 @@ def test_items_in_every_shape_and_per_item_errors(tmp_path):
             assert isinstance(r.error, fpdb.InvalidInputError) and r.outcome is None and not r.stored
         assert "byte offset 3" in str(results[5].error) and results[5].key == "bad/utf8"
         assert ing.stats.errors == 5 and ing.stats.stored == 7
-        assert json.loads(db.get(docs[2][0]).meta) == {"lang": "en", "year": 2020}
-        assert db.get(docs[2][0]).meta == '{"lang":"en","year":2020}'
-        assert json.loads(db.get(docs[3][0]).meta) == {"src": "crawl"}
-        assert db.get(docs[5][0]).meta == '{"raw": true}'
+        assert db.get(docs[2][0]).meta == {"lang": "en", "year": 2020}
+        assert db.get(docs[2][0]).to_dict()["meta"] == {"lang": "en", "year": 2020}
+        assert db.get(docs[3][0]).meta == {"src": "crawl"}
+        # A str meta is stored as given (JSON text here), and comes back decoded.
+        assert db.get(docs[5][0]).meta == {"raw": True}
         assert db.get("7") is not None and db.get(docs[4][0]).key == docs[4][0]
 
 

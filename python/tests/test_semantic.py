@@ -117,7 +117,8 @@ def test_reworded_paragraph_is_found_after_backfill(model, tmp_path):
         assert "indexer" in e.value.cause and not isinstance(e.value, fpdb.SemanticTimeoutError)
     with fpdb.Db.open(path, semantic_threads=2) as db:
         report = db.semantic_backfill()
-        assert report == {"embedded": len(DOCS), "vectors": len(DOCS)}
+        assert (report.embedded, report.vectors, report.from_texts) == (len(DOCS), len(DOCS), None)
+        assert report.to_dict() == {"embedded": len(DOCS), "vectors": len(DOCS)}
         s = db.stats()
         assert (s.semantic_pending, s.semantic_vectors) == (0, len(DOCS))
         a = db.query_answer(REWORDED)
@@ -262,14 +263,30 @@ def test_channel_added_to_a_database_made_without_it(model, tmp_path):
     with fpdb.Db.create(path) as db:
         for key, text in DOCS + [("reworded", REWORDED)]:
             db.insert(key, text)
-    fpdb.Db.enable_semantic(path, model, groups="union")
+    fpdb.Db.enable_semantic(path, model, groups="union", min_cosine=BETA)
+    # read-only before any writer opened it (the channel's column families are made by a writer)
+    with fpdb.Db.open(path, read_only=True) as ro:
+        assert ro.check().ok
+        assert (ro.stats().docs, ro.stats().semantic_vectors) == (len(DOCS) + 1, 0)
     with pytest.raises(fpdb.InvalidOptionError):
         fpdb.Db.enable_semantic(path, model)
     with fpdb.Db.open(path, semantic_threads=2) as db:
         assert (db.stats().semantic_vectors, db.stats().semantic_pending) == (0, 0)
         texts = DOCS + [("reworded", REWORDED), ("not-stored", STEW)]
-        rep = db.semantic_backfill(texts, batch=2)
-        assert rep["from_texts"] == {"embedded": 4, "already": 0, "unknown": 1, "empty": 0}
+        seen = []
+
+        def streamed():
+            """The texts, then unknown keys; records the vectors stored when the last is pulled."""
+            yield from texts
+            for i in range(60):
+                yield (f"unknown-{i}", STEW)
+            seen.append(db.stats().semantic_vectors)
+
+        rep = db.semantic_backfill(streamed(), batch=2)
+        assert seen == [4], "the iterable is embedded part by part, not collected first"
+        assert rep.from_texts is not None
+        assert rep.from_texts.to_dict() == {"embedded": 4, "already": 0, "unknown": 61, "empty": 0}
+        assert rep.to_dict()["from_texts"] == {"embedded": 4, "already": 0, "unknown": 61, "empty": 0}
         assert db.stats().semantic_vectors == 4
         pairs = {(a, b): c for a, b, c in db.semantic_pairs()}
         assert pairs.get(("orig", "reworded"), 0.0) >= BETA, pairs
@@ -281,4 +298,5 @@ def test_channel_added_to_a_database_made_without_it(model, tmp_path):
         assert "reworded" in db.get("orig").members
         assert db.check().ok
         again = db.semantic_backfill(texts)
-        assert again["from_texts"]["embedded"] == 0 and again["from_texts"]["already"] == 4
+        assert again.from_texts is not None
+        assert again.from_texts.embedded == 0 and again.from_texts.already == 4

@@ -5,6 +5,7 @@ also when every bucket is split into salted sub-buckets (the skew bound), and fr
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,7 @@ def test_cli_jsonl_pairs_and_groups_equal_fpdb_pairs_with_split_buckets(truth, c
     got_groups = read_jsonl_dir(out / "groups")
     assert got_pairs == pairs  # same order, keys, ids, distances and Jaccard values
     assert got_groups == groups
-    assert summary["docs"] == N + 6 and summary["pairs"] == len(pairs) and summary["groups"] == len(groups)
+    assert summary["documents"] == N + 6 and summary["pairs"] == len(pairs) and summary["groups"] == len(groups)
     # Every bucket above 4 documents was split, and still no pair was missed or doubled.
     assert summary["split_buckets"] > 0 and summary["largest_bucket"] > 4
     assert json.loads((out / "summary.json").read_text())["pairs"] == len(pairs)
@@ -79,3 +80,136 @@ def test_parquet_hamming_only_equals_fpdb_pairs(truth):
     assert got == hamming_only
     assert s["pairs"] == len(hamming_only) and s["split_buckets"] == 0
     assert [r["hamming"] for r in got] == [r["hamming"] for r in hamming_only]
+
+
+def messy_corpus() -> list[tuple[str, str]]:
+    """Rows `fpdb ingest` refuses (no words, a bad key) and keys given twice (the later text replaces
+    the earlier document), among near-duplicates: each refused row would shift later ids, and the
+    wordless ones would all pair at distance 0, if the job gave every row an id."""
+    docs = corpus(90, seed=9, dup_every=3)
+    out: list[tuple[str, str]] = []
+    for i, (key, text) in enumerate(docs):
+        out.append((key, text))
+        if i == 10:
+            out += [("empty/1", ""), ("blank/1", "   \n\t  "), ("punct/1", "!!! ... ??? --"), ("", docs[3][1])]
+        if i == 40:
+            out += [("empty/2", ""), ("k" * (64 * 1024 + 1), docs[7][1])]
+        if i == 60:
+            # doc/00002 again: now a copy of doc/00050 (its old pairs go, new ones come), and
+            # doc/00005 again with its own text (same pairs, a new id).
+            out += [("doc/00002", docs[50][1] + " tail"), ("doc/00005", docs[5][1])]
+    return out
+
+
+def test_refused_rows_and_replaced_keys_as_fpdb_ingest(tmp_path, cli_bin, capsys):
+    import fpdb.spark as fs
+
+    docs = messy_corpus()
+    src = write_jsonl(tmp_path / "messy.jsonl", docs)
+    db = tmp_path / "one.fpdb"
+    run_cli(cli_bin, "init", str(db))
+    run_cli(cli_bin, "ingest", str(db), str(src), "--no-progress", ok=(6,))  # 6: some rows refused
+    pairs = run_cli(cli_bin, "pairs", str(db), "-k", str(K), "--min-jaccard", str(T))
+    groups = run_cli(cli_bin, "pairs", str(db), "-k", str(K), "--min-jaccard", str(T), "--groups")
+    assert any("doc/00002" in (p["a"], p["b"]) for p in pairs)
+    out = tmp_path / "out"
+    rc = fs.main(["pairs", str(src), "--master", "local[2]", "--out", str(out), "--k", str(K), "--min-jaccard", str(T),
+                  "--groups", "--format", "jsonl", "--partitions", "4"])
+    assert rc == 0
+    summary = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert read_jsonl_dir(out / "pairs") == pairs  # same ids: refused rows took none
+    assert read_jsonl_dir(out / "groups") == groups
+    assert summary["documents"] == 90 and summary["rejected"] == {"null": 0, "bad_key": 2, "no_words": 4, "replaced": 2}
+
+
+@pytest.mark.parametrize("k", [0, 32])
+def test_k_at_both_ends_equals_fpdb_pairs(truth, cli_bin, k):
+    import fpdb.spark as fs
+
+    tmp, src, _, _, _ = truth
+    db = tmp / "one.fpdb"
+    want = run_cli(cli_bin, "pairs", str(db), "-k", str(k))
+    spark = fs.session("local[2]", partitions=4)
+    try:
+        s = fs.run_pairs(spark, str(src), str(tmp / f"out-k{k}"), k=k, fmt="parquet")
+        got = [r.asDict() for r in spark.read.parquet(str(tmp / f"out-k{k}" / "pairs")).orderBy("a_id", "b_id").collect()]
+    finally:
+        spark.stop()
+    assert got == want and s["pairs"] == len(want)
+    assert any(r["hamming"] == 0 for r in got)  # the exact copies
+    if k == 32:
+        assert max(r["hamming"] for r in got) == 32
+
+
+def test_dataframe_in_dataframe_out(truth):
+    """fpdb.spark.pairs / groups over a DataFrame with other column names (and other columns)."""
+    import fpdb.spark as fs
+
+    tmp, src, pairs, groups, _ = truth
+    rows = [json.loads(x) for x in Path(src).read_text().splitlines()]
+    spark = fs.session("local[2]", partitions=4)
+    env = dict(os.environ)
+    try:
+        assert dict(os.environ) == env  # session() leaves the process environment alone
+        df = spark.createDataFrame([(r["key"], r["text"], i) for i, r in enumerate(rows)], "id string, body string, n int")
+        got = [r.asDict() for r in fs.pairs(df, key_col="id", text_col="body", k=K, min_jaccard=T, mode="exact").collect()]
+        got_groups = [r.asDict() for r in fs.groups(df, key_col="id", text_col="body", k=K, min_jaccard=T, mode="exact").collect()]
+        with pytest.raises(ValueError, match="no column key, text"):
+            fs.pairs(df)
+    finally:
+        spark.stop()
+    assert got == pairs
+    assert got_groups == groups
+
+
+def test_cli_reads_named_fields_and_ignores_others(truth, tmp_path, capsys):
+    import fpdb.spark as fs
+
+    _, src, pairs, _, _ = truth
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_text("".join(json.dumps({"meta": {"x": 1}, "body": r["text"], "doc_id": r["key"]}) + "\n"
+                               for r in map(json.loads, Path(src).read_text().splitlines())))
+    out = tmp_path / "out"
+    rc = fs.main(["pairs", str(renamed), "--master", "local[2]", "--out", str(out), "--k", str(K), "--min-jaccard", str(T),
+                  "--format", "jsonl", "--partitions", "4", "--key-field", "doc_id", "--text-field", "body"])
+    assert rc == 0
+    capsys.readouterr()
+    assert read_jsonl_dir(out / "pairs") == pairs
+
+
+def test_minhash_scheme_recall_and_verified_pairs(truth, tmp_path):
+    """The minhash scheme on the same corpus: >= 99% of the exact job's pairs, every pair verified
+    (its Jaccard the engine's, >= T), the comparisons it made in the summary."""
+    import fpdb.spark as fs
+
+    _, src, pairs, _, _ = truth
+    spark = fs.session("local[2]", partitions=4)
+    try:
+        s = fs.run_pairs(spark, str(src), str(tmp_path / "mh"), min_jaccard=T, mode="minhash", fmt="jsonl")
+    finally:
+        spark.stop()
+    got = read_jsonl_dir(tmp_path / "mh" / "pairs")
+    exact = {(p["a_id"], p["b_id"]): p for p in pairs}
+    found = {(p["a_id"], p["b_id"]): p for p in got}
+    assert len(set(exact) & set(found)) >= 0.99 * len(exact)
+    assert all(p["jaccard"] >= T for p in got)
+    assert all(found[x]["jaccard"] == exact[x]["jaccard"] and found[x]["hamming"] == exact[x]["hamming"] for x in set(exact) & set(found))
+    assert s["mode"] == "minhash" and (s["bands"], s["rows"]) == fs.minhash_params(T)
+    assert s["documents"] == N + 6 and s["pairs"] == len(got)
+    assert len(got) <= s["candidate_comparisons"] < (N + 6) ** 2 / 8
+
+
+def test_a_python_worker_killed_mid_job_gives_the_same_pairs(truth, tmp_path):
+    """The fingerprinting task's Python worker dies once (the failure drill of fpdb.spark); Spark
+    runs the task again (local[2,4]: up to 4 attempts) and the job ends with the same pairs."""
+    import fpdb.spark as fs
+
+    _, src, pairs, _, _ = truth
+    marker = tmp_path / "crashed"
+    spark = fs.session("local[2,4]", partitions=4, conf={"spark.executorEnv." + fs.DRILL_CRASH_ONCE: str(marker)})
+    try:
+        s = fs.run_pairs(spark, str(src), str(tmp_path / "out"), k=K, min_jaccard=T, mode="exact", fmt="jsonl")
+    finally:
+        spark.stop()
+    assert marker.exists()  # a worker did die
+    assert read_jsonl_dir(tmp_path / "out" / "pairs") == pairs and s["pairs"] == len(pairs)

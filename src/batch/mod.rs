@@ -345,24 +345,37 @@ pub fn report_groups(db: &Db, report: &PairsReport, semantic: Option<(Option<f32
         let (beta, indexed) = match (semantic, union) {
             (Some(s), _) => s,
             (None, true) => (None, false),
-            (None, false) => return Ok(groups(&report.pairs)),
+            (None, false) => return Ok(db.groups_under_decisions(&text_edges(report))),
         };
         let mode = if indexed { SearchMode::Indexed } else { SearchMode::Exact };
         let semantic = db.semantic_pairs(beta, mode)?;
-        let text = report.pairs.iter().map(|p| (p.a, p.b));
-        Ok(groups_of(text.chain(semantic.into_iter().map(|(a, b, _)| (a, b)))))
+        let mut edges = text_edges(report);
+        edges.extend(semantic.into_iter().map(|(a, b, _)| (a, b)));
+        Ok(db.groups_under_decisions(&edges))
     }
     #[cfg(not(feature = "semantic"))]
     {
-        let _ = db;
         match semantic {
-            None => Ok(groups(&report.pairs)),
+            None => Ok(db.groups_under_decisions(&text_edges(report))),
             Some(_) => Err(Error::InvalidOption {
                 name: "semantic",
                 message: "this fpdb was built without the `semantic` feature; build it with `--features semantic`".into(),
             }),
         }
     }
+}
+
+/// The text pairs of a report as edges, best (highest Jaccard) first: the order in which the
+/// groups under the curator decisions take them.
+fn text_edges(report: &PairsReport) -> Vec<(u64, u64)> {
+    let mut pairs: Vec<&Pair> = report.pairs.iter().collect();
+    pairs.sort_by(|p, q| {
+        q.jaccard
+            .unwrap_or(0.0)
+            .total_cmp(&p.jaccard.unwrap_or(0.0))
+            .then((p.a, p.b).cmp(&(q.a, q.b)))
+    });
+    pairs.into_iter().map(|p| (p.a, p.b)).collect()
 }
 
 /// [`groups`] of an edge list.

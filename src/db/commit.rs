@@ -56,6 +56,7 @@ impl Db {
             && pend.edges_added.is_empty()
             && moved.is_empty()
             && !segments_change
+            && !pend.side_changed
         {
             return Ok(());
         }

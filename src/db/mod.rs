@@ -14,6 +14,8 @@
 //! | `close.rs` | the close: the tails written, the memtables flushed; every column family |
 //! | `candidates.rs` | the rule; the candidate search (the SimHash tables, or the side index that searches instead) |
 //! | `query.rs` | queries, `get`, groups, counters; consistent reads of RocksDB |
+//! | `list.rs` | documents and groups a page at a time, by a cursor |
+//! | `by_key.rs` | a stored document's near-duplicates from its stored fingerprint; hits filtered by a metadata field |
 //! | `snapshot.rs` | a query's verification on a snapshot, with no lock held; its bounds |
 //! | `write.rs` | the writer's decisions (dedup, replace, delete, groups) |
 //! | `commit.rs` | one batch: segment append + fsync → one `WriteBatch` → publish |
@@ -35,7 +37,10 @@
 //!
 //! See ARCHITECTURE.md for the invariants and docs/format.md for the bytes.
 
+mod archive;
 mod background;
+mod backup;
+mod by_key;
 mod candidates;
 mod check;
 mod close;
@@ -44,6 +49,7 @@ mod compact;
 pub(crate) mod groups;
 mod handle;
 mod link;
+mod list;
 mod open;
 mod options;
 mod pending;
@@ -57,7 +63,10 @@ mod stored;
 mod types;
 mod write;
 
+pub use archive::ArchiveReport;
+pub use backup::BackupReport;
 pub use handle::Db;
+pub use list::{GroupListing, Page, MAX_PAGE};
 pub(crate) use options::check_c;
 pub use options::{
     auto_tables, validate_key, CreateOptions, Dedup, Options, QueryOptions, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
@@ -65,7 +74,12 @@ pub use options::{
 };
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
 pub use reindex::ReindexReport;
+pub use side::decisions::{
+    Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, ReviewAnswer, ReviewOptions, ReviewOrder,
+};
+pub use side::{RespecReport, TextUsage};
 pub use types::{
-    Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc, QueryAnswer, Stats,
+    Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, NotLinked, Precheck, PreparedDoc,
+    QueryAnswer, Stats,
 };
 pub use types::{ContainPair, ContainmentStats};

@@ -99,6 +99,8 @@ pub struct CreateOptions {
     /// The semantic channel of paper 001 (`None`: none; feature `semantic`).
     #[cfg(feature = "semantic")]
     pub semantic: Option<crate::semantic::SemanticConfig>,
+    /// Keep every document's text, compressed (`fpdb init --store-text`; `db::side::text`).
+    pub store_text: bool,
 }
 
 impl Default for CreateOptions {
@@ -114,6 +116,7 @@ impl Default for CreateOptions {
             containment: DEFAULT_CONTAINMENT.then(ContainmentConfig::default),
             #[cfg(feature = "semantic")]
             semantic: None,
+            store_text: false,
         }
     }
 }
@@ -135,8 +138,9 @@ pub struct Options {
     /// RocksDB block cache shared by all column families.
     pub cache_bytes: usize,
     /// The spec the caller expects; a different stored spec is refused with
-    /// [`Error::SpecMismatch`] naming the field. The normalizer version is not compared: a database
-    /// keeps the normalizer it was created with, so a default spec of a newer build opens it.
+    /// [`Error::SpecMismatch`] naming the field. The normalizer version and the hash are not
+    /// compared: a database keeps those it was created with, so a default spec of a newer build
+    /// opens it.
     pub expect_spec: Option<FingerprintSpec>,
     /// Threads one query's probe of the mirror may use, the calling thread included: 0 (default)
     /// one per core, 1 the calling thread alone. Only a probe expected to scan many entries is
@@ -414,6 +418,12 @@ impl CreateOptions {
     /// With (`Some`) or without (`None`) the containment index.
     pub fn with_containment(mut self, containment: Option<ContainmentConfig>) -> Self {
         self.containment = containment;
+        self
+    }
+
+    /// With (`true`) or without the stored texts (`Db::text`, `Db::reindex_spec`).
+    pub fn with_store_text(mut self, store_text: bool) -> Self {
+        self.store_text = store_text;
         self
     }
 

@@ -21,8 +21,8 @@ pub(super) struct PendingDoc {
     pub(super) meta: Option<String>,
     /// Its bibliographic values (stored in its record; the metadata index's keys).
     pub(super) biblio: Biblio,
-    /// What a side index kept of its text, in its encoding (`SideIndex::keep_text`, db/side/mod.rs).
-    pub(super) text: Option<Vec<u8>>,
+    /// What the side indexes kept of its text, each in its encoding (`SideIndex::keep_text`, db/side/mod.rs).
+    pub(super) text: super::types::KeptTexts,
     pub(super) group: u64,
     pub(super) alive: bool,
 }
@@ -44,6 +44,9 @@ pub(super) struct Pending {
     pub(super) seg_created: Vec<u32>,
     pub(super) seg_lengths: Vec<(u32, u64)>,
     pub(super) seg_dropped: Vec<u32>,
+    /// A side index has entries of its own in the batch (a curator's decision that moves no
+    /// document still commits).
+    pub(super) side_changed: bool,
 }
 
 impl Pending {

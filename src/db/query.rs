@@ -13,7 +13,7 @@ use crate::store::keys::{be_u64, table_cf, CF_DOCS};
 use super::handle::Db;
 use super::options::{check_k, check_t, QueryOptions};
 use super::side::Query;
-use super::snapshot::{jaccard_hit, size_filter, Snapshot};
+use super::snapshot::{jaccard_hit, size_filter, Nearest, Snapshot};
 use super::state::State;
 use super::types::{sort_hits, Document, GroupInfo, Hit, QueryAnswer, Stats};
 
@@ -150,10 +150,18 @@ impl Db {
         // k, and s for Broder.
         let rule = self.rule(opts.max_distance, opts.min_shared)?;
         let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
+        // Under the lock: the candidates the size filter keeps, capped at `max_candidates` (the
+        // nearest) while they are gathered, then their keys copied; verified after it.
         let snapshot = self.with_state(|st| {
-            let mut cands = Vec::new();
-            self.candidates(st, fp, rule, |id, d| cands.push((id, d)))?;
-            Ok(Snapshot::take(st, cands, size_filter(fp, t)))
+            let keep = size_filter(fp, t);
+            let mut near = Nearest::new(opts.max_candidates);
+            self.candidates(st, fp, rule, |id, d| {
+                if st.docs.get(&id).is_some_and(|m| keep(m.loc.count)) {
+                    near.push(id, d);
+                }
+            })?;
+            let (cands, dropped) = near.finish();
+            Ok(Snapshot::take(st, cands, |_| true).with_dropped(dropped))
         })?;
         let mut answer = snapshot.verify(opts, |set, c| jaccard_hit(fp, t, set, c))?;
         sort_hits(&mut answer.hits);
@@ -293,6 +301,9 @@ impl Db {
             spec: self.inner.spec.to_string(),
             semantic_pending: 0,
             semantic_vectors: 0,
+            semantic_set_aside: 0,
+            semantic_indexer: None,
+            semantic_indexer_reason: None,
         };
         self.inner.sides().iter().for_each(|s| s.stats(&st, &mut stats));
         stats

@@ -32,6 +32,54 @@ pub(super) struct Candidate {
 pub(super) struct Snapshot {
     segs: SegmentSet,
     cands: Vec<Candidate>,
+    /// Candidates were dropped while they were gathered ([`Nearest`]): the answer is truncated.
+    dropped: bool,
+}
+
+/// The nearest `max` candidates (by distance, then id), kept while they are gathered under the
+/// state's read lock: at most 2 × `max` are held at any time, and only the kept ones get their
+/// key copied ([`Snapshot::take`]). Without a cap, every candidate.
+pub(super) struct Nearest {
+    max: Option<usize>,
+    cands: Vec<(u64, MethodScore)>,
+    dropped: bool,
+}
+
+impl Nearest {
+    pub(super) fn new(max: Option<usize>) -> Nearest {
+        Nearest {
+            max,
+            cands: Vec::new(),
+            dropped: false,
+        }
+    }
+
+    pub(super) fn push(&mut self, id: u64, score: MethodScore) {
+        self.cands.push((id, score));
+        if let Some(max) = self.max {
+            if self.cands.len() >= max.max(1).saturating_mul(2) {
+                self.trim(max);
+            }
+        }
+    }
+
+    fn trim(&mut self, max: usize) {
+        if self.cands.len() > max {
+            if max > 0 {
+                self.cands.select_nth_unstable_by_key(max - 1, |c| (c.1.distance(), c.0));
+            }
+            self.cands.truncate(max);
+            self.dropped = true;
+        }
+    }
+
+    /// The kept candidates, and whether any were dropped.
+    pub(super) fn finish(mut self) -> (Vec<(u64, MethodScore)>, bool) {
+        if let Some(max) = self.max {
+            self.trim(max);
+        }
+        (self.cands, self.dropped)
+    }
 }
 
 impl Snapshot {
@@ -54,7 +102,14 @@ impl Snapshot {
         Snapshot {
             segs: st.segs.clone(),
             cands,
+            dropped: false,
         }
+    }
+
+    /// This snapshot of candidates gathered by a [`Nearest`] that dropped some (`dropped`).
+    pub(super) fn with_dropped(mut self, dropped: bool) -> Snapshot {
+        self.dropped |= dropped;
+        self
     }
 
     /// Verifies the candidates with `check(shingles, candidate)`, at most `opts.max_candidates` of
@@ -62,7 +117,7 @@ impl Snapshot {
     /// answer says how many were verified and whether any were left unverified. Call it with no
     /// lock held.
     pub(super) fn verify(mut self, opts: &QueryOptions, check: impl Fn(&[u32], &Candidate) -> Option<Hit>) -> Result<QueryAnswer> {
-        let mut truncated = false;
+        let mut truncated = self.dropped;
         if let Some(max) = opts.max_candidates {
             if self.cands.len() > max {
                 self.cands.sort_unstable_by_key(|c| (c.score.distance(), c.id));

@@ -63,10 +63,12 @@ pub(super) fn read_stored(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: 
     let mut spec = FingerprintSpec::decode(&get_meta(rocks, meta, rocks_path, b"spec")?, rocks_path)?;
     attach_idf(&mut spec, rocks, meta, rocks_path)?;
     if let Some(expected) = &opts.expect_spec {
-        // A database keeps the normalizer it was created with: an upgraded build's default spec
-        // (a newer normalizer) still opens it (module docs of `fingerprint::spec`).
+        // A database keeps the normalizer and the hash it was created with: an upgraded build's
+        // default spec (a newer normalizer, another default hash) still opens it (module docs of
+        // `fingerprint::spec`).
         let expected = FingerprintSpec {
             normalizer: spec.normalizer,
+            hash: spec.hash,
             ..expected.clone()
         };
         expected.check_matches(&spec, path)?;

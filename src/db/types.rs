@@ -147,6 +147,23 @@ pub struct InsertOutcome {
     /// `reverse_containment` the other inside this one. A relation, not a duplicate: groups do not
     /// change. Empty when not asked for.
     pub containment: Vec<Hit>,
+    /// Verified near-duplicates it was not linked to because a curator's `distinct` decision
+    /// stands between their groups (empty without decisions).
+    pub not_linked: Vec<NotLinked>,
+}
+
+/// A verified near-duplicate an insert did not link to, and the decision that held the link.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct NotLinked {
+    /// Its key.
+    pub key: String,
+    /// Its doc id.
+    pub id: u64,
+    /// Exact Jaccard with the new document.
+    pub jaccard: Option<f64>,
+    /// The two keys of the `distinct` decision that held the link.
+    pub blocked_by: Vec<String>,
 }
 
 /// A document to insert.
@@ -170,9 +187,21 @@ pub struct PreparedDoc {
     pub(super) fp: Fingerprint,
     pub(super) meta: Option<String>,
     pub(super) biblio: Biblio,
-    /// What a side index keeps of the text, in its encoding (`SideIndex::keep_text`; `None` for a
-    /// document made from a fingerprint alone).
-    pub(super) text: Option<Vec<u8>>,
+    /// What the side indexes keep of the text, each in its encoding (`SideIndex::keep_text`; none
+    /// for a document made from a fingerprint alone).
+    pub(super) text: KeptTexts,
+}
+
+/// What side indexes keep of one document's text until it is written, each in its own encoding,
+/// by the side index's name (`SideIndex::keep_text`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct KeptTexts(pub(crate) Vec<(&'static str, Vec<u8>)>);
+
+impl KeptTexts {
+    /// What the side index `name` kept.
+    pub(crate) fn get(&self, name: &str) -> Option<&[u8]> {
+        self.0.iter().find(|(n, _)| *n == name).map(|(_, v)| v.as_slice())
+    }
 }
 
 impl PreparedDoc {
@@ -200,7 +229,7 @@ impl PreparedDoc {
             fp,
             meta,
             biblio: Biblio::default(),
-            text: None,
+            text: KeptTexts::default(),
         })
     }
 
@@ -273,6 +302,17 @@ pub struct Stats {
     pub semantic_pending: u64,
     /// Vectors held by the semantic channel (0 without it).
     pub semantic_vectors: u64,
+    /// Live documents the semantic channel set aside: the model failed on their text, or their
+    /// queued text was unreadable (`Db::semantic_set_aside` lists them; 0 without the channel).
+    #[serde(default)]
+    pub semantic_set_aside: u64,
+    /// The semantic indexer's state: `running`, `degraded`, `stopped`, or `off` where this handle
+    /// runs none (absent without the channel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_indexer: Option<String>,
+    /// Why the semantic indexer is degraded or stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_indexer_reason: Option<String>,
 }
 
 /// One problem found by [`Db::check`](crate::Db::check).

@@ -34,11 +34,16 @@ impl Db {
                 "the text has no words (empty, whitespace or punctuation only); nothing to fingerprint",
             ));
         }
-        // What a side index keeps of the text (the semantic channel's text to embed).
-        let kept = self.inner.sides().iter().find_map(|s| s.keep_text(&mut doc));
+        // What the side indexes keep of the text (stored text, the semantic channel's text to embed).
+        let kept = self
+            .inner
+            .sides()
+            .iter()
+            .filter_map(|s| Some((s.name(), s.keep_text(&mut doc)?)))
+            .collect();
         // The bibliographic values are validated here, so the writer only indexes well-formed ones.
         let mut prepared = PreparedDoc::new(doc.key, fp, doc.meta)?.with_biblio(doc.biblio)?;
-        prepared.text = kept;
+        prepared.text = super::types::KeptTexts(kept);
         Ok(prepared)
     }
 
@@ -272,6 +277,7 @@ impl Db {
                 duplicates: dups.into_iter().chain(add.reported).collect(),
                 group: None,
                 containment: add.containment,
+                not_linked: add.not_linked,
             }));
         }
         if let Some(old) = old {
@@ -281,7 +287,16 @@ impl Db {
         w.next_id += 1;
         failpoint!("writer.decide");
         failpoint::panic_point("writer.decide.panic");
-        let group = self.join_groups(st, w, pend, id, &doc.key, &dups)?;
+        // Its verified duplicates but those a side index keeps it from (a curator's `distinct`),
+        // and the documents a side index links it to (a curator's `same`).
+        let linked: Vec<u64> = add
+            .links
+            .iter()
+            .copied()
+            .chain(dups.iter().map(|h| h.id))
+            .filter(|&l| !add.not_linked.iter().any(|n| n.id == l))
+            .collect();
+        let group = self.join_groups(st, w, pend, id, &doc.key, &linked)?;
         pend.keys.insert(doc.key.clone(), id);
         let placed = Deciding {
             db: self,
@@ -317,6 +332,7 @@ impl Db {
             duplicates: dups.into_iter().chain(add.reported).collect(),
             group: Some(group),
             containment: add.containment,
+            not_linked: add.not_linked,
         }))
     }
 
@@ -367,17 +383,23 @@ impl Db {
         Ok((dups, add))
     }
 
-    /// New document `id` (key `key`) joins the groups of its duplicates: the canonical is the
-    /// earliest member; the edges to its duplicates are added. Returns its group.
-    fn join_groups(&self, st: &State, w: &mut Writer, pend: &mut Pending, id: u64, key: &str, dups: &[Hit]) -> Result<GroupInfo> {
-        let mut gids: Vec<u64> = dups.iter().map(|h| pend.group_of(st, h.id)).collect();
+    /// New document `id` (key `key`) joins the groups of the documents it links to (`linked`: its
+    /// duplicates, and a side index's links): the canonical is the earliest member; the edges are
+    /// added (once each). Returns its group.
+    fn join_groups(&self, st: &State, w: &mut Writer, pend: &mut Pending, id: u64, key: &str, linked: &[u64]) -> Result<GroupInfo> {
+        let mut gids: Vec<u64> = linked.iter().map(|&l| pend.group_of(st, l)).collect();
         gids.sort_unstable();
         gids.dedup();
         let (gid, size) = merge_groups(st, w, pend, &gids, Some(id));
-        for h in dups {
-            w.edges.entry(id).or_default().push(h.id);
-            w.edges.entry(h.id).or_default().push(id);
-            pend.edges_added.push((id, h.id));
+        let mut seen = Vec::with_capacity(linked.len());
+        for &l in linked {
+            if seen.contains(&l) {
+                continue;
+            }
+            seen.push(l);
+            w.edges.entry(id).or_default().push(l);
+            w.edges.entry(l).or_default().push(id);
+            pend.edges_added.push((id, l));
         }
         let canonical = if gid == id {
             key.to_string()

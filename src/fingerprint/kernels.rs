@@ -197,6 +197,70 @@ fn tail(rest: &[u64], base: usize, q: u64, k: u32, f: &mut impl FnMut(usize, u32
     }
 }
 
+/// Classifies `text` 64 bytes a word into `masks` (cleared first): bit `i` of word `k` is set iff
+/// byte `64·k + i` is an ASCII letter or digit (bytes past the end are not).
+#[inline]
+pub fn alnum_masks(text: &[u8], masks: &mut Vec<u64>) {
+    alnum_masks_at(level(), text, masks)
+}
+
+/// [`alnum_masks`] at `level` (a level above [`detected`] runs the widest one supported).
+pub fn alnum_masks_at(level: Level, text: &[u8], masks: &mut Vec<u64>) {
+    masks.clear();
+    masks.reserve(text.len().div_ceil(64));
+    #[cfg(target_arch = "x86_64")]
+    {
+        if level.min(detected()) >= Level::Avx2 {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { x86::alnum_masks_avx2(text, masks) };
+        }
+    }
+    let _ = level;
+    alnum_masks_scalar(text, masks)
+}
+
+/// The scalar twin of [`alnum_masks`]: eight bytes at a time in one u64 (range tests on all
+/// eight bytes at once, then their eight flags gathered by one multiplication).
+pub fn alnum_masks_scalar(text: &[u8], masks: &mut Vec<u64>) {
+    let full = text.len() / 64;
+    masks.resize(full, 0);
+    for (c, m) in text.chunks_exact(64).zip(masks.iter_mut()) {
+        let mut mask = 0u64;
+        for (j, w) in c.chunks_exact(8).enumerate() {
+            mask |= alnum8(u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))) << (8 * j);
+        }
+        *m = mask;
+    }
+    if text.len() > 64 * full {
+        masks.push(alnum_mask_of(&text[64 * full..]));
+    }
+}
+
+/// Bit `j` set iff byte `j` of `w` (little-endian) is an ASCII letter or digit. Per byte, with
+/// the high bit cleared first so that no subtraction borrows across bytes: `x | 0x80` minus the
+/// range's low end keeps the high bit iff `x` ≥ it, the high end `| 0x80` minus `x` iff `x` ≤ it.
+#[inline(always)]
+fn alnum8(w: u64) -> u64 {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = ONES * 0x80;
+    let x = w & !HIGH;
+    let l = (w | (ONES * 0x20)) & !HIGH;
+    let alpha = ((l | HIGH) - ONES * u64::from(b'a')) & (((ONES * u64::from(b'z')) | HIGH) - l);
+    let digit = ((x | HIGH) - ONES * u64::from(b'0')) & (((ONES * u64::from(b'9')) | HIGH) - x);
+    let flags = (alpha | digit) & !w & HIGH; // not for bytes ≥ 0x80
+                                             // The high bits 7, 15, …, 63 moved to bits 0..8.
+    (flags >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
+}
+
+#[inline]
+fn alnum_mask_of(c: &[u8]) -> u64 {
+    let mut m = 0u64;
+    for (i, &x) in c.iter().enumerate() {
+        m |= u64::from(x.is_ascii_alphanumeric()) << i;
+    }
+    m
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use std::arch::x86_64::*;
@@ -252,6 +316,34 @@ mod x86 {
                 *o += u32::from(b);
             }
         }
+    }
+
+    /// AVX2: 32 bytes a compare; a letter is `(x | 0x20) - 'a'` ≤ 25, a digit `x - '0'` ≤ 9
+    /// (unsigned: `min` leaves such a byte unchanged).
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn alnum_masks_avx2(text: &[u8], masks: &mut Vec<u64>) {
+        let full = text.len() / 64;
+        masks.resize(full, 0);
+        for (c, m) in text.chunks_exact(64).zip(masks.iter_mut()) {
+            // SAFETY: `c` is 64 readable bytes: both halves are in bounds.
+            *m = unsafe { alnum32(c.as_ptr()) | alnum32(c.as_ptr().add(32)) << 32 };
+        }
+        if text.len() > 64 * full {
+            masks.push(super::alnum_mask_of(&text[64 * full..]));
+        }
+    }
+
+    /// The letters and digits among the 32 bytes at `p` (which must be readable).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn alnum32(p: *const u8) -> u64 {
+        // SAFETY: the caller passes 32 readable bytes; the load is unaligned.
+        let v = unsafe { _mm256_loadu_si256(p.cast()) };
+        let l = _mm256_sub_epi8(_mm256_or_si256(v, _mm256_set1_epi8(0x20)), _mm256_set1_epi8(b'a' as i8));
+        let d = _mm256_sub_epi8(v, _mm256_set1_epi8(b'0' as i8));
+        let alpha = _mm256_cmpeq_epi8(_mm256_min_epu8(l, _mm256_set1_epi8(25)), l);
+        let digit = _mm256_cmpeq_epi8(_mm256_min_epu8(d, _mm256_set1_epi8(9)), d);
+        _mm256_movemask_epi8(_mm256_or_si256(alpha, digit)) as u32 as u64
     }
 
     /// AVX-512 VPOPCNTDQ: xor, popcount and compare 8 fingerprints at once.
@@ -333,6 +425,21 @@ mod tests {
                 let mut ones = [0u32; 64];
                 bit_counts_at(l, &hs, &mut ones);
                 prop_assert_eq!(ones, want, "{:?}", l);
+            }
+        }
+
+        /// Every level classifies every byte as `is_ascii_alphanumeric` does, for every length
+        /// (blocks of 64 and the remainder).
+        #[test]
+        fn alnum_masks_agree_at_every_level(text in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut want = vec![0u64; text.len().div_ceil(64)];
+            for (i, &x) in text.iter().enumerate() {
+                want[i / 64] |= u64::from(x.is_ascii_alphanumeric()) << (i % 64);
+            }
+            for l in levels() {
+                let mut got = vec![7];
+                alnum_masks_at(l, &text, &mut got);
+                prop_assert_eq!(&got, &want, "{:?}", l);
             }
         }
 

@@ -51,26 +51,54 @@ pub fn normalize_into_version(version: u32, text: &str, out: &mut String) {
         tokens_ascii(text, out);
         return;
     }
-    // A text with non-ASCII characters: its ASCII stretches take the ASCII path, and only the
-    // stretches around non-ASCII characters (cut where the token stream is between tokens and NFKC
-    // cannot reach across, [`is_cut`]) the Unicode one; the pieces joined by one space.
-    let b = text.as_bytes();
     let mut buf = std::mem::take(out).into_bytes();
     buf.clear();
+    for_each_piece(version, text, |piece| match piece {
+        Piece::Ascii(b) => tokens_ascii_append(b, &mut buf),
+        Piece::Normalized(p) => append_piece(&mut buf, p.as_bytes()),
+    });
+    // `buf` holds ASCII pieces and whole strings: it is UTF-8, the lossy branch is never taken.
+    *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+}
+
+/// A piece of a text, in the order [`for_each_piece`] gives them.
+pub(crate) enum Piece<'a> {
+    /// An ASCII stretch of the text, to be tokenized by the ASCII rules.
+    Ascii(&'a [u8]),
+    /// The normalized form of a stretch holding non-ASCII characters (tokens joined by one space;
+    /// possibly empty).
+    Normalized(&'a str),
+}
+
+/// Cuts `text` into pieces whose normalized forms, the empty ones left out and the others joined
+/// by one space, are the normalized text under normalizer `version`: its ASCII stretches take the
+/// ASCII path, and only the stretches around non-ASCII characters (cut where the token stream is
+/// between tokens and NFKC cannot reach across, [`is_cut`]) the Unicode one. An ASCII text is one
+/// piece.
+pub(crate) fn for_each_piece(version: u32, text: &str, mut f: impl FnMut(Piece<'_>)) {
+    let b = text.as_bytes();
+    let Some(first) = next_non_ascii(b, 0) else {
+        f(Piece::Ascii(b));
+        return;
+    };
     let mut folded = String::new();
     let mut piece = String::new();
     let mut pos = 0;
-    while let Some(q) = next_non_ascii(b, pos) {
-        let start = (pos + 1..=q).rev().find(|&p| is_cut(b, p)).unwrap_or(pos);
-        let end = (q + 1..b.len()).find(|&p| is_cut(b, p)).unwrap_or(b.len());
-        tokens_ascii_append(&b[pos..start], &mut buf);
+    let mut q = Some(first);
+    while let Some(at) = q {
+        let start = (pos + 1..=at).rev().find(|&p| is_cut(b, p)).unwrap_or(pos);
+        let end = (at + 1..b.len()).find(|&p| is_cut(b, p)).unwrap_or(b.len());
+        if start > pos {
+            f(Piece::Ascii(&b[pos..start]));
+        }
         unicode_piece(version, &text[start..end], &mut folded, &mut piece);
-        append_piece(&mut buf, piece.as_bytes());
+        f(Piece::Normalized(&piece));
         pos = end;
+        q = next_non_ascii(b, pos);
     }
-    tokens_ascii_append(&b[pos..], &mut buf);
-    // `buf` holds ASCII pieces and whole strings: it is UTF-8, the lossy branch is never taken.
-    *out = String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    if pos < b.len() {
+        f(Piece::Ascii(&b[pos..]));
+    }
 }
 
 /// The index of the first non-ASCII byte of `b` from `i` on; eight bytes at a time.

@@ -22,11 +22,40 @@ pub enum ShingleUnit {
     Char,
 }
 
-/// The hash function applied to shingles.
+/// The hash function applied to word shingles (character shingles have their rolling hash
+/// whatever this says; `shingle`). Stored in the spec as a u32: 0 = `xxh3-64`, 1 = `word-mix`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub enum HashKind {
-    /// xxh3 64-bit with the spec's seed.
+    /// xxh3 64-bit with the spec's seed over the shingle's bytes (its words joined by one space).
     Xxh3_64,
+    /// Each word hashed once, a shingle's hash combined from its words' hashes
+    /// ([`crate::fingerprint::wordmix`]): the same shingles, other hash values.
+    WordMix,
+}
+
+impl HashKind {
+    /// The name the CLI and the spec's display use.
+    pub fn name(self) -> &'static str {
+        match self {
+            HashKind::Xxh3_64 => "xxh3-64",
+            HashKind::WordMix => "word-mix",
+        }
+    }
+}
+
+impl FromStr for HashKind {
+    type Err = Error;
+    /// `xxh3-64` or `word-mix` (the CLI's `--hash`).
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim() {
+            "xxh3-64" | "xxh3" => Ok(HashKind::Xxh3_64),
+            "word-mix" => Ok(HashKind::WordMix),
+            _ => Err(Error::InvalidOption {
+                name: "hash",
+                message: format!("expected `word-mix` (each word hashed once) or `xxh3-64` (each shingle's bytes), got {s:?}"),
+            }),
+        }
+    }
 }
 
 /// How shingle occurrences weigh in the SimHash.

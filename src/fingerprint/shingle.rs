@@ -1,8 +1,9 @@
 //! Step 2 of the data path: normalized text → shingle hashes.
 //!
-//! * Word shingles: every window of `n` consecutive tokens; its hash is
+//! * Word shingles: every window of `n` consecutive tokens; under the `xxh3-64` hash its hash is
 //!   `xxh3_64_with_seed(bytes of the n tokens joined by one space, seed)` — a byte range of the
-//!   normalized string, hashed in place.
+//!   normalized string, hashed in place; under `word-mix`, the combination of its words' hashes
+//!   ([`crate::fingerprint::wordmix`]).
 //! * Char shingles: every window of `n` consecutive characters of the normalized string (spaces
 //!   included). A polynomial rolling hash over the code points (`h = h·B + c mod 2^64`, `B` =
 //!   [`ROLL_BASE`]) is updated in O(1) per window and finished with `splitmix64(h ^ seed)`.
@@ -14,7 +15,7 @@
 
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
-use crate::fingerprint::params::ShingleUnit;
+use crate::fingerprint::params::{HashKind, ShingleUnit};
 use crate::fingerprint::spec::FingerprintSpec;
 
 /// Base of the character rolling hash (an odd 64-bit constant).
@@ -36,7 +37,10 @@ pub fn shingle_hashes(spec: &FingerprintSpec, normalized: &str, out: &mut Vec<u6
     }
     let n = spec.n.max(1) as usize;
     match spec.unit {
-        ShingleUnit::Word => word_hashes(normalized, n, spec.seed, out),
+        ShingleUnit::Word => match spec.hash {
+            HashKind::Xxh3_64 => word_hashes(normalized, n, spec.seed, out),
+            HashKind::WordMix => crate::fingerprint::wordmix::hashes_normalized(normalized, n as u32, spec.seed, out),
+        },
         ShingleUnit::Char => char_hashes(normalized, n, spec.seed, out),
     }
 }
@@ -128,6 +132,14 @@ mod tests {
     use super::*;
     use crate::fingerprint::normalize::normalize;
 
+    /// Word n-grams under the xxh3-64 hash (whatever the default hash).
+    fn xxh3_words(n: u32) -> FingerprintSpec {
+        FingerprintSpec {
+            hash: HashKind::Xxh3_64,
+            ..FingerprintSpec::words(n)
+        }
+    }
+
     fn hashes(spec: &FingerprintSpec, text: &str) -> Vec<u64> {
         let mut out = Vec::new();
         shingle_hashes(spec, &normalize(text), &mut out);
@@ -136,7 +148,7 @@ mod tests {
 
     #[test]
     fn word_trigrams_hash_the_joined_tokens() {
-        let spec = FingerprintSpec::words(3);
+        let spec = xxh3_words(3);
         let h = hashes(&spec, "The quick brown fox jumps");
         assert_eq!(h.len(), 3);
         assert_eq!(h[0], xxh3_64_with_seed(b"the quick brown", spec.seed));
@@ -164,7 +176,7 @@ mod tests {
         #[test]
         fn ring_windows_equal_the_reference(words in proptest::collection::vec("[a-c]{1,3}", 1..80), n in 1u32..=32) {
             let text = words.join(" ");
-            let spec = FingerprintSpec::words(n);
+            let spec = xxh3_words(n);
             let mut got = Vec::new();
             shingle_hashes(&spec, &text, &mut got);
             proptest::prop_assert_eq!(got, word_hashes_reference(&text, n as usize, spec.seed));
@@ -173,7 +185,7 @@ mod tests {
 
     #[test]
     fn short_text_gives_one_shingle_and_empty_text_none() {
-        let spec = FingerprintSpec::words(3);
+        let spec = xxh3_words(3);
         assert_eq!(hashes(&spec, "two words"), vec![xxh3_64_with_seed(b"two words", spec.seed)]);
         assert!(hashes(&spec, "  ...  ").is_empty());
     }

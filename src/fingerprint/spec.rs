@@ -9,10 +9,12 @@
 //! Stored form (key `spec` in CF `meta`): one version byte, then bincode 1.x (little-endian,
 //! fixed-width integers) of [`FingerprintSpec`]:
 //! * version `1` (every `simhash` database, so older builds still open them): `normalizer u32,
-//!   unit u32 (0 = word, 1 = char), n u32, hash u32 (0 = xxh3-64), seed u64, weighting u32
+//!   unit u32 (0 = word, 1 = char), n u32, hash u32 (0 = xxh3-64, 1 = word-mix), seed u64, weighting u32
 //!   (0 = count, 1 = binary)` = 28 bytes. Default: normalizer 2 (databases created before it
 //!   hold 1), word, 3, xxh3-64, seed
 //!   `0x667064625f763031`, binary.
+//! * version `3` (every spec whose hash is not `xxh3-64`): version 2's layout (builds that know
+//!   only `xxh3-64` refuse it by its version instead of reading it as corrupt).
 //! * version `2` (every other method): the same 28 bytes, then the method: `variant u32` (0 =
 //!   simhash, 1 = broder, 2 = charikar, 3 = broder-charikar, 4 = weighted-simhash, 5 =
 //!   multi-lexicon) and its parameters as u32s in declaration order (see
@@ -20,7 +22,8 @@
 //!   charikar `bits, blocks`; broder-charikar both; weighted-simhash `shingle u32, idf_hash u64`;
 //!   multi-lexicon `lexicons, keep_permille, shingle`.
 //!
-//! A version-1 record decodes as `method = simhash`.
+//! A version-1 record decodes as `method = simhash`. A database keeps the normalizer and the hash
+//! it was created with (`db::stored`); new specs get [`NORMALIZER_VERSION`] and [`DEFAULT_HASH`].
 
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -36,6 +39,12 @@ pub use crate::fingerprint::params::{HashKind, ShingleUnit, Weighting};
 pub const DEFAULT_SEED: u64 = 0x6670_6462_5f76_3031; // "fpdb_v01"
 const SPEC_RECORD_V1: u8 = 1;
 const SPEC_RECORD_V2: u8 = 2;
+const SPEC_RECORD_V3: u8 = 3;
+
+/// The shingle hash new specs get (databases keep the one they were created with): `word-mix`,
+/// which hashes each word once instead of each shingle's bytes — the fingerprint of the long corpus
+/// took half the CPU (docs/performance.md, "Codec pace"), the same shingles.
+pub const DEFAULT_HASH: HashKind = HashKind::WordMix;
 
 /// The fingerprint spec. Two documents are comparable only when fingerprinted under equal specs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
@@ -46,7 +55,7 @@ pub struct FingerprintSpec {
     pub unit: ShingleUnit,
     /// Shingle length in units (words or characters), 1..=32.
     pub n: u32,
-    /// Shingle hash.
+    /// Word shingle hash; new specs get [`DEFAULT_HASH`].
     pub hash: HashKind,
     /// Seed of the shingle hash.
     pub seed: u64,
@@ -68,7 +77,7 @@ struct SpecV1 {
 }
 
 impl Default for FingerprintSpec {
-    /// Word trigrams (seed 000), xxh3-64 with [`DEFAULT_SEED`], binary weights (each distinct shingle
+    /// Word trigrams, the [`DEFAULT_HASH`] with [`DEFAULT_SEED`], binary weights (each distinct shingle
     /// counts once: the SimHash then tracks the Jaccard similarity of the sets; measured in
     /// docs/quality.md, count weights lose recall on templated texts).
     fn default() -> Self {
@@ -76,7 +85,7 @@ impl Default for FingerprintSpec {
             normalizer: NORMALIZER_VERSION,
             unit: ShingleUnit::Word,
             n: 3,
-            hash: HashKind::Xxh3_64,
+            hash: DEFAULT_HASH,
             seed: DEFAULT_SEED,
             weighting: Weighting::Binary,
             method: Method::SimHash,
@@ -90,11 +99,13 @@ impl FingerprintSpec {
         FingerprintSpec { n, ..Self::default() }
     }
 
-    /// Character n-grams with the default hash and weighting.
+    /// Character n-grams with the default weighting (and `xxh3-64` in the hash field: character
+    /// shingles have their own rolling hash, `shingle`).
     pub fn chars(n: u32) -> Self {
         FingerprintSpec {
             unit: ShingleUnit::Char,
             n,
+            hash: HashKind::Xxh3_64,
             ..Self::default()
         }
     }
@@ -119,6 +130,12 @@ impl FingerprintSpec {
             return Err(Error::InvalidOption {
                 name: "spec.n",
                 message: format!("shingle length must be 1..=32, got {}", self.n),
+            });
+        }
+        if self.hash == HashKind::WordMix && self.unit != ShingleUnit::Word {
+            return Err(Error::InvalidOption {
+                name: "spec.hash",
+                message: "the word-mix hash combines word hashes: it needs word shingles (character shingles have their own rolling hash; use xxh3-64)".into(),
             });
         }
         // A weighted spec's IDF table must key the words this spec's normalizer makes (a table read
@@ -172,13 +189,14 @@ impl FingerprintSpec {
         Ok(())
     }
 
-    /// The stored record (see the module docs): version 1 for `simhash`, 2 otherwise.
+    /// The stored record (see the module docs): version 1 for `simhash` with `xxh3-64`, 3 for
+    /// another hash, 2 otherwise.
     pub fn encode(&self) -> Result<Vec<u8>> {
         let err = |e: bincode::Error| Error::InvalidInput {
             key: None,
             message: format!("cannot encode the fingerprint spec: {e}"),
         };
-        if self.method == Method::SimHash {
+        if self.method == Method::SimHash && self.hash == HashKind::Xxh3_64 {
             let mut out = vec![SPEC_RECORD_V1];
             let v1 = SpecV1 {
                 normalizer: self.normalizer,
@@ -191,12 +209,16 @@ impl FingerprintSpec {
             bincode::serialize_into(&mut out, &v1).map_err(err)?;
             return Ok(out);
         }
-        let mut out = vec![SPEC_RECORD_V2];
+        let mut out = vec![if self.hash == HashKind::Xxh3_64 {
+            SPEC_RECORD_V2
+        } else {
+            SPEC_RECORD_V3
+        }];
         bincode::serialize_into(&mut out, self).map_err(err)?;
         Ok(out)
     }
 
-    /// Decodes a stored record of version 1 or 2; `path` names the database in errors.
+    /// Decodes a stored record of version 1, 2 or 3; `path` names the database in errors.
     pub fn decode(bytes: &[u8], path: &Path) -> Result<Self> {
         let bad = |e: bincode::Error| Error::corrupt(path, None, format!("fingerprint spec record does not decode: {e}"));
         match bytes.split_first() {
@@ -212,11 +234,11 @@ impl FingerprintSpec {
                     method: Method::SimHash,
                 })
             }
-            Some((&SPEC_RECORD_V2, rest)) => bincode::deserialize(rest).map_err(bad),
+            Some((&SPEC_RECORD_V2 | &SPEC_RECORD_V3, rest)) => bincode::deserialize(rest).map_err(bad),
             Some((&v, _)) => Err(Error::Version {
                 what: "fingerprint spec record",
                 path: path.to_path_buf(),
-                expected: SPEC_RECORD_V2 as u32,
+                expected: SPEC_RECORD_V3 as u32,
                 found: v as u32,
             }),
             None => Err(Error::corrupt(path, None, "empty fingerprint spec record")),
@@ -237,8 +259,11 @@ impl fmt::Display for FingerprintSpec {
         };
         write!(
             f,
-            "{unit}:{} xxh3-64 seed={:#x} weights={w} normalizer={}",
-            self.n, self.seed, self.normalizer
+            "{unit}:{} {} seed={:#x} weights={w} normalizer={}",
+            self.n,
+            self.hash.name(),
+            self.seed,
+            self.normalizer
         )?;
         if self.method != Method::SimHash {
             write!(f, " method={}", self.method)?;
@@ -292,6 +317,7 @@ mod tests {
         for normalizer in [1u8, 2] {
             let spec = FingerprintSpec {
                 normalizer: normalizer as u32,
+                hash: HashKind::Xxh3_64,
                 ..FingerprintSpec::default()
             };
             let bytes = spec.encode().unwrap();
@@ -310,24 +336,59 @@ mod tests {
     #[test]
     fn every_method_roundtrips_through_a_version_2_record() {
         for m in all_methods() {
-            let spec = FingerprintSpec::default().with_method(m.clone());
+            let spec = FingerprintSpec {
+                hash: HashKind::Xxh3_64,
+                ..FingerprintSpec::default().with_method(m.clone())
+            };
             let bytes = spec.encode().unwrap();
             assert_eq!(bytes[0], if m == Method::SimHash { 1 } else { 2 }, "{m}");
             let back = FingerprintSpec::decode(&bytes, Path::new("db")).unwrap();
             assert_eq!(back, spec, "{m}");
             assert!(back.method.idf().is_none(), "the table is stored apart, not in the spec record");
         }
-        let broder = FingerprintSpec::default()
-            .with_method(Method::Broder(BroderParams::default()))
-            .encode()
-            .unwrap();
+        let broder = FingerprintSpec {
+            hash: HashKind::Xxh3_64,
+            ..FingerprintSpec::default().with_method(Method::Broder(BroderParams::default()))
+        }
+        .encode()
+        .unwrap();
         // variant 1, then shingle 8, minhashes 84, supershingles 6, min_shared 2.
         assert_eq!(&broder[29..], &[1, 0, 0, 0, 8, 0, 0, 0, 84, 0, 0, 0, 6, 0, 0, 0, 2, 0, 0, 0]);
         assert!(matches!(
-            FingerprintSpec::decode(&[3, 0], Path::new("db")),
-            Err(Error::Version { expected: 2, found: 3, .. })
+            FingerprintSpec::decode(&[4, 0], Path::new("db")),
+            Err(Error::Version { expected: 3, found: 4, .. })
         ));
+        assert!(FingerprintSpec::decode(&[3, 0], Path::new("db")).unwrap_err().is_corruption());
         assert!(FingerprintSpec::decode(&broder[..35], Path::new("db")).unwrap_err().is_corruption());
+    }
+
+    #[test]
+    fn a_word_mix_spec_is_a_version_3_record_with_hash_1() {
+        for m in all_methods() {
+            let spec = FingerprintSpec {
+                hash: HashKind::WordMix,
+                ..FingerprintSpec::default().with_method(m.clone())
+            };
+            spec.validate().unwrap();
+            let bytes = spec.encode().unwrap();
+            assert_eq!(bytes[0], 3, "{m}");
+            // normalizer, unit, n, then the hash's u32.
+            assert_eq!(&bytes[13..17], &[1, 0, 0, 0], "{m}");
+            assert_eq!(FingerprintSpec::decode(&bytes, Path::new("db")).unwrap(), spec, "{m}");
+        }
+        let xxh3 = FingerprintSpec {
+            hash: HashKind::Xxh3_64,
+            ..FingerprintSpec::default()
+        };
+        assert_eq!(xxh3.encode().unwrap()[0], 1);
+        assert!(FingerprintSpec {
+            hash: HashKind::WordMix,
+            ..FingerprintSpec::chars(5)
+        }
+        .validate()
+        .is_err());
+        assert_eq!("word-mix".parse::<HashKind>().unwrap(), HashKind::WordMix);
+        assert!("md5".parse::<HashKind>().is_err());
     }
 
     #[test]

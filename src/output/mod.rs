@@ -16,7 +16,7 @@
 use serde::ser::{Error as _, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::db::{ContainPair, ContainmentStats, Document, GroupInfo, Hit, InsertOutcome, Stats};
+use crate::db::{ContainPair, ContainmentStats, Document, GroupInfo, Hit, InsertOutcome, NotLinked, Stats};
 use crate::error::Error;
 use crate::Pair;
 
@@ -46,6 +46,10 @@ pub struct OutcomeShape<'a, H> {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(ignore))]
     containment: Option<Vec<H>>,
+    /// Verified near-duplicates it was not linked to, each with the curator's `distinct` decision
+    /// that held the link (absent when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    not_linked: Vec<NotLinked>,
 }
 
 impl<'a, H: From<&'a Hit>> OutcomeShape<'a, H> {
@@ -59,6 +63,7 @@ impl<'a, H: From<&'a Hit>> OutcomeShape<'a, H> {
             duplicates: o.duplicates.iter().map(H::from).collect(),
             group: o.group.clone(),
             containment: relations.then(|| o.containment.iter().map(H::from).collect()),
+            not_linked: o.not_linked.clone(),
         }
     }
 }
@@ -357,6 +362,12 @@ impl Serialize for ErrorFields<'_> {
                 m.serialize_entry("message", message)?;
             }
             Error::Poisoned { cause } => m.serialize_entry("cause", cause)?,
+            Error::Contradiction { a, b, decision, evidence } => {
+                m.serialize_entry("a", a)?;
+                m.serialize_entry("b", b)?;
+                m.serialize_entry("decision", decision)?;
+                m.serialize_entry("evidence", evidence)?;
+            }
             Error::Panicked { .. } | Error::Injected(_) => {}
             #[cfg(feature = "semantic")]
             Error::Semantic(e) => semantic_fields(&mut m, e)?,
@@ -583,6 +594,7 @@ mod tests {
                 size: 2,
             }),
             containment: vec![],
+            not_linked: vec![],
         };
         let nested = serde_json::to_value(&o).unwrap();
         let flat = serde_json::to_value(OutcomeLine::from(&o)).unwrap();

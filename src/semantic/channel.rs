@@ -38,10 +38,20 @@ pub struct SemanticChannel {
     spec: SemanticSpec,
     planes: Hyperplanes,
     set: RwLock<VectorSet>,
+    /// Counts the publishes of vectors: a writer that computed links outside a lock knows from it
+    /// whether vectors were published meanwhile.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// The channel's column families (created with the database).
 pub const COLUMN_FAMILIES: &[&str] = &[CF_SEMANTIC, CF_SEMANTIC_QUEUE];
+
+fn meta_cf(db: &DB) -> Result<&ColumnFamily> {
+    db.cf_handle(CF_META).ok_or_else(|| SemanticError::Corruption {
+        what: format!("the database has no `{CF_META}` column family"),
+        doc: None,
+    })
+}
 
 fn cfs(db: &DB) -> Result<(&ColumnFamily, &ColumnFamily)> {
     let get = |name: &str| {
@@ -60,6 +70,7 @@ impl SemanticChannel {
             spec,
             planes,
             set: RwLock::new(set),
+            generation: std::sync::atomic::AtomicU64::new(0),
         }
     }
 
@@ -78,14 +89,19 @@ impl SemanticChannel {
     }
 
     /// Opens the channel of a database: `None` when it has none. With `given`, the stored spec must
-    /// match it ([`SemanticSpec::check_matches`]). Returns the channel and its durable cursor.
+    /// match it ([`SemanticSpec::check_matches`]). Returns the channel and its durable cursor. A
+    /// database whose channel was just added and that no writer opened since has no `semantic`
+    /// column family yet (a writer's open creates it): it holds no vector.
     pub fn load(db: &DB, given: Option<&SemanticSpec>) -> Result<Option<(SemanticChannel, u64)>> {
-        let (cf, meta) = cfs(db)?;
+        let meta = meta_cf(db)?;
         let Some(spec) = store::read_spec(db, meta)? else { return Ok(None) };
         if let Some(g) = given {
             spec.check_matches(g)?;
         }
-        let set = store::load(db, cf, &spec)?;
+        let set = match db.cf_handle(CF_SEMANTIC) {
+            Some(cf) => store::load(db, cf, &spec)?,
+            None => VectorSet::new(spec.model.dim, spec.code_words),
+        };
         let cursor = store::read_cursor(db, meta)?;
         Ok(Some((Self::with_spec(spec, set), cursor)))
     }
@@ -140,6 +156,12 @@ impl SemanticChannel {
         for (id, v) in vectors {
             set.insert(*id, v);
         }
+        self.generation.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// How many publishes of vectors this channel has seen (see the field).
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// After a delete's batch is durable.
@@ -198,8 +220,8 @@ impl SemanticChannel {
     /// Checks the stored vectors against the cursor and the live docs (ascending ids); also that
     /// memory holds exactly what is stored.
     pub fn check(&self, db: &DB, live: &[u64]) -> Result<CheckReport> {
-        let (cf, meta) = cfs(db)?;
-        let report = store::check(db, cf, meta, &self.spec, live)?;
+        let meta = meta_cf(db)?;
+        let report = store::check(db, db.cf_handle(CF_SEMANTIC), meta, &self.spec, live)?;
         let held = self.len() as u64;
         if report.damaged.is_empty() && held != report.vectors {
             return Err(SemanticError::Corruption {

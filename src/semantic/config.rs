@@ -8,7 +8,6 @@ use std::str::FromStr;
 use super::channel::SearchMode;
 use super::error::{Result, SemanticError};
 use super::model::{BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
-use super::store::DEFAULT_MIN_COSINE;
 
 /// Which verified edges form the duplicate groups.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -50,8 +49,10 @@ impl std::fmt::Display for Groups {
 pub struct SemanticConfig {
     /// The sentence-transformer directory (`bash scripts/fetch-model.sh` prints it).
     pub model_dir: PathBuf,
-    /// The default β of queries: cos ≥ β is a semantic match.
-    pub min_cosine: f32,
+    /// The default β of queries: cos ≥ β is a semantic match. `None`: the model's calibrated β
+    /// ([`super::calibrated_min_cosine`]), or [`super::DEFAULT_MIN_COSINE`] for a model without one.
+    /// `--groups union` needs it given: its matches become merges.
+    pub min_cosine: Option<f32>,
     /// The metadata (JSONL) field embedded, e.g. `abstract` (paper 001); `None`: the text.
     pub field: Option<String>,
     /// Which edges form groups.
@@ -61,21 +62,35 @@ pub struct SemanticConfig {
 }
 
 impl SemanticConfig {
-    /// The defaults for `model_dir`: β = [`DEFAULT_MIN_COSINE`], the text, text groups,
+    /// The defaults for `model_dir`: the model's calibrated β, the text, text groups,
     /// [`DEFAULT_MAX_TOKENS`] tokens.
     pub fn new(model_dir: impl Into<PathBuf>) -> SemanticConfig {
         SemanticConfig {
             model_dir: model_dir.into(),
-            min_cosine: DEFAULT_MIN_COSINE,
+            min_cosine: None,
             field: None,
             groups: Groups::Text,
             max_tokens: DEFAULT_MAX_TOKENS,
         }
     }
 
-    /// Checks the ranges (β in [-1, 1], at least 3 tokens, a non-empty field name).
+    /// Checks the ranges (β in [-1, 1], at least 3 tokens, a non-empty field name), and that a
+    /// `--groups union` channel has its β given.
     pub fn validate(&self) -> Result<()> {
-        check_beta(self.min_cosine)?;
+        match self.min_cosine {
+            Some(beta) => check_beta(beta)?,
+            None if self.groups == Groups::Union => {
+                return Err(SemanticError::InvalidOption {
+                    name: "min_cosine",
+                    message: "`--groups union` merges every pair at cos >= β into one duplicate group, and two different \
+                              documents on one subject reach the model's calibrated β at its measured hard-negative \
+                              false rate (1% by construction; docs/semantic.md): each such merge is a curator's undo. \
+                              Give β explicitly (`--min-cosine B`, `min_cosine=B`) to accept that rate at that β"
+                        .into(),
+                })
+            }
+            None => {}
+        }
         if self.max_tokens < 3 {
             return Err(SemanticError::InvalidOption {
                 name: "max_tokens",
@@ -319,6 +334,17 @@ mod tests {
     }
 
     #[test]
+    fn union_groups_need_an_explicit_beta() {
+        let mut c = SemanticConfig::new("m");
+        c.groups = Groups::Union;
+        let e = c.validate().unwrap_err();
+        assert!(matches!(e, SemanticError::InvalidOption { name: "min_cosine", .. }), "{e}");
+        assert!(e.to_string().contains("--min-cosine"), "{e}");
+        c.min_cosine = Some(0.9);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
     fn groups_parse_and_print() {
         for g in [Groups::Text, Groups::Union] {
             assert_eq!(g.to_string().parse::<Groups>().ok(), Some(g));
@@ -330,9 +356,9 @@ mod tests {
     fn config_ranges_are_checked() {
         let mut c = SemanticConfig::new("m");
         assert!(c.validate().is_ok());
-        c.min_cosine = 1.5;
+        c.min_cosine = Some(1.5);
         assert!(c.validate().is_err());
-        c.min_cosine = 0.5;
+        c.min_cosine = Some(0.5);
         c.max_tokens = 2;
         assert!(c.validate().is_err());
     }

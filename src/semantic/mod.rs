@@ -11,11 +11,13 @@
 //! | `indexer.rs`  | [`Indexer`]: the background indexer over a [`Corpus`], one WriteBatch a batch   |
 //! | `testkit.rs`  | a tiny random-weight model and a bare-RocksDB [`Corpus`] for tests and benches  |
 //! | `queue.rs`    | the `semantic_queue` value: format 1 (LZ4) written, formats 0 and 1 read     |
+//! | `calibration.rs` | each model's calibrated β and the rule that picks it ([`calibrate`])   |
 //! | `config.rs`   | [`SemanticConfig`] (creation), [`SemanticOptions`] (a handle), [`embed_text`] |
 //! | `error.rs`    | [`SemanticError`]                                                             |
 //!
 //! docs/semantic.md has the design and the measurements; docs/format.md the byte layouts.
 
+mod calibration;
 mod channel;
 mod config;
 mod error;
@@ -28,15 +30,21 @@ mod store;
 pub mod testkit;
 mod vector;
 
+pub use calibration::{
+    calibrate, calibrated_min_cosine, false_rate, grid_beta, Calibration, BETA_STEP, CALIBRATIONS, HARD_NEGATIVE_TARGET,
+};
 pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
 pub use config::{check_beta, embed_text, embed_text_owned, BackfillReport, Groups, SemanticConfig, SemanticOptions, TextBackfill};
 pub use error::{Result, SemanticError, FETCH_SCRIPT};
-pub use indexer::{Corpus, Indexer, IndexerOptions, Scan};
-pub use model::{lower_priority, normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
+pub use indexer::{Corpus, Indexer, IndexerOptions, IndexerState, Scan, SemanticStatus};
+pub use model::{
+    lower_priority, normalize, Embedder, EmbedderOptions, ModelInfo, Pooling, BACKGROUND_NICE, DEFAULT_MAX_TOKENS, FAILPOINT_EMBED,
+};
 pub use search::{radius_for, SemanticHit, VectorSet, MISS_TARGET};
 pub use store::{
-    queued, read_cursor, read_spec, scan_queue, stage_delete, stage_dequeue, stage_queue, stage_spec, stage_unqueue, CheckReport,
-    SemanticSpec, CF_SEMANTIC, CF_SEMANTIC_QUEUE, DEFAULT_MIN_COSINE, META_SEMANTIC_CURSOR, META_SEMANTIC_SPEC, SPEC_VERSION,
+    aside_key, queued, read_aside, read_cursor, read_floor, read_spec, scan_queue, stage_aside, stage_delete, stage_dequeue, stage_floor,
+    stage_queue, stage_spec, stage_unaside, stage_unqueue, Aside, CheckReport, SemanticSpec, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
+    DEFAULT_MIN_COSINE, META_SEMANTIC_ASIDE, META_SEMANTIC_CURSOR, META_SEMANTIC_FLOOR, META_SEMANTIC_SPEC, SPEC_VERSION,
 };
 pub use vector::{
     cosine_from, decode, dot_i8, encode, quantize, Hyperplanes, StoredVector, DEFAULT_CODE_SEED, DEFAULT_CODE_WORDS, VECTOR_FORMAT,

@@ -38,7 +38,7 @@ pub enum Pooling {
 }
 
 /// What identifies a model: everything that changes its vectors except the text and truncation.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ModelInfo {
     /// The model directory's name (e.g. `all-MiniLM-L6-v2`).
     pub name: String,
@@ -52,6 +52,12 @@ pub struct ModelInfo {
     pub normalize: bool,
     /// The longest input the model accepts (max_position_embeddings), in tokens.
     pub max_positions: usize,
+    /// The model's calibrated β ([`super::calibrated_min_cosine`], found by the weights hash):
+    /// the β of a database created with this model and no explicit one. Not part of the identity
+    /// (not compared on open); absent from a stored spec whose model had none when it was
+    /// written, and such a database keeps the `min_cosine` it stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrated_min_cosine: Option<f32>,
 }
 
 /// The embedder's settings.
@@ -69,6 +75,11 @@ pub struct EmbedderOptions {
     /// runs at [`BACKGROUND_NICE`] so that the text path keeps the CPU it needs.
     pub nice: i32,
 }
+
+/// A build with the `failpoints` feature fails to embed any batch holding a text with this
+/// string (tests and the fault figure of docs/serve.md: one document the model cannot embed).
+#[doc(hidden)]
+pub const FAILPOINT_EMBED: &str = "fpdb-failpoint-embed";
 
 /// The niceness of the background indexer's threads.
 pub const BACKGROUND_NICE: i32 = 19;
@@ -246,14 +257,16 @@ impl Embedder {
             .ok()
             .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
             .unwrap_or_else(|| dir.display().to_string());
-        let info = ModelInfo {
+        let mut info = ModelInfo {
             name,
             weights_xxh3,
             dim: config.hidden_size,
             pooling,
             normalize,
             max_positions: config.max_position_embeddings,
+            calibrated_min_cosine: None,
         };
+        info.calibrated_min_cosine = super::calibration::calibrated_min_cosine(&info);
         Ok(Embedder {
             model,
             tokenizer,
@@ -280,6 +293,14 @@ impl Embedder {
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
         if texts.is_empty() {
             return Ok(Vec::new());
+        }
+        #[cfg(feature = "failpoints")]
+        if texts.iter().any(|t| t.contains(FAILPOINT_EMBED)) {
+            return Err(SemanticError::Inference {
+                op: "embedding (failpoint)",
+                message: format!("a text holds `{FAILPOINT_EMBED}`"),
+                batch: texts.len(),
+            });
         }
         self.pool.install(|| self.embed_in_pool(texts))
     }

@@ -11,6 +11,15 @@
 //! | `semantic_queue` | doc id, u64 big-endian | what is to be embedded ([`super::config::embed_text`]), as [`super::queue::encode`] writes it; |
 //! |            |                          | written in the document's own batch, deleted with it or when |
 //! |            |                          | the indexer's batch moves the cursor past it           |
+//! | `meta`     | `semantic_floor`         | u64 LE: documents below it were stored before the channel |
+//! |            |                          | was added and get a vector only from a backfill of their  |
+//! |            |                          | texts (absent: a database of an fpdb that did not write it; |
+//! |            |                          | `check` then cannot tell a lost vector from one never made) |
+//! | `meta`     | `semantic_aside` + doc id u64 BE | a live document at or above the floor and below the |
+//! |            |                          | cursor that has no vector on purpose: 1 byte kind ([`Aside`]) |
+//! |            |                          | then the reason, UTF-8. Written in the batch that moves the |
+//! |            |                          | cursor past it (or the document's own, for nothing to embed); |
+//! |            |                          | deleted with the document                                |
 
 use rocksdb::{ColumnFamily, IteratorMode, WriteBatch, DB};
 
@@ -28,10 +37,16 @@ pub const CF_SEMANTIC_QUEUE: &str = "semantic_queue";
 pub const META_SEMANTIC_CURSOR: &[u8] = b"semantic_cursor";
 /// Meta key of the spec.
 pub const META_SEMANTIC_SPEC: &[u8] = b"semantic_spec";
+/// Meta key of the floor: documents below it predate the channel.
+pub const META_SEMANTIC_FLOOR: &[u8] = b"semantic_floor";
+/// Meta key prefix of the documents set aside (followed by the doc id, u64 BE).
+pub const META_SEMANTIC_ASIDE: &[u8] = b"semantic_aside";
 /// The spec format this build writes and reads.
 pub const SPEC_VERSION: u32 = 1;
 
-/// Default β for all-MiniLM-L6-v2 (docs/semantic.md says where it comes from).
+/// β of a database whose model has no calibration ([`super::CALIBRATIONS`]) and that was given
+/// none: the calibrated β of all-MiniLM-L6-v2 (docs/semantic.md, "Calibration on hard
+/// negatives"). Another model's cosines lie elsewhere: calibrate it (`fpdb eval --semantic`).
 pub const DEFAULT_MIN_COSINE: f32 = 0.76;
 
 /// Everything that decides a stored vector, checked on open, plus the query default β.
@@ -49,7 +64,9 @@ pub struct SemanticSpec {
     pub code_words: usize,
     /// Seed of the sign-code hyperplanes.
     pub code_seed: u64,
-    /// The default β of queries (not checked on open: a query may ask another).
+    /// The default β of queries (not checked on open: a query may ask another): the one given at
+    /// creation, else the model's calibrated β (`model.calibrated_min_cosine`) as it was then,
+    /// else [`DEFAULT_MIN_COSINE`]. A database keeps it when the calibration changes.
     pub min_cosine: f32,
     /// Which edges form the groups (not checked on open: fixed at creation).
     #[serde(default)]
@@ -61,16 +78,17 @@ pub struct SemanticSpec {
 }
 
 impl SemanticSpec {
-    /// A spec for `model` with the defaults (256-bit codes, β = [`DEFAULT_MIN_COSINE`]).
+    /// A spec for `model` with the defaults (256-bit codes, β = the model's calibrated β, else
+    /// [`DEFAULT_MIN_COSINE`]).
     pub fn new(model: ModelInfo, max_tokens: usize, field: Option<String>) -> SemanticSpec {
         SemanticSpec {
+            min_cosine: model.calibrated_min_cosine.unwrap_or(DEFAULT_MIN_COSINE),
             version: SPEC_VERSION,
             model,
             max_tokens,
             field,
             code_words: DEFAULT_CODE_WORDS,
             code_seed: DEFAULT_CODE_SEED,
-            min_cosine: DEFAULT_MIN_COSINE,
             groups: Groups::Text,
             model_dir: None,
         }
@@ -79,7 +97,7 @@ impl SemanticSpec {
     /// The spec of a new database: `model` (the loaded model's identity) with `cfg`'s settings.
     pub fn from_config(model: ModelInfo, cfg: &SemanticConfig) -> SemanticSpec {
         SemanticSpec {
-            min_cosine: cfg.min_cosine,
+            min_cosine: cfg.min_cosine.or(model.calibrated_min_cosine).unwrap_or(DEFAULT_MIN_COSINE),
             groups: cfg.groups,
             model_dir: Some(cfg.model_dir.clone()),
             ..SemanticSpec::new(model, cfg.max_tokens, cfg.field.clone())
@@ -154,8 +172,9 @@ pub fn stage_dequeue(batch: &mut WriteBatch, queue: &ColumnFamily, from: u64, to
     batch.delete_range_cf(queue, vector_key(from), vector_key(to));
 }
 
-/// Up to `max` queued texts with `from ≤ id < until`, ascending.
-pub fn scan_queue(db: &DB, queue: &ColumnFamily, from: u64, until: u64, max: usize) -> Result<Vec<(u64, String)>> {
+/// Up to `max` queued entries with `from ≤ id < until`, ascending: each its text, or why its value
+/// does not decode (that document is set aside, the others embedded).
+pub fn scan_queue(db: &DB, queue: &ColumnFamily, from: u64, until: u64, max: usize) -> Result<Vec<(u64, Result<String>)>> {
     let mut out = Vec::new();
     let start = vector_key(from);
     for item in db.iterator_cf(queue, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
@@ -164,9 +183,102 @@ pub fn scan_queue(db: &DB, queue: &ColumnFamily, from: u64, until: u64, max: usi
         if id >= until || out.len() == max {
             break;
         }
-        out.push((id, super::queue::decode(&value, id)?));
+        out.push((id, super::queue::decode(&value, id)));
     }
     Ok(out)
+}
+
+/// Why a document has no vector on purpose (the first byte of its `semantic_aside` value).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Aside {
+    /// Its text (or field) is empty: nothing to embed.
+    Empty = 0,
+    /// The model failed on its text alone.
+    EmbedFailed = 1,
+    /// Its queued value does not decode.
+    Unreadable = 2,
+}
+
+impl Aside {
+    fn from_byte(b: u8) -> Option<Aside> {
+        match b {
+            0 => Some(Aside::Empty),
+            1 => Some(Aside::EmbedFailed),
+            2 => Some(Aside::Unreadable),
+            _ => None,
+        }
+    }
+
+    /// True for the kinds that are failures (reported by the channel's state); an empty text is not.
+    pub fn is_failure(self) -> bool {
+        self != Aside::Empty
+    }
+}
+
+/// The `meta` key of `id`'s set-aside entry.
+pub fn aside_key(id: u64) -> Vec<u8> {
+    let mut k = META_SEMANTIC_ASIDE.to_vec();
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+/// Records `id` as set aside (`kind`, `reason`) in `batch`.
+pub fn stage_aside(batch: &mut WriteBatch, meta: &ColumnFamily, id: u64, kind: Aside, reason: &str) {
+    let mut v = Vec::with_capacity(1 + reason.len());
+    v.push(kind as u8);
+    v.extend_from_slice(reason.as_bytes());
+    batch.put_cf(meta, aside_key(id), v);
+}
+
+/// Drops `id`'s set-aside entry in `batch` (the document's delete or replace).
+pub fn stage_unaside(batch: &mut WriteBatch, meta: &ColumnFamily, id: u64) {
+    batch.delete_cf(meta, aside_key(id));
+}
+
+/// Every set-aside entry, ascending by id.
+pub fn read_aside(db: &DB, meta: &ColumnFamily) -> Result<Vec<(u64, Aside, String)>> {
+    let mut out = Vec::new();
+    for item in db.prefix_iterator_cf(meta, META_SEMANTIC_ASIDE) {
+        let (key, value) = item.map_err(SemanticError::rocks("reading the set-aside documents"))?;
+        let Some(id) = key.strip_prefix(META_SEMANTIC_ASIDE) else { break };
+        let id = decode_key(id)?;
+        let kind = value
+            .first()
+            .copied()
+            .and_then(Aside::from_byte)
+            .ok_or_else(|| SemanticError::Corruption {
+                what: format!("a set-aside entry whose kind byte is {:?}, expected 0, 1 or 2", value.first()),
+                doc: Some(id),
+            })?;
+        out.push((id, kind, String::from_utf8_lossy(&value[1..]).into_owned()));
+    }
+    Ok(out)
+}
+
+/// Puts the floor into `batch` (the channel's creation or addition).
+pub fn stage_floor(batch: &mut WriteBatch, meta: &ColumnFamily, floor: u64) {
+    batch.put_cf(meta, META_SEMANTIC_FLOOR, floor.to_le_bytes());
+}
+
+/// The floor, when the database records one.
+pub fn read_floor(db: &DB, meta: &ColumnFamily) -> Result<Option<u64>> {
+    read_u64(db, meta, META_SEMANTIC_FLOOR, "semantic_floor")
+}
+
+fn read_u64(db: &DB, meta: &ColumnFamily, key: &[u8], name: &str) -> Result<Option<u64>> {
+    match db
+        .get_cf(meta, key)
+        .map_err(SemanticError::rocks("reading the semantic channel's meta"))?
+    {
+        None => Ok(None),
+        Some(v) => <[u8; 8]>::try_from(v.as_slice())
+            .map(|b| Some(u64::from_le_bytes(b)))
+            .map_err(|_| SemanticError::Corruption {
+                what: format!("{name} of {} bytes, expected 8", v.len()),
+                doc: None,
+            }),
+    }
 }
 
 /// Whether `id` still has a queued text (it was not deleted since it was scanned).
@@ -189,18 +301,7 @@ pub fn stage_spec(batch: &mut WriteBatch, meta: &ColumnFamily, spec: &SemanticSp
 
 /// The durable cursor (0 when the channel has never written one).
 pub fn read_cursor(db: &DB, meta: &ColumnFamily) -> Result<u64> {
-    match db
-        .get_cf(meta, META_SEMANTIC_CURSOR)
-        .map_err(SemanticError::rocks("reading the semantic cursor"))?
-    {
-        None => Ok(0),
-        Some(v) => <[u8; 8]>::try_from(v.as_slice())
-            .map(u64::from_le_bytes)
-            .map_err(|_| SemanticError::Corruption {
-                what: format!("semantic_cursor of {} bytes, expected 8", v.len()),
-                doc: None,
-            }),
-    }
+    Ok(read_u64(db, meta, META_SEMANTIC_CURSOR, "semantic_cursor")?.unwrap_or(0))
 }
 
 /// The stored spec, if the database has the channel.
@@ -246,23 +347,39 @@ pub struct CheckReport {
     pub beyond_cursor: Vec<u64>,
     /// Vectors of documents that are not live (deleted without their vector).
     pub orphans: Vec<u64>,
-    /// Live documents below the cursor without a vector (skipped by the indexer).
+    /// Live documents at or above the floor and below the cursor with neither a vector nor a
+    /// set-aside entry: vectors lost.
     pub missing: Vec<u64>,
+    /// Live documents below the floor without a vector (stored before the channel was added, not
+    /// backfilled yet; with no floor recorded, every live document below the cursor without one).
+    pub not_backfilled: u64,
+    /// Live documents set aside as failures ([`Aside::is_failure`]).
+    pub set_aside: Vec<u64>,
+    /// Set-aside entries of documents that are not live, or that have a vector.
+    pub stale_aside: Vec<u64>,
 }
 
 impl CheckReport {
-    /// True when nothing is wrong.
+    /// True when nothing is wrong (documents set aside are reported, not faults).
     pub fn is_clean(&self) -> bool {
-        self.damaged.is_empty() && self.beyond_cursor.is_empty() && self.orphans.is_empty() && self.missing.is_empty()
+        self.damaged.is_empty()
+            && self.beyond_cursor.is_empty()
+            && self.orphans.is_empty()
+            && self.missing.is_empty()
+            && self.stale_aside.is_empty()
     }
 }
 
-/// Checks the CF against the cursor and the live documents (`live`: ascending ids of live docs).
-pub fn check(db: &DB, cf: &ColumnFamily, meta: &ColumnFamily, spec: &SemanticSpec, live: &[u64]) -> Result<CheckReport> {
+/// Checks the CF against the cursor, the floor, the set-aside entries and the live documents
+/// (`live`: ascending ids of live docs). A database whose channel was just added and not opened
+/// for writing since has no `semantic` column family (`cf` None): it holds no vector.
+pub fn check(db: &DB, cf: Option<&ColumnFamily>, meta: &ColumnFamily, spec: &SemanticSpec, live: &[u64]) -> Result<CheckReport> {
     let cursor = read_cursor(db, meta)?;
+    let floor = read_floor(db, meta)?;
+    let aside: std::collections::BTreeMap<u64, Aside> = read_aside(db, meta)?.into_iter().map(|(id, k, _)| (id, k)).collect();
     let mut report = CheckReport::default();
     let mut have = Vec::new();
-    for item in db.iterator_cf(cf, IteratorMode::Start) {
+    for item in cf.into_iter().flat_map(|cf| db.iterator_cf(cf, IteratorMode::Start)) {
         let (key, value) = item.map_err(SemanticError::rocks("checking the semantic vectors"))?;
         let id = decode_key(&key)?;
         report.vectors += 1;
@@ -272,8 +389,25 @@ pub fn check(db: &DB, cf: &ColumnFamily, meta: &ColumnFamily, spec: &SemanticSpe
         if id >= cursor {
             report.beyond_cursor.push(id);
         }
+        if aside.contains_key(&id) {
+            report.stale_aside.push(id);
+        }
         have.push(id);
     }
+    let without = |l: u64, report: &mut CheckReport| {
+        if l >= cursor {
+            return;
+        }
+        match (aside.get(&l), floor) {
+            (Some(k), _) => {
+                if k.is_failure() {
+                    report.set_aside.push(l);
+                }
+            }
+            (None, Some(f)) if l >= f => report.missing.push(l),
+            (None, _) => report.not_backfilled += 1,
+        }
+    };
     // both ascending: a merge
     let (mut i, mut j) = (0, 0);
     while i < have.len() || j < live.len() {
@@ -283,15 +417,11 @@ pub fn check(db: &DB, cf: &ColumnFamily, meta: &ColumnFamily, spec: &SemanticSpe
                 j += 1;
             }
             (Some(h), Some(l)) if l < h => {
-                if l < cursor {
-                    report.missing.push(l);
-                }
+                without(l, &mut report);
                 j += 1;
             }
             (None, Some(l)) => {
-                if l < cursor {
-                    report.missing.push(l);
-                }
+                without(l, &mut report);
                 j += 1;
             }
             (Some(h), _) => {
@@ -301,6 +431,9 @@ pub fn check(db: &DB, cf: &ColumnFamily, meta: &ColumnFamily, spec: &SemanticSpe
             (None, None) => break,
         }
     }
+    report.stale_aside.extend(aside.keys().filter(|id| live.binary_search(id).is_err()));
+    report.stale_aside.sort_unstable();
+    report.stale_aside.dedup();
     Ok(report)
 }
 
@@ -337,7 +470,11 @@ mod tests {
         stage_queue(&mut b, queue, 4, &super::super::queue::encode("a new one, format 1: LZ4"));
         b.put_cf(queue, vector_key(5), "ünïcode in format 0".as_bytes());
         db.write(b).unwrap();
-        let got = scan_queue(&db, queue, 0, 10, 10).unwrap();
+        let got: Vec<(u64, String)> = scan_queue(&db, queue, 0, 10, 10)
+            .unwrap()
+            .into_iter()
+            .map(|(id, t)| (id, t.unwrap()))
+            .collect();
         let want = [
             (3, "an old queued text, format 0"),
             (4, "a new one, format 1: LZ4"),
@@ -345,7 +482,45 @@ mod tests {
         ];
         assert_eq!(got, want.map(|(id, t)| (id, t.to_string())));
         db.put_cf(queue, vector_key(6), [0xF5, 9, 0, 0, 0, 1]).unwrap();
-        let err = scan_queue(&db, queue, 0, 10, 10).unwrap_err().to_string();
+        let got = scan_queue(&db, queue, 0, 10, 10).unwrap();
+        assert_eq!(got.len(), 4, "the damaged value is one entry among the others");
+        let err = got[3].1.as_ref().unwrap_err().to_string();
         assert!(err.contains("at doc 6"), "{err}");
+    }
+
+    fn model(calibrated: Option<f32>) -> ModelInfo {
+        ModelInfo {
+            name: "m".into(),
+            weights_xxh3: 7,
+            dim: 4,
+            pooling: super::super::model::Pooling::Mean,
+            normalize: true,
+            max_positions: 64,
+            calibrated_min_cosine: calibrated,
+        }
+    }
+
+    /// A spec stored without the model's calibrated β (as every spec of a model without one is)
+    /// reads back with its stored β; a new database takes the calibrated β unless given one.
+    #[test]
+    fn stored_beta_stays_and_new_databases_take_the_calibration() {
+        let stored = r#"{"version":1,"model":{"name":"all-MiniLM-L6-v2","weights_xxh3":1,"dim":384,"pooling":"mean",
+            "normalize":true,"max_positions":512},"max_tokens":256,"field":null,"code_words":4,"code_seed":5,
+            "min_cosine":0.76,"groups":"union","model_dir":"/m"}"#;
+        let spec: SemanticSpec = serde_json::from_str(stored).unwrap();
+        assert_eq!(
+            (spec.min_cosine, spec.model.calibrated_min_cosine, spec.groups),
+            (0.76, None, Groups::Union)
+        );
+        let mut cfg = SemanticConfig::new("/m");
+        assert_eq!(SemanticSpec::from_config(model(Some(0.9)), &cfg).min_cosine, 0.9);
+        assert_eq!(SemanticSpec::from_config(model(None), &cfg).min_cosine, DEFAULT_MIN_COSINE);
+        cfg.min_cosine = Some(0.5);
+        let given = SemanticSpec::from_config(model(Some(0.9)), &cfg);
+        assert_eq!((given.min_cosine, given.model.calibrated_min_cosine), (0.5, Some(0.9)));
+        // the calibration is stored with the model, and is no part of its identity
+        let back: SemanticSpec = serde_json::from_str(&serde_json::to_string(&given).unwrap()).unwrap();
+        assert_eq!(back, given);
+        assert!(given.check_matches(&SemanticSpec::from_config(model(None), &cfg)).is_ok());
     }
 }

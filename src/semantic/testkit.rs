@@ -14,7 +14,7 @@ use rocksdb::{ColumnFamilyDescriptor, IteratorMode, Options, WriteBatch, WriteOp
 use super::channel::{SemanticChannel, COLUMN_FAMILIES};
 use super::error::{Result, SemanticError};
 use super::indexer::{Corpus, Scan};
-use super::store::SemanticSpec;
+use super::store::{stage_aside, stage_floor, stage_unaside, Aside, SemanticSpec};
 use super::vector::StoredVector;
 
 /// The words of the tiny model's vocabulary (after the five special tokens).
@@ -317,6 +317,11 @@ impl RocksCorpus {
             None => {
                 let mut batch = WriteBatch::default();
                 let c = SemanticChannel::create(&db, &mut batch, spec.clone())?;
+                let meta = db.cf_handle("meta").ok_or_else(|| SemanticError::Corruption {
+                    what: "no meta CF".into(),
+                    doc: None,
+                })?;
+                stage_floor(&mut batch, meta, 0);
                 db.write(batch).map_err(SemanticError::rocks("creating the channel"))?;
                 (c, 0)
             }
@@ -367,6 +372,7 @@ impl RocksCorpus {
         let mut batch = WriteBatch::default();
         batch.delete_cf(self.cf(CF_DOCS)?, id.to_be_bytes());
         self.channel.write_delete(&self.db, &mut batch, id)?;
+        stage_unaside(&mut batch, self.cf("meta")?, id);
         self.db.write(batch).map_err(SemanticError::rocks("deleting a doc"))?;
         self.channel.publish_delete(id);
         Ok(())
@@ -401,17 +407,25 @@ impl Corpus for RocksCorpus {
             }
             docs.push((id, String::from_utf8_lossy(&v).into_owned()));
             if docs.len() == max {
-                return Ok(Scan { next: id + 1, docs });
+                return Ok(Scan {
+                    next: id + 1,
+                    docs,
+                    unreadable: Vec::new(),
+                });
             }
         }
-        Ok(Scan { docs, next: ack })
+        Ok(Scan {
+            docs,
+            unreadable: Vec::new(),
+            next: ack,
+        })
     }
 
     fn acknowledged(&self) -> u64 {
         self.next_doc.load(Ordering::SeqCst)
     }
 
-    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, _from: u64, cursor: u64) -> Result<()> {
+    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, aside: Vec<(u64, Aside, String)>, _from: u64, cursor: u64) -> Result<()> {
         let n = self.commits.fetch_add(1, Ordering::SeqCst) + 1;
         if n == self.fail_at_commit.load(Ordering::SeqCst) {
             return Err(SemanticError::Rocks {
@@ -435,6 +449,10 @@ impl Corpus for RocksCorpus {
         let records: Vec<(u64, Vec<u8>)> = kept.iter().map(|(id, _, b)| (*id, b.clone())).collect();
         let mut batch = WriteBatch::default();
         self.channel.write_vectors(&self.db, &mut batch, &records, cursor)?;
+        let meta = self.cf("meta")?;
+        for (id, kind, why) in &aside {
+            stage_aside(&mut batch, meta, *id, *kind, why);
+        }
         let mut wo = WriteOptions::default();
         wo.set_sync(true);
         self.db.write_opt(batch, &wo).map_err(SemanticError::rocks("committing vectors"))?;

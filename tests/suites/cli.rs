@@ -6,6 +6,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../support/readme.rs"]
+mod readme_md;
 #[path = "../support/cli.rs"]
 mod support;
 
@@ -15,11 +17,19 @@ mod bad_input;
 mod cli;
 #[path = "../cli_containment.rs"]
 mod cli_containment;
+#[path = "../cli_front.rs"]
+mod cli_front;
 #[path = "../cli_input.rs"]
 mod cli_input;
 #[path = "../cli_interrupt.rs"]
 mod cli_interrupt;
+#[path = "../cli_text.rs"]
+mod cli_text;
 #[path = "../enospc.rs"]
 mod enospc;
 #[path = "../methods_cli.rs"]
 mod methods_cli;
+#[path = "../readme.rs"]
+mod readme;
+#[path = "../support/skip.rs"]
+mod skip;

@@ -8,18 +8,24 @@ mod common;
 mod containment;
 #[path = "../corruption.rs"]
 mod corruption;
+#[path = "../decisions.rs"]
+mod decisions;
 #[path = "../engine.rs"]
 mod engine;
 #[path = "../fuzz_regressions.rs"]
 mod fuzz_regressions;
 #[path = "../golden.rs"]
 mod golden;
+#[path = "../listing.rs"]
+mod listing;
 #[path = "../metadata.rs"]
 mod metadata;
 #[path = "../methods.rs"]
 mod methods;
 #[path = "../normalizer.rs"]
 mod normalizer;
+#[path = "../text.rs"]
+mod text;
 
 /// With `autotests = false` Cargo builds only the test binaries Cargo.toml names: a new file in
 /// tests/ that no suite includes would never run. Every tests/*.rs must be a module of a suite

@@ -26,6 +26,11 @@ impl Document {
             grp: d.group.into(),
         }
     }
+
+    /// Its key, owned.
+    pub fn key_string(self) -> String {
+        self.line.key
+    }
 }
 
 #[pymethods]
@@ -60,10 +65,16 @@ impl Document {
         self.line.inserted_at_ms
     }
 
-    /// Metadata stored with it (JSON text), if any.
+    /// Metadata stored with it, decoded from its JSON text (a dict for the metadata of `insert`,
+    /// `ingest` and `fpdb ingest`); None when there is none. Metadata that is not JSON (stored
+    /// through the Rust API) is returned as its text.
     #[getter]
-    fn meta(&self) -> Option<&str> {
-        self.meta.as_deref()
+    fn meta(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        match self.meta.as_deref() {
+            None => Ok(None),
+            Some(m) if serde_json::from_str::<serde::de::IgnoredAny>(m).is_ok() => crate::convert::json_loads(py, m).map(Some),
+            Some(m) => Ok(Some(m.into_pyobject(py)?.into_any().unbind())),
+        }
     }
 
     /// Keys of its group's members, by doc id (itself alone when it has no near-duplicate).

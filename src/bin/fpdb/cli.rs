@@ -35,8 +35,8 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub json: bool,
     /// Print nothing but errors (no results, summaries, progress or notes; rejected input items are
-    /// errors and are still reported on stderr); exit codes are unchanged. Before issue 35 `ingest
-    /// --quiet` only hid the progress bar: that is now `ingest --no-progress`.
+    /// errors and are still reported on stderr); exit codes are unchanged. `ingest --no-progress`
+    /// hides only the progress bar.
     #[arg(long, short = 'q', global = true)]
     pub quiet: bool,
     #[command(subcommand)]
@@ -55,22 +55,32 @@ pub enum Cmd {
     Query(QueryArgs),
     /// Ingest many documents through the parallel pipeline (JSONL file, directory, or - for stdin).
     ///
-    /// JSONL lines are {"key": ..., "text": ...}; other fields are kept as metadata. A directory
-    /// gives one document per file, keyed by relative path. Inputs may be gzip-compressed
-    /// (papers.jsonl.gz, a .gz file in a directory) and may start with a UTF-8 byte-order mark;
-    /// UTF-16, zstd, xz, bzip2, zip/Office, PDF and image inputs are refused with the command that
-    /// converts them.
+    /// JSONL lines are {"key": ..., "text": ...}; other fields are kept as metadata. A WARC or WET
+    /// file (crawl.warc.gz) gives one document per response or conversion record, keyed by its
+    /// WARC-Target-URI; other records are skipped and counted. A directory gives one document per
+    /// file, keyed by relative path, hidden files and directories (.git) left out unless --hidden.
+    /// Inputs may be gzip- or zstd-compressed (papers.jsonl.gz, crawl.jsonl.zst, a .gz file in a
+    /// directory) and may start with a UTF-8 byte-order mark; UTF-16, xz, bzip2, zip/Office, PDF
+    /// and image inputs are refused with the command that converts them.
     /// With --json, one line per document is printed (and flushed with its batch) after its batch
     /// is durably committed. A read error of the input or a failed commit ends the run (exit 3)
     /// after reporting everything committed before it. Ctrl-C or SIGTERM stops reading the input,
     /// commits what was read and says up to which line (exit 130); a second Ctrl-C exits at once.
     Ingest(IngestArgs),
-    /// Show a stored document and its group. Exit code 1 when the key is absent.
-    Get(KeyArgs),
+    /// Show a stored document and its group (with --text: its stored text, exactly as given).
+    /// Exit code 1 when the key is absent.
+    Get(GetArgs),
     /// Delete a document (its group splits if it was a bridge). Exit code 1 when the key is absent.
     Delete(KeyArgs),
-    /// Export every document as JSON lines {"key","id","simhash","shingles","group"}.
+    /// Export every document as JSON lines {"key","id","simhash","shingles","group"}; with
+    /// --archive, everything the database holds that is not derived, for `fpdb import`.
     Export(ExportArgs),
+    /// Create a database from an `export --archive` file (its settings, then its documents in
+    /// order): exporting the new database gives the same bytes.
+    Import(ImportArgs),
+    /// A consistent copy of a database into a new directory, also while another process (e.g.
+    /// `fpdb serve`) writes to it; the copy opens and passes `check` (docs/durability.md).
+    Backup(BackupArgs),
     /// Counters: documents, groups, segments, bytes, spec.
     Stats(DbArg),
     /// Rewrite segments with dead bytes and reclaim the space.
@@ -94,11 +104,75 @@ pub enum Cmd {
     /// serves many clients. Stops gracefully on SIGINT/SIGTERM. Prints the bound address on stdout.
     #[cfg(feature = "serve")]
     Serve(ServeArgs),
-    /// The semantic channel (paper 001; a database made with `init --semantic`, or given the
-    /// channel later by `enable`): `backfill` embeds every acknowledged document not embedded yet,
+    /// The semantic channel (a database made with `init --semantic`, or given the channel later by
+    /// `enable`): `backfill` embeds every acknowledged document not embedded yet,
     /// with progress, and returns when it has caught up.
     #[command(subcommand)]
     Semantic(SemanticCmd),
+    /// Print a shell completion script: `fpdb completions bash > /etc/bash_completion.d/fpdb`
+    /// (zsh: a file `_fpdb` in a directory of $fpath; fish: ~/.config/fish/completions/fpdb.fish).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff) of fpdb on stdout, or with --dir write one page per command
+    /// (fpdb.1, fpdb-ingest.1, ...) into a directory: `fpdb man | man -l -`.
+    Man(ManArgs),
+    /// Curator decisions, kept by key: `same` (one work, whatever the scores say), `distinct`
+    /// (never in one group), `undo`, `list`. The groups follow at once; a decision that
+    /// contradicts others is refused with them as evidence (exit code 2).
+    #[command(subcommand)]
+    Review(ReviewCmd),
+}
+
+/// `fpdb completions`.
+#[derive(Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+/// `fpdb man`.
+#[derive(Args, Debug)]
+pub struct ManArgs {
+    /// Write fpdb.1 and one page per command into this directory instead of fpdb.1 on stdout.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// `fpdb review ...`.
+#[derive(Subcommand, Debug)]
+pub enum ReviewCmd {
+    /// The two documents are one work: they share a group whatever the scores say.
+    Same(DecideArgs),
+    /// The two documents are different works: no group holds both, now or after any later insert.
+    Distinct(DecideArgs),
+    /// Remove the decision about two keys; the groups follow. Exit code 1 when there was none.
+    Undo(KeyPairArgs),
+    /// Every decision (key pair, decision, time, author, reason).
+    List(DbArg),
+}
+
+/// `fpdb review same|distinct`.
+#[derive(Args, Debug)]
+pub struct DecideArgs {
+    #[command(flatten)]
+    pub pair: KeyPairArgs,
+    /// Why (kept with the decision).
+    #[arg(long)]
+    pub reason: Option<String>,
+    /// Who decided (kept with the decision).
+    #[arg(long)]
+    pub author: Option<String>,
+}
+
+/// A database and two keys.
+#[derive(Args, Debug)]
+pub struct KeyPairArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// One document's key.
+    pub key_a: String,
+    /// The other's.
+    pub key_b: String,
 }
 
 /// `fpdb semantic ...`.
@@ -154,77 +228,90 @@ pub struct BackfillArgs {
     pub text_field: String,
 }
 
-/// `fpdb serve`.
+/// `fpdb serve`. Every flag can also be given by an environment variable, `FPDB_` and its name in
+/// capitals with `_` for `-` (`FPDB_LISTEN=0.0.0.0:7878`, `FPDB_TOKEN_FILE=...`, `FPDB_DB=...`);
+/// a flag on the command line wins. A switch is on when its variable is set to anything but
+/// `false`, `no`, `off`, `0` or nothing.
 #[cfg(feature = "serve")]
 #[derive(Args, Debug)]
 pub struct ServeArgs {
     /// Database directory (created with default settings when it holds no database).
+    #[arg(env = "FPDB_DB")]
     pub db: PathBuf,
+    /// A database created here keeps its documents' texts (as `fpdb init --store-text`).
+    #[arg(long, env = "FPDB_STORE_TEXT", value_parser = clap::builder::FalseyValueParser::new())]
+    pub store_text: bool,
     /// Address to listen on (port 0: any free port). A non-loopback address needs --token-file.
-    #[arg(long, default_value = "127.0.0.1:7878")]
+    #[arg(long, env = "FPDB_LISTEN", default_value = "127.0.0.1:7878")]
     pub listen: std::net::SocketAddr,
     /// File holding the access token required on writes (`Authorization: Bearer <token>`).
-    #[arg(long)]
+    #[arg(long, env = "FPDB_TOKEN_FILE")]
     pub token_file: Option<PathBuf>,
     /// Require the token on reads too (everything but /healthz).
-    #[arg(long)]
+    #[arg(long, env = "FPDB_TOKEN_FOR_READS", value_parser = clap::builder::FalseyValueParser::new())]
     pub token_for_reads: bool,
     /// Largest body of PUT and POST /v1/duplicates, bytes (larger: 413).
-    #[arg(long, default_value_t = 8 << 20)]
+    #[arg(long, env = "FPDB_MAX_BODY_BYTES", default_value_t = 8 << 20)]
     pub max_body_bytes: usize,
     /// Largest NDJSON body of POST /v1/documents, bytes (larger: 413).
-    #[arg(long, default_value_t = 64 << 20)]
+    #[arg(long, env = "FPDB_MAX_BULK_BYTES", default_value_t = 64 << 20)]
     pub max_bulk_bytes: usize,
     /// Documents waiting for the writer at most (more: 429 with Retry-After).
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, env = "FPDB_QUEUE_DEPTH", default_value_t = 1024)]
     pub queue_depth: usize,
     /// Documents per group commit, at most.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, env = "FPDB_BATCH_SIZE", default_value_t = 1024)]
     pub batch_size: usize,
     /// Concurrent POST /v1/documents requests at most (more: 429).
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, env = "FPDB_BULK_SLOTS", default_value_t = 2)]
     pub bulk_slots: usize,
     /// Fingerprinting threads per bulk request (default: one per core).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "FPDB_WORKERS", default_value_t = 0)]
     pub workers: usize,
     /// Threads one query's probe may use (0: one per core; 1: the request's thread alone, for a
     /// server saturated by concurrent queries). Only probes that scan many entries are split
     /// (from about 2.6M documents at k = 12).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "FPDB_QUERY_THREADS", default_value_t = 0)]
     pub query_threads: usize,
-    /// Print one line per request on stderr (method, route, status, latency; never text or keys).
-    #[arg(long)]
+    /// Log one line per request on stderr (method, route, status, latency, request id; never text
+    /// or keys).
+    #[arg(long, env = "FPDB_LOG_REQUESTS", value_parser = clap::builder::FalseyValueParser::new())]
     pub log_requests: bool,
+    /// The log's form on stderr: `text` (lines `fpdb serve: ...`) or `json` (one object per line:
+    /// timestamp, level, message and fields such as method, route, status, ms, request_id).
+    #[arg(long, env = "FPDB_LOG_FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
+    pub log_format: LogFormatArg,
     /// Seconds to wait for in-flight requests after SIGINT/SIGTERM.
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, env = "FPDB_SHUTDOWN_TIMEOUT_S", default_value_t = 30)]
     pub shutdown_timeout_s: u64,
     /// Open connections at most (one more: 503 with Retry-After, closed at once).
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, env = "FPDB_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
     /// Requests being worked on at most, /healthz and /metrics aside (more: 503 `overloaded`).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, env = "FPDB_MAX_INFLIGHT", default_value_t = 64)]
     pub max_inflight: usize,
     /// POST /v1/duplicates being worked on at most (more: 503 `overloaded`). 0: half the cores, at
     /// least 1 — duplicate checks never take the cores the writes need.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, env = "FPDB_MAX_QUERIES", default_value_t = 0)]
     pub max_queries: usize,
     /// Seconds a client has to send a request head (then the connection is closed).
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, env = "FPDB_HEADER_TIMEOUT_S", default_value_t = 10)]
     pub header_timeout_s: u64,
     /// Seconds a client has to send a request body (then 408).
-    #[arg(long, default_value_t = 30)]
+    #[arg(long, env = "FPDB_BODY_TIMEOUT_S", default_value_t = 30)]
     pub body_timeout_s: u64,
     /// Seconds a request may take in all (then 503 `timeout`).
-    #[arg(long, default_value_t = 60)]
+    #[arg(long, env = "FPDB_REQUEST_TIMEOUT_S", default_value_t = 60)]
     pub request_timeout_s: u64,
     /// Candidates a duplicate check verifies at most (more: the answer says `truncated: true`).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, env = "FPDB_MAX_CANDIDATES", default_value_t = 10_000)]
     pub max_candidates: usize,
     /// Milliseconds a duplicate check may verify candidates (then `truncated: true`).
-    #[arg(long, default_value_t = 500)]
+    #[arg(long, env = "FPDB_QUERY_DEADLINE_MS", default_value_t = 500)]
     pub query_deadline_ms: u64,
-    #[command(flatten)]
-    pub write: WriteArgs,
+    /// Do not fsync on commit: survives a process crash, not a power loss.
+    #[arg(long, env = "FPDB_NO_SYNC", value_parser = clap::builder::FalseyValueParser::new())]
+    pub no_sync: bool,
 }
 
 /// Just the database.
@@ -269,6 +356,11 @@ pub struct InitArgs {
     /// SimHash weights: `binary` (each distinct shingle once; default) or `count` (occurrences).
     #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
     pub weights: WeightArg,
+    /// Word shingle hash: `word-mix` (each word hashed once, a shingle's hash combined from its
+    /// words'; default) or `xxh3-64` (each shingle's bytes; the hash of databases made before
+    /// word-mix, which fpdb builds older than it need). Fingerprints of the two never match.
+    #[arg(long)]
+    pub hash: Option<String>,
     /// Text normalizer version. 2 (default) makes each character of Chinese, Japanese, Thai, Lao,
     /// Khmer and Myanmar text a word, keeps combining marks in their word and drops soft hyphens
     /// and zero-width characters; 1 is the normalizer of databases made before it, which fpdb
@@ -296,6 +388,11 @@ pub struct InitArgs {
     /// `--containment on`.
     #[arg(long, value_parser = clap::value_parser!(u32))]
     pub containment_max_samples: Option<u32>,
+    /// Keep every document's text, zstd-compressed with a dictionary trained on the first
+    /// documents (about 0.2 of the raw bytes: docs/format.md, "Stored texts"): `get --text`,
+    /// `reindex --spec`, `semantic backfill` without --input, `export` with the texts.
+    #[arg(long)]
+    pub store_text: bool,
     #[command(flatten)]
     pub channel: ChannelArgs,
 }
@@ -326,6 +423,14 @@ pub struct ChannelArgs {
     /// `semantic_pending` is 0; `fpdb pairs --groups` then groups over both channels too).
     #[arg(long, requires = "semantic", value_parser = ["text", "union"])]
     pub groups: Option<String>,
+}
+
+/// `fpdb serve --log-format`.
+#[cfg(feature = "serve")]
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogFormatArg {
+    Text,
+    Json,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -391,9 +496,9 @@ pub struct QueryArgs {
     /// A SimHash (unsigned decimal, or hex with 0x) to look up; no Jaccard is computed.
     #[arg(long, conflicts_with = "file")]
     pub simhash: Option<String>,
-    /// Maximum Hamming distance (default: the database's).
-    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
-    pub k: Option<u32>,
+    /// Maximum Hamming distance k (default: the database's; `--k` is an old name for it).
+    #[arg(long, short = 'k', alias = "k", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
     /// broder, broder-charikar: fewest equal supershingles (default: the database's).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub min_shared: Option<u32>,
@@ -439,7 +544,8 @@ pub struct IngestArgs {
     /// Fingerprinting threads (0 = one per core).
     #[arg(long, default_value_t = 0, value_parser = RangedU64ValueParser::<usize>::new().range(0..=MAX_WORKERS as u64))]
     pub workers: usize,
-    /// JSON field holding the key.
+    /// JSON field holding the key (of a WARC input: the WARC field, WARC-Target-URI when this is
+    /// left at `key`).
     #[arg(long, default_value = "key")]
     pub key_field: String,
     /// JSON field holding the text.
@@ -449,6 +555,10 @@ pub struct IngestArgs {
     /// `-q/--quiet` prints nothing but errors).
     #[arg(long)]
     pub no_progress: bool,
+    /// A directory input: also ingest hidden files and directories (names starting with `.`,
+    /// `.git` among them), which are left out by default.
+    #[arg(long)]
+    pub hidden: bool,
     /// Also report containment relations: the stored documents each new one contains or is
     /// contained in with containment >= C (0..=1); a relation apart from the near-duplicate groups.
     /// Needs a database created with `--containment on`.
@@ -467,12 +577,42 @@ pub struct KeyArgs {
 }
 
 #[derive(Args, Debug)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pub key: KeyArgs,
+    /// Print the document's stored text exactly as it was inserted (a database made with
+    /// `init --store-text`); with --json, the document's line gets a "text" field.
+    #[arg(long)]
+    pub text: bool,
+}
+
+#[derive(Args, Debug)]
 pub struct ExportArgs {
     /// Database directory.
     pub db: PathBuf,
     /// Also print each shingle set ("shingle_set": [...]).
     #[arg(long)]
     pub shingle_sets: bool,
+    /// Write everything the database holds that is not derived instead: a settings line, then
+    /// per document its key, metadata, title, year, DOI and stored text (docs/format.md, "Export").
+    #[arg(long, conflicts_with = "shingle_sets")]
+    pub archive: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ImportArgs {
+    /// Database directory to create (must not hold a database yet).
+    pub db: PathBuf,
+    /// The `export --archive` file (- for standard input).
+    pub file: PathBuf,
+}
+
+#[derive(Args, Debug)]
+pub struct BackupArgs {
+    /// Database directory.
+    pub db: PathBuf,
+    /// The copy's directory (must not exist; made through DIR.tmp, renamed when complete).
+    pub dir: PathBuf,
 }
 
 #[derive(Args, Debug)]
@@ -496,15 +636,42 @@ pub struct ReindexArgs {
     /// database's current size and default k (docs/performance.md, "a layout that follows N").
     #[arg(long, default_value = "auto")]
     pub tables: String,
+    /// Fingerprint every document again from its stored text (a database made with
+    /// `init --store-text`) under a new spec: the options below, each defaulting to the
+    /// database's. The result equals a fresh ingest of the same documents under that spec.
+    #[arg(long)]
+    pub spec: bool,
+    /// With --spec: shingles, `word:N` or `char:N`.
+    #[arg(long, requires = "spec")]
+    pub shingle: Option<String>,
+    /// With --spec: the method (as `init --method`; weighted-simhash is not offered here).
+    #[arg(long, requires = "spec")]
+    pub method: Option<String>,
+    /// With --spec: broder, broder-charikar's default number of equal supershingles.
+    #[arg(long, requires = "spec", value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub min_shared: Option<u32>,
+    /// With --spec: the normalizer version.
+    #[arg(long, requires = "spec",
+          value_parser = clap::value_parser!(u32).range(1..=fpdb::fingerprint::spec::NORMALIZER_VERSION as i64))]
+    pub normalizer: Option<u32>,
+    /// With --spec: SimHash weights.
+    #[arg(long, requires = "spec", value_enum)]
+    pub weights: Option<WeightArg>,
+    /// With --spec: the default maximum distance k.
+    #[arg(long, short = 'k', requires = "spec", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
+    /// With --spec: the default minimum Jaccard t.
+    #[arg(long, requires = "spec", value_parser = unit_interval)]
+    pub min_jaccard: Option<f64>,
 }
 
 #[derive(Args, Debug)]
 pub struct PairsArgs {
     /// Database directory.
     pub db: PathBuf,
-    /// Maximum Hamming distance (default: the database's).
-    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
-    pub k: Option<u32>,
+    /// Maximum Hamming distance k (default: the database's; `--k` is an old name for it).
+    #[arg(long, short = 'k', alias = "k", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
     /// Verify pairs by exact Jaccard and keep those >= T (0..=1).
     #[arg(long, value_parser = unit_interval)]
     pub min_jaccard: Option<f64>,
@@ -524,7 +691,7 @@ pub struct PairsArgs {
     pub threads: usize,
     /// Containment pairs instead: every pair where one document is inside the other with
     /// containment >= C (0..=1), each once, with both directions (needs `--containment on`).
-    #[arg(long, value_parser = unit_interval, conflicts_with_all = ["k", "min_jaccard", "groups"])]
+    #[arg(long, value_parser = unit_interval, conflicts_with_all = ["max_distance", "min_jaccard", "groups"])]
     pub min_containment: Option<f64>,
     /// Semantic pairs instead (a database made with `init --semantic`): every pair of embedded
     /// documents with cosine >= β (--min-cosine; default the database's), each once, by the exact
@@ -598,9 +765,9 @@ pub struct BenchQueryArgs {
     /// JSONL file of queries, in the ingest format ({"key": ..., "text": ...}).
     #[arg(long)]
     pub queries: PathBuf,
-    /// Maximum Hamming distance (default: the database's).
-    #[arg(long, short = 'k', value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
-    pub k: Option<u32>,
+    /// Maximum Hamming distance k (default: the database's; `--k` is an old name for it).
+    #[arg(long, short = 'k', alias = "k", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
+    pub max_distance: Option<u32>,
     /// Minimum Jaccard (default: the database's).
     #[arg(long, value_parser = unit_interval)]
     pub min_jaccard: Option<f64>,

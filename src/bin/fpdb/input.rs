@@ -1,6 +1,8 @@
-//! Turning CLI inputs (JSONL files, stdin, directories of text files) into documents. Every input is
-//! first looked at by [`crate::sniff`]: gzip is decompressed, a UTF-8 byte-order mark dropped, and
-//! formats fpdb does not read are refused with one error.
+//! Turning CLI inputs (JSONL files, WARC and WET files, stdin, directories of text files) into
+//! documents. Every input is first looked at by [`crate::sniff`]: gzip and zstd are decompressed, a
+//! UTF-8 byte-order mark dropped, and formats fpdb does not read are refused with one error. A
+//! stream that starts with a WARC version line is read as WARC ([`crate::warc`]): one document per
+//! `response` or `conversion` record, the other records skipped and counted.
 //!
 //! Policy for bad input (docs/durability.md, "Bad input"): every problem is reported per item with
 //! its line number or path, and the rest of the input is still ingested. Invalid UTF-8 is rejected
@@ -22,10 +24,11 @@ use crate::fastjson::Fields;
 /// however long the input is (a continuous ingest of millions of lines kept every origin before).
 pub type Origins = Arc<Mutex<OriginLog>>;
 
-/// One item's origin: a line of a named JSONL input, or a file.
+/// One item's origin: a line of a named JSONL input, a record of a WARC input, or a file.
 #[derive(Debug)]
 enum Origin {
     Line(u64),
+    Record { n: u64, offset: u64 },
     File(PathBuf),
 }
 
@@ -37,6 +40,9 @@ pub struct OriginLog {
     /// The input position of the first entry of `held`.
     first: u64,
     held: VecDeque<Origin>,
+    /// WARC records that hold no document, counted by type (`warcinfo`, `request`, `response
+    /// (image/png)`, ...).
+    skipped: std::collections::BTreeMap<String, u64>,
 }
 
 impl OriginLog {
@@ -58,9 +64,21 @@ impl OriginLog {
         self.first += 1;
         Some(match o {
             Origin::Line(n) => line_origin(&self.name, n),
+            Origin::Record { n, offset } => record_origin(&self.name, n, offset),
             Origin::File(p) => p.display().to_string(),
         })
     }
+
+    /// The WARC records read that held no document, by type, and their number.
+    pub fn skipped_records(&self) -> (u64, String) {
+        let total = self.skipped.values().sum();
+        let by_kind = self.skipped.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
+        (total, by_kind)
+    }
+}
+
+fn record_origin(name: &str, n: u64, offset: u64) -> String {
+    format!("{name} record {n} (byte {offset} decompressed)")
 }
 
 fn line_origin(name: &str, line: u64) -> String {
@@ -230,17 +248,17 @@ fn kind(v: &serde_json::Value) -> &'static str {
 /// being held in memory: a multi-GB line without a newline cannot exhaust memory.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// JSONL documents from a reader (plain or gzip, [`crate::sniff`]); blank lines are skipped, and
-/// lines over [`MAX_LINE_BYTES`] are rejected. Each item's origin (its line) goes to `origins`
+/// JSONL documents from a reader (plain, gzip or zstd, [`crate::sniff`]); blank lines are skipped,
+/// and lines over [`MAX_LINE_BYTES`] are rejected. Each item's origin (its line) goes to `origins`
 /// when given. Refused before any line is read when the input is in a format fpdb does not read
-/// (UTF-16, zstd, ...).
+/// (UTF-16, xz, ...). A WARC or WET stream is read as such ([`warc`]).
 pub fn jsonl<R: Read + Send + 'static>(
     reader: R,
     name: String,
     key_field: String,
     text_field: String,
     origins: Option<Origins>,
-) -> Result<impl Iterator<Item = Result<NewDoc, Error>> + Send, Error> {
+) -> Result<Items, Error> {
     jsonl_capped(reader, name, key_field, text_field, origins, MAX_LINE_BYTES)
 }
 
@@ -252,16 +270,24 @@ fn jsonl_capped<R: Read + Send + 'static>(
     text_field: String,
     origins: Option<Origins>,
     max_line: usize,
-) -> Result<impl Iterator<Item = Result<NewDoc, Error>> + Send, Error> {
+) -> Result<Items, Error> {
     let reader = crate::sniff::text_stream(reader, &name)?;
     if let Some(o) = &origins {
         lock(o).name.clone_from(&name);
     }
     let mut r = BufReader::with_capacity(1 << 20, reader);
+    let head = r.fill_buf().map_err(|e| Error::Io {
+        op: "read ingest input",
+        path: PathBuf::from(&name),
+        source: e,
+    })?;
+    if crate::warc::is_warc(head) {
+        return Ok(warc(r, name, key_field, origins, max_line as u64));
+    }
     let mut lineno = 0u64;
     let mut buf = Vec::new();
     let mut done = false;
-    Ok(std::iter::from_fn(move || loop {
+    Ok(Box::new(std::iter::from_fn(move || loop {
         if done {
             return None;
         }
@@ -306,6 +332,84 @@ fn jsonl_capped<R: Read + Send + 'static>(
                 }));
             }
         }
+    })))
+}
+
+/// The documents of a WARC or WET stream ([`crate::warc`]): one per `response` or `conversion`
+/// record, keyed by its `WARC-Target-URI` (or the WARC field `key_field` names, when it is not the
+/// default `key`), with its `WARC-Record-ID`, `WARC-Date` and `WARC-Target-URI` as metadata. The
+/// other records are counted in `origins` ([`OriginLog::skipped_records`]). A record over
+/// `max_block` bytes is rejected; a stream that stops being WARC ends the input with an error.
+fn warc<R: BufRead + Send + 'static>(r: R, name: String, key_field: String, origins: Option<Origins>, max_block: u64) -> Items {
+    let key_field = if key_field == "key" {
+        "WARC-Target-URI".to_string()
+    } else {
+        key_field
+    };
+    let mut records = crate::warc::Reader::new(r, max_block);
+    let mut n = 0u64;
+    Box::new(std::iter::from_fn(move || loop {
+        let rec = records.next()?;
+        n += 1;
+        let offset = match &rec {
+            Ok(r) => r.offset,
+            Err(crate::warc::WarcError::TooLarge { offset, .. } | crate::warc::WarcError::Malformed { offset, .. }) => *offset,
+            Err(_) => 0,
+        };
+        let origin = record_origin(&name, n, offset);
+        let push = |origins: &Option<Origins>| {
+            if let Some(o) = origins {
+                lock(o).push(Origin::Record { n, offset });
+            }
+        };
+        let rec = match rec {
+            Ok(r) => r,
+            Err(crate::warc::WarcError::Io(e)) => {
+                push(&origins);
+                return Some(Err(Error::Io {
+                    op: "read ingest input",
+                    path: PathBuf::from(origin),
+                    source: e,
+                }));
+            }
+            Err(e) => {
+                push(&origins);
+                return Some(Err(bad(&origin, None, e)));
+            }
+        };
+        let text = match rec.document() {
+            Ok(Some(t)) => t,
+            Ok(None) => {
+                if let Some(o) = &origins {
+                    *lock(o).skipped.entry(rec.skip_reason()).or_default() += 1;
+                }
+                continue;
+            }
+            Err(e) => {
+                push(&origins);
+                return Some(Err(bad(&origin, rec.field(&key_field), e)));
+            }
+        };
+        push(&origins);
+        let Some(key) = rec.field(&key_field).filter(|k| !k.is_empty()) else {
+            return Some(Err(bad(
+                &origin,
+                None,
+                format!("the record has no WARC field {key_field:?} for its key"),
+            )));
+        };
+        let mut meta = serde_json::Map::new();
+        for f in ["WARC-Record-ID", "WARC-Date", "WARC-Target-URI"] {
+            if let Some(v) = rec.field(f) {
+                meta.insert(f.to_string(), serde_json::Value::String(v.to_string()));
+            }
+        }
+        return Some(Ok(NewDoc {
+            key: key.to_string(),
+            text,
+            meta: (!meta.is_empty()).then(|| serde_json::Value::Object(meta).to_string()),
+            biblio: fpdb::Biblio::default(),
+        }));
     }))
 }
 
@@ -349,43 +453,46 @@ pub type Items = Box<dyn Iterator<Item = Result<NewDoc, Error>> + Send>;
 /// standard input (named `stdin` in messages). See [`jsonl`].
 pub fn jsonl_named(input: &str, key_field: String, text_field: String, origins: Option<Origins>) -> Result<Items, Error> {
     if input == "-" {
-        return Ok(Box::new(jsonl(std::io::stdin(), "stdin".into(), key_field, text_field, origins)?));
+        return jsonl(std::io::stdin(), "stdin".into(), key_field, text_field, origins);
     }
     let f = File::open(input).map_err(|e| Error::Io {
         op: "open input",
         path: PathBuf::from(input),
         source: e,
     })?;
-    Ok(Box::new(jsonl(f, input.to_string(), key_field, text_field, origins)?))
+    jsonl(f, input.to_string(), key_field, text_field, origins)
 }
 
 /// Every regular file under `dir` (sorted, recursively), as documents keyed by relative path.
-pub fn directory(dir: &Path, origins: Origins) -> Result<impl Iterator<Item = Result<NewDoc, Error>> + Send, Error> {
+/// Hidden files and directories (a name starting with `.`: `.git`, `.DS_Store`, ...) are skipped
+/// unless `hidden`, as ripgrep and fd do; `.gitignore` files are not read, and symbolic links are
+/// not followed.
+pub fn directory(dir: &Path, origins: Origins, hidden: bool) -> Result<impl Iterator<Item = Result<NewDoc, Error>> + Send, Error> {
     let mut files = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let rd = std::fs::read_dir(&d).map_err(|e| Error::Io {
-            op: "list input directory",
-            path: d.clone(),
-            source: e,
-        })?;
-        for entry in rd {
-            let entry = entry.map_err(|e| Error::Io {
+    let walk = ignore::WalkBuilder::new(dir)
+        .standard_filters(false)
+        .hidden(!hidden)
+        .follow_links(false)
+        .sort_by_file_name(std::cmp::Ord::cmp)
+        .build();
+    for entry in walk {
+        let entry = entry.map_err(|e| {
+            let path = match &e {
+                ignore::Error::WithPath { path, .. } => path.clone(),
+                _ => dir.to_path_buf(),
+            };
+            let source = match e.into_io_error() {
+                Some(io) => io,
+                None => std::io::Error::other("cannot walk the directory"),
+            };
+            Error::Io {
                 op: "list input directory",
-                path: d.clone(),
-                source: e,
-            })?;
-            let p = entry.path();
-            let ft = entry.file_type().map_err(|e| Error::Io {
-                op: "stat input file",
-                path: p.clone(),
-                source: e,
-            })?;
-            if ft.is_dir() {
-                stack.push(p);
-            } else if ft.is_file() {
-                files.push(p);
+                path,
+                source,
             }
+        })?;
+        if entry.file_type().is_some_and(|t| t.is_file()) {
+            files.push(entry.into_path());
         }
     }
     files.sort();

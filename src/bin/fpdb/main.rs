@@ -10,6 +10,7 @@ mod print;
 #[cfg(feature = "serve")]
 mod serve;
 mod sniff;
+mod warc;
 
 use std::io;
 use std::process::ExitCode;

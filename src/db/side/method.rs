@@ -327,6 +327,15 @@ impl MethodSide {
 }
 
 impl Db {
+    /// A published document's stored method sketch (empty for the SimHash methods, which have none).
+    pub(in crate::db) fn stored_sketch(&self, st: &State, id: u64) -> Vec<u64> {
+        self.inner
+            .sides()
+            .get::<MethodSide>()
+            .and_then(|m| m.sketch(st, id))
+            .unwrap_or_default()
+    }
+
     /// Every pair of published documents `(a < b)` satisfying `rule`, each once, with its score,
     /// sorted (the method side of [`crate::pairs`]).
     pub(crate) fn method_pairs(&self, max_distance: u32, min_shared: Option<u32>) -> Result<Vec<(u64, u64, MethodScore)>> {

@@ -9,6 +9,8 @@
 //! | `metadata.rs` | exact DOI and title + year matches (CF `meta_idx`), reported beside the duplicates |
 //! | `method.rs` | the other methods' sketches and bucket index (CFs `sketch`, `mindex`): their candidate search |
 //! | `contain/` | the containment index (CF `contain`): containment queries and relations, its tail |
+//! | `text/` | stored texts (CF `text`), zstd with a trained dictionary: `Db::text`, re-fingerprinting |
+//! | `decisions/` | curator decisions (CF `decisions`): `same`/`distinct` by key, the groups kept under them |
 //!
 //! The rules every side index keeps:
 //!
@@ -28,10 +30,14 @@
 //! Every hook has a default that does nothing: a side index implements what it needs.
 
 mod contain;
+pub(super) mod decisions;
 mod metadata;
 mod method;
 pub(super) mod register;
 mod semantic;
+mod text;
+
+pub use text::{RespecReport, TextUsage};
 
 use std::any::Any;
 use std::path::Path;
@@ -49,7 +55,7 @@ use super::handle::{Db, Inner};
 use super::options::{CreateOptions, Dedup, Options, QueryOptions};
 use super::pending::Pending;
 use super::state::{DocMeta, State};
-use super::types::{CheckReport, Hit, NewDoc, PreparedDoc, QueryAnswer, Stats};
+use super::types::{CheckReport, Hit, NewDoc, NotLinked, PreparedDoc, QueryAnswer, Stats};
 
 /// The side indexes of a database, in registration order (the order every hook runs in).
 pub(crate) struct Sides(Vec<Box<dyn SideIndex>>);
@@ -107,6 +113,10 @@ pub(crate) struct Additions {
     pub(crate) reported: Vec<Hit>,
     /// Its containment relations, when asked for ([`InsertOutcome::containment`](crate::InsertOutcome)).
     pub(crate) containment: Vec<Hit>,
+    /// Live documents it is linked to beside its verified duplicates (a curator's `same`).
+    pub(crate) links: Vec<u64>,
+    /// Verified duplicates it is not linked to, and why ([`InsertOutcome::not_linked`](crate::InsertOutcome)).
+    pub(crate) not_linked: Vec<NotLinked>,
 }
 
 /// One query, for [`SideIndex::answer`] and [`SideIndex::on_query`].
@@ -157,11 +167,12 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         Ok(())
     }
 
-    /// What it keeps of a document's text until the document is written (the semantic channel:
-    /// the text to embed, queued in the document's batch). The first side index that keeps one wins;
-    /// it may take `doc.text` (the fingerprint is made; nothing reads the text after). What it
-    /// returns is in its own encoding (the semantic channel's: the queue value), made on the
-    /// ingest workers.
+    /// What it keeps of a document's text until the document is written (stored text: the
+    /// compressed record; the semantic channel: the text to embed, queued in the document's
+    /// batch), read back in `write` by its name (`PendingDoc::text.get(self.name())`). Every side
+    /// index keeps its own, in registration order; the last may take `doc.text` (the fingerprint
+    /// is made; nothing reads the text after). What it returns is in its own encoding, made on
+    /// the ingest workers.
     fn keep_text(&self, doc: &mut NewDoc) -> Option<Vec<u8>> {
         None
     }

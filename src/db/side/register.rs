@@ -18,6 +18,8 @@ pub(crate) fn register(spec: &FingerprintSpec, config: &DbConfig, opts: &Options
     sides.add(Some(super::metadata::Metadata));
     sides.add(super::method::MethodSide::new(spec, config, opts, rocks_path)?);
     sides.add(Some(super::contain::Containment::new(config, opts)));
+    sides.add(super::text::StoredText::new(opts)); // before the channel, which takes the text
     sides.add(super::semantic::Semantic::new(opts));
+    sides.add(Some(super::decisions::Decisions::default()));
     Ok(sides)
 }

@@ -28,7 +28,7 @@ impl From<BenchQueryArgs> for Config {
             query_threads: a.query_threads,
             opts: {
                 let mut o = QueryOptions::default();
-                o.max_distance = a.k;
+                o.max_distance = a.max_distance;
                 o.min_jaccard = a.min_jaccard;
                 o.min_containment = a.min_containment;
                 o

@@ -294,38 +294,17 @@ fn create_report_dirs(cfg: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-/// `--semantic`: paper 001's Table 4 on labelled pairs.
+/// `--semantic`: paper 001's Table 4 on labelled pairs, and β calibrated on their hard negatives.
 #[cfg(feature = "semantic")]
 fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &mut impl Write) -> Result<ExitCode> {
-    use fpdb::eval::semantic::{semantic_eval, LabelledPair};
+    use fpdb::eval::semantic::{parse_pairs, semantic_eval};
     use fpdb::semantic::{Embedder, EmbedderOptions};
     let text = std::fs::read_to_string(&cfg.corpus).map_err(|e| Error::Io {
         op: "read the labelled pairs",
         path: cfg.corpus.clone(),
         source: e,
     })?;
-    let mut pairs = Vec::new();
-    for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
-        let v: serde_json::Value = serde_json::from_str(line).map_err(|e| Error::InvalidInput {
-            key: None,
-            message: format!("{} line {}: {e}", cfg.corpus.display(), i + 1),
-        })?;
-        let field = |k: &str| v.get(k).and_then(|x| x.as_str()).map(str::to_string);
-        match (field("a"), field("b"), v.get("dup").and_then(|d| d.as_bool())) {
-            (Some(a), Some(b), Some(dup)) => pairs.push(LabelledPair { a, b, dup }),
-            _ => {
-                return Err(Error::InvalidInput {
-                    key: None,
-                    message: format!(
-                        "{} line {}: expected {{\"a\": text, \"b\": text, \"dup\": bool}}",
-                        cfg.corpus.display(),
-                        i + 1
-                    ),
-                }
-                .into())
-            }
-        }
-    }
+    let pairs = parse_pairs(&text, &cfg.corpus.display().to_string())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let embedder = Embedder::load(
         model,
@@ -338,9 +317,11 @@ fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &
     .map_err(Error::from)?;
     let report = semantic_eval(&embedder, &cfg.spec, fpdb::DEFAULT_MAX_DISTANCE, fpdb::DEFAULT_MIN_JACCARD, &pairs)?;
     let md = format!(
-        "# {}: text, semantic and union (paper 001, Table 4)\n\n{}, {max_tokens} tokens\n\n{}",
+        "# {}: text, semantic and union (paper 001, Table 4); β on hard negatives\n\n{} (weights xxh3 {:016x}; calibrated β {}), {max_tokens} tokens\n\n{}",
         cfg.name,
         embedder.info().name,
+        embedder.info().weights_xxh3,
+        embedder.info().calibrated_min_cosine.map_or("none".into(), |b| format!("{b:.2}")),
         report.markdown()
     );
     std::fs::create_dir_all(&cfg.out_dir).map_err(|e| Error::Io {
@@ -361,7 +342,11 @@ fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &
     write(
         "svg",
         report
-            .svg(&format!("{}: F1 vs β ({}, {max_tokens} tokens)", cfg.name, embedder.info().name))
+            .svg(&format!(
+                "{}: recall and false rates vs β ({}, {max_tokens} tokens)",
+                cfg.name,
+                embedder.info().name
+            ))
             .as_bytes(),
     )?;
     write!(out, "{md}")?;

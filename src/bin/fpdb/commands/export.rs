@@ -1,4 +1,5 @@
-//! `fpdb export`: every document as a JSON line.
+//! `fpdb export`: every document as a JSON line; with `--archive`, the database's export
+//! (`Db::export`: what `fpdb import` reads).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -13,6 +14,8 @@ use crate::cli::ExportArgs;
 pub struct Config {
     pub db: PathBuf,
     pub shingle_sets: bool,
+    /// Everything not derived (`Db::export`).
+    pub archive: bool,
 }
 
 impl From<ExportArgs> for Config {
@@ -20,12 +23,17 @@ impl From<ExportArgs> for Config {
         Config {
             db: a.db,
             shingle_sets: a.shingle_sets,
+            archive: a.archive,
         }
     }
 }
 
 pub fn run(cfg: Config, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open_ro(&cfg.db)?;
+    if cfg.archive {
+        d.export(out)?;
+        return Ok(ExitCode::SUCCESS);
+    }
     d.for_each_doc(|id, r| {
         let mut v = json!({"key": r.key, "id": id, "simhash": r.simhash, "shingles": r.count, "group": r.group});
         if cfg.shingle_sets {

@@ -1,5 +1,7 @@
 //! `fpdb ingest`: many documents through the library's pipeline ([`fpdb::Db::ingest`]); one line
-//! per document after its batch is durable, a progress bar on a terminal, a summary on stderr.
+//! per document after its batch is durable, a progress bar on a terminal, a summary on stderr (one
+//! JSON object with `--json`: stdout holds only the documents' lines, which consumers read one
+//! outcome per line).
 
 use std::io::{self, IsTerminal, Write};
 use std::path::PathBuf;
@@ -24,6 +26,8 @@ pub struct Config {
     pub opts: IngestOptions,
     /// No progress bar (`--no-progress`, or `-q`).
     pub no_progress: bool,
+    /// A directory input: hidden files and directories too (`--hidden`).
+    pub hidden: bool,
     pub sync: bool,
 }
 
@@ -44,6 +48,7 @@ impl From<IngestArgs> for Config {
                 o
             },
             no_progress: a.no_progress || crate::print::quiet(),
+            hidden: a.hidden,
             sync: !a.write.no_sync,
         }
     }
@@ -58,7 +63,7 @@ fn items(cfg: &Config, origins: &input::Origins) -> Result<input::Items, Error> 
             source: e,
         })?;
         if meta.is_dir() {
-            return Ok(Box::new(input::directory(&p, origins.clone())?));
+            return Ok(Box::new(input::directory(&p, origins.clone(), cfg.hidden)?));
         }
     }
     input::jsonl_named(&cfg.input, cfg.key_field.clone(), cfg.text_field.clone(), Some(origins.clone()))
@@ -133,7 +138,15 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let flushing = Instant::now();
     d.flush()?;
     let flush_secs = flushing.elapsed().as_secs_f64();
-    print_summary(&cfg, &stats, started.elapsed().as_secs_f64().max(1e-9), flush_secs);
+    let records_skipped = input::lock(&origins).skipped_records();
+    print_summary(
+        &cfg,
+        &stats,
+        started.elapsed().as_secs_f64().max(1e-9),
+        flush_secs,
+        json,
+        records_skipped,
+    );
     if cut.load(Ordering::SeqCst) {
         eprintln!(
             "fpdb: interrupted: the input was read up to {}, and every item read is committed (or reported \
@@ -206,10 +219,31 @@ fn print_item(
     }
 }
 
-/// The summary on stderr (left out under `-q`).
-fn print_summary(cfg: &Config, stats: &fpdb::IngestStats, secs: f64, flush_secs: f64) {
+/// The summary on stderr (left out under `-q`): a sentence, or with `--json` one JSON object
+/// `{"summary": {items, stored, skipped, with_duplicates, errors, with_containment, batches,
+/// text_bytes, seconds, flush_seconds, records_skipped}}` (`records_skipped`: the WARC records
+/// that held no document).
+fn print_summary(cfg: &Config, stats: &fpdb::IngestStats, secs: f64, flush_secs: f64, json: bool, records_skipped: (u64, String)) {
+    if json {
+        let mut v = serde_json::to_value(stats).unwrap_or_default();
+        if let Some(o) = v.as_object_mut() {
+            o.insert("seconds".into(), secs.into());
+            o.insert("flush_seconds".into(), flush_secs.into());
+            o.insert("records_skipped".into(), records_skipped.0.into());
+        }
+        crate::print::note!("{}", serde_json::json!({ "summary": v }));
+        return;
+    }
+    let records = if records_skipped.0 > 0 {
+        format!(
+            "; {} WARC records without a document skipped ({})",
+            records_skipped.0, records_skipped.1
+        )
+    } else {
+        String::new()
+    };
     crate::print::note!(
-        "fpdb: ingested {} items in {:.2} s ({:.2} s of it the final flush): {} stored, {} skipped as duplicates, {} with near-duplicates, {}{} rejected; {:.0} docs/s, {:.1} MB/s, {} batches",
+        "fpdb: ingested {} items in {:.2} s ({:.2} s of it the final flush): {} stored, {} skipped as duplicates, {} with near-duplicates, {}{} rejected; {:.0} docs/s, {:.1} MB/s, {} batches{records}",
         stats.items,
         secs,
         flush_secs,

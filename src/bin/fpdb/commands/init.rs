@@ -21,6 +21,10 @@ impl Config {
         let method = method_from(a.normalizer, &a.method, a.idf_from.as_deref(), a.min_shared)?;
         let mut spec = super::spec_from(&a.shingle, a.weights.into())?.with_method(method.clone());
         spec.normalizer = a.normalizer;
+        if let Some(hash) = &a.hash {
+            spec.hash = hash.parse()?;
+        }
+        spec.validate()?;
         let containment = ContainmentConfig::from_options(
             Some(a.containment == OnOff::On),
             a.containment_sample,
@@ -32,7 +36,8 @@ impl Config {
             .with_tables(a.tables.parse()?)
             .with_max_distance(a.max_distance.unwrap_or_else(|| method.default_max_distance()))
             .with_min_jaccard(a.min_jaccard)
-            .with_containment(containment);
+            .with_containment(containment)
+            .with_store_text(a.store_text);
         let create = with_semantic(create, &a.channel)?;
         Ok(Config { db: a.db, create })
     }
@@ -57,7 +62,7 @@ fn with_semantic(create: CreateOptions, a: &ChannelArgs) -> Result<CreateOptions
 pub fn semantic_config(a: &ChannelArgs) -> Result<Option<fpdb::semantic::SemanticConfig>, Error> {
     let Some(dir) = &a.semantic else { return Ok(None) };
     let mut c = fpdb::semantic::SemanticConfig::new(dir);
-    c.min_cosine = a.min_cosine.unwrap_or(c.min_cosine);
+    c.min_cosine = a.min_cosine;
     c.field = a.semantic_field.clone();
     c.max_tokens = a.semantic_max_tokens.unwrap_or(c.max_tokens);
     if let Some(g) = &a.groups {
@@ -130,11 +135,16 @@ fn semantic_line(_: &Db) -> String {
 fn semantic_line(d: &Db) -> String {
     match d.semantic_spec() {
         Some(s) => format!(
-            "; semantic channel {} ({} dims, {} tokens, β = {}, {}, groups {})",
+            "; semantic channel {} ({} dims, {} tokens, β = {} ({}), {}, groups {})",
             s.model.name,
             s.model.dim,
             s.max_tokens,
             s.min_cosine,
+            match s.model.calibrated_min_cosine {
+                Some(c) if c == s.min_cosine => "the model's calibrated β".to_string(),
+                Some(c) => format!("given; the model's calibrated β is {c}"),
+                None => "the model has no calibration: measure one with `fpdb eval PAIRS --semantic MODEL_DIR`".to_string(),
+            },
             s.field.as_deref().map_or("the text".to_string(), |f| format!("field `{f}`")),
             s.groups
         ),

@@ -1,19 +1,24 @@
 //! One file per command. Each converts its clap arguments into a plain `Config`, then runs it
 //! against the library; this module dispatches and holds the helpers they share.
 
+mod backup;
 mod bench_query;
 mod check;
 mod compact;
+mod completions;
 mod delete;
 mod eval;
 mod export;
 mod get;
+mod import;
 mod ingest;
 mod init;
 mod insert;
+mod man;
 mod pairs;
 mod query;
 mod reindex;
+mod review;
 mod semantic;
 #[cfg(feature = "serve")]
 mod serve;
@@ -44,9 +49,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Insert(a) => insert::run(insert::Config::from(a), json, &mut out)?,
         Cmd::Query(a) => query::run(query::Config::from_args(a)?, json, &mut out)?,
         Cmd::Ingest(a) => ingest::run(ingest::Config::from(a), json, &mut out)?,
-        Cmd::Get(a) => get::run(KeyConfig::from(a), json, &mut out)?,
+        Cmd::Get(a) => get::run(get::Config::from(a), json, &mut out)?,
         Cmd::Delete(a) => delete::run(KeyConfig::from(a), json, &mut out)?,
         Cmd::Export(a) => export::run(export::Config::from(a), &mut out)?,
+        Cmd::Import(a) => import::run(import::Config::from(a), json, &mut out)?,
+        Cmd::Backup(a) => backup::run(backup::Config::from(a), json, &mut out)?,
         Cmd::Stats(a) => stats::run(&a.db, json, &mut out)?,
         Cmd::Compact(a) => compact::run(compact::Config::from(a), json, &mut out)?,
         Cmd::Check(a) => check::run(&a.db, json, &mut out)?,
@@ -57,6 +64,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         #[cfg(feature = "serve")]
         Cmd::Serve(a) => serve::run(serve::Config::from(a))?,
         Cmd::Semantic(c) => semantic::run(semantic::Config::from_args(c)?, json, &mut out)?,
+        Cmd::Completions(a) => completions::run(completions::Config::from(a), &mut out)?,
+        Cmd::Man(a) => man::run(man::Config::from(a), &mut out)?,
+        Cmd::Review(c) => review::run(review::Config::from(c), json, &mut out)?,
     };
     out.flush()?;
     Ok(code)

@@ -31,7 +31,7 @@ impl From<PairsArgs> for Config {
     fn from(a: PairsArgs) -> Config {
         Config {
             db: a.db,
-            k: a.k,
+            k: a.max_distance,
             min_jaccard: a.min_jaccard,
             groups: a.groups,
             summary: a.summary,

@@ -62,7 +62,7 @@ impl Config {
             lookup,
             opts: {
                 let mut o = QueryOptions::default();
-                o.max_distance = a.k;
+                o.max_distance = a.max_distance;
                 o.min_jaccard = a.min_jaccard;
                 o.limit = a.limit;
                 o.min_containment = a.min_containment;
@@ -217,7 +217,12 @@ fn run_jsonl(
         }
         out.flush()?;
     }
-    crate::print::note!("fpdb: looked up {seq} documents: {found} with hits, {rejected} rejected");
+    if json {
+        let summary = serde_json::json!({"summary": {"documents": seq, "with_hits": found, "rejected": rejected}});
+        crate::print::note!("{summary}");
+    } else {
+        crate::print::note!("fpdb: looked up {seq} documents: {found} with hits, {rejected} rejected");
+    }
     Ok(if rejected > 0 {
         ExitCode::from(6)
     } else if found == 0 {

@@ -1,7 +1,8 @@
 //! `fpdb semantic backfill`: the semantic channel's indexer run in the foreground until every
 //! acknowledged document is embedded, with progress; with `--input`, first the documents stored
-//! before the channel was added, embedded from their texts. `fpdb semantic enable`: the channel
-//! added to a database created without it.
+//! before the channel was added, embedded from their texts (without it, from the stored texts of
+//! a database made with `--store-text`). `fpdb semantic enable`: the channel added to a database
+//! created without it (with stored texts, its documents are then embedded from them).
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -96,6 +97,14 @@ fn enable(cfg: EnableConfig, json: bool, out: &mut impl Write) -> Result<ExitCod
     use anyhow::Context;
     fpdb::Db::enable_semantic(&cfg.db, &cfg.channel, fpdb::Options::default())
         .with_context(|| format!("cannot add the semantic channel to {}", cfg.db.display()))?;
+    let d = fpdb::Db::open(&cfg.db).with_context(|| format!("cannot open database {}", cfg.db.display()))?;
+    if d.stores_text() {
+        let batch = fpdb::semantic::SemanticOptions::default().batch;
+        embed_given(&d, d.stored_docs_iter()?, "the stored texts", batch, false, json, out)?;
+        d.semantic_backfill(|_| {})?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    drop(d);
     if json {
         writeln!(out, "{}", serde_json::json!({"enabled": true, "db": cfg.db}))?;
     } else {
@@ -127,6 +136,8 @@ fn backfill(cfg: BackfillConfig, json: bool, out: &mut impl Write) -> Result<Exi
     let d = Db::open_with(&cfg.db, opts).with_context(|| format!("cannot open database {}", cfg.db.display()))?;
     if let Some(input) = &cfg.input {
         from_texts(&d, input, &cfg, json, out)?;
+    } else if d.stores_text() {
+        embed_given(&d, d.stored_docs_iter()?, "the stored texts", cfg.batch, cfg.progress, json, out)?;
     }
     let start = std::time::Instant::now();
     let total = d.semantic_pending()?;
@@ -182,7 +193,21 @@ fn from_texts(
     out: &mut impl Write,
 ) -> Result<()> {
     let items = crate::input::jsonl_named(input, key.clone(), text.clone(), None)?;
-    let (batch, progress) = (cfg.batch, cfg.progress);
+    embed_given(d, items, input, cfg.batch, cfg.progress, json, out)
+}
+
+/// The stored documents that have no vector, embedded from the texts of `items` (`input` names
+/// them).
+#[cfg(feature = "semantic")]
+fn embed_given(
+    d: &fpdb::Db,
+    items: impl IntoIterator<Item = fpdb::Result<fpdb::NewDoc>>,
+    input: &str,
+    batch: usize,
+    progress: bool,
+    json: bool,
+    out: &mut impl Write,
+) -> Result<()> {
     let start = std::time::Instant::now();
     let mut last_note = start;
     let rep = d.semantic_backfill_texts(items, batch, |r| {

@@ -31,7 +31,8 @@ impl Auth {
     pub fn is_write(method: &Method, path: &str) -> bool {
         *method == Method::PUT
             || *method == Method::DELETE
-            || (*method == Method::POST && (path == "/v1/documents" || path == "/v1/documents:delete"))
+            || (*method == Method::POST && (path == "/v1/documents" || path == "/v1/documents:delete" || path == "/v1/decisions"))
+            || path.starts_with("/v1/admin/")
     }
 
     fn allows(&self, presented: Option<&[u8]>) -> bool {
@@ -47,7 +48,9 @@ impl Auth {
 pub async fn require_token(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
     let auth = &state.auth;
     let path = req.uri().path();
-    let needed = auth.enabled() && path != "/healthz" && (auth.for_reads || Auth::is_write(req.method(), path));
+    // The review page's static files hold no data (its calls to the API carry the token).
+    let open = path == "/healthz" || path == "/review" || path.starts_with("/review/");
+    let needed = auth.enabled() && !open && (auth.for_reads || Auth::is_write(req.method(), path));
     if needed {
         let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| bearer(v.as_bytes()));
         if !auth.allows(presented) {

@@ -56,7 +56,7 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, stop: imp
             Ok((s, _)) => s,
             Err(e) => {
                 // Out of file descriptors and the like: wait a little instead of spinning.
-                eprintln!("fpdb serve: accept failed: {e}");
+                tracing::warn!("accept failed: {e}");
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 continue;
             }

@@ -15,8 +15,10 @@
 //! | 404 | `not_found` | no such endpoint |
 //! | 404 | `document_not_found` | no document with that key |
 //! | 404 | `group_not_found` | no group with that id |
+//! | 404 | `decision_not_found` | no decision about the two keys (`DELETE /v1/decisions/{a}/{b}`) |
 //! | 405 | `method_not_allowed` | the endpoint exists, the method does not |
 //! | 408 | `body_timeout` | the body did not arrive within `--body-timeout-s` |
+//! | 409 | `contradiction` | a curator's decision contradicts decisions already made; the body's `evidence` lists them |
 //! | 413 | `body_too_large` | the body is over `--max-body-bytes` (`--max-bulk-bytes` for NDJSON) |
 //! | 414 | `uri_too_long` | the request line is over 65,534 bytes: use the body-addressed `POST /v1/documents:get` |
 //! | 422 | `max_distance_too_expensive` | `max_distance` is past what the index answers fast at this size |
@@ -230,6 +232,7 @@ impl ApiError {
         match e {
             E::InvalidInput { .. } => Self::new(StatusCode::BAD_REQUEST, "invalid_document", e.to_string()),
             E::InvalidOption { .. } => Self::new(StatusCode::BAD_REQUEST, "invalid_parameter", e.to_string()),
+            E::AlreadyExists { .. } => Self::new(StatusCode::CONFLICT, "already_exists", "the directory exists; name a new one"),
             E::Poisoned { .. } | E::ReadOnly { .. } => Self::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 "unavailable",
@@ -320,7 +323,7 @@ pub fn finish(resp: Response, id: &RequestId) -> Response {
     let mut resp = match resp.extensions().get::<ApiError>().cloned() {
         Some(e) => {
             if let Some(d) = &e.detail {
-                eprintln!("fpdb serve: request {}: {}: {d}", id.0, e.code);
+                tracing::warn!(request_id = id.0.as_str(), code = e.code, "request {}: {}: {d}", id.0, e.code);
             }
             e.response(Some(id))
         }

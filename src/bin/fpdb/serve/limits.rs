@@ -7,6 +7,12 @@
 //!
 //! Bodies are read by the handlers ([`super::handlers`]) within `--body-timeout-s` (408), and the
 //! request head within `--header-timeout-s` by the connection layer ([`super::conn`]).
+//!
+//! A 503 or 429 (refused here or by a handler, or past the deadline) may have left the request's
+//! body unread, and the connection cannot carry another request after it: the answer says
+//! `Connection: close`,
+//! so that a client reusing connections opens a new one for its retry instead of writing into a
+//! closed socket.
 
 use std::sync::Arc;
 
@@ -25,7 +31,7 @@ pub async fn admit(State(s): State<Arc<AppState>>, req: Request, next: Next) -> 
     }
     let _inflight = match s.permit(&s.inflight, || ApiError::overloaded("too many requests in flight (--max-inflight)")) {
         Ok(p) => p,
-        Err(e) => return e.into_response(),
+        Err(e) => return closing(e.into_response()),
     };
     // The batch form takes its duplicate-check permit itself and holds it while its answer streams.
     let _query = if path == "/v1/duplicates" {
@@ -33,14 +39,23 @@ pub async fn admit(State(s): State<Arc<AppState>>, req: Request, next: Next) -> 
             ApiError::overloaded("too many duplicate checks in flight (--max-queries)")
         }) {
             Ok(p) => Some(p),
-            Err(e) => return e.into_response(),
+            Err(e) => return closing(e.into_response()),
         }
     } else {
         None
     };
     let limit = s.cfg.request_timeout;
     match tokio::time::timeout(limit, next.run(req)).await {
+        // A handler's refusal (429, 503) may come before it read the body, too.
+        Ok(r) if matches!(r.status().as_u16(), 429 | 503) => closing(r),
         Ok(r) => r,
-        Err(_) => ApiError::timeout(limit).into_response(),
+        Err(_) => closing(ApiError::timeout(limit).into_response()),
     }
+}
+
+/// `r` with `Connection: close` (hyper closes the connection once it is written).
+fn closing(mut r: Response) -> Response {
+    r.headers_mut()
+        .insert(axum::http::header::CONNECTION, axum::http::HeaderValue::from_static("close"));
+    r
 }

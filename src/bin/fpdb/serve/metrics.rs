@@ -1,5 +1,7 @@
 //! `/metrics` in the Prometheus text format (version 0.0.4): requests by route template, method and
-//! status; latency histograms by route; errors by code; documents, group commits and the writer queue.
+//! status; latency histograms by route; errors by code; documents, group commits and the writer queue;
+//! duplicates found; the semantic channel's backlog; the build; the process's CPU time, resident
+//! memory and open files (from /proc/self, on Linux).
 //! Labels are route templates (`/v1/documents/{key}`, `unmatched` for every unknown path), never
 //! keys or text, and methods are the nine standard ones or `other`: a client cannot grow the label
 //! set (and the memory of this page) by inventing paths or methods.
@@ -43,6 +45,9 @@ pub struct Metrics {
     pub bulk_docs: AtomicU64,
     /// Requests refused because a queue or slot was full.
     pub rejected_busy: AtomicU64,
+    /// Duplicate checks (`POST /v1/duplicates`, each line of the batch form) answered with at
+    /// least one hit.
+    pub checks_with_hits: AtomicU64,
 }
 
 impl Metrics {
@@ -121,6 +126,37 @@ impl Metrics {
         for (name, help, kind, v) in gauges {
             let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
         }
+        let more: [(&str, &str, &str, u64); 3] = [
+            (
+                "fpdb_duplicate_documents",
+                "Stored documents that are near-duplicates of an earlier one (group members other than the canonical).",
+                "gauge",
+                stats.grouped_docs.saturating_sub(stats.groups),
+            ),
+            (
+                "fpdb_duplicate_checks_with_hits_total",
+                "Duplicate checks answered with at least one hit.",
+                "counter",
+                ld(&self.checks_with_hits),
+            ),
+            (
+                "fpdb_semantic_pending",
+                "Acknowledged documents the semantic channel has not embedded yet (0 without the channel).",
+                "gauge",
+                stats.semantic_pending,
+            ),
+        ];
+        for (name, help, kind, v) in more {
+            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
+        }
+        let _ = writeln!(
+            o,
+            "# HELP fpdb_build_info The running build: version and features.\n# TYPE fpdb_build_info gauge\nfpdb_build_info{{version=\"{}\",semantic=\"{}\"}} 1",
+            env!("CARGO_PKG_VERSION"),
+            cfg!(feature = "semantic"),
+        );
+        render_process(&mut o);
+        render_semantic(&mut o, stats);
         o
     }
 
@@ -161,6 +197,59 @@ impl Metrics {
     }
 }
 
+/// The process metrics of the Prometheus conventions, read from /proc/self (absent where it is not
+/// readable): CPU seconds (utime + stime of /proc/self/stat, in the kernel's fixed USER_HZ of 100
+/// ticks a second), resident bytes (VmRSS of /proc/self/status) and open file descriptors (the
+/// entries of /proc/self/fd).
+fn render_process(o: &mut String) {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok();
+    // The fields after the command name (which may hold spaces), from field 3 on: utime is field 14.
+    let cpu = stat.as_deref().and_then(|s| {
+        let rest = &s[s.rfind(')')? + 2..];
+        let f: Vec<&str> = rest.split(' ').collect();
+        let ticks = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+        Some(ticks as f64 / 100.0)
+    });
+    let start = stat.as_deref().and_then(|s| {
+        let rest = &s[s.rfind(')')? + 2..];
+        rest.split(' ').nth(19)?.parse::<u64>().ok()
+    });
+    let rss = std::fs::read_to_string("/proc/self/status").ok().and_then(|s| {
+        let kb = s.lines().find_map(|l| l.strip_prefix("VmRSS:"))?;
+        Some(kb.trim().trim_end_matches("kB").trim().parse::<u64>().ok()? * 1024)
+    });
+    let fds = std::fs::read_dir("/proc/self/fd").ok().map(|d| d.count() as u64);
+    let boot = std::fs::read_to_string("/proc/stat").ok().and_then(|s| {
+        s.lines()
+            .find_map(|l| l.strip_prefix("btime "))
+            .and_then(|b| b.trim().parse::<u64>().ok())
+    });
+    let mut line = |name: &str, help: &str, kind: &str, v: Option<String>| {
+        if let Some(v) = v {
+            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
+        }
+    };
+    line(
+        "process_cpu_seconds_total",
+        "User and system CPU time spent, seconds.",
+        "counter",
+        cpu.map(|c| format!("{c}")),
+    );
+    line(
+        "process_resident_memory_bytes",
+        "Resident memory, bytes.",
+        "gauge",
+        rss.map(|r| r.to_string()),
+    );
+    line("process_open_fds", "Open file descriptors.", "gauge", fds.map(|n| n.to_string()));
+    line(
+        "process_start_time_seconds",
+        "Start time of the process since the Unix epoch, seconds.",
+        "gauge",
+        start.zip(boot).map(|(s, b)| format!("{}", b as f64 + s as f64 / 100.0)),
+    );
+}
+
 fn escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
@@ -195,28 +284,68 @@ pub fn route_label(req: &Request) -> String {
 
 /// Middleware (the outermost): gives the request its id, counts and times it, and finishes its
 /// answer (error bodies get the request id, details go to the log: [`errors::finish`]); with
-/// `--log-requests`, one stderr line per request (method, route template, status, milliseconds,
-/// request id; never keys or text).
+/// `--log-requests`, one log event per request (method, route template, status, milliseconds,
+/// request id, error code; never keys or text: [`super::log`]).
 pub async fn track(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
     let started = Instant::now();
     let route = route_label(&req);
     let method = method_label(req.method());
-    let id = RequestId::next();
+    // An incoming X-Request-Id (a proxy's or the client's) is kept when it is 1..=128 visible
+    // ASCII characters, so that one id follows the request through every log; else one is made.
+    let id = req
+        .headers()
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| (1..=128).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic()))
+        .map_or_else(RequestId::next, |v| RequestId(v.to_string()));
     req.extensions_mut().insert(id.clone());
     let resp = errors::finish(next.run(req).await, &id);
     let took = started.elapsed();
     let code = resp.extensions().get::<ErrorCode>().map(|c| c.0);
     state.metrics.observe(&route, method, resp.status().as_u16(), took, code);
     if state.cfg.log_requests {
-        eprintln!(
-            "fpdb serve: {method} {route} {} {:.3} ms {}{}",
-            resp.status().as_u16(),
-            took.as_secs_f64() * 1e3,
+        let (status, ms) = (resp.status().as_u16(), took.as_secs_f64() * 1e3);
+        tracing::info!(
+            method,
+            route = route.as_str(),
+            status,
+            ms,
+            request_id = id.0.as_str(),
+            code = code.unwrap_or(""),
+            "{method} {route} {status} {ms:.3} ms {}{}",
             id.0,
             code.map(|c| format!(" {c}")).unwrap_or_default()
         );
     }
     resp
+}
+
+/// The semantic channel's gauges, when the database has the channel: pending, vectors, documents
+/// set aside, and the indexer's state (1 for the current one of `running`, `degraded`,
+/// `stopped`, `off`).
+fn render_semantic(o: &mut String, stats: &fpdb::Stats) {
+    let Some(state) = stats.semantic_indexer.as_deref() else { return };
+    for (name, help, v) in [
+        (
+            "fpdb_semantic_vectors",
+            "Vectors held by the semantic channel.",
+            stats.semantic_vectors,
+        ),
+        (
+            "fpdb_semantic_set_aside",
+            "Live documents the semantic indexer set aside (the model failed on them, or their queued text was unreadable).",
+            stats.semantic_set_aside,
+        ),
+    ] {
+        let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");
+    }
+    let _ = writeln!(
+        o,
+        "# HELP fpdb_semantic_indexer_state The semantic indexer's state (1 for the current one).\n# TYPE fpdb_semantic_indexer_state gauge"
+    );
+    for s in ["running", "degraded", "stopped", "off"] {
+        let _ = writeln!(o, "fpdb_semantic_indexer_state{{state=\"{s}\"}} {}", u8::from(s == state));
+    }
 }
 
 #[cfg(test)]

@@ -23,8 +23,10 @@ mod conn;
 mod errors;
 mod handlers;
 mod limits;
+pub mod log;
 mod metrics;
 mod openapi;
+mod review;
 mod router;
 mod schemas;
 mod state;
@@ -86,6 +88,8 @@ pub struct ServeConfig {
     pub max_candidates: usize,
     /// A duplicate check stops verifying this long after its body arrived (then `truncated: true`).
     pub query_deadline: Duration,
+    /// A database created here keeps its texts (`--store-text`, as `fpdb init --store-text`).
+    pub store_text: bool,
 }
 
 fn usage(name: &'static str, message: String) -> anyhow::Error {
@@ -126,7 +130,7 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
     let db = if cfg.db.join("rocksdb").exists() {
         Db::open_with(&cfg.db, opts)
     } else {
-        Db::create_with(&cfg.db, &fpdb::CreateOptions::default(), opts)
+        Db::create_with(&cfg.db, &fpdb::CreateOptions::default().with_store_text(cfg.store_text), opts)
     }
     .with_context(|| format!("cannot open database {}", cfg.db.display()))?;
 
@@ -157,8 +161,8 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
     });
     let result = rt.block_on(serve_until_stopped(state, cfg));
     // Drain the writer queue (every accepted document is committed and answered), then flush.
-    // Nothing is mid-commit any more when the runtime goes: the writer thread is joined and every
-    // bulk ingest has returned its slot.
+    // The writer thread is joined; a bulk ingest that outlasted the shutdown timeout may still be
+    // committing: the exit cuts it as a crash would (its acknowledged documents are durable).
     let drained = writer.close();
     rt.shutdown_timeout(Duration::from_secs(5));
     result?;
@@ -236,6 +240,12 @@ async fn serve_until_stopped(state: Arc<state::AppState>, cfg: ServeConfig) -> R
     let signal = async {
         shutdown_signal().await;
         crate::print::note!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
+        // A second signal ends the process at once (as a crash: what was acknowledged is durable).
+        tokio::spawn(async {
+            shutdown_signal().await;
+            eprintln!("fpdb serve: a second signal: exiting now");
+            std::process::exit(130);
+        });
     };
     let limits = conn::Limits {
         max_connections: cfg.max_connections,
@@ -249,9 +259,18 @@ async fn serve_until_stopped(state: Arc<state::AppState>, cfg: ServeConfig) -> R
         );
     }
     // Bulk ingests still running (their clients were cut off at the deadline) stop taking
-    // documents and commit what they took; wait for each to finish its commit.
+    // documents and commit what they took, and streamed answers stop waiting for their clients
+    // (`handlers::send_line`); wait for each to finish its commit, at most --shutdown-timeout-s
+    // more (a commit that outlasts it is cut as a crash would cut it: the acknowledged documents
+    // are durable).
     state.stopping.store(true, std::sync::atomic::Ordering::Relaxed);
-    let _all = state.bulk.acquire_many(cfg.bulk_slots as u32).await;
+    let all = state.bulk.acquire_many(cfg.bulk_slots as u32);
+    if tokio::time::timeout(cfg.shutdown_timeout, all).await.is_err() {
+        eprintln!(
+            "fpdb serve: bulk ingests still committing after {:?}; exiting anyway",
+            cfg.shutdown_timeout
+        );
+    }
     Ok(())
 }
 

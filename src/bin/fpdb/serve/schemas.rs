@@ -131,10 +131,39 @@ pub struct DuplicatesIn {
     /// Semantic channel: β of this check (default: the database's).
     #[schema(minimum = -1.0, maximum = 1.0)]
     pub min_cosine: Option<f32>,
-    /// Semantic channel: wait at most this long (milliseconds, within the request deadline) until
-    /// every document acknowledged before the check is embedded.
+    /// Semantic channel: wait at most this long (milliseconds; at most --request-timeout-s, a
+    /// longer value is cut to it) until every document acknowledged before the check is embedded.
     #[serde(default, deserialize_with = "int")]
     pub wait_semantic_ms: Option<u64>,
+    /// Containment check instead: the stored documents that contain the text or that it contains,
+    /// with containment >= C in either direction (a database with the containment index).
+    #[schema(minimum = 0.0, maximum = 1.0)]
+    pub min_containment: Option<f64>,
+    /// Only hits whose stored document has each of these metadata fields (or `title`, `year`,
+    /// `doi`) equal to the value given, e.g. `{"repository": "arxiv"}`.
+    #[serde(rename = "where")]
+    #[schema(value_type = Option<std::collections::HashMap<String, String>>)]
+    pub where_: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+impl DuplicatesIn {
+    /// The `where` filters: each field and the text its value must have.
+    pub fn filters(&self) -> Result<Vec<Where>, ApiError> {
+        let Some(w) = &self.where_ else { return Ok(Vec::new()) };
+        w.iter()
+            .map(|(field, v)| {
+                let value = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    serde_json::Value::Number(_) | serde_json::Value::Bool(_) => v.to_string(),
+                    _ => return Err(ApiError::param(format!("`where.{field}` must be a string, number or boolean"))),
+                };
+                Ok(Where {
+                    field: field.clone(),
+                    value,
+                })
+            })
+            .collect()
+    }
 }
 
 /// Hits of a duplicate check.
@@ -185,6 +214,144 @@ pub struct DocumentOut {
     pub meta: Option<serde_json::Value>,
     /// Its group.
     pub group: GroupInfo,
+    /// Its stored text, exactly as given (only with `?text=true`, on a database that stores texts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// `GET /v1/documents/{key}`'s parameters.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct TextQuery {
+    /// `true`: add the stored text (a database made with `--store-text`; 400 on another).
+    pub text: Option<bool>,
+}
+
+impl From<fpdb::Document> for DocumentOut {
+    fn from(doc: fpdb::Document) -> DocumentOut {
+        let r = doc.record;
+        DocumentOut {
+            key: r.key,
+            id: doc.id,
+            simhash: format!("{:#018x}", r.simhash),
+            shingles: r.count,
+            inserted_at_ms: r.inserted_at_ms,
+            title: r.biblio.title,
+            year: r.biblio.year,
+            doi: r.biblio.doi,
+            meta: r.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
+            group: doc.group,
+            text: None,
+        }
+    }
+}
+
+/// A page of `GET /v1/documents`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DocumentsPage {
+    /// The documents, by id.
+    pub documents: Vec<DocumentOut>,
+    /// The cursor of the next page (pass it as `after`); absent after the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
+/// A page of `GET /v1/groups`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct GroupsPage {
+    /// The groups of two or more members, by id.
+    pub groups: Vec<GroupMembersOut>,
+    /// The cursor of the next page (pass it as `after`); absent after the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
+/// The query of a listing.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct PageQuery {
+    /// The `next` of the previous page (absent: from the first).
+    #[param(pattern = "^[0-9]{1,19}$")]
+    pub after: Option<String>,
+    /// Items per page (1..=10000; default 100).
+    #[param(minimum = 1, maximum = 10000)]
+    pub limit: Option<u64>,
+}
+
+impl PageQuery {
+    /// The cursor and the page size, checked.
+    pub fn cursor(&self) -> Result<(Option<u64>, usize), ApiError> {
+        let after = match &self.after {
+            None => None,
+            Some(a) => Some(a.parse::<u64>().map_err(|_| {
+                ApiError::param(format!(
+                    "`after` must be the `next` of a previous page (an unsigned integer), not {a:?}"
+                ))
+            })?),
+        };
+        let limit = self.limit.unwrap_or(100);
+        if !(1..=fpdb::MAX_PAGE as u64).contains(&limit) {
+            return Err(ApiError::param(format!("`limit` must be in 1..={}", fpdb::MAX_PAGE)));
+        }
+        Ok((after, limit as usize))
+    }
+}
+
+/// The query of `GET /v1/documents/{key}/duplicates`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct StoredDuplicatesQuery {
+    /// Maximum Hamming distance (default: the database's).
+    #[param(minimum = 0, maximum = 32)]
+    pub max_distance: Option<u32>,
+    /// Minimum Jaccard similarity (default: the database's).
+    #[param(minimum = 0.0, maximum = 1.0)]
+    pub min_jaccard: Option<f64>,
+    /// Containment instead: the stored documents that contain this one or that it contains, with
+    /// containment >= C in either direction (a database with the containment index).
+    #[param(minimum = 0.0, maximum = 1.0)]
+    pub min_containment: Option<f64>,
+    /// At most this many hits.
+    #[param(minimum = 0, maximum = 1000000)]
+    pub limit: Option<usize>,
+    /// Only hits whose stored document has this metadata field (or `title`, `year`, `doi`) equal
+    /// to `where_value`.
+    pub where_field: Option<String>,
+    /// The value `where_field` must have (a string, or a number's or boolean's JSON text).
+    pub where_value: Option<String>,
+}
+
+/// A filter on one metadata field.
+#[derive(Debug, Clone)]
+pub struct Where {
+    pub field: String,
+    pub value: String,
+}
+
+impl StoredDuplicatesQuery {
+    /// The filter, when both of its parameters are given (one alone is an error); the other
+    /// parameters' bounds checked.
+    pub fn filter(&self) -> Result<Option<Where>, ApiError> {
+        if self.limit.is_some_and(|l| l as u64 > MAX_LIMIT) {
+            return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
+        }
+        for (name, v) in [("min_jaccard", self.min_jaccard), ("min_containment", self.min_containment)] {
+            if v.is_some_and(|v| !(0.0..=1.0).contains(&v)) {
+                return Err(ApiError::param(format!("{name} must be in 0..=1")));
+            }
+        }
+        if self.max_distance.is_some_and(|k| k > fpdb::MAX_DISTANCE) {
+            return Err(ApiError::param(format!("max_distance must be at most {}", fpdb::MAX_DISTANCE)));
+        }
+        match (&self.where_field, &self.where_value) {
+            (None, None) => Ok(None),
+            (Some(f), Some(v)) => Ok(Some(Where {
+                field: f.clone(),
+                value: v.clone(),
+            })),
+            _ => Err(ApiError::param("`where_field` and `where_value` go together")),
+        }
+    }
 }
 
 /// A deleted document.
@@ -232,9 +399,11 @@ pub struct StatsOut<'a> {
 /// Liveness.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct HealthOut {
-    /// `ok`, or `failed` (then answered with 503: restart the server).
+    /// `ok`; `degraded` (answered with 200: the semantic channel's indexer is retrying a failed
+    /// step or stopped, or documents were set aside); or `failed` (then answered with 503:
+    /// restart the server).
     pub status: String,
-    /// Why the server failed (absent when `ok`).
+    /// Why the server is degraded or failed (absent when `ok`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
@@ -246,6 +415,14 @@ pub struct HealthOut {
 pub struct KeyIn {
     /// The document's key.
     pub key: String,
+}
+
+/// `POST /v1/admin/backup`'s body.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BackupIn {
+    /// The copy's directory on the server's file system (must not exist; made through `DIR.tmp`).
+    pub dir: String,
 }
 
 /// Largest `limit` of a duplicate check.

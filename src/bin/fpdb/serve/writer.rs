@@ -147,8 +147,9 @@ fn run(db: Db, rx: Receiver<Job>, batch_size: usize, metrics: Arc<Metrics>, heal
                 Ok(Err(e)) => {
                     health.note("a group commit", &e);
                     let e = ApiError::from(e);
-                    eprintln!(
-                        "fpdb serve: group commit failed: {} ({})",
+                    tracing::error!(
+                        code = e.code,
+                        "group commit failed: {} ({})",
                         e.code,
                         e.detail.as_deref().unwrap_or(&e.message)
                     );
@@ -162,7 +163,7 @@ fn run(db: Db, rx: Receiver<Job>, batch_size: usize, metrics: Arc<Metrics>, heal
                         .map(|s| s.to_string())
                         .or_else(|| payload.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "a non-text panic".into());
-                    eprintln!("fpdb serve: the writer thread panicked in a group commit: {text}");
+                    tracing::error!("the writer thread panicked in a group commit: {text}");
                     health.fail("the writer panicked during a group commit; the database is closed to writes: restart the server");
                     let e = ApiError::new(
                         axum::http::StatusCode::SERVICE_UNAVAILABLE,

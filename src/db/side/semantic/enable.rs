@@ -3,9 +3,9 @@
 //! MODEL_DIR --input FILE`): fpdb keeps shingle sets, not texts, so the texts of documents that
 //! were never queued must come from the caller.
 //!
-//! Invariants (those of `store.rs`): the channel is added with its cursor at the next document id,
-//! so every document stored before is below the cursor and "never queued" — it may have no vector
-//! (`check` counts it as missing, not as a fault) — and every document inserted after is queued
+//! Invariants (those of `store.rs`): the channel is added with its cursor and its floor at the next
+//! document id, so every document stored before is below the floor and "never queued" — it may
+//! have no vector (`check` counts it as not backfilled, not as a fault) — and every document inserted after is queued
 //! and embedded by the background indexer. This module embeds only documents below the durable
 //! cursor that have no vector, and writes their vectors without moving the cursor (read under the
 //! writer lock: only the indexer moves it, under the same lock). A crash between two of its
@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::semantic::{self as sem, embed_text_owned, Embedder, EmbedderOptions, SemanticConfig, SemanticSpec, StoredVector, TextBackfill};
 use crate::store::keys::CF_META;
 
-use super::on::commit_vectors;
+use super::on::{commit_vectors, Links};
 
 impl Db {
     /// Adds the semantic channel to the database at `path`, which was created without it: the
@@ -59,6 +59,7 @@ impl Db {
         let mut b = WriteBatch::default();
         sem::stage_spec(&mut b, meta, &spec)?;
         b.put_cf(meta, sem::META_SEMANTIC_CURSOR, w.next_id.to_le_bytes());
+        sem::stage_floor(&mut b, meta, w.next_id);
         let mut wo = WriteOptions::default();
         wo.set_sync(true);
         d.inner
@@ -143,6 +144,7 @@ impl Db {
                 (*id, stored, bytes)
             })
             .collect();
+        let links = Links::find(a, &records);
         let mut w = self.lock_writer()?;
         let cursor = sem::read_cursor(&self.inner.rocks, self.cf(CF_META)?)?;
         let live = self.inner.state.read();
@@ -152,7 +154,7 @@ impl Db {
             .collect();
         drop(live);
         let n = kept.len() as u64;
-        commit_vectors(self, &mut w, a, kept, cursor, |_| {})?;
+        commit_vectors(self, &mut w, a, kept, links, Vec::new(), cursor, |_| {})?;
         Ok(n)
     }
 }

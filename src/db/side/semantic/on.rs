@@ -12,19 +12,26 @@
 //! | publish | a deleted document's vector leaves memory |
 //! | after commit | the indexer woken |
 //! | query | the text embedded, cos ≥ β over the vectors (exact scan, or the sign-code index), unioned with the text hits: `channels`, `cosine`, `semantic_pending` |
-//! | check | vectors against the records, the cursor and memory |
-//! | stats | `semantic_pending`, `semantic_vectors` |
+//! | check | vectors against the records, the cursor, the floor, the set-aside entries and memory |
+//! | stats | `semantic_pending`, `semantic_vectors`, `semantic_set_aside`, `semantic_indexer` |
 //!
 //! The indexer's commits ([`DbCorpus::commit`]) take the writer lock: a document deleted while its
 //! text was being embedded loses its queued text in its own batch, and the indexer's batch, which
 //! checks the queue under the lock, leaves its vector out. So at every instant the durable state
-//! holds: every live document below the cursor that was queued has exactly one vector, none at or
-//! above it has one, and every live document at or above it (below `next_doc`) has its text queued.
+//! holds: every live document at or above the floor and below the cursor has exactly one vector
+//! or a set-aside entry (nothing to embed, or the model failed on it), none at or above the cursor
+//! has a vector, and every live document at or above it (below `next_doc`) with a text has it
+//! queued. In a `--groups union` database the links of a batch are found before the writer lock
+//! (an exact scan over every vector per new vector), and found again under it only when vectors
+//! were published in between (a backfill from texts): the lock covers the commits alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
+use parking_lot::Mutex;
 use rocksdb::{Cache, WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
@@ -32,8 +39,9 @@ use crate::fingerprint::biblio::MatchKind;
 use crate::fingerprint::similarity::hamming;
 use crate::intmap::IntMap;
 use crate::semantic::{
-    self as sem, embed_text, embed_text_owned, BackfillReport, Corpus, Embedder, EmbedderOptions, Groups, Indexer, IndexerOptions, Scan,
-    SemanticChannel, SemanticError, SemanticOptions, SemanticSpec, StoredVector, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
+    self as sem, embed_text, embed_text_owned, Aside, BackfillReport, Corpus, Embedder, EmbedderOptions, Groups, Indexer, IndexerOptions,
+    IndexerState, Scan, SemanticChannel, SemanticError, SemanticOptions, SemanticSpec, SemanticStatus, StoredVector, CF_SEMANTIC,
+    CF_SEMANTIC_QUEUE,
 };
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::CF_META;
@@ -55,12 +63,75 @@ pub(super) struct Active {
     /// The durable cursor at open (the indexer's, once it runs).
     cursor_at_open: u64,
     indexer: OnceLock<Indexer>,
+    /// The live documents that have no vector on purpose (the durable `semantic_aside` entries):
+    /// changed with the batches that write them, under the writer lock.
+    aside: Mutex<BTreeMap<u64, (Aside, String)>>,
 }
+
+/// The reason recorded for a document whose text (or field) is empty.
+const NOTHING_TO_EMBED: &str = "nothing to embed: the text (or the spec's field) is empty";
 
 impl Active {
     /// The indexer's cursor (the durable one at open when no indexer runs).
     fn cursor(&self) -> u64 {
         self.indexer.get().map_or(self.cursor_at_open, Indexer::cursor)
+    }
+
+    /// Live documents set aside as failures.
+    fn failures(&self) -> u64 {
+        self.aside.lock().values().filter(|(k, _)| k.is_failure()).count() as u64
+    }
+
+    /// The channel's state: `off` without an indexer; a running indexer with documents set aside
+    /// is `degraded`, saying how many and the first.
+    fn state(&self) -> ChannelState {
+        let Some(i) = self.indexer.get() else {
+            return ChannelState {
+                state: "off",
+                reason: None,
+            };
+        };
+        match i.state() {
+            IndexerState::Running => {
+                let aside = self.aside.lock();
+                let mut failed = aside.iter().filter(|(_, (k, _))| k.is_failure());
+                match failed.next() {
+                    None => ChannelState {
+                        state: "running",
+                        reason: None,
+                    },
+                    Some((id, (_, why))) => ChannelState {
+                        state: "degraded",
+                        reason: Some(format!(
+                            "{} document(s) set aside by the semantic indexer (doc {id}: {why})",
+                            1 + failed.count()
+                        )),
+                    },
+                }
+            }
+            s => ChannelState {
+                state: s.word(),
+                reason: s.reason().map(|r| format!("semantic indexer: {r}")),
+            },
+        }
+    }
+}
+
+/// The semantic channel's state as `Stats`, health and metrics report it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct ChannelState {
+    /// `running`, `degraded`, `stopped`, or `off` (this handle runs no indexer).
+    state: &'static str,
+    reason: Option<String>,
+}
+
+impl ChannelState {
+    fn word(&self) -> &'static str {
+        self.state
+    }
+
+    fn reason(&self) -> Option<&str> {
+        self.reason.as_deref()
     }
 }
 
@@ -128,6 +199,7 @@ impl SideIndex for Semantic {
         // absolute, so that a handle opened from another directory finds the model
         spec.model_dir = cfg.model_dir.canonicalize().ok().or(spec.model_dir);
         sem::stage_spec(b, c.meta, &spec)?;
+        sem::stage_floor(b, c.meta, 0);
         Ok(())
     }
 
@@ -161,12 +233,17 @@ impl SideIndex for Semantic {
             return Ok(());
         };
         channel.check_embedder(&embedder)?;
+        let aside = sem::read_aside(o.rocks, o.meta)?
+            .into_iter()
+            .map(|(id, kind, why)| (id, (kind, why)))
+            .collect();
         let _ = self.active.set(Active {
             channel: Arc::new(channel),
             embedder: Arc::new(embedder),
             search: self.opts.search,
             cursor_at_open: cursor,
             indexer: OnceLock::new(),
+            aside: Mutex::new(aside),
         });
         Ok(())
     }
@@ -200,19 +277,23 @@ impl SideIndex for Semantic {
         (!t.trim().is_empty()).then(|| sem::queue::encode(&t))
     }
 
-    /// New documents' texts queued; deleted documents' vectors and queued texts deleted.
+    /// New documents' texts queued (one with nothing to embed set aside as such); deleted
+    /// documents' vectors, queued texts and set-aside entries deleted.
     fn write(&self, db: &Db, _st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
-        if self.active().is_none() {
-            return Ok(());
-        }
-        let (cf, queue) = (db.cf(CF_SEMANTIC)?, db.cf(CF_SEMANTIC_QUEUE)?);
+        let Some(a) = self.active() else { return Ok(()) };
+        let (cf, queue, meta) = (db.cf(CF_SEMANTIC)?, db.cf(CF_SEMANTIC_QUEUE)?, db.cf(CF_META)?);
+        let aside = a.aside.lock();
         for &id in &pend.deleted {
             sem::stage_delete(b, cf, id);
             sem::stage_unqueue(b, queue, id);
+            if aside.contains_key(&id) {
+                sem::stage_unaside(b, meta, id);
+            }
         }
         for p in pend.new_docs.iter().filter(|p| p.alive) {
-            if let Some(t) = &p.text {
-                sem::stage_queue(b, queue, p.id, t);
+            match p.text.get(self.name()) {
+                Some(t) => sem::stage_queue(b, queue, p.id, t),
+                None => sem::stage_aside(b, meta, p.id, Aside::Empty, NOTHING_TO_EMBED),
             }
         }
         Ok(())
@@ -220,8 +301,13 @@ impl SideIndex for Semantic {
 
     fn publish(&self, _st: &mut State, pend: &Pending) -> Result<()> {
         if let Some(a) = self.active() {
+            let mut aside = a.aside.lock();
             for &id in &pend.deleted {
                 a.channel.publish_delete(id);
+                aside.remove(&id);
+            }
+            for p in pend.new_docs.iter().filter(|p| p.alive && p.text.get(self.name()).is_none()) {
+                aside.insert(p.id, (Aside::Empty, NOTHING_TO_EMBED.into()));
             }
         }
         Ok(())
@@ -234,18 +320,28 @@ impl SideIndex for Semantic {
         Ok(())
     }
 
+    /// The text hits are answered whatever the channel's state: a stopped indexer ends a wait
+    /// early (`semantic_pending` says what is missing), and a query text the model fails on is
+    /// answered by the text channel alone.
     fn on_query(&self, db: &Db, q: &Query<'_>, answer: &mut QueryAnswer) -> Result<()> {
         let Some(a) = self.active() else { return Ok(()) };
+        let spec = a.channel.spec();
+        let beta = q.opts.min_cosine.unwrap_or(spec.min_cosine);
+        sem::check_beta(beta)?;
         if let Some(timeout) = q.opts.wait_semantic {
-            db.semantic_wait(timeout)?;
+            match db.semantic_wait(timeout) {
+                Err(Error::Semantic(SemanticError::IndexerStopped { .. })) => {}
+                r => r?,
+            }
         }
         answer.semantic_pending = db.semantic_pending()?;
         let Some(text) = q.text else { return Ok(()) };
-        let spec = a.channel.spec();
         let text = embed_text(text, None, None, spec.max_tokens);
-        let v = a.channel.embed_query(&a.embedder, &text)?;
-        let beta = q.opts.min_cosine.unwrap_or(spec.min_cosine);
-        sem::check_beta(beta)?;
+        let v = match a.channel.embed_query(&a.embedder, &text) {
+            Ok(v) => v,
+            Err(SemanticError::Inference { .. }) => return Ok(()),
+            Err(e) => return Err(e.into()),
+        };
         let found = a.channel.query(&v, Some(beta), a.search, None);
         union_hits(db, &a.channel, &v, q.fp.simhash, found, answer)
     }
@@ -273,6 +369,15 @@ impl SideIndex for Semantic {
         for id in r.orphans {
             fault(id, "a semantic vector of a document that is not live".into());
         }
+        for id in r.missing {
+            fault(
+                id,
+                "no semantic vector and no set-aside entry, below the indexer's cursor: the vector was lost; `fpdb semantic backfill DB --input FILE` with its text embeds it again".into(),
+            );
+        }
+        for id in r.stale_aside {
+            fault(id, "a set-aside entry of a document that is not live or has a vector".into());
+        }
         Ok(())
     }
 
@@ -280,6 +385,10 @@ impl SideIndex for Semantic {
         if let Some(a) = self.active() {
             stats.semantic_vectors = a.channel.len() as u64;
             stats.semantic_pending = st.next_id.saturating_sub(a.cursor());
+            stats.semantic_set_aside = a.failures();
+            let state = a.state();
+            stats.semantic_indexer = Some(state.word().into());
+            stats.semantic_indexer_reason = state.reason().map(str::to_owned);
         }
     }
 }
@@ -329,6 +438,7 @@ fn union_hits(
 fn union_links(ch: &SemanticChannel, search: sem::SearchMode, batch: &[(u64, StoredVector, Vec<u8>)]) -> Vec<(u64, u64)> {
     let beta = ch.spec().min_cosine;
     let mut pairs = Vec::new();
+    crate::failpoint::pause_point("semantic.links");
     for (i, (id, v, _)) in batch.iter().enumerate() {
         for h in ch.query(v, Some(beta), search, Some(*id)) {
             pairs.push((h.id.min(*id), h.id.max(*id)));
@@ -376,26 +486,41 @@ impl Corpus for DbCorpus {
         let db = self.db()?;
         let ack = self.acknowledged();
         let queue = db.cf(CF_SEMANTIC_QUEUE).map_err(sem_err)?;
-        let docs = sem::scan_queue(&db.inner.rocks, queue, from, ack, max)?;
-        let next = match docs.last() {
-            Some(&(id, _)) if docs.len() == max => id + 1,
+        let entries = sem::scan_queue(&db.inner.rocks, queue, from, ack, max)?;
+        let next = match entries.last() {
+            Some(&(id, _)) if entries.len() == max => id + 1,
             _ => ack,
         };
-        Ok(Scan { docs, next })
+        let (mut docs, mut unreadable) = (Vec::with_capacity(entries.len()), Vec::new());
+        for (id, text) in entries {
+            match text {
+                Ok(t) => docs.push((id, t)),
+                Err(e) => unreadable.push((id, e.to_string())),
+            }
+        }
+        Ok(Scan { docs, unreadable, next })
     }
 
     fn acknowledged(&self) -> u64 {
         self.db.upgrade().map_or(0, |inner| inner.state.read().next_id)
     }
 
-    fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, from: u64, cursor: u64) -> sem::Result<()> {
+    fn commit(
+        &self,
+        vectors: Vec<(u64, StoredVector, Vec<u8>)>,
+        aside: Vec<(u64, Aside, String)>,
+        from: u64,
+        cursor: u64,
+    ) -> sem::Result<()> {
         let db = self.db()?;
-        let mut w = db.lock_writer().map_err(sem_err)?;
         let Some(a) = db.inner.sides().get::<Semantic>().and_then(|s| s.active()) else {
             return Err(SemanticError::IndexerStopped {
                 cause: "the channel is not loaded".into(),
             });
         };
+        // the scans before the lock (a document deleted meanwhile is skipped by the link)
+        let links = Links::find(a, &vectors);
+        let mut w = db.lock_writer().map_err(sem_err)?;
         let queue = db.cf(CF_SEMANTIC_QUEUE).map_err(sem_err)?;
         let mut kept = Vec::with_capacity(vectors.len());
         for v in vectors {
@@ -403,30 +528,73 @@ impl Corpus for DbCorpus {
                 kept.push(v);
             }
         }
-        commit_vectors(&db, &mut w, a, kept, cursor, |b| sem::stage_dequeue(b, queue, from, cursor)).map_err(sem_err)
+        let mut kept_aside = Vec::with_capacity(aside.len());
+        for x in aside {
+            if sem::queued(&db.inner.rocks, queue, x.0)? {
+                kept_aside.push(x);
+            }
+        }
+        commit_vectors(&db, &mut w, a, kept, links, kept_aside, cursor, |b| {
+            sem::stage_dequeue(b, queue, from, cursor)
+        })
+        .map_err(sem_err)
+    }
+}
+
+/// The union links of a batch of new vectors, found outside the writer lock, and the channel's
+/// generation they were found at.
+pub(super) struct Links {
+    pairs: Vec<(u64, u64)>,
+    generation: u64,
+}
+
+impl Links {
+    /// The links of `batch` (none outside a `--groups union` database).
+    pub(super) fn find(a: &Active, batch: &[(u64, StoredVector, Vec<u8>)]) -> Links {
+        let generation = a.channel.generation();
+        let pairs = match a.channel.spec().groups {
+            Groups::Union => union_links(&a.channel, a.search, batch),
+            _ => Vec::new(),
+        };
+        Links { pairs, generation }
     }
 }
 
 /// Commits embedded vectors of live documents under the writer lock (`w`): in a `--groups union`
-/// database their links first, then one batch with the vectors, the cursor (`cursor`: moved by
-/// the indexer, kept by a backfill from texts) and `extra`; then the vectors published.
+/// database their links first (`links`, found before the lock; found again here when vectors
+/// were published since), then one batch with the vectors, the set-aside entries `aside`, the
+/// cursor (`cursor`: moved by the indexer, kept by a backfill from texts) and `extra`; then the
+/// vectors published, and the published sequence number moved with them (so that readers of
+/// RocksDB, `Db::read_rocks`, never wait for the writer lock because of this write).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn commit_vectors(
     db: &Db,
     w: &mut Writer,
     a: &Active,
     kept: Vec<(u64, StoredVector, Vec<u8>)>,
+    links: Links,
+    aside: Vec<(u64, Aside, String)>,
     cursor: u64,
     extra: impl FnOnce(&mut WriteBatch),
 ) -> Result<()> {
+    crate::failpoint!("semantic.commit");
     if a.channel.spec().groups == Groups::Union {
         // The links first: a crash before the vectors' batch re-embeds these documents after
         // recovery and links them again, which changes nothing (`Db::link_committed`).
-        let pairs = union_links(&a.channel, a.search, &kept);
+        let pairs = if links.generation == a.channel.generation() {
+            links.pairs
+        } else {
+            union_links(&a.channel, a.search, &kept)
+        };
         db.link_committed(w, &pairs)?;
     }
     let records: Vec<(u64, Vec<u8>)> = kept.iter().map(|(id, _, b)| (*id, b.clone())).collect();
     let mut batch = WriteBatch::default();
     a.channel.write_vectors(&db.inner.rocks, &mut batch, &records, cursor)?;
+    let meta = db.cf(CF_META)?;
+    for (id, kind, why) in &aside {
+        sem::stage_aside(&mut batch, meta, *id, *kind, why);
+    }
     extra(&mut batch);
     let mut wo = WriteOptions::default();
     wo.set_sync(db.inner.opts.sync);
@@ -436,8 +604,10 @@ pub(super) fn commit_vectors(
         .map_err(SemanticError::rocks("the indexer's commit"))?;
     let published: Vec<(u64, StoredVector)> = kept.into_iter().map(|(id, v, _)| (id, v)).collect();
     // in step with the published documents: under the state's write lock (the seam's rule)
-    let _st = db.inner.state.write();
+    let mut st = db.inner.state.write();
+    st.published_seq = db.inner.rocks.latest_sequence_number();
     a.channel.publish(&published);
+    a.aside.lock().extend(aside.into_iter().map(|(id, kind, why)| (id, (kind, why))));
     Ok(())
 }
 
@@ -461,14 +631,44 @@ impl Db {
         self.semantic().ok().map(|a| a.channel.spec())
     }
 
-    /// Acknowledged documents the channel has not embedded yet (0 without the channel). An
-    /// indexer stopped by an error is that error.
+    /// Acknowledged documents the channel has not embedded yet (0 without the channel); an
+    /// indexer that stopped leaves them pending ([`Db::semantic_status`] says why).
     pub fn semantic_pending(&self) -> Result<u64> {
         let Ok(a) = self.semantic() else { return Ok(0) };
-        if let Some(e) = a.indexer.get().and_then(Indexer::error) {
-            return Err(e.into());
-        }
         Ok(self.inner.state.read().next_id.saturating_sub(a.cursor()))
+    }
+
+    /// The channel's state (`None` without the channel): `running`, `degraded` (its indexer
+    /// retrying a failed step, or documents set aside) or `stopped`, with the reason; `off` where
+    /// this handle runs no indexer.
+    pub fn semantic_status(&self) -> Option<SemanticStatus> {
+        let a = self.semantic().ok()?;
+        let s = a.state();
+        let i = a.indexer.get();
+        Some(SemanticStatus {
+            state: s.state,
+            reason: s.reason,
+            set_aside: a.failures(),
+            retries: i.map_or(0, Indexer::retries),
+            embedded: i.map_or(0, Indexer::embedded),
+        })
+    }
+
+    /// The live documents the channel set aside as failures: (doc id, key, why), by id.
+    pub fn semantic_set_aside(&self) -> Result<Vec<(u64, String, String)>> {
+        let a = self.semantic()?;
+        let failed: Vec<(u64, String)> = a
+            .aside
+            .lock()
+            .iter()
+            .filter(|(_, (k, _))| k.is_failure())
+            .map(|(id, (_, why))| (*id, why.clone()))
+            .collect();
+        let st = self.inner.state.read();
+        Ok(failed
+            .into_iter()
+            .filter_map(|(id, why)| st.docs.get(&id).map(|m| (id, m.key.to_string(), why)))
+            .collect())
     }
 
     /// Every pair of embedded documents with cos ≥ β (`beta`, or the database's), each once

@@ -12,7 +12,7 @@ use fpdb::output::HttpOutcome;
 use fpdb::{Biblio, Dedup, IngestOptions, InsertOutcome, NewDoc};
 
 use super::body::bulk_body_of;
-use super::{blocking, dedup_of, ndjson, new_doc, AppResult};
+use super::{blocking, dedup_of, ndjson, new_doc, send_line, AppResult};
 use crate::serve::errors::{ApiError, ErrorBody, RequestId};
 use crate::serve::schemas::{BulkDocumentIn, BulkLineOut, DedupQuery};
 use crate::serve::state::AppState;
@@ -100,14 +100,26 @@ fn ingest_bulk(s: &AppState, rid: &RequestId, dedup: Dedup, lines: Vec<u64>, doc
         .with_batch_size(s.cfg.batch_size)
         .with_batch_latency(Duration::from_millis(10))
         .with_dedup(dedup);
+    // Once a line could not be sent (the client went away or stopped reading, `send_line`), the
+    // answer is over: no more lines, and the ingest takes no more documents.
+    let cut = std::sync::atomic::AtomicBool::new(false);
     let send = |v: &BulkLineOut| {
+        if cut.load(Ordering::Relaxed) {
+            return;
+        }
         let mut b = serde_json::to_vec(v).unwrap_or_default();
         b.push(b'\n');
-        let _ = tx.blocking_send(Bytes::from(b));
+        if !send_line(tx, Bytes::from(b), s.cfg.request_timeout, &s.stopping) {
+            cut.store(true, Ordering::Relaxed);
+        }
     };
     // At shutdown the ingest stops taking documents and commits what it took (the answer then
-    // ends early: the lines not answered were not stored).
-    let input = docs.into_iter().take_while(|_| !s.stopping.load(Ordering::Relaxed)).map(Ok);
+    // ends early: the lines not answered were not stored, save those a client that had stopped
+    // reading, or read too slowly to empty the channel, was not sent).
+    let input = docs
+        .into_iter()
+        .take_while(|_| !s.stopping.load(Ordering::Relaxed) && !cut.load(Ordering::Relaxed))
+        .map(Ok);
     let result = s.db.ingest(input, &opts, |r| {
         let line = lines.get(r.seq as usize).copied().unwrap_or_default();
         if r.result.as_ref().is_ok_and(|o| o.id.is_some()) {

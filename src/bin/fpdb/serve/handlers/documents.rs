@@ -14,7 +14,7 @@ use tokio::sync::oneshot;
 use super::body::body_of;
 use super::{blocking, dedup_of, json, key_of, new_doc, AppResult};
 use crate::serve::errors::{ApiError, ErrorBody};
-use crate::serve::schemas::{parse_json, DedupQuery, DeleteOut, DocumentIn, DocumentOut, KeyIn};
+use crate::serve::schemas::{parse_json, DedupQuery, DeleteOut, DocumentIn, DocumentOut, KeyIn, TextQuery};
 use crate::serve::state::AppState;
 use crate::serve::writer::Job;
 
@@ -83,10 +83,10 @@ pub async fn put_document(
 
 /// A stored document and its group.
 #[utoipa::path(get, path = "/v1/documents/{key}", tag = "documents",
-    params(("key" = String, Path, description = "The document's key (percent-encoded)")),
+    params(("key" = String, Path, description = "The document's key (percent-encoded)"), TextQuery),
     responses(
         (status = 200, description = "The document", body = DocumentOut),
-        (status = 400, description = "The key does not decode", body = ErrorBody),
+        (status = 400, description = "The key does not decode, or `text=true` on a database without stored texts", body = ErrorBody),
         (status = 401, description = "Token missing or wrong (--token-for-reads)", body = ErrorBody),
         (status = 404, description = "No document with that key", body = ErrorBody),
         (status = 500, description = "Storage error", body = ErrorBody),
@@ -94,8 +94,13 @@ pub async fn put_document(
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
-pub async fn get_document(State(s): State<Arc<AppState>>, key: Result<Path<String>, PathRejection>) -> AppResult {
-    get_by_key(&s, key_of(key)?).await
+pub async fn get_document(
+    State(s): State<Arc<AppState>>,
+    key: Result<Path<String>, PathRejection>,
+    q: Result<Query<TextQuery>, QueryRejection>,
+) -> AppResult {
+    let Query(q) = q.map_err(|e| ApiError::param(format!("{e}; `text` is true or false")))?;
+    get_by_key(&s, key_of(key)?, q.text.unwrap_or(false)).await
 }
 
 /// A stored document by a key given in the body: for keys too long for a URL (the request line
@@ -118,30 +123,25 @@ pub async fn get_document(State(s): State<Arc<AppState>>, key: Result<Path<Strin
 pub async fn post_documents_get(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
     let body = body_of(&s, &headers, body).await?;
     let k: KeyIn = parse_json(&body)?;
-    get_by_key(&s, k.key).await
+    get_by_key(&s, k.key, false).await
 }
 
-async fn get_by_key(s: &AppState, key: String) -> AppResult {
+async fn get_by_key(s: &AppState, key: String, with_text: bool) -> AppResult {
     let db = s.db.clone();
     let k = key.clone();
-    let doc = blocking(move || Ok(db.get(&k)?)).await?;
+    let (doc, text) = blocking(move || {
+        let doc = db.get(&k)?;
+        let text = if with_text && doc.is_some() { db.text(&k)? } else { None };
+        Ok((doc, text))
+    })
+    .await?;
     let Some(doc) = doc else { return Err(not_found_doc(&key)) };
-    let r = doc.record;
-    Ok(json(
-        StatusCode::OK,
-        &DocumentOut {
-            key: r.key,
-            id: doc.id,
-            simhash: format!("{:#018x}", r.simhash),
-            shingles: r.count,
-            inserted_at_ms: r.inserted_at_ms,
-            title: r.biblio.title,
-            year: r.biblio.year,
-            doi: r.biblio.doi,
-            meta: r.meta.as_deref().and_then(|m| serde_json::from_str(m).ok()),
-            group: doc.group,
-        },
-    ))
+    if with_text && text.is_none() {
+        return Err(not_found_doc(&key));
+    }
+    let mut out = DocumentOut::from(doc);
+    out.text = text;
+    Ok(json(StatusCode::OK, &out))
 }
 
 fn not_found_doc(key: &str) -> ApiError {

@@ -10,7 +10,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use fpdb::{Biblio, QueryAnswer, QueryOptions};
 
 use super::body::{body_of, bulk_body_of};
-use super::{blocking, json, ndjson, AppResult};
+use super::{blocking, json, ndjson, send_line, AppResult};
 use crate::serve::errors::{ApiError, ErrorBody, RequestId};
 use crate::serve::schemas::{parse_json, BatchLineOut, DuplicatesIn, DuplicatesOut, MAX_LIMIT};
 use crate::serve::state::AppState;
@@ -75,14 +75,35 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
         opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
     }
     opts.min_cosine = d.min_cosine;
-    opts.wait_semantic = d.wait_semantic_ms.map(std::time::Duration::from_millis);
+    // The wait ends within the request's timeout: a blocking thread never waits past the 503 its
+    // request was answered with.
+    opts.wait_semantic = d
+        .wait_semantic_ms
+        .map(|ms| std::time::Duration::from_millis(ms).min(state.cfg.request_timeout));
+    opts.min_containment = d.min_containment;
+    // With `where` the limit applies to the hits that pass it.
+    let filters = d.filters()?;
+    if !filters.is_empty() {
+        opts.limit = None;
+    }
     let biblio = Biblio {
         title: d.title,
         year: d.year,
         doi: d.doi,
     };
     let t = Instant::now();
-    let answer = bounded_check(&state.db, &d.text, &biblio, &opts)?;
+    let mut answer = bounded_check(&state.db, &d.text, &biblio, &opts)?;
+    for w in &filters {
+        state.db.filter_by_meta(&mut answer.hits, &w.field, &w.value)?;
+    }
+    if !filters.is_empty() {
+        answer
+            .hits
+            .truncate(d.limit.map_or(usize::MAX, |l| usize::try_from(l).unwrap_or(usize::MAX)));
+    }
+    if !answer.hits.is_empty() {
+        state.metrics.checks_with_hits.fetch_add(1, Ordering::Relaxed);
+    }
     Ok((answer, t.elapsed().as_micros() as u64))
 }
 
@@ -159,8 +180,9 @@ pub async fn post_duplicates_batch(
             };
             let mut b = serde_json::to_vec(&out).unwrap_or_default();
             b.push(b'\n');
-            // The client went away (or the request timed out): stop checking.
-            if tx.blocking_send(Bytes::from(b)).is_err() || state.stopping.load(Ordering::Relaxed) {
+            // The client went away, stopped reading (`send_line`), or the server is stopping: stop
+            // checking.
+            if !send_line(&tx, Bytes::from(b), state.cfg.request_timeout, &state.stopping) || state.stopping.load(Ordering::Relaxed) {
                 return;
             }
         }

@@ -1,7 +1,8 @@
 //! One thin handler per endpoint: decode the request, call the library (on the blocking pool), encode
 //! the answer. The request and response types are the OpenAPI schemas (`schemas.rs` and the
 //! library's `fpdb::output`, collected by `openapi.rs`). By resource: `documents.rs` (one
-//! document: put, get, delete), `bulk.rs` (the NDJSON ingest), `duplicates.rs` (the checks),
+//! document: put, get, delete), `browse.rs` (a stored document's duplicates; documents and
+//! groups by page), `bulk.rs` (the NDJSON ingest), `duplicates.rs` (the checks),
 //! `service.rs` (groups, stats, health, metrics, the contract, the fallbacks); `body.rs` reads and
 //! decodes request bodies.
 
@@ -16,13 +17,19 @@ use serde::Serialize;
 use super::errors::ApiError;
 use super::schemas::{DedupParam, DedupQuery};
 
+mod admin;
 mod body;
+mod browse;
 mod bulk;
+mod decisions;
 mod documents;
 mod duplicates;
 mod service;
 
+pub use admin::*;
+pub use browse::*;
 pub use bulk::*;
+pub use decisions::*;
 pub use documents::*;
 pub use duplicates::*;
 pub use service::*;
@@ -37,6 +44,35 @@ fn ndjson(mut rx: tokio::sync::mpsc::Receiver<Bytes>) -> Response {
     r.headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static("application/x-ndjson"));
     r
+}
+
+/// A streamed answer's line from its blocking task: sent as soon as the channel has room. A client
+/// that reads nothing for `--request-timeout-s` (`stall`) is cut off (false: the task stops), and
+/// once the server is stopping a full channel is not waited for, so that shutdown ends within
+/// `--shutdown-timeout-s`. Once it returned false, the answer is over: the caller sends no more.
+fn send_line(
+    tx: &tokio::sync::mpsc::Sender<Bytes>,
+    line: Bytes,
+    stall: std::time::Duration,
+    stopping: &std::sync::atomic::AtomicBool,
+) -> bool {
+    use tokio::sync::mpsc::error::TrySendError;
+    let start = std::time::Instant::now();
+    let mut line = line;
+    loop {
+        match tx.try_send(line) {
+            Ok(()) => return true,
+            Err(TrySendError::Closed(_)) => return false,
+            Err(TrySendError::Full(back)) => {
+                if stopping.load(std::sync::atomic::Ordering::Relaxed) || start.elapsed() >= stall {
+                    return false;
+                }
+                line = back;
+                // a blocking thread: it polls (2 ms) rather than holding a runtime handle
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+        }
+    }
 }
 
 fn json<T: Serialize>(status: StatusCode, v: &T) -> Response {

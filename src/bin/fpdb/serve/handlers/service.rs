@@ -91,18 +91,28 @@ pub async fn get_stats(State(s): State<Arc<AppState>>) -> AppResult {
 /// orchestrator restarts it.
 #[utoipa::path(get, path = "/healthz", tag = "service",
     responses(
-        (status = 200, description = "Serving", body = HealthOut),
+        (status = 200, description = "Serving (`degraded`: the semantic channel is not embedding every document; `reason` says why)", body = HealthOut),
         (status = 503, description = "Failed: restart the server (`reason` says why)", body = HealthOut),
     ))]
 pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
     match s.health.failed() {
-        None => json(
-            StatusCode::OK,
-            &HealthOut {
-                status: "ok".into(),
-                reason: None,
-            },
-        ),
+        None => {
+            // Serving; the semantic channel degraded (its indexer retrying a failed step, or
+            // stopped, or documents set aside) is said, and still answered with 200: the text
+            // channel answers every request, and a restart would not mend a document that fails.
+            let channel = s.db.semantic_status().filter(|c| matches!(c.state, "degraded" | "stopped"));
+            let (status, reason) = match channel {
+                Some(c) => ("degraded", c.reason.or(Some(format!("semantic channel {}", c.state)))),
+                None => ("ok", None),
+            };
+            json(
+                StatusCode::OK,
+                &HealthOut {
+                    status: status.into(),
+                    reason,
+                },
+            )
+        }
         Some(reason) => json(
             StatusCode::SERVICE_UNAVAILABLE,
             &HealthOut {

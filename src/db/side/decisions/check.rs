@@ -1,0 +1,140 @@
+//! `check` of the decisions: every entry of the column family decodes and agrees with the
+//! published part; no group holds two documents a `distinct` decision separates (their classes
+//! included); every class's live documents share one group; a held edge joins two live documents
+//! and names a stored `distinct` decision; a same edge is an edge of `edges` between two live
+//! documents of one class.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use rocksdb::IteratorMode;
+
+use super::model::{Classes, KeyPair};
+use super::record::{self, Entry, CF_DECISIONS};
+use super::{Decision, DecisionKind, Decisions};
+use crate::db::handle::Db;
+use crate::db::state::State;
+use crate::db::types::{CheckReport, Fault};
+use crate::error::Result;
+use crate::intmap::IntMap;
+use crate::store::doc_record::DocRecord;
+use crate::store::keys::{edge_key, CF_EDGES};
+
+impl Decisions {
+    pub(super) fn check_entries(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let path = db.inner.rocks_path.display().to_string();
+        let mut fault = |doc: Option<u64>, key: Option<String>, what: String| {
+            rep.faults.push(Fault {
+                doc,
+                key,
+                path: path.clone(),
+                what,
+            })
+        };
+        let Some(cf) = db.inner.rocks.cf_handle(CF_DECISIONS) else {
+            return Ok(());
+        };
+        let mut decisions: BTreeMap<KeyPair, Decision> = BTreeMap::new();
+        let mut held: BTreeMap<(u64, u64), KeyPair> = BTreeMap::new();
+        let mut same: BTreeSet<(u64, u64)> = BTreeSet::new();
+        for item in db.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+            let (k, v) = item.map_err(db.rocks_err("scan decisions"))?;
+            match record::decode(&db.inner.rocks_path, &k, &v) {
+                Ok(Entry::Decision(d)) => {
+                    decisions.insert((d.a.clone(), d.b.clone()), d);
+                }
+                Ok(Entry::Held(e, p)) => {
+                    held.insert(e, p);
+                }
+                Ok(Entry::SameEdge(e)) => {
+                    same.insert(e);
+                }
+                Err(e) => fault(None, None, e.to_string()),
+            }
+        }
+        let mem = self.mem();
+        if mem.decisions != decisions || mem.held != held || mem.same_edges != same {
+            fault(None, None, "the decisions in memory differ from the column family".into());
+        }
+        // The live document of each decided key (from the records).
+        let mut by_key: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+        for (&id, r) in records {
+            by_key.insert(r.key.as_str(), (id, r.group));
+        }
+        let classes = Classes::build(decisions.values());
+        let class_group = |c: usize| -> BTreeSet<u64> {
+            classes
+                .members(c)
+                .iter()
+                .filter_map(|k| by_key.get(k.as_str()).map(|x| x.1))
+                .collect()
+        };
+        let mut seen = BTreeSet::new();
+        for d in decisions.values() {
+            let (Some(ca), Some(cb)) = (classes.class(&d.a), classes.class(&d.b)) else {
+                continue;
+            };
+            match d.decision {
+                DecisionKind::Same => {
+                    let groups = class_group(ca);
+                    if seen.insert(ca) && groups.len() > 1 {
+                        fault(
+                            None,
+                            Some(d.a.clone()),
+                            format!("the documents joined by `same` decisions (with {:?}) are in groups {groups:?}", d.b),
+                        );
+                    }
+                }
+                DecisionKind::Distinct => {
+                    let (ga, gb) = (class_group(ca), class_group(cb));
+                    if let Some(g) = ga.intersection(&gb).next() {
+                        fault(
+                            Some(*g),
+                            Some(d.a.clone()),
+                            format!("group {g} holds both sides of `distinct {:?} {:?}`", d.a, d.b),
+                        );
+                    }
+                    if ca == cb {
+                        fault(
+                            None,
+                            Some(d.a.clone()),
+                            format!("`distinct {:?} {:?}` contradicts the `same` decisions", d.a, d.b),
+                        );
+                    }
+                }
+            }
+        }
+        for (e, p) in &held {
+            if !records.contains_key(&e.0) || !records.contains_key(&e.1) {
+                fault(Some(e.0), None, format!("held edge {e:?} names a document that is not live"));
+            }
+            if decisions.get(p).is_none_or(|d| d.decision != DecisionKind::Distinct) {
+                fault(
+                    Some(e.0),
+                    None,
+                    format!("held edge {e:?} names {p:?}, which is not a stored `distinct` decision"),
+                );
+            }
+        }
+        let edges = db.cf(CF_EDGES)?;
+        for e in &same {
+            let one_class = match (records.get(&e.0), records.get(&e.1)) {
+                (Some(x), Some(y)) => classes.class(&x.key).is_some() && classes.class(&x.key) == classes.class(&y.key),
+                _ => false,
+            };
+            let stored = db
+                .inner
+                .rocks
+                .get_cf(edges, edge_key(e.0, e.1))
+                .map_err(db.rocks_err("read edge"))?
+                .is_some();
+            if !one_class || !stored {
+                fault(
+                    Some(e.0),
+                    None,
+                    format!("same edge {e:?} is not an edge between two live documents of one class"),
+                );
+            }
+        }
+        Ok(())
+    }
+}
