@@ -7,7 +7,8 @@
 //!    concurrent `compact` removed meanwhile makes the copy start again from a newer snapshot);
 //! 2. every RocksDB column family but `meta`, entry by entry, from one point in time: the handle's
 //!    RocksDB snapshot ([`Db::backup`]), or a read-only open of the directory
-//!    ([`Db::backup_path`], beside another process that writes);
+//!    ([`Db::backup_path`], beside another process that writes; an open during which the writer
+//!    edited its MANIFEST is dropped and made again, see `manifest_mark`);
 //! 3. `meta` last, in the one synced write that makes the copy a database (its `format` entry is
 //!    what an open needs first): a copy stopped before it does not open (`Corruption`: meta entry
 //!    missing), whatever else it holds;
@@ -50,8 +51,9 @@ pub struct BackupReport {
     pub seconds: f64,
 }
 
-/// Tries before a backup beside a busy compaction gives up.
-const TRIES: u32 = 5;
+/// Tries before a backup beside a busy writer gives up (a segment removed by a compaction, or a
+/// MANIFEST edited while the source opened read-only).
+const TRIES: u32 = 20;
 /// Bytes per `WriteBatch` of the copy.
 const BATCH_BYTES: usize = 8 << 20;
 
@@ -129,7 +131,7 @@ impl Db {
     /// A consistent copy of this database in `dir` (which must not exist), made while the handle
     /// goes on serving and writing: see the module docs of `db::backup` and docs/durability.md.
     pub fn backup(&self, dir: impl AsRef<Path>) -> Result<BackupReport> {
-        backup_with(&self.inner.path, dir.as_ref(), || Ok(Opened::Live(&self.inner.rocks)))
+        backup_with(&self.inner.path, dir.as_ref(), || Ok(Some(Opened::Live(&self.inner.rocks))))
     }
 
     /// [`Db::backup`] of the database at `path` without a handle: RocksDB opened read-only, so it
@@ -142,11 +144,40 @@ impl Db {
         }
         backup_with(path, dir.as_ref(), || {
             let cache = Cache::new_lru_cache(8 << 20);
-            let o = rocks_options(&cache, false);
+            let mut o = rocks_options(&cache, false);
+            // Every SST file opened at open: one a compaction of the writer deletes afterwards
+            // stays readable through its open descriptor.
+            o.set_max_open_files(-1);
             let names = DB::list_cf(&o, &rocks_path).map_err(|e| Error::rocks("list column families", &rocks_path, e))?;
-            let db = DB::open_cf_for_read_only(&o, &rocks_path, &names, false).map_err(|e| Error::rocks("open", &rocks_path, e))?;
-            Ok(Opened::ReadOnly(Box::new(db)))
+            let before = manifest_mark(&rocks_path)?;
+            let db = match DB::open_cf_for_read_only(&o, &rocks_path, &names, false) {
+                Ok(db) => db,
+                // A file the MANIFEST named was removed by the writer meanwhile.
+                Err(_) if manifest_mark(&rocks_path)? != before => return Ok(None),
+                Err(e) => return Err(Error::rocks("open", &rocks_path, e)),
+            };
+            if manifest_mark(&rocks_path)? != before {
+                return Ok(None);
+            }
+            Ok(Some(Opened::ReadOnly(Box::new(db))))
         })
+    }
+}
+
+/// Which MANIFEST is current and how long it is. A read-only open reads the MANIFEST first and the
+/// WAL files after it; an edit of the writer in between (an ingested SST file, a flush that deletes
+/// a WAL file) would give a view that holds writes made after the edit but not the edit itself,
+/// e.g. a table floor moved past entries that are missing. An open during which this mark did not
+/// change saw no edit between its two reads, so its view is one point of the writer's history.
+fn manifest_mark(rocks_path: &Path) -> Result<(String, u64)> {
+    let current = rocks_path.join("CURRENT");
+    let name = fs::read_to_string(&current).map_err(|e| Error::io("read", &current, e))?;
+    let manifest = rocks_path.join(name.trim());
+    match fs::metadata(&manifest) {
+        Ok(m) => Ok((name, m.len())),
+        // Replaced by a newer MANIFEST since CURRENT was read: a mark no later read equals.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((name, u64::MAX)),
+        Err(e) => Err(Error::io("stat", &manifest, e)),
     }
 }
 
@@ -156,7 +187,8 @@ enum Opened<'a> {
     ReadOnly(Box<DB>),
 }
 
-fn backup_with<'a>(src: &Path, dir: &Path, open: impl Fn() -> Result<Opened<'a>>) -> Result<BackupReport> {
+/// `open` gives `None` when the writer changed the database while it opened (try again).
+fn backup_with<'a>(src: &Path, dir: &Path, open: impl Fn() -> Result<Option<Opened<'a>>>) -> Result<BackupReport> {
     let started = Instant::now();
     if dir.exists() {
         return Err(Error::AlreadyExists { path: dir.to_path_buf() });
@@ -167,7 +199,11 @@ fn backup_with<'a>(src: &Path, dir: &Path, open: impl Fn() -> Result<Opened<'a>>
             fs::remove_dir_all(&tmp).map_err(|e| Error::io("remove a stopped backup", &tmp, e))?;
         }
         fs::create_dir_all(&tmp).map_err(|e| Error::io("create backup directory", &tmp, e))?;
-        let opened = open()?;
+        let Some(opened) = open()? else {
+            // A busy writer edits its MANIFEST every few batches; a later open falls between.
+            std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(tries)));
+            continue;
+        };
         let source = match &opened {
             Opened::Live(db) => Source::Snapshot(db, db.snapshot()),
             Opened::ReadOnly(db) => Source::ReadOnly(db.as_ref()),
@@ -193,7 +229,7 @@ fn backup_with<'a>(src: &Path, dir: &Path, open: impl Fn() -> Result<Opened<'a>>
         "backup",
         src,
         std::io::Error::other(format!(
-            "a segment named by the database vanished in each of {TRIES} tries (a compaction ran meanwhile); try again"
+            "the database changed under each of {TRIES} tries (a compaction removed a segment, or the writer edited its MANIFEST while the copy opened); try again"
         )),
     ))
 }
