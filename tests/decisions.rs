@@ -322,9 +322,22 @@ fn acknowledged_decisions_survive_kill_9() {
                 }
             }
         });
-        // Wait for the open, then let it decide for a while.
-        // (The test harness prints its own lines first.)
-        while rx.recv_timeout(Duration::from_secs(120)).unwrap() != "open" {}
+        // Wait for the open, then let it decide for a while. The harness prints its own lines
+        // first, and with --nocapture "test decisions::decisions_child ... " precedes the child's
+        // first line on the same line, so the line ends with "open". A child that never opens is
+        // killed after 120 s rather than waited on.
+        let give_up = std::time::Instant::now() + Duration::from_secs(120);
+        loop {
+            let left = give_up.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(l) if l.ends_with("open") => break,
+                Ok(_) => {}
+                Err(e) => {
+                    let _ = child.kill();
+                    panic!("the child did not open its database within 120 s: {e}");
+                }
+            }
+        }
         std::thread::sleep(Duration::from_millis(150 + 97 * cycle));
         Command::new("kill").args(["-9", &child.id().to_string()]).status().unwrap();
         child.wait().unwrap();
