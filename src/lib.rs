@@ -71,7 +71,7 @@ pub use db::{
 pub use db::{GroupListing, Page, MAX_PAGE};
 pub use error::{Error, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};
-pub use fingerprint::spec::{FingerprintSpec, ShingleUnit, Weighting};
+pub use fingerprint::spec::{FingerprintSpec, HashKind, ShingleUnit, Weighting};
 pub use fingerprint::{fingerprint, Fingerprint, Fingerprinter};
 pub use index::{Block, Layout};
 pub use pipeline::{DocResult, IngestOptions, IngestStats, DEFAULT_BATCH_SIZE, MAX_BATCH_SIZE, MAX_WORKERS};

@@ -525,7 +525,12 @@ class FingerprintSpec:
     """Shingle unit and length, hash seed and SimHash weighting."""
 
     def __new__(
-        cls, shingle: str = "word:3", weights: str = "binary", seed: Optional[int] = None, normalizer: Optional[int] = None
+        cls,
+        shingle: str = "word:3",
+        weights: str = "binary",
+        seed: Optional[int] = None,
+        normalizer: Optional[int] = None,
+        hash: Optional[str] = None,
     ) -> FingerprintSpec: ...
     @classmethod
     def default(cls) -> FingerprintSpec: ...
@@ -541,6 +546,8 @@ class FingerprintSpec:
     def seed(self) -> int: ...
     @property
     def normalizer(self) -> int: ...
+    @property
+    def hash(self) -> str: ...
     @property
     def method(self) -> str:
         """The near-duplicate method with its parameters, e.g. "simhash"."""
@@ -592,9 +599,11 @@ class Db:
         semantic_search: Optional[str] = None,
         semantic_nice: Optional[int] = None,
         store_text: bool = False,
+        hash: Optional[str] = None,
     ) -> Db:
         """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9,
-        method="simhash", containment index on, normalizer 2; normalizer=1 for fpdb builds before it).
+        method="simhash", containment index on, normalizer 2, hash "word-mix"; normalizer=1 and
+        hash="xxh3-64" give the fingerprints of fpdb builds before them).
         `semantic=MODEL_DIR` adds the semantic channel (`fpdb init --semantic`; min_cosine 0.76,
         semantic_max_tokens 256, groups "text")."""
     @staticmethod

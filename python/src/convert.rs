@@ -5,7 +5,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use crate::api::{Biblio, Dedup, Error, FingerprintSpec, IdfTable, Method, NewDoc, Tables, Weighting};
+use crate::api::{Biblio, Dedup, Error, FingerprintSpec, HashKind, IdfTable, Method, NewDoc, Tables, Weighting};
 use crate::errors::{invalid_option, to_py};
 
 /// Why a Python value is not a text.
@@ -118,6 +118,7 @@ pub fn spec(
     weights: Option<&str>,
     seed: Option<u64>,
     normalizer: Option<u32>,
+    hash: Option<&str>,
 ) -> PyResult<FingerprintSpec> {
     let mut spec = match shingle {
         Some(s) => s.parse::<FingerprintSpec>().map_err(|e| to_py(py, e))?,
@@ -131,6 +132,9 @@ pub fn spec(
     }
     if let Some(v) = normalizer {
         spec.normalizer = v;
+    }
+    if let Some(h) = hash {
+        spec.hash = h.parse::<HashKind>().map_err(|e| to_py(py, e))?;
     }
     spec.validate().map_err(|e| to_py(py, e))?;
     Ok(spec)

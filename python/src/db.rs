@@ -136,7 +136,7 @@ impl Db {
     /// `store_text` keeps every document's text, compressed (`fpdb init --store-text`): `text(key)`.
     ///
     /// `semantic` (a model directory: `bash scripts/fetch-model.sh` fetches all-MiniLM-L6-v2 and
-    /// prints it) adds the semantic channel of paper 001, as `fpdb init --semantic MODEL_DIR`
+    /// prints it) adds the CORE paper's semantic channel, as `fpdb init --semantic MODEL_DIR`
     /// (docs/semantic.md): documents are embedded by a background indexer after they are
     /// acknowledged, and queries add the stored documents whose embedding has cosine >= β with
     /// the query's (hits with "semantic" in `channels`). `min_cosine` is the default β (None:
@@ -153,7 +153,7 @@ impl Db {
                         containment_max_postings = None, containment_max_samples = None, normalizer = None, semantic = None, min_cosine = None,
                         semantic_field = None, semantic_max_tokens = None, groups = None, semantic_threads = None,
                         semantic_batch = None, semantic_indexer = None, semantic_search = None, semantic_nice = None,
-                        store_text = false))]
+                        store_text = false, hash = None))]
     #[allow(clippy::too_many_arguments)]
     fn create(
         py: Python<'_>,
@@ -183,9 +183,10 @@ impl Db {
         semantic_search: Option<String>,
         semantic_nice: Option<i32>,
         store_text: bool,
+        hash: Option<&str>,
     ) -> PyResult<Db> {
         let defaults = CreateOptions::default();
-        let spec = convert::spec(py, shingle, weights, None, normalizer)?;
+        let spec = convert::spec(py, shingle, weights, None, normalizer, hash)?;
         let method = convert::method(py, spec.normalizer, method, idf_from.filter(|c| !c.is_none()), min_shared)?;
         let contain = ContainmentConfig::from_options(containment, containment_sample, containment_max_postings, containment_max_samples)
             .or_raise(py)?;

@@ -149,7 +149,7 @@ const KINDS: [(Kind, &str, &[Kind], Extra, &str); 19] = [
         "SemanticError",
         &[],
         Extra::None,
-        "An error of the semantic channel (paper 001, docs/semantic.md); the model failed on an input (attributes: op, message, batch) or the background indexer stopped (attribute: cause; reopen the database). Its subclasses: ModelMissingError, ModelInvalidError, SemanticSpecMismatchError, SemanticTimeoutError. The channel's I/O, RocksDB, corruption and option errors are IoError, RocksError, CorruptionError and InvalidOptionError.",
+        "An error of the semantic channel (docs/semantic.md); the model failed on an input (attributes: op, message, batch) or the background indexer stopped (attribute: cause; reopen the database). Its subclasses: ModelMissingError, ModelInvalidError, SemanticSpecMismatchError, SemanticTimeoutError. The channel's I/O, RocksDB, corruption and option errors are IoError, RocksError, CorruptionError and InvalidOptionError.",
     ),
     (
         Kind::ModelMissing,

@@ -22,7 +22,7 @@ mod api {
     pub use fpdb::ReindexReport as EngineReindex;
     pub use fpdb::{
         fingerprint, CheckReport, CompactStats, CreateOptions, Db as Engine, Dedup, Document, Error, FingerprintSpec,
-        GroupInfo as EngineGroup, Hit as EngineHit, InsertOutcome as EngineOutcome, NewDoc, Options, QueryAnswer as EngineAnswer,
+        GroupInfo as EngineGroup, HashKind, Hit as EngineHit, InsertOutcome as EngineOutcome, NewDoc, Options, QueryAnswer as EngineAnswer,
         QueryOptions, Stats, Tables,
     };
     pub use fpdb::{pairs, report_groups, DistRow as DistRowEngine, Pair, PairsOptions};

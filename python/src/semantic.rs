@@ -1,4 +1,4 @@
-//! The semantic channel's arguments (paper 001, docs/semantic.md): Python keywords into the
+//! The semantic channel's arguments (docs/semantic.md): Python keywords into the
 //! library's `SemanticConfig` (Db.create, as `fpdb init --semantic`), `SemanticOptions` (a
 //! handle, as `fpdb semantic backfill --threads`), the query's wait (`fpdb query
 //! --wait-semantic`), and `Db::semantic_backfill`. Built with the feature `semantic` (the

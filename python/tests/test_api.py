@@ -14,9 +14,17 @@ def test_fingerprint_and_spec():
     assert fp == fpdb.fingerprint(t.encode("utf-8"), "word:3")
     assert fp == fpdb.fingerprint(t, fpdb.FingerprintSpec())
     assert fp.shingles == sorted(set(fp.shingles)) and len(fp.shingles) == len(t.split()) - 2
-    # The stable fingerprint (golden: the CLI's `fpdb get` of this text in a default database says
-    # the same), a full 64-bit value: bit 63 set would come out negative through a signed type.
-    assert fp.simhash == 3747413796200355719
+    # The stable fingerprints (golden: the CLI's `fpdb get` of this text in a database made with
+    # `fpdb init` says the same, with `--hash xxh3-64` the second), full 64-bit values: bit 63 set
+    # would come out negative through a signed type.
+    xxh3 = fpdb.FingerprintSpec(hash="xxh3-64")
+    assert fpdb.FingerprintSpec().hash == "word-mix" and xxh3.hash == "xxh3-64" and "hash='xxh3-64'" in repr(xxh3)
+    assert fp.simhash == 9330945669702480351
+    assert fpdb.fingerprint(t, xxh3).simhash == 3747413796200355719
+    # The same shingles under both hashes, other hash values.
+    assert len(fpdb.fingerprint(t, xxh3).shingles) == len(fp.shingles) and fpdb.fingerprint(t, xxh3) != fp
+    with pytest.raises(fpdb.InvalidOptionError):
+        fpdb.FingerprintSpec(hash="md5")
     assert fpdb.fingerprint(t, "char:5") != fp
     assert fpdb.fingerprint("") == fpdb.fingerprint("   ")
     assert fpdb.fingerprint("").simhash == 0 and fpdb.fingerprint("").shingles == []
@@ -25,6 +33,23 @@ def test_fingerprint_and_spec():
     assert s == fpdb.FingerprintSpec("char:5", "count", seed=1) and hash(s) == hash(fpdb.FingerprintSpec("char:5", "count", 1))
     assert "char:5" in str(s) and "FingerprintSpec(" in repr(s)
     assert fpdb.fingerprint(t, s) != fpdb.fingerprint(t, fpdb.FingerprintSpec("char:5", "count"))
+
+
+def test_create_with_the_older_hash(tmp_path):
+    t = "near duplicate documents are posted many times on the web by their authors"
+    with fpdb.Db.create(tmp_path / "old", hash="xxh3-64") as db:
+        assert db.spec.hash == "xxh3-64"
+        db.insert("a", t)
+        assert db.get("a").simhash == 3747413796200355719
+    # An existing database keeps its hash, whatever the default spec says.
+    with fpdb.Db.open(tmp_path / "old") as db:
+        assert db.spec.hash == "xxh3-64" and db.get("a").simhash == fpdb.fingerprint(t, db.spec).simhash
+    with fpdb.Db.create(tmp_path / "new") as db:
+        assert db.spec.hash == "word-mix"
+        db.insert("a", t)
+        assert db.get("a").simhash == fpdb.fingerprint(t).simhash
+    with pytest.raises(fpdb.InvalidOptionError):
+        fpdb.Db.create(tmp_path / "bad", hash="sha1")
 
 
 def test_normalizer_versions(tmp_path):
@@ -56,7 +81,7 @@ def test_normalizer_versions(tmp_path):
         db.insert("zh", zh)
         [hit] = db.query(near)
         assert hit.key == "zh" and hit.jaccard > 0.9
-    # weighted-simhash trains its IDF table with the database's normalizer (issue 35): on version 1
+    # weighted-simhash trains its IDF table with the database's normalizer: on version 1
     # the table's words are version 1's, so creating the database succeeds and inserts work.
     for n in (1, 2):
         with fpdb.Db.create(tmp_path / f"w{n}", normalizer=n, method="weighted-simhash", idf_from=[zh, near, t]) as db:
@@ -75,8 +100,11 @@ def test_outcomes_groups_delete_compact(tmp_path):
         [hit] = b.duplicates
         # The Hamming distance of the two stable fingerprints (golden values, see above).
         expected = bin(fpdb.fingerprint(base).simhash ^ fpdb.fingerprint(variant).simhash).count("1")
-        assert fpdb.fingerprint(base).simhash == 15150381067380646044 and fpdb.fingerprint(variant).simhash == 15438593814839156892
-        assert (hit.key, hit.id, hit.hamming) == ("a", 0, expected) and expected == 5 and 0.9 < hit.jaccard < 1
+        assert fpdb.fingerprint(base).simhash == 10434476441963459163 and fpdb.fingerprint(variant).simhash == 9857980509582914139
+        xxh3 = fpdb.FingerprintSpec(hash="xxh3-64")
+        assert fpdb.fingerprint(base, xxh3).simhash == 15150381067380646044
+        assert fpdb.fingerprint(variant, xxh3).simhash == 15438593814839156892
+        assert (hit.key, hit.id, hit.hamming) == ("a", 0, expected) and expected == 4 and 0.9 < hit.jaccard < 1
         assert b.group.canonical == "a" and b.group.size == 2 and b.group.id == 0
         assert "InsertOutcome(key='b'" in repr(b) or 'InsertOutcome(key="b"' in repr(b)
         c = db.insert("c", variant, dedup="skip")

@@ -197,7 +197,7 @@ def test_insert_containment_relations(tmp_path):
 
 
 def test_insert_containment_equals_cli(tmp_path, cli_bin):
-    """`fpdb insert --containment C` answers what `Db.insert(containment=C)` answers (issue 35)."""
+    """`fpdb insert --containment C` answers what `Db.insert(containment=C)` answers."""
     docs = corpus(10)
     part = " ".join(docs[4][1].split()[5:45])
     cli_db = tmp_path / "cli.fpdb"
@@ -387,7 +387,7 @@ def test_metadata_matches_and_get_equal_cli(tmp_path, cli_bin):
         out = db.insert("new", "an unrelated text of its own words", doi="doi:10.1000/abc.1")
         assert [(h.key, h.match) for h in out.duplicates] == [(docs[0][0], "doi"), (docs[3][0], "doi")]
         assert db.get("new").doi == "doi:10.1000/abc.1"
-        # `fpdb insert` takes them too, and answers the same (issue 35): --doi, --title, --year.
+        # `fpdb insert` takes them too, and answers the same: --doi, --title, --year.
         text_file = tmp_path / "new.txt"
         text_file.write_text("an unrelated text of its own words")
         [cli_out] = run_cli(cli_bin, "insert", str(cli_db), "--key", "new", str(text_file), "--doi", "doi:10.1000/abc.1")

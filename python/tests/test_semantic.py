@@ -1,4 +1,4 @@
-"""The semantic channel (paper 001, docs/semantic.md) from Python: a database created with it finds a
+"""The semantic channel (docs/semantic.md) from Python: a database created with it finds a
 reworded paragraph the text channel misses, `semantic_pending` falls to 0 after a wait or a
 backfill, a database of the CLI answers the same from Python, and the channel's errors surface as
 their own exception classes with their evidence.

@@ -16,13 +16,14 @@ pub struct Spec(pub EngineSpec);
 
 #[pymethods]
 impl Spec {
-    /// `FingerprintSpec(shingle="word:3", weights="binary", seed=None, normalizer=None)`: word or
-    /// character n-grams (n in 1..=32), binary (each distinct shingle once) or count weights, the
-    /// xxh3 seed and the text normalizer version (1 or 2; None = the library's defaults).
+    /// `FingerprintSpec(shingle="word:3", weights="binary", seed=None, normalizer=None, hash=None)`:
+    /// word or character n-grams (n in 1..=32), binary (each distinct shingle once) or count
+    /// weights, the hash seed, the text normalizer version (1 or 2) and the word-shingle hash
+    /// ("word-mix" or "xxh3-64"); None = the library's defaults for new databases.
     #[new]
-    #[pyo3(signature = (shingle = "word:3", weights = "binary", seed = None, normalizer = None))]
-    fn new(py: Python<'_>, shingle: &str, weights: &str, seed: Option<u64>, normalizer: Option<u32>) -> PyResult<Self> {
-        convert::spec(py, Some(shingle), Some(weights), seed, normalizer).map(Spec)
+    #[pyo3(signature = (shingle = "word:3", weights = "binary", seed = None, normalizer = None, hash = None))]
+    fn new(py: Python<'_>, shingle: &str, weights: &str, seed: Option<u64>, normalizer: Option<u32>, hash: Option<&str>) -> PyResult<Self> {
+        convert::spec(py, Some(shingle), Some(weights), seed, normalizer, hash).map(Spec)
     }
 
     /// The default spec of new databases.
@@ -74,6 +75,13 @@ impl Spec {
         self.0.normalizer
     }
 
+    /// The word-shingle hash: "word-mix" for new databases (each word hashed once), "xxh3-64" for
+    /// databases made before it.
+    #[getter]
+    fn hash(&self) -> &'static str {
+        self.0.hash.name()
+    }
+
     /// The near-duplicate method with its parameters, e.g. "simhash" or
     /// "broder(supershingles=6,...)" (fixed when the database was created: `Db.create(method=...)`).
     #[getter]
@@ -87,11 +95,12 @@ impl Spec {
 
     fn __repr__(&self) -> String {
         format!(
-            "FingerprintSpec(shingle={}, weights={}, seed={:#x}, normalizer={})",
+            "FingerprintSpec(shingle={}, weights={}, seed={:#x}, normalizer={}, hash={})",
             r(&self.shingle()),
             r(self.weights()),
             self.0.seed,
-            self.0.normalizer
+            self.0.normalizer,
+            r(self.hash())
         )
     }
 }
@@ -106,7 +115,7 @@ pub fn spec_arg(py: Python<'_>, spec: Option<&Bound<'_, PyAny>>) -> PyResult<Eng
                 return Ok(sp.get().0.clone());
             }
             match s.extract::<String>() {
-                Ok(text) => convert::spec(py, Some(&text), None, None, None),
+                Ok(text) => convert::spec(py, Some(&text), None, None, None, None),
                 Err(_) => Err(pyo3::exceptions::PyTypeError::new_err(
                     "spec must be a FingerprintSpec, a shingle string such as \"word:3\", or None",
                 )),
