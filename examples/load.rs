@@ -16,7 +16,7 @@
 //!                                     looping the most expensive duplicate check the server
 //!                                     accepts (max_distance = /v1/stats' max_query_distance,
 //!                                     min_jaccard 0, no limit); p50/p99/max of both, and the
-//!                                     statuses (issue 31: PUT p99 within 3x, no request past the
+//!                                     statuses (target: PUT p99 within 3x, no request past the
 //!                                     deadline)
 //! load slow-bodies ADDR --conns 2000 --seconds S --pid PID
 //!                                     C connections that send a PUT head and then one body byte
@@ -418,7 +418,7 @@ fn mixed(addr: &str, args: &[String]) {
     let stats: serde_json::Value = serde_json::from_slice(&stats.body).expect("stats JSON");
     let k0 = stats["max_query_distance"]
         .as_u64()
-        .expect("max_query_distance (fpdb serve of issue 31)");
+        .expect("max_query_distance (an fpdb serve with per-request bounds)");
     println!(
         "database: {} documents; most expensive read: POST /v1/duplicates max_distance {k0} (max_query_distance, re-read every 200 ms as the PUTs grow the database), min_jaccard 0, no limit",
         stats["docs"]

@@ -1,5 +1,5 @@
 //! fpdb's crawler loop next to gaoya's MinHash LSH (a pure-Rust, in-memory peer), on the same corpus
-//! and the same shingling, in one run (issue 14; docs/peers.md).
+//! and the same shingling, in one run (docs/peers.md).
 //!
 //! ```text
 //! cargo run --release --example peer_gaoya -- CORPUS.jsonl [--docs N] [--truth TRUTH.jsonl] [--bands 16] [--rows 8]

@@ -1,4 +1,4 @@
-//! Issue 14's fingerprint-only simulation: the in-memory mirror (`MemTables`, the structure every
+//! A fingerprint-only simulation: the in-memory mirror (`MemTables`, the structure every
 //! query and the crawler loop probe) at 1M, 10M and 100M documents, for several numbers of tables,
 //! with query latency at k = 12, entries scanned per query and the heap it needs per document.
 //!

@@ -1,4 +1,4 @@
-//! Paper 001's Table 4 on our labelled pairs: text-only (fpdb's verdict: Hamming ≤ k and Jaccard ≥
+//! The CORE paper's Table 4 on our labelled pairs: text-only (fpdb's verdict: Hamming ≤ k and Jaccard ≥
 //! the default), semantic-only (cosine ≥ β) and union P/R/F1, with a β sweep that separates the
 //! recall of reworded copies from the false rate on hard negatives, and the calibrated β
 //! (docs/semantic.md).

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fingerprinting on full-length documents against `zstd -1` on the same text, one core, in one run
-# (issue 36; docs/performance.md, "Full-length documents"). Needs a release build of the perf
+# (docs/performance.md, "Fingerprinting vs `zstd -1`"). Needs a release build of the perf
 # example and the CLI in $CARGO_TARGET_DIR (default target/):
 #   cargo build --release --all-features --example perf --bin fpdb
 #   python3 scripts/corpora/make_long.py --python --out data/long/long.jsonl --truth data/long/long.truth.jsonl

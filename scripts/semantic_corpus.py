@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Labelled pairs where the text channel should fail and the semantic channel should not (issue 33).
+"""Labelled pairs where the text channel should fail and the semantic channel should not.
 
 From real passages (default: the research papers in ../shared/seeds/*.txt; any text files may be
 given), writes JSONL pairs {"a", "b", "dup", "kind"}:

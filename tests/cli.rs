@@ -476,7 +476,7 @@ fn init_normalizer_picks_the_text_normalizer_and_refuses_unknown_versions() {
     );
 }
 
-/// `-q/--quiet` (issue 35): every command prints nothing but errors, with the exit code it has
+/// `-q/--quiet`: every command prints nothing but errors, with the exit code it has
 /// without `-q`; `--no-progress` only hides the bar.
 #[test]
 fn quiet_prints_nothing_but_errors_and_keeps_exit_codes() {
@@ -632,7 +632,7 @@ fn json_lines_print_the_library_shapes_with_their_keys_sorted() {
     ];
     assert_eq!(printed_keys(lines[1]), outcome);
     let hit = serde_json::to_string(&serde_json::from_str::<serde_json::Value>(lines[1]).unwrap()["duplicates"][0]).unwrap();
-    // `channels` and `cosine`: the semantic channel's fields (issue 33), on every hit
+    // `channels` and `cosine`: the semantic channel's fields, on every hit
     let hit_keys = [
         "channels",
         "containment",

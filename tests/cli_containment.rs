@@ -160,7 +160,7 @@ fn sampling_options_without_the_index_are_usage_errors() {
     }
 }
 
-/// `fpdb insert` takes what `ingest` takes (issue 35): title, year, DOI and `--containment C`, with
+/// `fpdb insert` takes what `ingest` takes: title, year, DOI and `--containment C`, with
 /// the same output fields; document by document it answers what `ingest` answers for the same
 /// JSONL lines (both go through the library's one decision).
 #[test]

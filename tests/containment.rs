@@ -1,4 +1,4 @@
-//! Containment (issue 13): a passage inside a longer document is found in both directions at its
+//! Containment: a passage inside a longer document is found in both directions at its
 //! exact containment, unrelated text is not; the index's candidates hold every document with
 //! containment 1; the index follows inserts, replacements, deletes, compaction and reopen; ingest
 //! reports relations apart from the groups; a database without the index refuses containment.
@@ -18,7 +18,7 @@ fn create(dir: &std::path::Path, c: Option<ContainmentConfig>) -> Db {
     Db::create(dir.join("db"), &CreateOptions::default().with_containment(c)).unwrap()
 }
 
-/// `words` with `rate` of its words replaced (0–5% in the issue), positions and words by `seed`.
+/// `words` with `rate` of its words replaced (0–5% in the requirement), positions and words by `seed`.
 fn edited(v: &[String], words: &[String], rate: f64, seed: u64) -> Vec<String> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut w = words.to_vec();
@@ -116,7 +116,7 @@ fn a_passage_inside_a_longer_document_is_found_in_both_directions() {
     assert!(hosts.check().unwrap().faults.is_empty());
 }
 
-/// The sample cap (issue 36): a long document writes about `max_samples` postings instead of one
+/// The sample cap: a long document writes about `max_samples` postings instead of one
 /// per n shingles, a passage (at most n · max_samples shingles) the same keys as without the cap;
 /// a long document inside another is found in both directions, as a query and as a stored
 /// document, by `containment_pairs`, and after reopening; a stored passage inside a long query is

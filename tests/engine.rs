@@ -787,7 +787,7 @@ fn a_precheck_of_more_documents_than_one_part_equals_one_precheck_each() {
     assert!(with_dups[0] >= 150 && with_dups[1] >= 2, "{with_dups:?}");
 }
 
-/// Issue 31 item 2: `max_candidates` bounds how many candidates are verified (the nearest first)
+/// `max_candidates` bounds how many candidates are verified (the nearest first)
 /// and marks the answer truncated; without a bound every candidate is verified.
 #[test]
 fn max_candidates_bounds_the_verification_and_marks_the_answer_truncated() {
@@ -843,7 +843,7 @@ fn max_candidates_bounds_the_verification_and_marks_the_answer_truncated() {
     );
 }
 
-/// Issue 31 item 2: a deadline already past verifies nothing and says the answer is truncated; a
+/// A deadline already past verifies nothing and says the answer is truncated; a
 /// query with nothing to verify is not truncated.
 #[test]
 fn a_deadline_already_past_verifies_nothing_and_marks_the_answer_truncated() {
@@ -870,7 +870,7 @@ fn a_deadline_already_past_verifies_nothing_and_marks_the_answer_truncated() {
     assert!(!c.truncated && c.candidates == 1 && c.hits.len() == 1, "{c:?}");
 }
 
-/// Issue 31 item 8: compaction streams its copy into segments of the normal size (one segment's
+/// Compaction streams its copy into segments of the normal size (one segment's
 /// records in memory at a time), not one segment holding every live record.
 #[test]
 fn compaction_writes_segments_of_the_normal_size() {

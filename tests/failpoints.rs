@@ -520,7 +520,7 @@ fn a_stopped_containment_tail_flush_leaves_the_database_consistent() {
         }
         failpoint::set(point, 1);
         // k5 is stored and visible before the tail's write stops: its insert is not reported
-        // failed (issue 31 item 5); the stop poisons the handle and the next call says why.
+        // failed; the stop poisons the handle and the next call says why.
         if let Err(e) = db.insert("k5", &texts[5]) {
             panic!("{point}: k5 is stored, its insert must succeed: {e}");
         }
@@ -800,7 +800,7 @@ fn the_table_tail_written_in_the_background_leaves_out_documents_deleted_meanwhi
     }
 }
 
-/// Issue 31 item 2: a query paused in the middle of its exact-Jaccard verification holds no lock,
+/// A query paused in the middle of its exact-Jaccard verification holds no lock,
 /// so a writer's commit (its publish included) and later readers go through meanwhile.
 #[test]
 fn a_query_mid_verification_holds_up_neither_a_commit_nor_later_readers() {
@@ -840,7 +840,7 @@ fn a_query_mid_verification_holds_up_neither_a_commit_nor_later_readers() {
     failpoint::clear();
 }
 
-/// Issue 31 item 1: with sync off, a compaction's commit may still be lost to a power cut after
+/// With sync off, a compaction's commit may still be lost to a power cut after
 /// `compact` wrote it; the old segment files must outlive that moment. The power cut is injected at
 /// the last instant the commit may still be lost (`compact.durable`, just before the compaction
 /// makes its commit durable), then simulated: RocksDB as it was before the compaction, the
@@ -892,7 +892,7 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
     }
 }
 
-/// Issue 31 item 5: an earlier background job's failure found after a batch became durable and
+/// An earlier background job's failure found after a batch became durable and
 /// visible does not report that batch as failed: the commit returns its outcome, the handle is
 /// poisoned, and the next call says so (with the cause).
 #[test]

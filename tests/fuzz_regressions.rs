@@ -215,7 +215,7 @@ fn replay_segments(
     (tmp, target, committed, records, locs)
 }
 
-/// `segment_file` target, found on the segment code before issue 9 (11 bytes, the raw input
+/// `segment_file` target, found on an earlier version of the segment code (11 bytes, the raw input
 /// below): a committed length shorter than the 16-byte file header was accepted by `recover`,
 /// which truncated the file to it and destroyed the header. Decoded by today's target: two
 /// segments of one empty record each, segment 1's committed length set to 0. Now `recover`
@@ -250,7 +250,7 @@ fn a_committed_length_shorter_than_the_header_is_refused_not_truncated_to() {
     }
 }
 
-/// `segment_file` target, on the segment code before issue 9 with the header check above (16 bytes):
+/// `segment_file` target, on that earlier segment code with the header check above (16 bytes):
 /// a location claiming 7,995,392 shingles in a 40-byte segment read with positioned reads allocated
 /// 31,981,592 bytes before finding the file too short (up to 16 GiB for a count of 2^32 - 1). Now the
 /// count is bounded by the file first. Decoded by today's target: the same two one-record

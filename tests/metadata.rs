@@ -1,4 +1,4 @@
-//! Metadata matches (paper 001) through the library and the CLI: DOI and title + year are stored,
+//! Metadata matches (the CORE paper's API) through the library and the CLI: DOI and title + year are stored,
 //! indexed in the `meta_idx` column family in the same write batch as the record, unioned with the
 //! verified text matches (each hit saying how it matched), never linked into groups; deletes and
 //! replacements remove their entries; databases from before (no column family, version-1 records)

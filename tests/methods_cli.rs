@@ -130,9 +130,9 @@ fn init_refuses_unknown_methods_and_misplaced_options() {
     }
 }
 
-/// A weighted-simhash database on normalizer 1 trains its IDF table with normalizer 1's words
-/// (issue 35): `init` succeeds, and the stored table is the one the library validates against the
-/// spec. Before the CLI passed the normalizer through, the library refused the mismatched table.
+/// A weighted-simhash database on normalizer 1 trains its IDF table with normalizer 1's words:
+/// `init` succeeds, and the stored table is the one the library validates against the spec. A
+/// CLI that did not pass the normalizer through would get the mismatched table refused.
 #[test]
 fn weighted_simhash_on_normalizer_one_trains_with_its_normalizer() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! The semantic channel (issue 33): the model (a tiny random-weight BERT written by the test, so CI
+//! The semantic channel: the model (a tiny random-weight BERT written by the test, so CI
 //! downloads nothing), storage, the exact scan vs the index, the background indexer's cursor across
 //! simulated crashes and a real kill -9, and (opt-in) the real all-MiniLM-L6-v2.
 

@@ -1019,7 +1019,7 @@ fn a_broad_duplicate_check_is_cut_at_its_bounds_and_says_so() {
     assert_eq!(v["hits"], json!([]));
 }
 
-/// `POST /v1/duplicates:batch` (issue 35): one NDJSON answer line per input line, in input order,
+/// `POST /v1/duplicates:batch`: one NDJSON answer line per input line, in input order,
 /// each what `POST /v1/duplicates` answers for that line's body; a bad line answers an error with
 /// its line number and the others go on; the body is bounded by `--max-bulk-bytes`.
 #[test]
@@ -1124,7 +1124,7 @@ fn a_streaming_batch_holds_its_duplicate_check_permit() {
     assert!(served, "the permit was not given back");
 }
 
-/// The semantic channel over HTTP (paper 001's hybrid): a database made with the tiny model; every
+/// The semantic channel over HTTP (the CORE paper's hybrid): a database made with the tiny model; every
 /// hit says which channels matched it and its cosine, and the answer how much is not embedded.
 #[cfg(feature = "semantic")]
 #[test]

@@ -1,5 +1,5 @@
 //! Batch all-pairs: every pair of stored documents within Hamming distance k (optionally verified by
-//! Jaccard ≥ t), each pair once, plus the distribution tables of seed 000 and the duplicate groups.
+//! Jaccard ≥ t), each pair once, plus Zhang & Lu's distribution tables and the duplicate groups.
 //!
 //! Fingerprints (16 bytes per document) are loaded into static in-memory tables
 //! ([`CsrTables`](crate::index::csr)), using a layout chosen for the all-pairs cost rather than the
@@ -161,9 +161,9 @@ pub struct PairsReport {
     pub docs: u64,
     /// The pairs (a < b), sorted.
     pub pairs: Vec<Pair>,
-    /// Pairs and distinct documents per Hamming distance 0..=k (seed 000, Table 1).
+    /// Pairs and distinct documents per Hamming distance 0..=k (Zhang & Lu's Table 1).
     pub by_hamming: Vec<DistRow>,
-    /// Pairs and distinct documents per Jaccard range (seed 000, Table 2; verified pairs only).
+    /// Pairs and distinct documents per Jaccard range (Zhang & Lu's Table 2; verified pairs only).
     pub by_jaccard: Vec<DistRow>,
     /// Seconds spent in the Hamming search.
     pub hamming_seconds: f64,

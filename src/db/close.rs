@@ -47,7 +47,7 @@ impl Inner {
     /// Flushes RocksDB's memtables of every column family, [`FLUSH_THREADS`] at a time. RocksDB's
     /// own multi-family flush (without atomic flush) and one `flush_cf` after another both wait
     /// for each family in turn: at the close of a 1M-document bulk load that was ~2.5 s on one core
-    /// with the other idle (docs/performance.md, "Issue 14, twelfth sitting"). Each thread here
+    /// with the other idle (docs/performance.md, "Measured in git history"). Each thread here
     /// takes the next family and waits for its flush, so RocksDB's flush threads run side by side.
     /// The first error is returned after every thread has stopped.
     pub(super) fn flush_memtables(&self) -> Result<()> {

@@ -347,8 +347,7 @@ impl Db {
 
     /// The background work a commit drives once its batch is durable and published: the mirror's
     /// merge, the side indexes', the table tail. A failure there is not the batch's (it is
-    /// stored and visible, and reported so): it poisons the handle, and the next call says why
-    /// (issue 31 item 5).
+    /// stored and visible, and reported so): it poisons the handle, and the next call says why.
     fn after_publish(&self, w: &mut Writer) {
         self.merge_mirror(w);
         let r = self

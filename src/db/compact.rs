@@ -46,7 +46,7 @@ impl Db {
             self.commit(w, pend, moved)?;
             // The victims' files may go only once the commit that stops naming them is durable:
             // with sync off it is not yet, and a power cut that lost it while the files were gone
-            // would leave doc records naming missing segments (issue 31 item 1).
+            // would leave doc records naming missing segments.
             self.sync_wal()
         })?;
         drop(w);

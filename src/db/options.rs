@@ -5,10 +5,10 @@ use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::index::MAX_TABLES;
 
-/// Default maximum Hamming distance `k` of a new database. Seed 000 used 8; on the labelled corpora
+/// Default maximum Hamming distance `k` of a new database. Zhang & Lu used 8; on the labelled corpora
 /// of docs/quality.md k = 8 finds only 94–99% of the pairs with Jaccard ≥ 0.9 and k = 12 ≥ 99.7%.
 pub const DEFAULT_MAX_DISTANCE: u32 = 12;
-/// Default minimum Jaccard similarity `t` of a verified near-duplicate (seed 000).
+/// Default minimum Jaccard similarity `t` of a verified near-duplicate (Zhang & Lu's threshold).
 pub const DEFAULT_MIN_JACCARD: f64 = 0.9;
 
 /// Largest accepted key, in bytes.
@@ -96,7 +96,7 @@ pub struct CreateOptions {
     pub min_jaccard: f64,
     /// The containment index (`None`: no index; containment queries are then refused).
     pub containment: Option<ContainmentConfig>,
-    /// The semantic channel of paper 001 (`None`: none; feature `semantic`).
+    /// The CORE paper's semantic channel (`None`: none; feature `semantic`).
     #[cfg(feature = "semantic")]
     pub semantic: Option<crate::semantic::SemanticConfig>,
     /// Keep every document's text, compressed (`fpdb init --store-text`; `db::side::text`).
@@ -104,7 +104,7 @@ pub struct CreateOptions {
 }
 
 impl Default for CreateOptions {
-    /// Word trigrams with binary weights, k = 12, t = 0.9, tables chosen automatically. Seed 000 used
+    /// Word trigrams with binary weights, k = 12, t = 0.9, tables chosen automatically. Zhang & Lu used
     /// k = 8; on the labelled corpora of docs/quality.md k = 8 finds only 94–99% of the pairs with
     /// Jaccard ≥ 0.9 and k = 12 finds ≥ 99.7%.
     fn default() -> Self {
@@ -164,7 +164,7 @@ pub struct Options {
     /// The files are written on a thread of their own while commits go on (~0.4 s of work per 1M
     /// documents on a 2-core machine); the next write waits for the last. Smaller values leave
     /// more overlapping files for RocksDB to merge (10M documents at 1M: 163.5 s instead of
-    /// 143-148 s; docs/performance.md, "Issue 14, thirteenth sitting").
+    /// 143-148 s; docs/performance.md, "Measured in git history").
     pub table_tail_docs: usize,
     /// How this handle runs the semantic channel of a database created with one (feature `semantic`).
     #[cfg(feature = "semantic")]

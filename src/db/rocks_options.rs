@@ -43,7 +43,7 @@ fn block_options(cache: &Cache) -> BlockBasedOptions {
 /// Block options with a bloom filter (10 bits per key), partitioned, with a two-level index whose
 /// top level stays pinned: a lookup or seek loads one small filter (and index) partition, not a
 /// file's whole filter, which at 10M documents would not stay in the block cache (`contain`: ~180 MB
-/// of filters, eleventh sitting; `keys`: twelfth sitting, docs/performance.md).
+/// of filters; docs/performance.md, "Measured in git history").
 fn partitioned_filter_options(cache: &Cache) -> BlockBasedOptions {
     let mut bb = block_options(cache);
     bb.set_bloom_filter(10.0, false);
@@ -63,7 +63,7 @@ pub(super) fn contain_file_options() -> rocksdb::Options {
 /// tail file (`db::side::contain::tail`) spanning the whole key range, so each merge rewrote the whole
 /// column family: at the default trigger of 4 that was 12% of the crawler loop's CPU at 1M
 /// documents. A search seeks every run, but the prefix filter skips the runs that do not hold the
-/// posting list (docs/performance.md, "Issue 14, eleventh sitting").
+/// posting list (docs/performance.md, "Measured in git history").
 const CONTAIN_RUNS_BEFORE_MERGE: i32 = 16;
 
 /// The memtable size of a table column family with the mirror (RocksDB's default: 64 MB). A
@@ -71,7 +71,7 @@ const CONTAIN_RUNS_BEFORE_MERGE: i32 = 16;
 /// never filled one, and the close sorted and wrote all of them at once: 1.6 s of a 10 s
 /// `--dedup off` run. At 16 MB they flush in the background during the load, on the share of the
 /// cores the pipeline leaves idle, and the close has 0.4 s left (1M documents: `--dedup off` +4-8%,
-/// crawler loop +2-5%; docs/performance.md, "Issue 14, twelfth sitting").
+/// crawler loop +2-5%; docs/performance.md, "Measured in git history").
 const TABLE_WRITE_BUFFER: usize = 16 << 20;
 
 /// The options of column family `name`. With the in-memory mirror the SimHash table column families
@@ -81,7 +81,7 @@ const TABLE_WRITE_BUFFER: usize = 16 << 20;
 /// mirror). Their memtable is RocksDB's append-only vector, sorted once
 /// when it is flushed, instead of a skiplist whose every random insert searches it (the largest
 /// cost of the writer; measured on 1M documents: crawler loop 1.14-1.17x, `--dedup off` 1.26x,
-/// docs/performance.md "Issue 14, sixth sitting"). A read of such a memtable (`check`, the damaged-record scan) sorts a
+/// docs/performance.md, "Measured in git history"). A read of such a memtable (`check`, the damaged-record scan) sorts a
 /// copy of it, which those whole-table scans can afford. Every other column family is read by the
 /// writer or by queries and keeps the skiplist. The memtable kind is not stored: the WAL replays
 /// into whichever the next open chooses.
@@ -101,7 +101,7 @@ pub(super) fn cf_options(cache: &Cache, name: &str, mirror: bool) -> rocksdb::Op
         // load nearly every lookup misses. A whole-key filter answers a miss without the index and
         // data blocks of every run; partitioned, so that a lookup loads one small filter partition
         // (whole-file filters of 10M keys thrashed the 64 MB block cache: docs/performance.md,
-        // "Issue 14, twelfth sitting"), and one on the memtable.
+        // "Measured in git history"), and one on the memtable.
         o.set_block_based_table_factory(&partitioned_filter_options(cache));
         o.set_memtable_whole_key_filtering(true);
         o.set_memtable_prefix_bloom_ratio(0.05);

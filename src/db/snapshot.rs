@@ -1,4 +1,4 @@
-//! A query's verification off the lock (issue 31 item 2): the candidates are found under the
+//! A query's verification off the lock: the candidates are found under the
 //! state's read lock, each with what its verification reads (its key, SimHash and shingle
 //! location), together with the segment readers (`Arc`s: a segment compacted away meanwhile stays
 //! readable through them, its file unlinked but still open and mapped). The lock is then released

@@ -64,7 +64,7 @@ impl Hit {
     }
 }
 
-/// A channel of paper 001's hybrid: the surface fingerprints or the embeddings.
+/// A channel of the CORE paper's hybrid: the surface fingerprints or the embeddings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]

@@ -9,8 +9,8 @@
 //! both for the rule alone (the method as its paper ran it) and for the rule followed by fpdb's
 //! exact Jaccard verification (≥ `verify_t`), with candidates per document, sketching µs per
 //! document, the method's key+value bytes per document and query latency percentiles. It also runs
-//! paper 004's own analyses (precision by B-similarity, by C-similarity range, the combined
-//! algorithm's threshold sweep) and paper 002's (best F1 per number of lexicons, and the lexicons'
+//! Henzinger's own analyses (precision by B-similarity, by C-similarity range, the combined
+//! algorithm's threshold sweep) and Fan & Huang's (best F1 per number of lexicons, and the lexicons'
 //! keep share).
 //!
 //! **Bytes per document** are the raw key and value bytes of the method's own RocksDB entries:
@@ -62,7 +62,7 @@ pub struct MethodsOptions {
     pub verify_t: f64,
     /// The methods and each one's k (differing bits; ignored by broder).
     pub methods: Vec<(Method, u32)>,
-    /// Run paper 004's and paper 002's analyses too.
+    /// Run Henzinger's and Fan & Huang's analyses too.
     pub analyses: bool,
 }
 
@@ -121,14 +121,14 @@ pub struct Bucket {
     pub precision: f64,
     /// Precision against the labels (pairs with both documents labelled).
     pub label_precision: Option<f64>,
-    /// For the combined sweep: correct pairs kept / correct pairs of Algorithm B (paper 004's R),
+    /// For the combined sweep: correct pairs kept / correct pairs of Algorithm B (Henzinger's R),
     /// against the Jaccard truth.
     pub r: Option<f64>,
     /// The same against the labels.
     pub label_r: Option<f64>,
 }
 
-/// Paper 002's Table 1 row: the best F1 over k for a number of lexicons (or a keep share).
+/// Fan & Huang's Table 1 row: the best F1 over k for a number of lexicons (or a keep share).
 #[derive(Clone, Debug, Serialize)]
 pub struct LexiconRow {
     /// Lexicons L.
@@ -160,13 +160,13 @@ pub struct MethodsReport {
     pub label_pairs: Option<u64>,
     /// One row per method.
     pub rows: Vec<MethodRow>,
-    /// Paper 004 Table 2: Algorithm B's pairs by B-similarity.
+    /// Henzinger's Table 2: Algorithm B's pairs by B-similarity.
     pub broder_by_b: Vec<Bucket>,
-    /// Paper 004 Table 5: Algorithm C's pairs by C-similarity range.
+    /// Henzinger's Table 5: Algorithm C's pairs by C-similarity range.
     pub charikar_by_c: Vec<Bucket>,
-    /// Paper 004 Table 11: B's pairs kept at C-similarity ≥ 351..359.
+    /// Henzinger's Table 11: B's pairs kept at C-similarity ≥ 351..359.
     pub combined_sweep: Vec<Bucket>,
-    /// Paper 002 Table 1: best F1 per lexicon count 1..10.
+    /// Fan & Huang's Table 1: best F1 per lexicon count 1..10.
     pub lexicon_best: Vec<LexiconRow>,
     /// The keep share at L = 5.
     pub keep_sweep: Vec<LexiconRow>,
@@ -317,7 +317,7 @@ fn bytes_per_doc(method: &Method, k: u32, fps: &[Fingerprint]) -> f64 {
 }
 
 /// A bucket of pairs; `r`: the correct pairs of Algorithm B (against J, against the labels) for
-/// paper 004's R.
+/// Henzinger's R.
 fn bucket(truth: &Truth, label: String, pairs: &[(u32, u32)], r: Option<(u64, Option<u64>)>) -> Bucket {
     let (s, l) = truth.score(pairs.iter().copied());
     let correct = s.counts.tp;
@@ -332,7 +332,7 @@ fn bucket(truth: &Truth, label: String, pairs: &[(u32, u32)], r: Option<(u64, Op
     }
 }
 
-/// Paper 002's sweep: for each prefix of `lexicons` lexicons (L = 1..=lexicons, or only the last),
+/// Fan & Huang's sweep: for each prefix of `lexicons` lexicons (L = 1..=lexicons, or only the last),
 /// the best F1 over k = 0..=k_max.
 fn lexicon_rows(
     base: &FingerprintSpec,
@@ -485,7 +485,7 @@ pub fn compare_methods(docs: &[CorpusDoc], opts: &MethodsOptions) -> MethodsRepo
     if opts.analyses {
         (broder_by_b, combined_sweep) = paper_004_broder(&base, docs, &truth);
         charikar_by_c = paper_004_charikar(&base, docs, &truth);
-        // Paper 002: best F1 per lexicon count (keep = the default share), and the keep share at L = 5.
+        // Fan & Huang: best F1 per lexicon count (keep = the default share), and the keep share at L = 5.
         let keep = LexiconParams::default().keep_permille;
         lexicon_best = lexicon_rows(&base, docs, &truth, 10, keep, 12, true);
         for kp in [300, 500, 700, 900] {
@@ -575,7 +575,7 @@ fn method_row(base: &FingerprintSpec, docs: &[CorpusDoc], truth: &Truth, method:
     }
 }
 
-/// Paper 004: Algorithm B's pairs (s = 2) by B-similarity, and the combined algorithm's sweep of
+/// Henzinger: Algorithm B's pairs (s = 2) by B-similarity, and the combined algorithm's sweep of
 /// their C-similarity (from the combined sketch).
 fn paper_004_broder(base: &FingerprintSpec, docs: &[CorpusDoc], truth: &Truth) -> (Vec<Bucket>, Vec<Bucket>) {
     let (mut broder_by_b, mut combined_sweep) = (vec![], vec![]);
@@ -610,7 +610,7 @@ fn paper_004_broder(base: &FingerprintSpec, docs: &[CorpusDoc], truth: &Truth) -
     (broder_by_b, combined_sweep)
 }
 
-/// Paper 004: Algorithm C's pairs (k = 12) by the paper's C-similarity ranges.
+/// Henzinger: Algorithm C's pairs (k = 12) by the paper's C-similarity ranges.
 fn paper_004_charikar(base: &FingerprintSpec, docs: &[CorpusDoc], truth: &Truth) -> Vec<Bucket> {
     let mut charikar_by_c = vec![];
     let ch: Method = Method::Charikar(Default::default());

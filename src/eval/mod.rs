@@ -4,7 +4,7 @@
 //! Hamming distance `k` (the candidate step, answered by the permuted tables) **and** the exact
 //! Jaccard similarity of their shingle sets is at least `t` (the verification step). This module
 //! measures how well that rule recovers the pairs whose exact Jaccard similarity is at least a
-//! *truth threshold*, over a grid of `k` and `t` — the experiment of seed 000 (Zhang & Lu),
+//! *truth threshold*, over a grid of `k` and `t` — the experiment of Zhang & Lu (CiteSeerX),
 //! Figures 1 (precision/recall vs `k`) and 3 (precision/recall vs `t` at `k = 8`).
 //!
 //! * [`jaccard_join`] finds **every** pair at Jaccard `>= t` exactly (prefix-filtered all-pairs

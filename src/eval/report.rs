@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 /// The verification threshold the report's k-table is shown at: the database default `t`.
 pub const DEFAULT_T: f64 = crate::db::DEFAULT_MIN_JACCARD;
 /// The Hamming radius the report's t-table falls back to when the grid has no best point: the
-/// database default `k` (seed 000 used 8; see docs/quality.md for why fpdb defaults to 12).
+/// database default `k` (Zhang & Lu used 8; see docs/quality.md for why fpdb defaults to 12).
 pub const DEFAULT_K: u32 = crate::db::DEFAULT_MAX_DISTANCE;
 
 fn fmt_ratio(x: f64) -> String {
@@ -239,7 +239,7 @@ impl GridReport {
         s.push('\n');
     }
 
-    /// Precision and recall vs `k` (seed 000 Figure 1): the verified rule at `t` and the
+    /// Precision and recall vs `k` (Zhang & Lu's Figure 1): the verified rule at `t` and the
     /// SimHash-only rule. `None` when `t` is not in the grid.
     pub fn svg_vs_k(&self, corpus_name: &str, t: f64) -> Option<String> {
         if !self.ts.contains(&t) {
@@ -265,7 +265,7 @@ impl GridReport {
         Some(svg_line_plot(&title, "Hamming distance threshold k", "precision / recall", &series))
     }
 
-    /// Precision, recall and F1 vs `t` at `k` (seed 000 Figure 3). `None` when `k` is not in
+    /// Precision, recall and F1 vs `t` at `k` (Zhang & Lu's Figure 3). `None` when `k` is not in
     /// the grid.
     pub fn svg_vs_t(&self, corpus_name: &str, k: u32) -> Option<String> {
         if !self.ks.contains(&k) {

@@ -1,4 +1,4 @@
-//! The semantic channel on labelled pairs (feature `semantic`): paper 001's Table 4 (text-only:
+//! The semantic channel on labelled pairs (feature `semantic`): the CORE paper's Table 4 (text-only:
 //! fpdb's verdict, Hamming ≤ k and Jaccard ≥ t; semantic-only: cosine ≥ β; their union) and the
 //! calibration of β on hard negatives: per β, the recall of reworded copies and the false rate on
 //! hard negatives (texts on one subject written independently) apart from easy ones, the β the

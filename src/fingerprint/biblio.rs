@@ -1,8 +1,8 @@
-//! Metadata matches (paper 001, CORE's deduplication API): a document may carry a title, a year and a
+//! Metadata matches (the CORE paper's deduplication API): a document may carry a title, a year and a
 //! DOI ([`Biblio`]); exact matches on the normalised DOI, or on the normalised title together with the
 //! year, are unioned with the verified text matches, each hit saying how it matched ([`MatchKind`]).
 //!
-//! Paper 001 (§2, §6) found that metadata alone is unreliable (more than 82% of its documents had
+//! The CORE paper (§2, §6) found that metadata alone is unreliable (more than 82% of its documents had
 //! no DOI, the most frequent DOIs were generic journal DOIs shared by up to 45,184 documents, and
 //! titles were often wrong), so here metadata matches are *reported*, never *acted on*: they do not
 //! join duplicate groups and do not make `Dedup::Skip` drop a document. Only verified text matches do.
@@ -17,7 +17,7 @@
 //!   NFKC, lower case, tokens of alphanumerics joined by one space. `"Near-Duplicates: A Study!"`
 //!   and `"near duplicates a study"` are the same title. A title must keep at least one word.
 //! * Year: an integer within [`YEARS`]. A title without a year (or a year without a title) is
-//!   stored but not indexed: the title + year pair is the match (paper 001's users send both).
+//!   stored but not indexed: the title + year pair is the match (the CORE API's users send both).
 //!
 //! Where the index lives: `db::side::metadata` (lookups, `check`), keys in `store::keys` (`meta_idx_key`).
 

@@ -1,4 +1,4 @@
-//! Paper 004's Algorithm B: supershingles (Broder et al., as run by Henzinger).
+//! Henzinger's Algorithm B: supershingles (Broder et al.'s, as Henzinger runs them).
 //!
 //! 1. Shingles: every window of `shingle` (8) consecutive tokens of the normalized text, no wrap-around
 //!    from the end to the beginning; a text with fewer tokens than that is one shingle. Each shingle

@@ -1,4 +1,4 @@
-//! Paper 004's Algorithm C: Charikar's random projection, `bits` (384) bits.
+//! Henzinger's Algorithm C: Charikar's random projection, `bits` (384) bits.
 //!
 //! Every token (a maximal alphanumeric run of the normalized text) is hashed once,
 //! `h = xxh3_64_with_seed(token, derive(seed, TOKEN_DOMAIN, 0))`; its fixed ±1 vector is the `bits`

@@ -1,4 +1,4 @@
-//! The frozen IDF table of `weighted-simhash` (paper 002 §3.1; the fingerprint itself is in
+//! The frozen IDF table of `weighted-simhash` (Fan & Huang §3.1; the fingerprint itself is in
 //! [`super::weighted`]).
 //!
 //! **The table** ([`IdfTable`]) is built once from a training corpus (`fpdb init --method

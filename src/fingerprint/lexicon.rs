@@ -1,4 +1,4 @@
-//! Paper 002 §3.2: multiple random lexicons. Lexicon `j` (of `lexicons`, L) keeps a word iff
+//! Fan & Huang §3.2: multiple random lexicons. Lexicon `j` (of `lexicons`, L) keeps a word iff
 //! `(xxh3_64_with_seed(word, derive(seed, LEXICON_DOMAIN, j)) · 1000) >> 64 < keep_permille`, an
 //! independent seeded draw of about `keep_permille`‰ of the vocabulary (Kołcz et al.'s lexicon
 //! randomization; the paper does not say how lexicons are drawn). For each lexicon the document's

@@ -33,19 +33,19 @@ pub use crate::fingerprint::params::{BroderParams, CharikarParams, IdfHandle, Le
 /// The method of a database (see the module docs).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash, Default)]
 pub enum Method {
-    /// 64-bit SimHash over the spec's shingles (paper 000; fpdb's original method).
+    /// 64-bit SimHash over the spec's shingles (as Zhang & Lu use it; fpdb's original method).
     #[default]
     SimHash,
-    /// Supershingles (paper 004, Algorithm B).
+    /// Supershingles (Henzinger's Algorithm B).
     Broder(BroderParams),
-    /// 384-bit random projection (paper 004, Algorithm C).
+    /// 384-bit random projection (Henzinger's Algorithm C).
     Charikar(CharikarParams),
-    /// Algorithm B's candidates kept when the projections differ in at most k bits (paper 004's
+    /// Algorithm B's candidates kept when the projections differ in at most k bits (Henzinger's
     /// combined algorithm; k = 29 is its C-similarity threshold 355 of 384).
     BroderCharikar(BroderParams, CharikarParams),
-    /// IDF-weighted shingle SimHash (paper 002 §3.1).
+    /// IDF-weighted shingle SimHash (Fan & Huang §3.1).
     WeightedSimHash(WeightedParams),
-    /// One SimHash per random sub-lexicon (paper 002 §3.2).
+    /// One SimHash per random sub-lexicon (Fan & Huang §3.2).
     MultiLexicon(LexiconParams),
 }
 

@@ -214,7 +214,7 @@ fn unique_and_set(hashes: &mut Vec<u64>, tmp: &mut Vec<u64>, counts: &mut Vec<u3
 /// values: [`radix_sort_low32`]. `tmp` and `counts` are scratch.
 ///
 /// On the long corpus (3,922 shingles a document) this took 42–47 µs a document where the radix
-/// sort took 67–74 µs (the box loaded; `examples/perf --fingerprint-only`, docs/performance.md).
+/// sort took 67–74 µs (the box loaded; `examples/perf --fingerprint-only`, docs/performance.md, "Fingerprinting vs `zstd -1`").
 pub(crate) fn sort_low32(v: &mut Vec<u64>, tmp: &mut Vec<u64>, counts: &mut Vec<u32>) {
     let n = v.len();
     if !(64..1 << 15).contains(&n) {

@@ -82,7 +82,7 @@ impl FromStr for Weighting {
     }
 }
 
-/// Paper 004's Algorithm B (Broder et al.'s supershingles as run by Henzinger).
+/// Henzinger's Algorithm B (Broder et al.'s supershingles as Henzinger runs them).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct BroderParams {
     /// Tokens per shingle (paper: 8), 1..=32; no wrap-around.
@@ -107,7 +107,7 @@ impl Default for BroderParams {
     }
 }
 
-/// Paper 004's Algorithm C (Charikar's random projection).
+/// Henzinger's Algorithm C (Charikar's random projection).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct CharikarParams {
     /// Bits of the projection (paper: 384), a multiple of 64, 64..=1024.
@@ -124,7 +124,7 @@ impl Default for CharikarParams {
     }
 }
 
-/// Paper 002 §3.1: SimHash over word shingles weighted by the sum of their words' IDF.
+/// Fan & Huang §3.1: SimHash over word shingles weighted by the sum of their words' IDF.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct WeightedParams {
     /// Words per feature shingle (paper's best: 2), 1..=32.
@@ -136,7 +136,7 @@ pub struct WeightedParams {
     pub idf: IdfHandle,
 }
 
-/// Paper 002 §3.2: one SimHash per random sub-lexicon.
+/// Fan & Huang §3.2: one SimHash per random sub-lexicon.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, Hash)]
 pub struct LexiconParams {
     /// Number of lexicons L (paper's best: 5), 1..=16.
@@ -149,7 +149,7 @@ pub struct LexiconParams {
 }
 
 impl Default for LexiconParams {
-    /// L = 5 (paper 002's best), keep 900‰ (docs/methods.md: of 300/500/700/900‰ at L = 5, the
+    /// L = 5 (Fan & Huang's best), keep 900‰ (docs/methods.md: of 300/500/700/900‰ at L = 5, the
     /// best mean F1 of the rule alone over our three corpora), bigrams.
     fn default() -> Self {
         LexiconParams {

@@ -277,7 +277,7 @@ mod tests {
 
 use crate::fingerprint::method::Method;
 
-/// B-similarity (paper 004): the number of positions at which two supershingle vectors are equal.
+/// B-similarity (Henzinger): the number of positions at which two supershingle vectors are equal.
 #[inline]
 pub fn b_similarity(a: &[u64], b: &[u64]) -> u32 {
     a.iter().zip(b).filter(|(x, y)| x == y).count() as u32
@@ -289,7 +289,7 @@ pub fn differing_bits(a: &[u64], b: &[u64]) -> u32 {
     a.iter().zip(b).map(|(x, y)| (x ^ y).count_ones()).sum()
 }
 
-/// C-similarity (paper 004): bits in which two projections agree.
+/// C-similarity (Henzinger): bits in which two projections agree.
 #[inline]
 pub fn agreeing_bits(a: &[u64], b: &[u64]) -> u32 {
     64 * a.len().min(b.len()) as u32 - differing_bits(a, b)

@@ -43,7 +43,7 @@ const SPEC_RECORD_V3: u8 = 3;
 
 /// The shingle hash new specs get (databases keep the one they were created with): `word-mix`,
 /// which hashes each word once instead of each shingle's bytes — the fingerprint of the long corpus
-/// took half the CPU (docs/performance.md, "Codec pace"), the same shingles.
+/// took half the CPU (docs/performance.md, "Fingerprinting vs `zstd -1`"), the same shingles.
 pub const DEFAULT_HASH: HashKind = HashKind::WordMix;
 
 /// The fingerprint spec. Two documents are comparable only when fingerprinted under equal specs.

@@ -1,4 +1,4 @@
-//! Paper 002 §3.1: SimHash over word shingles, each weighted by the sum of the IDF of its words,
+//! Fan & Huang §3.1: SimHash over word shingles, each weighted by the sum of the IDF of its words,
 //! with a **frozen** document-frequency table so fingerprints never drift as documents arrive.
 //!
 //! **The table** ([`IdfTable`], in [`super::idf`]) is built once from a training corpus and stored in

@@ -5,7 +5,7 @@
 //! Built once, never updated: the all-pairs tables and the in-memory mirror's base run
 //! ([`super::mem`]). 12 bytes per entry per table plus `4·2^b` per table for the offsets. The
 //! per-table arrays are [`HugeBuf`]s: large ones in memory asking for transparent huge pages, which
-//! took ~10% off a k = 12 query at 10M documents (docs/performance.md, "Issue 14, sixth sitting").
+//! took ~10% off a k = 12 query at 10M documents (docs/performance.md, "Measured in git history").
 //!
 //! When `b` is narrower than the block, one offset range holds several block values: a probe scans
 //! each range once and keeps a hit only when its own block value is one of the probed values, so

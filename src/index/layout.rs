@@ -76,7 +76,7 @@ impl Layout {
     /// Blocks of the given widths, in order from the most significant bit: `1 ≤ widths.len() ≤ 32`,
     /// every width at least 1, the widths summing to 64. Unequal widths let wider blocks take the
     /// larger probe radii ([`Layout::plan`]), which at 10M–100M documents scans fewer entries than
-    /// equal widths (docs/performance.md, "Issue 14, seventh sitting").
+    /// equal widths (docs/performance.md, "Measured in git history").
     pub fn with_widths(widths: &[u32]) -> Option<Layout> {
         if widths.is_empty() || widths.len() > MAX_TABLES as usize || widths.contains(&0) || widths.iter().sum::<u32>() != 64 {
             return None;
@@ -238,7 +238,7 @@ impl Layout {
 /// query stayed within 3% of that, `examples/scale_sim.rs`). The constants are fitted to the
 /// simulation's 10M rows, where the choice between 4 and 5 tables is closest; the model then names
 /// the measured best at 1M (6, tied with 5), 10M (5) and 100M (4), with absolute errors up to 2× at
-/// 1M where much of the mirror is cached (docs/performance.md, "Issue 14, second sitting").
+/// 1M where much of the mirror is cached (docs/performance.md, "Measured in git history").
 pub fn query_cost_ns(layout: &Layout, k: u32, n: u64) -> f64 {
     COST_PROBE_NS * layout.probes(k) as f64 + COST_ENTRY_NS * layout.expected_entries(k, n)
 }
@@ -273,7 +273,7 @@ pub fn best_tables(k: u32, n: u64) -> u32 {
 
 /// Fewest entries a probe is expected to scan ([`Layout::expected_entries`]) for
 /// [`split_pays`]: waking the query threads costs ~10–20 µs, a scan of this many entries ~100 µs
-/// on one core (docs/performance.md, "Issue 14, seventh sitting").
+/// on one core (docs/performance.md, "Measured in git history").
 pub const SPLIT_MIN_ENTRIES: f64 = 100_000.0;
 
 /// Whether a probe at distance `k` over `n` entries laid out as `layout` is worth splitting
@@ -372,7 +372,7 @@ mod tests {
             assert!(uneq.expected_entries(k, 1 << 20) < eq.expected_entries(k, 1 << 20), "k = {k}");
         }
         // 10M documents at k = 12: 385,742 entries for the equal split, 311,279 for these widths
-        // (the `uniform expectation` column of docs/performance.md, seventh sitting).
+        // (`examples/scale_sim`'s uniform column; unequal blocks: docs/performance.md, "Measured in git history").
         assert_eq!(eq.expected_entries(12, 10_000_000).round(), 385_742.0);
         assert_eq!(uneq.expected_entries(12, 10_000_000).round(), 311_279.0);
     }

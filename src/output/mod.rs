@@ -1,4 +1,4 @@
-//! The JSON shapes of results, defined once (issue 32). The CLI's `--json` lines, the HTTP
+//! The JSON shapes of results, defined once. The CLI's `--json` lines, the HTTP
 //! service's bodies (and its OpenAPI schemas, feature `openapi`) and the Python binding's
 //! `to_dict()` all serialize these; no front end restates a field.
 //!

@@ -53,7 +53,7 @@ pub struct SemanticConfig {
     /// ([`super::calibrated_min_cosine`]), or [`super::DEFAULT_MIN_COSINE`] for a model without one.
     /// `--groups union` needs it given: its matches become merges.
     pub min_cosine: Option<f32>,
-    /// The metadata (JSONL) field embedded, e.g. `abstract` (paper 001); `None`: the text.
+    /// The metadata (JSONL) field embedded, e.g. `abstract` (as the CORE paper); `None`: the text.
     pub field: Option<String>,
     /// Which edges form groups.
     pub groups: Groups,

@@ -340,11 +340,11 @@ pub struct InitArgs {
     #[arg(long)]
     pub idf_from: Option<PathBuf>,
     /// broder, broder-charikar: the default number of equal supershingles a near-duplicate needs
-    /// (1..=6; paper 004: 2).
+    /// (1..=6; Henzinger: 2).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub min_shared: Option<u32>,
     /// Table layout: a number of blocks m, `k+1` (classic exact-block layout) or `auto`
-    /// (measured choice, see docs/performance.md).
+    /// (measured choice, see docs/performance.md, "The table-layout decision").
     #[arg(long, default_value = "auto")]
     pub tables: String,
     /// Shingles: `word:N` (default word:3) or `char:N`.
@@ -400,7 +400,7 @@ pub struct InitArgs {
 /// The semantic channel's settings at its creation (`init`, `semantic enable`).
 #[derive(Args, Debug)]
 pub struct ChannelArgs {
-    /// The semantic channel of paper 001 (an fpdb built with the `semantic` feature): the
+    /// The CORE paper's semantic channel (an fpdb built with the `semantic` feature): the
     /// sentence-transformer directory (`bash scripts/fetch-model.sh` fetches all-MiniLM-L6-v2 and
     /// prints it). Documents are embedded in the background after they are acknowledged; queries
     /// add the documents whose cosine is >= --min-cosine to the text hits (docs/semantic.md).
@@ -410,7 +410,7 @@ pub struct ChannelArgs {
     /// for all-MiniLM-L6-v2 in docs/semantic.md).
     #[arg(long, value_parser = cosine, requires = "semantic")]
     pub min_cosine: Option<f32>,
-    /// Embed this JSONL field (e.g. `abstract`, as paper 001) instead of the text; a document
+    /// Embed this JSONL field (e.g. `abstract`, as the CORE paper does) instead of the text; a document
     /// without it is embedded by its text.
     #[arg(long, requires = "semantic")]
     pub semantic_field: Option<String>,
@@ -535,7 +535,7 @@ pub struct IngestArgs {
     #[arg(long, value_enum, default_value_t = DedupArg::Link)]
     pub dedup: DedupArg,
     /// Documents per group commit (at most; a partial batch commits after --batch-latency-ms).
-    /// Larger batches mean fewer fsyncs: see docs/performance.md.
+    /// Larger batches mean fewer fsyncs (one per commit).
     #[arg(long, default_value_t = DEFAULT_BATCH_SIZE, value_parser = RangedU64ValueParser::<usize>::new().range(1..=MAX_BATCH_SIZE as u64))]
     pub batch_size: usize,
     /// Commit a partial batch after this many milliseconds (0..=3600000).
@@ -633,7 +633,8 @@ pub struct ReindexArgs {
     /// Database directory (no other process may be writing to it).
     pub db: PathBuf,
     /// Number of tables m (1..=32), `k+1`, or `auto`: the lowest modelled cost per document at the
-    /// database's current size and default k (docs/performance.md, "a layout that follows N").
+    /// database's current size and default k (the cost model of docs/performance.md,
+    /// "The table-layout decision").
     #[arg(long, default_value = "auto")]
     pub tables: String,
     /// Fingerprint every document again from its stored text (a database made with
@@ -740,14 +741,14 @@ pub struct EvalArgs {
     /// method's k). Writes NAME-methods.md/.json and, with --analyses, the papers' analyses.
     #[arg(long)]
     pub methods: Option<String>,
-    /// With --methods: also run paper 004's and paper 002's analyses.
+    /// With --methods: also run Henzinger's and Fan & Huang's analyses.
     #[arg(long)]
     pub analyses: bool,
     /// With --methods: the IDF table of weighted-simhash from this JSONL corpus (default: the
     /// evaluated corpus itself).
     #[arg(long)]
     pub idf_from: Option<PathBuf>,
-    /// Paper 001's Table 4 instead (an fpdb built with the `semantic` feature): CORPUS holds
+    /// The CORE paper's Table 4 instead (an fpdb built with the `semantic` feature): CORPUS holds
     /// labelled pairs {"a": text, "b": text, "dup": bool} (scripts/semantic_corpus.py); text-only,
     /// semantic-only (cosine >= β, β swept 0.50..1.00) and union P/R/F1 with this model. Writes
     /// NAME-semantic.md and .json.

@@ -21,7 +21,7 @@ use fpdb::Error;
 /// The binary allocates through mimalloc instead of glibc's malloc (the library leaves the choice to
 /// the program that links it). Measured on the 1M-passage crawler loop, alternating builds: 26,099 /
 /// 26,274 -> 27,798 / 27,733 docs/s linked, 40,610 / 40,861 -> 44,122 / 45,456 with `--dedup off`,
-/// peak RSS +2% (docs/performance.md, "Issue 14, eighth sitting").
+/// peak RSS +2% (docs/performance.md, "Measured in git history").
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -1,4 +1,4 @@
-//! The SimHash tables' tail (issue 14). With the in-memory mirror, a commit writes no table
+//! The SimHash tables' tail. With the in-memory mirror, a commit writes no table
 //! entries: the mirror answers every query, and the entries derive from the documents' SimHashes,
 //! which every doc record holds. The documents committed since the **table floor** wait in the
 //! writer (`Writer::table_tail`, with their SimHashes). Every `Options::table_tail_docs` documents
@@ -6,7 +6,7 @@
 //! its own while the writer goes on; a later commit ingests the files whole and moves the floor in
 //! `meta` to the frozen part's end. `Db::flush` and a clean close write the rest at once. So table
 //! entries never pass through the WAL, a memtable or a flush, and the writer does not stall on them
-//! (measured: docs/performance.md, "Issue 14, thirteenth sitting" and "fourteenth sitting").
+//! (measured: docs/performance.md, "Measured in git history").
 //!
 //! **The floor.** Every live document with an id below it has its entries in the current table
 //! generation; documents at or above it may not. A writable open writes the entries of the

@@ -106,7 +106,7 @@ impl SideIndex for Metadata {
 }
 
 impl Db {
-    // The two metadata queries (paper 001) and the writer's helper.
+    // The two metadata queries (the CORE paper's API) and the writer's helper.
 
     /// [`lookup`] in this database's index.
     fn meta_lookup(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
@@ -134,7 +134,7 @@ impl Db {
     }
 
     /// Verified text near-duplicates of `text` unioned with exact metadata matches of `biblio`
-    /// (paper 001's API): text hits first (best first), then metadata-only hits (DOI, then title +
+    /// (the CORE paper's API): text hits first (best first), then metadata-only hits (DOI, then title +
     /// year), each saying how it matched; `opts.limit` caps the whole list. An empty text gives
     /// metadata matches only.
     pub fn check_duplicates(&self, text: &str, biblio: &Biblio, opts: &QueryOptions) -> Result<Vec<Hit>> {

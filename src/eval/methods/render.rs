@@ -32,25 +32,25 @@ impl MethodsReport {
         self.method_rows(&mut s);
         bucket_table(
             &mut s,
-            "Paper 004 Table 2 on this corpus: Algorithm B's pairs (B ≥ 2) by B-similarity",
+            "Henzinger's Table 2 on this corpus: Algorithm B's pairs (B ≥ 2) by B-similarity",
             &self.broder_by_b,
             false,
         );
         bucket_table(
             &mut s,
-            "Paper 004 Table 5: Algorithm C's pairs (≥ 372 of 384 bits agree) by C-similarity",
+            "Henzinger's Table 5: Algorithm C's pairs (≥ 372 of 384 bits agree) by C-similarity",
             &self.charikar_by_c,
             false,
         );
         bucket_table(
             &mut s,
-            "Paper 004 Table 11: Algorithm B's pairs kept at C-similarity ≥ t (R = correct pairs kept / correct pairs of B)",
+            "Henzinger's Table 11: Algorithm B's pairs kept at C-similarity ≥ t (R = correct pairs kept / correct pairs of B)",
             &self.combined_sweep,
             true,
         );
         lexicon_table(
             &mut s,
-            "Paper 002 Table 1 on this corpus: best F1 (rule alone, k = 0..12) per number of lexicons",
+            "Fan & Huang's Table 1 on this corpus: best F1 (rule alone, k = 0..12) per number of lexicons",
             &self.lexicon_best,
         );
         lexicon_table(&mut s, "The keep share of the lexicons (L = 5)", &self.keep_sweep);
@@ -87,7 +87,7 @@ impl MethodsReport {
         }
     }
 
-    /// SVG plots: paper 002's best F1 per lexicon count, and paper 004's combined sweep.
+    /// SVG plots: Fan & Huang's best F1 per lexicon count, and Henzinger's combined sweep.
     pub fn svgs(&self, name: &str) -> Vec<(String, String)> {
         let mut out = Vec::new();
         if !self.lexicon_best.is_empty() {

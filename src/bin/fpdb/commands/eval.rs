@@ -294,7 +294,7 @@ fn create_report_dirs(cfg: &Config) -> Result<(), Error> {
     Ok(())
 }
 
-/// `--semantic`: paper 001's Table 4 on labelled pairs, and β calibrated on their hard negatives.
+/// `--semantic`: the CORE paper's Table 4 on labelled pairs, and β calibrated on their hard negatives.
 #[cfg(feature = "semantic")]
 fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &mut impl Write) -> Result<ExitCode> {
     use fpdb::eval::semantic::{parse_pairs, semantic_eval};
@@ -317,7 +317,7 @@ fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &
     .map_err(Error::from)?;
     let report = semantic_eval(&embedder, &cfg.spec, fpdb::DEFAULT_MAX_DISTANCE, fpdb::DEFAULT_MIN_JACCARD, &pairs)?;
     let md = format!(
-        "# {}: text, semantic and union (paper 001, Table 4); β on hard negatives\n\n{} (weights xxh3 {:016x}; calibrated β {}), {max_tokens} tokens\n\n{}",
+        "# {}: text, semantic and union (the CORE paper's Table 4); β on hard negatives\n\n{} (weights xxh3 {:016x}; calibrated β {}), {max_tokens} tokens\n\n{}",
         cfg.name,
         embedder.info().name,
         embedder.info().weights_xxh3,

@@ -1,5 +1,5 @@
 //! The connection layer: accepts connections and serves HTTP/1.1 on each with hyper, with the
-//! bounds `axum::serve` does not have (issue 31, item 3):
+//! bounds `axum::serve` does not have:
 //!
 //! * at most `--max-connections` open connections; one more is answered at once with 503
 //!   `overloaded`, `Retry-After: 1` and `Connection: close` (never left waiting in the backlog);

@@ -1,4 +1,4 @@
-//! Per-request bounds (issue 31, items 2 and 3): at most `--max-inflight` requests are being
+//! Per-request bounds: at most `--max-inflight` requests are being
 //! worked on at once and at most `--max-queries` duplicate checks; past either bound the request is
 //! refused at once with 503 `overloaded` and `Retry-After` instead of queueing (memory and blocking
 //! threads stay bounded: each admitted request holds at most one body and one blocking task). Every

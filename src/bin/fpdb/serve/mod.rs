@@ -1,5 +1,5 @@
-//! `fpdb serve`: the database as a real-time near-duplicate service over HTTP (issue 15; the API of
-//! paper 001). One process owns the database (the single writer) and serves many clients.
+//! `fpdb serve`: the database as a real-time near-duplicate service over HTTP (the API of
+//! the CORE paper). One process owns the database (the single writer) and serves many clients.
 //!
 //! * `handlers`: one thin function per endpoint, calling the same library API the CLI calls; the
 //!   engine's blocking calls run on tokio's blocking pool, never on the async threads.

@@ -1,4 +1,4 @@
-//! The containment index's side (issue 13): what a database with the index does beyond the
+//! The containment index's side: what a database with the index does beyond the
 //! near-duplicate path. Sketch: `fingerprint::containment`; search: `index::contain`; verifier:
 //! `fingerprint::similarity::containment`; keys: `store::keys::contain_key`.
 //!

@@ -1,11 +1,11 @@
-//! The containment index's tail on its way to RocksDB (issue 14): the postings of new documents
+//! The containment index's tail on its way to RocksDB: the postings of new documents
 //! are held in memory (`index::contain::Tail`) and written, on a thread of its own, as one sorted
 //! SST file that RocksDB ingests whole, every `Options::contain_tail_postings` postings
 //! ([`Containment::tail_after_commit`]) and at a clean close ([`Containment::flush_tail`]). The **floor** in `meta` says which
 //! documents' postings RocksDB holds (ids below it); the open re-derives the tail of the documents
 //! at or above it from their stored shingle sets ([`Containment::load_contain`]) — so the postings never pass
-//! through the WAL or a memtable, and a crash loses nothing (measured: docs/performance.md, "Issue
-//! 14, ninth sitting"; bytes: docs/format.md). The rest of the index's side: `db::side::contain`.
+//! through the WAL or a memtable, and a crash loses nothing (measured: docs/performance.md,
+//! "Measured in git history"; bytes: docs/format.md). The rest of the index's side: `db::side::contain`.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! The semantic channel of paper 001 as a side index. With the `semantic` feature, `on.rs` is the
+//! The CORE paper's semantic channel as a side index. With the `semantic` feature, `on.rs` is the
 //! channel (the model, the queue, the background indexer, the union of the answers); without it,
 //! `off.rs` refuses to write to a database created with the channel (its new documents would be
 //! acknowledged without being queued for embedding, and never embedded).

@@ -1,4 +1,4 @@
-//! The semantic channel of paper 001 as a side index (feature `semantic`; the channel itself is
+//! The CORE paper's semantic channel as a side index (feature `semantic`; the channel itself is
 //! `crate::semantic`). What it adds to the engine:
 //!
 //! | step | what |

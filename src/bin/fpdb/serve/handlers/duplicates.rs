@@ -15,7 +15,7 @@ use crate::serve::errors::{ApiError, ErrorBody, RequestId};
 use crate::serve::schemas::{parse_json, BatchLineOut, DuplicatesIn, DuplicatesOut, MAX_LIMIT};
 use crate::serve::state::AppState;
 
-/// Read-only check: verified text near-duplicates unioned with exact metadata matches (paper 001).
+/// Read-only check: verified text near-duplicates unioned with exact metadata matches (the CORE paper's API).
 #[utoipa::path(post, path = "/v1/duplicates", tag = "documents",
     request_body(content = DuplicatesIn, content_type = "application/json"),
     responses(
@@ -194,8 +194,8 @@ pub async fn post_duplicates_batch(
 /// (`Db::query_fingerprint_answer`: `truncated` when candidates were left unverified) followed by
 /// the metadata-only hits, the whole list cut to `opts.limit`.
 ///
-/// The library has no `check_duplicates_answer` yet (the `db` helper's API of issue 31 reports the
-/// bounds of text queries only), so the union is taken here: the metadata hits are those of
+/// The library has no `check_duplicates_answer` yet (the library's bounded answers cover text
+/// queries only), so the union is taken here: the metadata hits are those of
 /// `check_duplicates` with no candidate verified, less the documents already among the text hits
 /// — the rule `check_duplicates` applies. Without metadata it is the library's answer as is.
 fn bounded_check(db: &fpdb::Db, text: &str, biblio: &Biblio, opts: &QueryOptions) -> Result<fpdb::QueryAnswer, ApiError> {
