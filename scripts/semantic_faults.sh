@@ -22,7 +22,7 @@ BAD=$((N / 2))
 WORK="$(mktemp -d)"
 trap 'kill -9 "${SERVER:-0}" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 DB="$WORK/db"
-"$FPDB" init "$DB" --semantic "$MODEL" --groups union > /dev/null
+"$FPDB" init "$DB" --semantic "$MODEL" --groups union --min-cosine 0.76 > /dev/null
 "$FPDB" serve "$DB" --listen 127.0.0.1:0 > "$WORK/out" 2> "$WORK/err" &
 SERVER=$!
 for _ in $(seq 1 600); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.1; done
@@ -43,7 +43,7 @@ for i in range(n):
 EOF
 start=$(date +%s.%N)
 curl -s -X POST "http://$ADDR/v1/documents" -H 'Content-Type: application/x-ndjson' --data-binary @"$WORK/docs.jsonl" > "$WORK/put.out"
-echo "stored: $(grep -c '"outcome"' "$WORK/put.out") of $N (one bulk request)"
+echo "stored: $(grep -c '"stored":true' "$WORK/put.out") of $N (one bulk request)"
 stats=""
 for _ in $(seq 1 1200); do
   stats="$(curl -s "http://$ADDR/v1/stats")"
@@ -71,11 +71,11 @@ for line in open(sys.argv[1]):
         errors += 1
         continue
     answered += 1
-    keys = [h["key"] for h in o["answer"]["hits"]]
+    keys = [h["key"] for h in o["hits"]]
     if f"d{o['line'] - 1}" in keys:
         own += 1
     if o["line"] - 1 == int(sys.argv[2]):
-        bad_line = [(h["key"], h["channels"]) for h in o["answer"]["hits"]][:3]
+        bad_line = [(h["key"], h["channels"]) for h in o["hits"]][:3]
 print(f"duplicate checks: {answered} answered, {errors} errors, {own} with their own text hit; the bad document's: {bad_line}")
 EOF
 kill -TERM "$SERVER"; wait "$SERVER" 2>/dev/null || true

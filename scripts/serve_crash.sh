@@ -5,7 +5,7 @@
 #
 #   scripts/serve_crash.sh [CYCLES=5] [CLIENTS=16] [KILL_AFTER=3]
 #
-# INIT="--semantic MODEL_DIR [--groups union]" creates the database with the semantic channel first
+# INIT="--semantic MODEL_DIR [--groups union --min-cosine B]" creates the database with the semantic channel first
 # (its background indexer then runs under the load and is killed with the server); at the end the
 # server runs once more until the indexer has caught up, and every live document must have its
 # vector or be set aside (`fpdb check` reports a lost vector as a fault).
