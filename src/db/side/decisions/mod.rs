@@ -226,6 +226,43 @@ impl Decisions {
         (links, withheld)
     }
 
+    /// For a link made after both documents were committed (`Db::link_committed`, the semantic
+    /// channel's union links): whether joining the groups of `a` and `b` would put two classes
+    /// with a `distinct` decision between them into one group. If so the edge is held under that
+    /// decision in this commit (an undo of the decision makes it again), and the caller must not
+    /// link. Call with the writer lock held, before the link changes `pend`'s groups.
+    pub(crate) fn hold_if_blocked(&self, st: &State, pend: &Pending, a: u64, b: u64) -> bool {
+        let mem = self.mem.read();
+        if mem.classes.constrained().is_empty() {
+            return false;
+        }
+        let (ga, gb) = (pend.group_of(st, a), pend.group_of(st, b));
+        if ga == gb {
+            return false;
+        }
+        let classes_in = |g: u64| -> BTreeSet<usize> {
+            mem.classes
+                .constrained()
+                .iter()
+                .copied()
+                .filter(|&c| {
+                    mem.classes
+                        .members(c)
+                        .iter()
+                        .filter_map(|k| Self::live_id(&mem, pend, k, None))
+                        .any(|id| pend.group_of(st, id) == g)
+                })
+                .collect()
+        };
+        match mem.classes.blocking(&classes_in(ga), &classes_in(gb)) {
+            Some(p) => {
+                self.delta.lock().held_put.push((lo_hi(a, b), p.clone()));
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Applies a committed delta (the state's write lock held by the caller).
     fn apply(&self, pend: &Pending, delta: Delta) {
         let mut m = self.mem.write();
