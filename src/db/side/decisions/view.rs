@@ -191,7 +191,7 @@ impl Scorer<'_> {
             jaccard: c.jaccard,
             containment: c.a_in_b,
             reverse_containment: c.b_in_a,
-            cosine: None,
+            cosine: self.db.semantic_cosine(x, y),
             decision,
             blocked_by: held.map(|p| vec![p.0.clone(), p.1.clone()]),
         })

@@ -3,6 +3,7 @@
 use crate::error::{Error, Result};
 
 use super::super::{Opening, SideIndex};
+use crate::db::handle::Db;
 use crate::db::options::Options;
 
 /// The `meta` key of the channel's spec (`crate::semantic::META_SEMANTIC_SPEC` in a build with
@@ -41,5 +42,12 @@ impl SideIndex for Semantic {
                 ),
             }),
         }
+    }
+}
+
+impl Db {
+    /// No vectors without the channel.
+    pub(crate) fn semantic_cosine(&self, _a: u64, _b: u64) -> Option<f32> {
+        None
     }
 }

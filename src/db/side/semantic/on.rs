@@ -626,6 +626,13 @@ impl Db {
             })
     }
 
+    /// The cosine of two documents' stored vectors (`None` without the channel, or while either
+    /// is not embedded yet or was set aside).
+    pub(crate) fn semantic_cosine(&self, a: u64, b: u64) -> Option<f32> {
+        let ch = &self.semantic().ok()?.channel;
+        Some(ch.vector(a)?.cosine(&ch.vector(b)?))
+    }
+
     /// The semantic channel's spec, when the database has the channel.
     pub fn semantic_spec(&self) -> Option<&SemanticSpec> {
         self.semantic().ok().map(|a| a.channel.spec())
