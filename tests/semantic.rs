@@ -409,14 +409,41 @@ fn real_model_reworded_is_closer_than_unrelated() {
     let (re, topic, un) = (cos(&v[0], &v[1]), cos(&v[0], &v[2]), cos(&v[0], &v[3]));
     eprintln!("cos reworded {re:.3}, same topic {topic:.3}, unrelated {un:.3}");
     assert!(re > topic && topic > un, "reworded {re}, same topic {topic}, unrelated {un}");
-    assert!(
-        re >= fpdb::semantic::DEFAULT_MIN_COSINE,
-        "the reworded abstract reaches the default β: {re}"
-    );
-    assert!(
-        topic < fpdb::semantic::DEFAULT_MIN_COSINE && un < 0.3,
-        "topic {topic}, unrelated {un}"
-    );
+    let beta = m.info().calibrated_min_cosine.expect("all-MiniLM-L6-v2 has a calibrated β");
+    assert!(re >= beta, "the reworded abstract reaches the calibrated β {beta}: {re}");
+    assert!(topic < beta && un < 0.3, "topic {topic}, unrelated {un}");
+}
+
+/// tests/data/semantic_hard_negatives.jsonl (`scripts/semantic_calibration.py --sample`, public
+/// domain and PSF/Perl-licensed text): two neighbouring passages of one Bible chapter, written on one
+/// subject, that β 0.76 calls duplicates, and three passages in two independent translations. The
+/// model's calibrated β keeps every hard negative out and every translation in; at 0.76 the same
+/// check fails (each hard negative reaches it).
+#[test]
+fn real_model_calibrated_beta_rejects_hard_negatives() {
+    let Some(m) = real_model() else { return };
+    let beta = m.info().calibrated_min_cosine.expect("all-MiniLM-L6-v2 has a calibrated β");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/semantic_hard_negatives.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let pairs: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let (mut hard, mut dups) = (0, 0);
+    for p in &pairs {
+        let (a, b) = (p["a"].as_str().unwrap(), p["b"].as_str().unwrap());
+        let v = m.embed(&[a, b]).unwrap();
+        let cos: f32 = v[0].iter().zip(&v[1]).map(|(x, y)| x * y).sum();
+        let measured = p["cosine_measured"].as_f64().unwrap() as f32;
+        assert!((cos - measured).abs() < 0.002, "cosine {cos}, the sample says {measured}");
+        if p["dup"].as_bool().unwrap() {
+            dups += 1;
+            assert!(cos >= beta, "a translation below the calibrated β {beta}: {cos}");
+        } else {
+            hard += 1;
+            assert!(p["hard"].as_bool().unwrap());
+            assert!(cos < beta, "a hard negative at or above the calibrated β {beta}: {cos}");
+            assert!(cos >= 0.76, "the sample's hard negatives are those β 0.76 merges: {cos}");
+        }
+    }
+    assert!(hard >= 5 && dups >= 3, "{hard} hard negatives, {dups} duplicates");
 }
 
 /// The real model, or `None` outside CI when scripts/fetch-model.sh has not been run.

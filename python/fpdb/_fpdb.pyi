@@ -604,8 +604,8 @@ class Db:
         """Create a database (defaults: k=12, tables="auto", shingle="word:3", weights="binary", t=0.9,
         method="simhash", containment index on, normalizer 2, hash "word-mix"; normalizer=1 and
         hash="xxh3-64" give the fingerprints of fpdb builds before them).
-        `semantic=MODEL_DIR` adds the semantic channel (`fpdb init --semantic`; min_cosine 0.76,
-        semantic_max_tokens 256, groups "text")."""
+        `semantic=MODEL_DIR` adds the semantic channel (`fpdb init --semantic`; min_cosine the
+        model's calibrated β, 0.81 for all-MiniLM-L6-v2; semantic_max_tokens 256, groups "text")."""
     @staticmethod
     def reindex(path: _PathLike, tables: Union[int, str, None] = None) -> ReindexReport:
         """Rebuild the tables with another table count ("auto": the modelled best for the size)."""

@@ -140,7 +140,7 @@ impl Db {
     /// (docs/semantic.md): documents are embedded by a background indexer after they are
     /// acknowledged, and queries add the stored documents whose embedding has cosine >= β with
     /// the query's (hits with "semantic" in `channels`). `min_cosine` is the default β (None:
-    /// 0.76), `semantic_field` the metadata field embedded instead of the text (e.g. "abstract";
+    /// the model's calibrated β, 0.81 for all-MiniLM-L6-v2; 0.76 for a model without one), `semantic_field` the metadata field embedded instead of the text (e.g. "abstract";
     /// a document without it is embedded by its text), `semantic_max_tokens` the truncation (None:
     /// 256), `groups` which matches form groups ("text", the default, or "union"). Giving these
     /// without `semantic` raises InvalidOptionError. `semantic_threads`, `semantic_batch`,

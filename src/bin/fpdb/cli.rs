@@ -406,8 +406,8 @@ pub struct ChannelArgs {
     /// add the documents whose cosine is >= --min-cosine to the text hits (docs/semantic.md).
     #[arg(long, value_name = "MODEL_DIR")]
     pub semantic: Option<PathBuf>,
-    /// The semantic channel's default β: cosine >= β is a semantic match (default 0.76, calibrated
-    /// for all-MiniLM-L6-v2 in docs/semantic.md).
+    /// The semantic channel's default β: cosine >= β is a semantic match (default: the model's
+    /// calibrated β, 0.81 for all-MiniLM-L6-v2 (docs/semantic.md); 0.76 for a model without one).
     #[arg(long, value_parser = cosine, requires = "semantic")]
     pub min_cosine: Option<f32>,
     /// Embed this JSONL field (e.g. `abstract`, as the CORE paper does) instead of the text; a document
