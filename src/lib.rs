@@ -62,13 +62,13 @@ pub use db::{
     Options, Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
+pub use db::{validate_key, GroupListing, Page, MAX_PAGE};
 pub use db::{ArchiveReport, BackupReport, RespecReport, TextUsage};
 pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
 pub use db::{
     Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, NotLinked, ReviewAnswer, ReviewOptions,
     ReviewOrder,
 };
-pub use db::{GroupListing, Page, MAX_PAGE};
 pub use error::{Error, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};
 pub use fingerprint::spec::{FingerprintSpec, HashKind, ShingleUnit, Weighting};

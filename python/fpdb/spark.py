@@ -104,7 +104,13 @@ def session(master: Optional[str] = None, app: str = "fpdb-pairs", partitions: i
     settings.update(conf or {})
     for k, v in settings.items():
         b = b.config(k, v)
-    return b.getOrCreate()
+    spark = b.getOrCreate()
+    # PySpark takes the workers' interpreter from $PYSPARK_PYTHON when the context starts (else
+    # "python3", which may lack pyarrow and this fpdb); without it, this context's functions name
+    # this interpreter, and the process environment stays as it was.
+    if "PYSPARK_PYTHON" not in os.environ:
+        spark.sparkContext.pythonExec = settings["spark.pyspark.python"]
+    return spark
 
 
 def read_documents(spark: Any, path: str, key_field: str = "key", text_field: str = "text") -> Any:
