@@ -243,4 +243,98 @@ impl Error {
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
     }
+
+    /// What this error is to each front end ([`ErrorClass`]): the one table the CLI's exit code,
+    /// `fpdb serve`'s status and code and the Python exception class are read from.
+    pub fn class(&self) -> ErrorClass {
+        use ErrorClass as C;
+        match self {
+            Error::Io { .. } => C::server(3, "IoError"),
+            Error::Rocks { .. } => C::server(3, "RocksError"),
+            Error::Locked { .. } => C::server(5, "LockedError"),
+            Error::NotFound { .. } => C::server(2, "NotFoundError"),
+            // The message names a server path: the client gets a fixed one.
+            Error::AlreadyExists { .. } => ErrorClass {
+                about_request: false,
+                ..C::caller(2, 409, "already_exists", "AlreadyExistsError")
+            },
+            Error::SpecMismatch { .. } => C::server(2, "SpecMismatchError"),
+            Error::Version { .. } => C::damage("VersionError"),
+            Error::Corruption { .. } => C::damage("CorruptionError"),
+            Error::InvalidOption { .. } => C::caller(2, 400, "invalid_parameter", "InvalidOptionError"),
+            Error::InvalidInput { .. } => C::caller(2, 400, "invalid_document", "InvalidInputError"),
+            Error::Poisoned { .. } => C::unavailable(3, "PoisonedError"),
+            Error::ReadOnly { .. } => C::unavailable(2, "ReadOnlyError"),
+            Error::Panicked { .. } => C::server(3, "FpdbError"),
+            Error::Injected(_) => C::server(2, "FpdbError"),
+            Error::Contradiction { .. } => C::caller(2, 409, "contradiction", "FpdbError"),
+            #[cfg(feature = "semantic")]
+            Error::Semantic(s) => s.class(),
+        }
+    }
+}
+
+/// What an error is to a caller, for every front end: [`Error::class`] is the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ErrorClass {
+    /// The `fpdb` command's exit code: 2 usage (bad arguments, no database, spec mismatch), 3 I/O,
+    /// RocksDB, a poisoned handle or a panic, 4 damage, 5 locked (`fpdb --help` lists them).
+    pub exit_code: u8,
+    /// The HTTP status `fpdb serve` answers with.
+    pub http_status: u16,
+    /// The stable code of the HTTP error body (`error.code`).
+    pub http_code: &'static str,
+    /// The Python exception class (`fpdb.IoError`, ...; each derives from `fpdb.FpdbError`).
+    pub python: &'static str,
+    /// Whether the error is about the caller's request, so that its message (a key, a rule, never
+    /// a path) is shown to an HTTP client; otherwise the client gets a fixed message for the code
+    /// and the library's text goes to the server's log.
+    pub about_request: bool,
+}
+
+impl ErrorClass {
+    /// The caller's request is wrong: its own message, this status and code.
+    pub(crate) const fn caller(exit_code: u8, http_status: u16, http_code: &'static str, python: &'static str) -> Self {
+        ErrorClass {
+            exit_code,
+            http_status,
+            http_code,
+            python,
+            about_request: true,
+        }
+    }
+
+    /// The server failed: 500 `internal`.
+    pub(crate) const fn server(exit_code: u8, python: &'static str) -> Self {
+        ErrorClass {
+            exit_code,
+            http_status: 500,
+            http_code: "internal",
+            python,
+            about_request: false,
+        }
+    }
+
+    /// Stored data is damaged: exit 4, 500 `corruption`.
+    pub(crate) const fn damage(python: &'static str) -> Self {
+        ErrorClass {
+            exit_code: 4,
+            http_status: 500,
+            http_code: "corruption",
+            python,
+            about_request: false,
+        }
+    }
+
+    /// The handle takes no writes: 503 `unavailable`.
+    pub(crate) const fn unavailable(exit_code: u8, python: &'static str) -> Self {
+        ErrorClass {
+            exit_code,
+            http_status: 503,
+            http_code: "unavailable",
+            python,
+            about_request: false,
+        }
+    }
 }

@@ -69,7 +69,7 @@ pub use db::{
     Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, NotLinked, ReviewAnswer, ReviewOptions,
     ReviewOrder,
 };
-pub use error::{Error, Result, RocksKind};
+pub use error::{Error, ErrorClass, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};
 pub use fingerprint::spec::{FingerprintSpec, HashKind, ShingleUnit, Weighting};
 pub use fingerprint::{fingerprint, Fingerprint, Fingerprinter};

@@ -248,24 +248,10 @@ pub fn raise<N: AsRef<str>>(py: Python<'_>, kind: Kind, message: String, attrs: 
 /// evidence (`fpdb::output::ErrorFields`: op, path, errno, field, expected, found, doc, key, ...)
 /// as attributes.
 pub fn to_py(py: Python<'_>, e: Error) -> PyErr {
-    let kind = match &e {
-        Error::Io { .. } => Kind::Io,
-        Error::Rocks { .. } => Kind::Rocks,
-        Error::Locked { .. } => Kind::Locked,
-        Error::NotFound { .. } => Kind::NotFound,
-        Error::AlreadyExists { .. } => Kind::AlreadyExists,
-        Error::SpecMismatch { .. } => Kind::SpecMismatch,
-        Error::Version { .. } => Kind::Version,
-        Error::Corruption { .. } => Kind::Corruption,
-        Error::InvalidOption { .. } => Kind::InvalidOption,
-        Error::InvalidInput { .. } => Kind::InvalidInput,
-        Error::Poisoned { .. } => Kind::Poisoned,
-        Error::ReadOnly { .. } => Kind::ReadOnly,
-        #[cfg(feature = "semantic")]
-        Error::Semantic(s) => crate::semantic::kind(s),
-        // Panics, failpoint injections and kinds added to the library later: the base class.
-        _ => Kind::Base,
-    };
+    // The class by the library's one table (`fpdb::Error::class`); a name this binding does not
+    // know (a kind added to the library later) gets the base class.
+    let name = e.class().python;
+    let kind = KINDS.iter().find(|k| k.1 == name).map_or(Kind::Base, |k| k.0);
     let attrs = match crate::types::to_dict(py, &ErrorFields(&e)) {
         Ok(d) => d.iter().map(|(k, v)| (k.to_string(), v.unbind())).collect::<Vec<_>>(),
         Err(err) => return err,

@@ -77,7 +77,7 @@ fn needs_model(py: Python<'_>, a: &CreateArgs) -> PyResult<()> {
 mod imp {
     use super::*;
     use crate::errors::OrRaise;
-    use fpdb::semantic::{BackfillReport, SearchMode, SemanticConfig, SemanticError, TextBackfill};
+    use fpdb::semantic::{BackfillReport, SearchMode, SemanticConfig, TextBackfill};
 
     type Report = BackfillReport;
 
@@ -158,22 +158,6 @@ mod imp {
     /// The stored spec (`fpdb --json init`'s "semantic"), None without the channel.
     pub fn spec(engine: &Engine) -> Option<serde_json::Value> {
         engine.semantic_spec().and_then(|s| serde_json::to_value(s).ok())
-    }
-
-    /// The Python class of a channel error (errors.rs).
-    pub fn kind(e: &SemanticError) -> crate::errors::Kind {
-        use crate::errors::Kind;
-        match e {
-            SemanticError::ModelMissing { .. } => Kind::ModelMissing,
-            SemanticError::ModelInvalid { .. } => Kind::ModelInvalid,
-            SemanticError::SpecMismatch { .. } => Kind::SemanticSpecMismatch,
-            SemanticError::WaitTimeout { .. } => Kind::SemanticTimeout,
-            SemanticError::InvalidOption { .. } => Kind::InvalidOption,
-            SemanticError::Io { .. } => Kind::Io,
-            SemanticError::Rocks { .. } => Kind::Rocks,
-            SemanticError::Corruption { .. } => Kind::Corruption,
-            _ => Kind::Semantic,
-        }
     }
 }
 

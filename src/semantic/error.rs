@@ -4,6 +4,8 @@
 
 use std::path::PathBuf;
 
+use crate::error::ErrorClass;
+
 /// The script that fetches the default model (named by [`SemanticError::ModelMissing`]).
 pub const FETCH_SCRIPT: &str = "scripts/fetch-model.sh";
 
@@ -103,6 +105,31 @@ pub enum SemanticError {
 pub type Result<T, E = SemanticError> = std::result::Result<T, E>;
 
 impl SemanticError {
+    /// Its row of the one error table ([`crate::Error::class`]): a bad β is the request's, a wait
+    /// past its bound 503 `semantic_pending` (retry later, or check without waiting), damage exit
+    /// 4, the model's and the options' other faults usage (exit 2), the rest the server's.
+    pub fn class(&self) -> ErrorClass {
+        use ErrorClass as C;
+        match self {
+            SemanticError::ModelMissing { .. } => C::server(2, "ModelMissingError"),
+            SemanticError::ModelInvalid { .. } => C::server(2, "ModelInvalidError"),
+            SemanticError::SpecMismatch { .. } => C::server(2, "SemanticSpecMismatchError"),
+            SemanticError::InvalidOption { .. } => C::caller(2, 400, "invalid_parameter", "InvalidOptionError"),
+            SemanticError::WaitTimeout { .. } => ErrorClass {
+                http_status: 503,
+                http_code: "semantic_pending",
+                ..C::server(2, "SemanticTimeoutError")
+            },
+            SemanticError::Corruption { .. } => ErrorClass {
+                http_code: "internal",
+                ..C::damage("CorruptionError")
+            },
+            SemanticError::Io { .. } => C::server(3, "IoError"),
+            SemanticError::Rocks { .. } => C::server(3, "RocksError"),
+            SemanticError::IndexerStopped { .. } | SemanticError::Inference { .. } => C::server(3, "SemanticError"),
+        }
+    }
+
     pub(crate) fn rocks(op: &'static str) -> impl Fn(rocksdb::Error) -> SemanticError {
         move |e| SemanticError::Rocks {
             op,

@@ -25,36 +25,18 @@ use fpdb::Error;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// The exit code of an error (see `cli::EXIT_CODES`).
+/// The exit code of an error (see `cli::EXIT_CODES`): the library's class of it
+/// (`fpdb::Error::class`), 3 for another I/O error.
 fn exit_code_of(e: &anyhow::Error) -> u8 {
     for cause in e.chain() {
         if let Some(err) = cause.downcast_ref::<Error>() {
-            return match err {
-                Error::Io { .. } | Error::Rocks { .. } | Error::Poisoned { .. } | Error::Panicked { .. } => 3,
-                Error::Corruption { .. } | Error::Version { .. } => 4,
-                Error::Locked { .. } => 5,
-                #[cfg(feature = "semantic")]
-                Error::Semantic(s) => semantic_exit_code(s),
-                _ => 2,
-            };
+            return err.class().exit_code;
         }
         if cause.downcast_ref::<io::Error>().is_some() {
             return 3;
         }
     }
     3
-}
-
-/// The semantic channel's errors by the same rule: damage 4, I/O and a stopped indexer 3, the
-/// rest (a missing or different model, a bad option, a wait past its bound) 2.
-#[cfg(feature = "semantic")]
-fn semantic_exit_code(e: &fpdb::semantic::SemanticError) -> u8 {
-    use fpdb::semantic::SemanticError as S;
-    match e {
-        S::Corruption { .. } => 4,
-        S::Rocks { .. } | S::Io { .. } | S::IndexerStopped { .. } | S::Inference { .. } => 3,
-        _ => 2,
-    }
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

@@ -223,49 +223,26 @@ impl From<fpdb::Error> for ApiError {
 }
 
 impl ApiError {
-    /// The status, stable code and client message of a library error. Errors about the request
-    /// (invalid input or option) say what is wrong: their messages name the key and the rule, never
-    /// a path. Every other error gets a fixed message; the library's text (paths, offsets, RocksDB
-    /// messages, panic payloads) is kept as the detail, for the server log only.
+    /// The status, stable code and client message of a library error, by its class
+    /// (`fpdb::Error::class`, the library's one table). Errors about the request (invalid input or
+    /// option, a contradicting decision) say what is wrong: their messages name the key and the
+    /// rule, never a path. Every other error gets a fixed message for its code; the library's text
+    /// (paths, offsets, RocksDB messages, panic payloads) is kept as the detail, for the server
+    /// log only.
     pub fn of(e: &fpdb::Error) -> Self {
-        use fpdb::Error as E;
-        match e {
-            E::InvalidInput { .. } => Self::new(StatusCode::BAD_REQUEST, "invalid_document", e.to_string()),
-            E::InvalidOption { .. } => Self::new(StatusCode::BAD_REQUEST, "invalid_parameter", e.to_string()),
-            E::AlreadyExists { .. } => Self::new(StatusCode::CONFLICT, "already_exists", "the directory exists; name a new one"),
-            E::Poisoned { .. } | E::ReadOnly { .. } => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "unavailable",
-                "an earlier write failed and the database is closed to writes; restart the server (the server log has the cause)",
-            )
-            .with_detail(e.to_string()),
-            E::Corruption { .. } | E::Version { .. } => Self::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "corruption",
-                "a stored record is damaged; run `fpdb check` on the database (the server log has the details)",
-            )
-            .with_detail(e.to_string()),
-            #[cfg(feature = "semantic")]
-            E::Semantic(s) => Self::of_semantic(s),
-            _ => Self::internal(e.to_string()),
+        let class = e.class();
+        let status = StatusCode::from_u16(class.http_status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        if class.about_request {
+            return Self::new(status, class.http_code, e.to_string());
         }
-    }
-
-    /// The semantic channel's errors: a bad β is the request's, a wait past its bound is 503
-    /// (retry later, or check without waiting), the rest the server's.
-    #[cfg(feature = "semantic")]
-    fn of_semantic(s: &fpdb::semantic::SemanticError) -> Self {
-        use fpdb::semantic::SemanticError as S;
-        match s {
-            S::InvalidOption { .. } => Self::new(StatusCode::BAD_REQUEST, "invalid_parameter", s.to_string()),
-            S::WaitTimeout { .. } => Self::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "semantic_pending",
-                "the semantic channel had not embedded every acknowledged document within wait_semantic_ms; retry later or check without waiting",
-            )
-            .with_detail(s.to_string()),
-            _ => Self::internal(s.to_string()),
-        }
+        let message = match class.http_code {
+            "already_exists" => "the directory exists; name a new one",
+            "unavailable" => "an earlier write failed and the database is closed to writes; restart the server (the server log has the cause)",
+            "corruption" => "a stored record is damaged; run `fpdb check` on the database (the server log has the details)",
+            "semantic_pending" => "the semantic channel had not embedded every acknowledged document within wait_semantic_ms; retry later or check without waiting",
+            _ => return Self::internal(e.to_string()),
+        };
+        Self::new(status, class.http_code, message).with_detail(e.to_string())
     }
 
     /// Whether this error means the handle no longer accepts writes (the health check reports it).
