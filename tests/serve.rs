@@ -1234,15 +1234,15 @@ fn the_duplicates_of_a_stored_key_equal_a_check_with_its_text() {
     // The limit counts the others; a filter on a metadata field; a missing key; a bad filter.
     let two = body_json(&s.req("GET", "/v1/documents/v0/duplicates?limit=2", b""));
     assert_eq!(hit_keys(&two).len(), 2);
-    let core = body_json(&s.req("GET", "/v1/documents/v0/duplicates?where_field=repo&where_value=core", b""));
+    let core = body_json(&s.req("GET", "/v1/documents/v0/duplicates?where=repo:core", b""));
     let mut keys = hit_keys(&core);
     keys.sort();
     assert_eq!(keys, ["v1", "v3", "v5"]);
-    let one = body_json(&s.req("GET", "/v1/documents/v0/duplicates?where_field=n&where_value=4", b""));
+    let one = body_json(&s.req("GET", "/v1/documents/v0/duplicates?where=n:4", b""));
     assert_eq!(hit_keys(&one), ["v4"]);
     assert_error(&s.req("GET", "/v1/documents/absent/duplicates", b""), 404, "document_not_found");
     assert_error(
-        &s.req("GET", "/v1/documents/v0/duplicates?where_field=repo", b""),
+        &s.req("GET", "/v1/documents/v0/duplicates?where=repo", b""),
         400,
         "invalid_parameter",
     );
@@ -1465,6 +1465,23 @@ fn stored_texts_are_served_and_a_backup_is_made_behind_the_token() {
         &s.req_auth("POST", "/v1/admin/backup", token, body.as_bytes()),
         409,
         "already_exists",
+    );
+    // an empty directory name is the request's fault, not the server's; so is an unknown query
+    // parameter and a wait past its documented maximum
+    assert_error(
+        &s.req_auth("POST", "/v1/admin/backup", token, br#"{"dir": ""}"#),
+        400,
+        "invalid_parameter",
+    );
+    assert_error(&s.req("GET", "/v1/documents/a?text=true&colour=red", b""), 400, "invalid_parameter");
+    assert_error(
+        &s.req(
+            "POST",
+            "/v1/duplicates",
+            br#"{"text": "x", "wait_semantic_ms": 9223372036854775808}"#,
+        ),
+        400,
+        "invalid_parameter",
     );
     let (st, _) = s.stop();
     assert!(st.success());

@@ -190,6 +190,12 @@ enum Opened<'a> {
 /// `open` gives `None` when the writer changed the database while it opened (try again).
 fn backup_with<'a>(src: &Path, dir: &Path, open: impl Fn() -> Result<Option<Opened<'a>>>) -> Result<BackupReport> {
     let started = Instant::now();
+    if dir.as_os_str().is_empty() {
+        return Err(Error::InvalidOption {
+            name: "dir",
+            message: "the backup directory is empty; name a directory that does not exist yet".into(),
+        });
+    }
     if dir.exists() {
         return Err(Error::AlreadyExists { path: dir.to_path_buf() });
     }

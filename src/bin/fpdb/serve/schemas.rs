@@ -22,6 +22,7 @@ pub enum DedupParam {
 
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct DedupQuery {
     /// `link` (default), `skip` or `off`.
     pub dedup: Option<DedupParam>,
@@ -133,6 +134,7 @@ pub struct DuplicatesIn {
     pub min_cosine: Option<f32>,
     /// Semantic channel: wait at most this long (milliseconds; at most --request-timeout-s, a
     /// longer value is cut to it) until every document acknowledged before the check is embedded.
+    #[schema(minimum = 0, maximum = 86400000)]
     #[serde(default, deserialize_with = "int")]
     pub wait_semantic_ms: Option<u64>,
     /// Containment check instead: the stored documents that contain the text or that it contains,
@@ -222,6 +224,7 @@ pub struct DocumentOut {
 /// `GET /v1/documents/{key}`'s parameters.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct TextQuery {
     /// `true`: add the stored text (a database made with `--store-text`; 400 on another).
     pub text: Option<bool>,
@@ -269,6 +272,7 @@ pub struct GroupsPage {
 /// The query of a listing.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct PageQuery {
     /// The `next` of the previous page (absent: from the first).
     #[param(pattern = "^[0-9]{1,19}$")]
@@ -300,6 +304,7 @@ impl PageQuery {
 /// The query of `GET /v1/documents/{key}/duplicates`.
 #[derive(Debug, Deserialize, IntoParams)]
 #[into_params(parameter_in = Query)]
+#[serde(deny_unknown_fields)]
 pub struct StoredDuplicatesQuery {
     /// Maximum Hamming distance (default: the database's).
     #[param(minimum = 0, maximum = 32)]
@@ -314,11 +319,12 @@ pub struct StoredDuplicatesQuery {
     /// At most this many hits.
     #[param(minimum = 0, maximum = 1000000)]
     pub limit: Option<usize>,
-    /// Only hits whose stored document has this metadata field (or `title`, `year`, `doi`) equal
-    /// to `where_value`.
-    pub where_field: Option<String>,
-    /// The value `where_field` must have (a string, or a number's or boolean's JSON text).
-    pub where_value: Option<String>,
+    /// `FIELD:VALUE`: only hits whose stored document has this metadata field (or `title`,
+    /// `year`, `doi`) equal to VALUE (a string, or a number's or boolean's JSON text); the field's
+    /// name ends at the first colon.
+    #[serde(rename = "where")]
+    #[param(rename = "where", pattern = "^[^:]+:")]
+    pub where_: Option<String>,
 }
 
 /// A filter on one metadata field.
@@ -329,8 +335,7 @@ pub struct Where {
 }
 
 impl StoredDuplicatesQuery {
-    /// The filter, when both of its parameters are given (one alone is an error); the other
-    /// parameters' bounds checked.
+    /// The filter, when `where` is given; the other parameters' bounds checked.
     pub fn filter(&self) -> Result<Option<Where>, ApiError> {
         if self.limit.is_some_and(|l| l as u64 > MAX_LIMIT) {
             return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
@@ -343,13 +348,13 @@ impl StoredDuplicatesQuery {
         if self.max_distance.is_some_and(|k| k > fpdb::MAX_DISTANCE) {
             return Err(ApiError::param(format!("max_distance must be at most {}", fpdb::MAX_DISTANCE)));
         }
-        match (&self.where_field, &self.where_value) {
-            (None, None) => Ok(None),
-            (Some(f), Some(v)) => Ok(Some(Where {
-                field: f.clone(),
-                value: v.clone(),
+        match self.where_.as_deref().map(|w| w.split_once(':')) {
+            None => Ok(None),
+            Some(Some((field, value))) if !field.is_empty() => Ok(Some(Where {
+                field: field.to_string(),
+                value: value.to_string(),
             })),
-            _ => Err(ApiError::param("`where_field` and `where_value` go together")),
+            Some(_) => Err(ApiError::param("`where` is FIELD:VALUE (e.g. `where=repository:core`)")),
         }
     }
 }

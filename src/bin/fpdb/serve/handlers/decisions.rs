@@ -24,8 +24,10 @@ use crate::serve::state::AppState;
 #[serde(deny_unknown_fields)]
 pub struct DecisionIn {
     /// One document's key.
+    #[schema(min_length = 1, max_length = 65536)]
     pub a: String,
     /// The other's.
+    #[schema(min_length = 1, max_length = 65536)]
     pub b: String,
     /// `same` (one work, whatever the scores say) or `distinct` (never in one group).
     pub decision: DecisionKind,
@@ -65,12 +67,15 @@ pub struct ReviewQuery {
     /// Groups by `size` (largest first, the default) or `weakest` (lowest Jaccard edge first).
     pub order: Option<ReviewOrder>,
     /// The queue's window: pairs with Jaccard at least this (default 0).
+    #[param(minimum = 0.0, maximum = 1.0)]
     pub min_jaccard: Option<f64>,
     /// ... and at most this (default 1).
+    #[param(minimum = 0.0, maximum = 1.0)]
     pub max_jaccard: Option<f64>,
     /// Keep decided pairs in the queue (default false).
     pub decided: Option<bool>,
     /// At most this many groups and pairs (default 100, at most 10000).
+    #[param(minimum = 0, maximum = 10000)]
     pub limit: Option<usize>,
 }
 

@@ -15,6 +15,9 @@ use crate::serve::errors::{ApiError, ErrorBody, RequestId};
 use crate::serve::schemas::{parse_json, BatchLineOut, DuplicatesIn, DuplicatesOut, MAX_LIMIT};
 use crate::serve::state::AppState;
 
+/// The longest `wait_semantic_ms` (a day; the request's timeout cuts every wait shorter still).
+const MAX_WAIT_SEMANTIC_MS: u64 = 86_400_000;
+
 /// Read-only check: verified text near-duplicates unioned with exact metadata matches (the CORE paper's API).
 #[utoipa::path(post, path = "/v1/duplicates", tag = "documents",
     request_body(content = DuplicatesIn, content_type = "application/json"),
@@ -77,6 +80,9 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
     opts.min_cosine = d.min_cosine;
     // The wait ends within the request's timeout: a blocking thread never waits past the 503 its
     // request was answered with.
+    if d.wait_semantic_ms.is_some_and(|ms| ms > MAX_WAIT_SEMANTIC_MS) {
+        return Err(ApiError::param(format!("wait_semantic_ms must be at most {MAX_WAIT_SEMANTIC_MS}")));
+    }
     opts.wait_semantic = d
         .wait_semantic_ms
         .map(|ms| std::time::Duration::from_millis(ms).min(state.cfg.request_timeout));
