@@ -1679,6 +1679,10 @@ fn decisions_over_http_and_the_review_page() {
     assert_eq!(v["edges"][0]["blocked_by"], json!(["a", "b"]));
     assert_eq!(v["decisions"][0]["reason"], "two editions");
 
+    // A key with no document is 404; one document named twice is 409 `same_document`.
+    assert_error(&post(json!({"a": "a", "b": "zz", "decision": "same"})), 404, "document_not_found");
+    assert_error(&post(json!({"a": "a", "b": "a", "decision": "same"})), 409, "same_document");
+
     // A contradiction: 409 with the evidence, nothing changed.
     assert_eq!(post(json!({"a": "a", "b": "c", "decision": "same"})).status, 200);
     let r = post(json!({"a": "c", "b": "b", "decision": "same"}));
@@ -1706,7 +1710,7 @@ fn decisions_over_http_and_the_review_page() {
             .len(),
         2
     );
-    assert_error(&post(json!({"a": "a", "b": "zz", "decision": "same"})), 400, "invalid_document");
+    assert_error(&post(json!({"a": "a", "b": "zz", "decision": "same"})), 404, "document_not_found");
     assert_error(&post(json!({"a": "a", "b": "c", "decision": "maybe"})), 400, "invalid_json");
 
     let rv = body_json(&s.req("GET", "/v1/review?order=weakest&min_jaccard=0&max_jaccard=1&decided=true", b""));

@@ -427,6 +427,7 @@ pub struct KeyIn {
 #[serde(deny_unknown_fields)]
 pub struct BackupIn {
     /// The copy's directory on the server's file system (must not exist; made through `DIR.tmp`).
+    #[schema(min_length = 1)]
     pub dir: String,
 }
 

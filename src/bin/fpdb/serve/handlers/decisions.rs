@@ -84,9 +84,10 @@ pub struct ReviewQuery {
     request_body(content = DecisionIn, content_type = "application/json"),
     responses(
         (status = 200, description = "Durable; the decision as stored", body = Decision),
-        (status = 400, description = "Bad JSON, or a key with no stored document", body = ErrorBody),
+        (status = 400, description = "Bad JSON", body = ErrorBody),
         (status = 401, description = "Token missing or wrong", body = ErrorBody),
-        (status = 409, description = "It contradicts decisions already made (nothing changed): the evidence", body = ContradictionOut),
+        (status = 404, description = "A key with no stored document (`document_not_found`)", body = ErrorBody),
+        (status = 409, description = "It contradicts decisions already made (`contradiction`, nothing changed: the evidence), or names one document twice (`same_document`, no evidence)", body = ContradictionOut),
         (status = 500, description = "Storage error", body = ErrorBody),
         (status = 503, description = "Overloaded, past --request-timeout-s or unavailable", body = ErrorBody),
     ),
@@ -94,6 +95,31 @@ pub struct ReviewQuery {
 pub async fn post_decision(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
     let body = body_of(&s, &headers, body).await?;
     let d: DecisionIn = parse_json(&body)?;
+    // What the library calls invalid input, answered as the REST conventions say: one document
+    // named twice conflicts with what a decision is (409), a key with no document is 404.
+    if d.a == d.b {
+        return Ok(json(
+            StatusCode::CONFLICT,
+            &ContradictionOut {
+                error: ErrorDetail {
+                    code: "same_document".into(),
+                    message: "a decision names two different documents; `a` and `b` are the same key".into(),
+                    request_id: None,
+                },
+                evidence: Vec::new(),
+            },
+        ));
+    }
+    let db = s.db.clone();
+    let (a, b) = (d.a.clone(), d.b.clone());
+    let missing = blocking(move || Ok([a, b].into_iter().find(|k| !matches!(db.get(k), Ok(Some(_)))))).await?;
+    if let Some(k) = missing {
+        return Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "document_not_found",
+            format!("no document with key {k:?}"),
+        ));
+    }
     let db = s.db.clone();
     let made = blocking(move || Ok(db.decide_pair(&d.a, &d.b, d.decision, d.reason.as_deref(), d.author.as_deref()))).await?;
     match made {

@@ -51,6 +51,16 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
     if d.limit.is_some_and(|l| l > MAX_LIMIT) {
         return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
     }
+    // Checked here whatever the check's path (a text, or a DOI / title alone, which reads no score).
+    for (name, v, lo) in [
+        ("min_jaccard", d.min_jaccard, 0.0),
+        ("min_containment", d.min_containment, 0.0),
+        ("min_cosine", d.min_cosine.map(f64::from), -1.0),
+    ] {
+        if v.is_some_and(|v| !(lo..=1.0).contains(&v)) {
+            return Err(ApiError::param(format!("{name} must be in {lo}..=1")));
+        }
+    }
     let deadline = Instant::now() + state.cfg.query_deadline;
     if let Some(k) = d.max_distance {
         let bound = state.distance_bound();
