@@ -1473,6 +1473,16 @@ fn stored_texts_are_served_and_a_backup_is_made_behind_the_token() {
         400,
         "invalid_parameter",
     );
+    assert_error(
+        &s.req_auth("POST", "/v1/admin/backup", token, br#"{"dir": "a\u0000b"}"#),
+        400,
+        "invalid_parameter",
+    );
+    assert_error(
+        &s.req("POST", "/v1/duplicates", br#"{"text": "", "doi": "10.0/0", "max_distance": 33}"#),
+        400,
+        "invalid_parameter",
+    );
     assert_error(&s.req("GET", "/v1/documents/a?text=true&colour=red", b""), 400, "invalid_parameter");
     assert_error(
         &s.req(

@@ -190,10 +190,10 @@ enum Opened<'a> {
 /// `open` gives `None` when the writer changed the database while it opened (try again).
 fn backup_with<'a>(src: &Path, dir: &Path, open: impl Fn() -> Result<Option<Opened<'a>>>) -> Result<BackupReport> {
     let started = Instant::now();
-    if dir.as_os_str().is_empty() {
+    if dir.as_os_str().is_empty() || dir.as_os_str().as_encoded_bytes().contains(&0) {
         return Err(Error::InvalidOption {
             name: "dir",
-            message: "the backup directory is empty; name a directory that does not exist yet".into(),
+            message: "the backup directory is empty or holds a NUL byte; name a directory that does not exist yet".into(),
         });
     }
     if dir.exists() {

@@ -52,6 +52,9 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
         return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
     }
     // Checked here whatever the check's path (a text, or a DOI / title alone, which reads no score).
+    if d.max_distance.is_some_and(|k| k > fpdb::MAX_DISTANCE) {
+        return Err(ApiError::param(format!("max_distance must be at most {}", fpdb::MAX_DISTANCE)));
+    }
     for (name, v, lo) in [
         ("min_jaccard", d.min_jaccard, 0.0),
         ("min_containment", d.min_containment, 0.0),
