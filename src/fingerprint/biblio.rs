@@ -15,7 +15,8 @@
 //!   digits and dots, suffix non-empty, no control characters; at most [`MAX_DOI_CHARS`] characters as given).
 //! * Title ([`normalize_title`]): the crate's text normalizer ([`crate::fingerprint::normalize`], version 1):
 //!   NFKC, lower case, tokens of alphanumerics joined by one space. `"Near-Duplicates: A Study!"`
-//!   and `"near duplicates a study"` are the same title. A title must keep at least one word.
+//!   and `"near duplicates a study"` are the same title. A title with no word left (punctuation
+//!   only) is stored but not indexed, like a title without a year.
 //! * Year: an integer within [`YEARS`]. A title without a year (or a year without a title) is
 //!   stored but not indexed: the title + year pair is the match (the CORE API's users send both).
 //!
@@ -158,9 +159,6 @@ pub fn validate(b: &Biblio) -> Result<()> {
                 format!("{n} characters; a title may be at most {MAX_TITLE_CHARS}"),
             ));
         }
-        if normalize_title(t).is_empty() {
-            return Err(invalid("title", "has no words (empty, whitespace or punctuation only)".into()));
-        }
     }
     if let Some(y) = b.year {
         if !YEARS.contains(&y) {
@@ -227,11 +225,14 @@ mod tests {
     #[test]
     fn titles_use_the_text_normalizer() {
         assert_eq!(normalize_title("Near-Duplicates: A  Study!"), "near duplicates a study");
-        assert!(validate(&Biblio {
+        // A title with no word is kept but never indexed (so never matched), like one without a year.
+        let wordless = Biblio {
             title: Some(" -- ".into()),
+            year: Some(2001),
             ..Biblio::default()
-        })
-        .is_err());
+        };
+        assert!(validate(&wordless).is_ok());
+        assert!(index_values(&wordless).is_empty());
         assert!(validate(&Biblio {
             year: Some(10_000),
             ..Biblio::default()

@@ -35,8 +35,9 @@ pub struct DocumentIn {
     /// The text (must contain at least one word). Never logged.
     #[schema(pattern = r"[^\W_]", example = "Near-duplicate documents are posted many times on the web.")]
     pub text: String,
-    /// Title; with `year`, matched exactly after normalisation (lower case, punctuation dropped).
-    #[schema(pattern = r"[^\W_]", max_length = 4096)]
+    /// Title; with `year`, matched exactly after normalisation (lower case, punctuation dropped;
+    /// a title without a letter or digit is kept but never matched).
+    #[schema(max_length = 4096)]
     pub title: Option<String>,
     /// Year of publication.
     #[schema(minimum = -9999, maximum = 9999)]
@@ -106,7 +107,7 @@ pub struct DuplicatesIn {
     /// The text to check (may be empty when title + year or a DOI is given).
     pub text: String,
     /// Title (matched with `year`).
-    #[schema(pattern = r"[^\W_]", max_length = 4096)]
+    #[schema(max_length = 4096)]
     pub title: Option<String>,
     /// Year.
     #[schema(minimum = -9999, maximum = 9999)]
@@ -131,7 +132,7 @@ pub struct DuplicatesIn {
     pub limit: Option<u64>,
     /// Semantic channel: β of this check (default: the database's).
     #[schema(minimum = -1.0, maximum = 1.0)]
-    pub min_cosine: Option<f32>,
+    pub min_cosine: Option<f64>,
     /// Semantic channel: wait at most this long (milliseconds; at most --request-timeout-s, a
     /// longer value is cut to it) until every document acknowledged before the check is embedded.
     #[schema(minimum = 0, maximum = 86400000)]
@@ -427,7 +428,7 @@ pub struct KeyIn {
 #[serde(deny_unknown_fields)]
 pub struct BackupIn {
     /// The copy's directory on the server's file system (must not exist; made through `DIR.tmp`).
-    #[schema(min_length = 1)]
+    #[schema(min_length = 1, pattern = r"^[^\x00]+$")]
     pub dir: String,
 }
 

@@ -58,7 +58,7 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
     for (name, v, lo) in [
         ("min_jaccard", d.min_jaccard, 0.0),
         ("min_containment", d.min_containment, 0.0),
-        ("min_cosine", d.min_cosine.map(f64::from), -1.0),
+        ("min_cosine", d.min_cosine, -1.0),
     ] {
         if v.is_some_and(|v| !(lo..=1.0).contains(&v)) {
             return Err(ApiError::param(format!("{name} must be in {lo}..=1")));
@@ -90,7 +90,7 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
     if let Some(l) = d.limit {
         opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
     }
-    opts.min_cosine = d.min_cosine;
+    opts.min_cosine = d.min_cosine.map(|c| c as f32);
     // The wait ends within the request's timeout: a blocking thread never waits past the 503 its
     // request was answered with.
     if d.wait_semantic_ms.is_some_and(|ms| ms > MAX_WAIT_SEMANTIC_MS) {
