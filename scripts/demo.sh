@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 # shellcheck source=scripts/deps.sh
 source scripts/deps.sh
 fpdb_deps
-echo "building fpdb (the first build compiles RocksDB's C++ and candle: about 30 minutes on a fresh 2-core machine) ..." >&2
+echo "building fpdb (the first build compiles RocksDB's C++ and candle: about 15 minutes on a fresh 2-core machine) ..." >&2
 cargo build --bin fpdb --all-features
 target_dir="$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')"
 fpdb="${target_dir:-target}/debug/fpdb"

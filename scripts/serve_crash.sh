@@ -8,7 +8,8 @@
 # INIT="--semantic MODEL_DIR [--groups union --min-cosine B]" creates the database with the semantic channel first
 # (its background indexer then runs under the load and is killed with the server); at the end the
 # server runs once more until the indexer has caught up, and every live document must have its
-# vector or be set aside (`fpdb check` reports a lost vector as a fault).
+# vector or be set aside (`fpdb check` reports a lost vector as a fault). That wait is bounded by
+# WAIT_S seconds (default 600): the indexer embeds ~20 documents/s in a dev build on 2 cores.
 #
 # Needs the release binaries: cargo build --release --bin fpdb --example load
 # (or set FPDB=... LOAD=... to other builds). Numbers: docs/durability.md.
@@ -58,7 +59,7 @@ if [ -n "${INIT:-}" ]; then
   for _ in $(seq 1 200); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.05; done
   ADDR="$(sed -n 's#^fpdb serve: listening on http://##p' "$WORK/out")"
   stats=""
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 "${WAIT_S:-600}"); do
     stats="$(curl -s "http://$ADDR/v1/stats")"
     echo "$stats" | grep -q '"semantic_pending":0,' && break
     sleep 1
