@@ -217,6 +217,3 @@ mod imp {
 }
 
 pub use imp::{add_texts, backfill, backfill_texts, create, enable, handle, pairs, spec, TextReport};
-
-#[cfg(feature = "semantic")]
-pub use imp::kind;

@@ -100,6 +100,20 @@ pub struct BatchLineOut<'a> {
     pub error: Option<ErrorDetail>,
 }
 
+/// A metadata value a `where` filter matches: a string, or a number or boolean (compared as its
+/// JSON text). Only the OpenAPI schema: the filter reads the JSON value itself.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+#[serde(untagged)]
+pub enum WhereValue {
+    /// A string.
+    Text(String),
+    /// A number.
+    Number(f64),
+    /// A boolean.
+    Flag(bool),
+}
+
 /// A read-only duplicate check.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -145,7 +159,7 @@ pub struct DuplicatesIn {
     /// Only hits whose stored document has each of these metadata fields (or `title`, `year`,
     /// `doi`) equal to the value given, e.g. `{"repository": "arxiv"}`.
     #[serde(rename = "where")]
-    #[schema(value_type = Option<std::collections::HashMap<String, String>>)]
+    #[schema(value_type = Option<std::collections::HashMap<String, WhereValue>>)]
     pub where_: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
