@@ -34,7 +34,7 @@ fi
 for cycle in $(seq 1 "$CYCLES"); do
   "$FPDB" serve "$DB" --listen 127.0.0.1:0 > "$WORK/out" 2> "$WORK/err" &
   SERVER=$!
-  for _ in $(seq 1 200); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.05; done
+  for _ in $(seq 1 1200); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.05; done
   ADDR="$(sed -n 's#^fpdb serve: listening on http://##p' "$WORK/out")"
   [ -n "$ADDR" ] || { echo "server did not start"; cat "$WORK/err"; exit 1; }
   before=$(wc -l < "$ACKED")
@@ -56,7 +56,7 @@ echo "total: $CYCLES kill -9 cycles, $total_acked documents acknowledged with 20
 if [ -n "${INIT:-}" ]; then
   "$FPDB" serve "$DB" --listen 127.0.0.1:0 > "$WORK/out" 2> "$WORK/err" &
   SERVER=$!
-  for _ in $(seq 1 200); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.05; done
+  for _ in $(seq 1 1200); do grep -q "listening on" "$WORK/out" 2>/dev/null && break; sleep 0.05; done
   ADDR="$(sed -n 's#^fpdb serve: listening on http://##p' "$WORK/out")"
   stats=""
   for _ in $(seq 1 "${WAIT_S:-600}"); do

@@ -37,7 +37,7 @@ use super::handlers as h;
         h::metrics,
         h::openapi_json,
     ),
-    components(schemas(ErrorBody, ErrorDetail, super::schemas::DedupParam, super::schemas::WhereValue)),
+    components(schemas(ErrorBody, ErrorDetail, super::schemas::DedupParam, super::schemas::WhereValue, fpdb::ReviewOrder)),
     modifiers(&Bearer),
 )]
 pub struct ApiDoc;
