@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stored texts (docs/format.md, "Stored texts"; not yet measured in docs/performance.md): the crawler
+# Stored texts (docs/format.md, "Stored texts"; docs/performance.md, "Stored texts"): the crawler
 # loop (`fpdb ingest`, dedup link, durable) without and with `--store-text`, alternating, and
 # `fpdb reindex --spec` from the stored texts against a fresh ingest of the file under the same
 # new spec. Needs the release CLI in $CARGO_TARGET_DIR (default target/):
