@@ -119,6 +119,7 @@ def main():
             page.click("#btn-distinct")
             expect(page.locator("#status")).to_contain_text("distinct: a / b")
             expect(page.locator("#group-title")).to_contain_text("1 member(s)")
+            expect(page.locator("#scores")).to_contain_text("decided distinct")
             v = group(base, "a")
             assert v["group"]["size"] == 1, v
             assert [e["channel"] for e in v["edges"]] == ["held"], v
@@ -140,6 +141,9 @@ def main():
             page.click("#btn-undo")
             expect(page.locator("#status")).to_contain_text("undone: distinct a / b")
             expect(page.locator("#group-title")).to_contain_text("3 member(s)")
+            # the selected pair's line follows the decision at once (no stale "held ... decided")
+            expect(page.locator("#scores")).to_contain_text("channel text")
+            expect(page.locator("#scores")).not_to_contain_text("decided")
             v = group(base, "b")
             assert v["group"]["size"] == 3, v
             assert all(e["channel"] == "text" for e in v["edges"]), v

@@ -107,7 +107,10 @@ async function openGroup(key, keepPair) {
   const ds = $("decisions");
   ds.replaceChildren(...v.decisions.map((d) =>
     el("div", { class: "decision" }, `${d.decision} ${d.a} / ${d.b}` + (d.author ? ` by ${d.author}` : "") + (d.reason ? `: ${d.reason}` : ""))));
-  if (keepPair && state.pair) markPair();
+  if (keepPair && state.pair) {
+    markPair();
+    showScores();
+  }
   else if (!state.pair && v.edges.length) openPair(v.edges[0].a, v.edges[0].b);
 }
 
@@ -127,18 +130,24 @@ async function documentText(key) {
   return { doc: r.data, text: t };
 }
 
-async function openPair(a, b, queueIndex) {
-  state.pair = { a, b, index: queueIndex == null ? state.queue.findIndex((p) => p.a === a && p.b === b) : queueIndex };
-  $("pair").hidden = false;
-  $("pair-title").textContent = `${a} ~ ${b}`;
-  if (!state.group || !state.group.members.some((m) => m.key === a)) await openGroup(a, true);
-  markPair();
+// The current pair's scores and decision, from the group as last loaded (after a decision too).
+function showScores() {
+  const { a, b } = state.pair;
   const edge = (state.group && state.group.edges.find((e) => e.a === a && e.b === b)) ||
     state.queue.find((p) => p.a === a && p.b === b);
   $("scores").textContent = edge
     ? `channel ${edge.channel}, Jaccard ${fmt(edge.jaccard)}, containment ${fmt(edge.containment)} / ${fmt(edge.reverse_containment)}, cosine ${fmt(edge.cosine)}` +
       (edge.decision ? `, decided ${edge.decision}` : "")
     : "";
+}
+
+async function openPair(a, b, queueIndex) {
+  state.pair = { a, b, index: queueIndex == null ? state.queue.findIndex((p) => p.a === a && p.b === b) : queueIndex };
+  $("pair").hidden = false;
+  $("pair-title").textContent = `${a} ~ ${b}`;
+  if (!state.group || !state.group.members.some((m) => m.key === a)) await openGroup(a, true);
+  markPair();
+  showScores();
   $("left-key").textContent = a;
   $("right-key").textContent = b;
   const [l, r] = await Promise.all([documentText(a), documentText(b)]);
