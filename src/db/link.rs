@@ -41,7 +41,7 @@ impl Db {
                         continue;
                     }
                     // A curator's `distinct` decision outranks a later link: the edge is held.
-                    if w.edges.get(&a).is_some_and(|v| v.contains(&b)) || decisions.is_some_and(|d| d.hold_if_blocked(&st, &pend, a, b)) {
+                    if decisions.is_some_and(|d| d.hold_if_blocked(&st, &pend, a, b)) {
                         continue;
                     }
                     if link_pair(&st, w, &mut pend, a, b) {

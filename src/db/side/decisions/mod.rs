@@ -174,6 +174,20 @@ impl Decisions {
         }
     }
 
+    /// The constrained classes of each group that holds a live document of one, in the writer's
+    /// view (`pend` over `st`; `old`: a document being replaced, no longer live).
+    fn constrained_by_group(mem: &Mem, st: &State, pend: &Pending, old: Option<u64>) -> HashMap<u64, BTreeSet<usize>> {
+        let mut out: HashMap<u64, BTreeSet<usize>> = HashMap::new();
+        for &c in mem.classes.constrained() {
+            for k in mem.classes.members(c) {
+                if let Some(id) = Self::live_id(mem, pend, k, old) {
+                    out.entry(pend.group_of(st, id)).or_default().insert(c);
+                }
+            }
+        }
+        out
+    }
+
     /// The new document's links and withheld duplicates under the decisions.
     fn plan(mem: &Mem, d: &Deciding<'_>) -> (Vec<u64>, Vec<(u64, KeyPair)>) {
         let classes = &mem.classes;
@@ -196,14 +210,7 @@ impl Decisions {
             return (links, Vec::new());
         }
         // The constrained classes of every group involved.
-        let mut classes_of: HashMap<u64, BTreeSet<usize>> = HashMap::new();
-        for &c in classes.constrained() {
-            for k in classes.members(c) {
-                if let Some(id) = Self::live_id(mem, d.pend, k, d.old) {
-                    classes_of.entry(group(id)).or_default().insert(c);
-                }
-            }
-        }
+        let classes_of = Self::constrained_by_group(mem, d.st, d.pend, d.old);
         let mut mine: BTreeSet<usize> = own.into_iter().collect();
         for g in &joined {
             mine.extend(classes_of.get(g).into_iter().flatten());
@@ -240,21 +247,10 @@ impl Decisions {
         if ga == gb {
             return false;
         }
-        let classes_in = |g: u64| -> BTreeSet<usize> {
-            mem.classes
-                .constrained()
-                .iter()
-                .copied()
-                .filter(|&c| {
-                    mem.classes
-                        .members(c)
-                        .iter()
-                        .filter_map(|k| Self::live_id(&mem, pend, k, None))
-                        .any(|id| pend.group_of(st, id) == g)
-                })
-                .collect()
-        };
-        match mem.classes.blocking(&classes_in(ga), &classes_in(gb)) {
+        let classes_of = Self::constrained_by_group(&mem, st, pend, None);
+        let none = BTreeSet::new();
+        let classes_in = |g: u64| classes_of.get(&g).unwrap_or(&none);
+        match mem.classes.blocking(classes_in(ga), classes_in(gb)) {
             Some(p) => {
                 self.delta.lock().held_put.push((lo_hi(a, b), p.clone()));
                 true
