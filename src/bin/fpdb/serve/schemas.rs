@@ -349,20 +349,37 @@ pub struct Where {
     pub value: String,
 }
 
+/// The bounds a duplicate check's options share (`POST /v1/duplicates`, `GET
+/// /v1/documents/{key}/duplicates`): checked before any path of the check runs.
+pub fn check_bounds(
+    limit: Option<u64>,
+    max_distance: Option<u32>,
+    min_jaccard: Option<f64>,
+    min_containment: Option<f64>,
+) -> Result<(), ApiError> {
+    if limit.is_some_and(|l| l > MAX_LIMIT) {
+        return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
+    }
+    for (name, v) in [("min_jaccard", min_jaccard), ("min_containment", min_containment)] {
+        if v.is_some_and(|v| !(0.0..=1.0).contains(&v)) {
+            return Err(ApiError::param(format!("{name} must be in 0..=1")));
+        }
+    }
+    if max_distance.is_some_and(|k| k > fpdb::MAX_DISTANCE) {
+        return Err(ApiError::param(format!("max_distance must be at most {}", fpdb::MAX_DISTANCE)));
+    }
+    Ok(())
+}
+
 impl StoredDuplicatesQuery {
     /// The filter, when `where` is given; the other parameters' bounds checked.
     pub fn filter(&self) -> Result<Option<Where>, ApiError> {
-        if self.limit.is_some_and(|l| l as u64 > MAX_LIMIT) {
-            return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
-        }
-        for (name, v) in [("min_jaccard", self.min_jaccard), ("min_containment", self.min_containment)] {
-            if v.is_some_and(|v| !(0.0..=1.0).contains(&v)) {
-                return Err(ApiError::param(format!("{name} must be in 0..=1")));
-            }
-        }
-        if self.max_distance.is_some_and(|k| k > fpdb::MAX_DISTANCE) {
-            return Err(ApiError::param(format!("max_distance must be at most {}", fpdb::MAX_DISTANCE)));
-        }
+        check_bounds(
+            self.limit.map(|l| l as u64),
+            self.max_distance,
+            self.min_jaccard,
+            self.min_containment,
+        )?;
         match self.where_.as_deref().map(|w| w.split_once(':')) {
             None => Ok(None),
             Some(Some((field, value))) if !field.is_empty() => Ok(Some(Where {

@@ -12,7 +12,7 @@ use fpdb::{Biblio, QueryAnswer, QueryOptions};
 use super::body::{body_of, bulk_body_of};
 use super::{blocking, json, ndjson, send_line, AppResult};
 use crate::serve::errors::{ApiError, ErrorBody, RequestId};
-use crate::serve::schemas::{parse_json, BatchLineOut, DuplicatesIn, DuplicatesOut, MAX_LIMIT};
+use crate::serve::schemas::{check_bounds, parse_json, BatchLineOut, DuplicatesIn, DuplicatesOut};
 use crate::serve::state::AppState;
 
 /// The longest `wait_semantic_ms` (a day; the request's timeout cuts every wait shorter still).
@@ -48,21 +48,10 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
 /// in): the answer comes at most --query-deadline-ms after, plus the probe (bounded by
 /// max_query_distance) and the metadata lookup.
 fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), ApiError> {
-    if d.limit.is_some_and(|l| l > MAX_LIMIT) {
-        return Err(ApiError::param(format!("limit must be at most {MAX_LIMIT}")));
-    }
     // Checked here whatever the check's path (a text, or a DOI / title alone, which reads no score).
-    if d.max_distance.is_some_and(|k| k > fpdb::MAX_DISTANCE) {
-        return Err(ApiError::param(format!("max_distance must be at most {}", fpdb::MAX_DISTANCE)));
-    }
-    for (name, v, lo) in [
-        ("min_jaccard", d.min_jaccard, 0.0),
-        ("min_containment", d.min_containment, 0.0),
-        ("min_cosine", d.min_cosine, -1.0),
-    ] {
-        if v.is_some_and(|v| !(lo..=1.0).contains(&v)) {
-            return Err(ApiError::param(format!("{name} must be in {lo}..=1")));
-        }
+    check_bounds(d.limit, d.max_distance, d.min_jaccard, d.min_containment)?;
+    if d.min_cosine.is_some_and(|c| !(-1.0..=1.0).contains(&c)) {
+        return Err(ApiError::param("min_cosine must be in -1..=1"));
     }
     let deadline = Instant::now() + state.cfg.query_deadline;
     if let Some(k) = d.max_distance {
