@@ -75,7 +75,7 @@ def candidates(bk: np.ndarray) -> tuple[np.ndarray, int, int]:
             ids = np.sort(order[st : st + m])
             i, j = np.triu_indices(m, 1)
             out.append(ids[i] * n + ids[j])
-            collisions += m * (m - 1) // 2
+            collisions += int(m) * (int(m) - 1) // 2
             largest = max(largest, int(m))
     pairs = np.unique(np.concatenate(out)) if out else np.zeros(0, np.int64)
     return pairs, collisions, largest
@@ -101,7 +101,7 @@ def main() -> int:
     ia, ib = cand // n, cand % n
     j = np.frombuffer(native.jaccard_buffers(len(cand), _buffers(sets.take(pa.array(ia))), _buffers(sets.take(pa.array(ib)))), np.float64)
     keep = j >= a.min_jaccard
-    ham = np.bitwise_count(fps[ia[keep]] ^ fps[ib[keep]])
+    ham = np.bitwise_count((fps[ia[keep]] ^ fps[ib[keep]]).view(np.uint64))  # signed: bitwise_count counts |x|
     found = {(int(x), int(y)) for x, y in zip(ia[keep], ib[keep])}
     t3 = time.process_time()
     exact = [json.loads(x) for x in a.exact.read_text().splitlines() if x.strip()]
@@ -120,6 +120,12 @@ def main() -> int:
         "exact_pairs": len(exact_ids),
         "recall_vs_exact": round(len(found & exact_ids) / len(exact_ids), 5) if exact_ids else None,
         "beyond_k": int((ham > 12).sum()),
+        # Why a pair is a candidate: the corpus's own similar pairs (J near or above T) against
+        # chance band collisions of dissimilar documents (J < 0.5), per document.
+        "candidates_by_jaccard": {
+            lab: int(((j >= lo) & (j < hi)).sum())
+            for lab, lo, hi in ((f">={a.min_jaccard}", a.min_jaccard, 2.0), (f"0.5-{a.min_jaccard}", 0.5, a.min_jaccard), ("0.2-0.5", 0.2, 0.5), ("<0.2", -1.0, 0.2))
+        },
         "cpu_s": {"prepare": round(t1 - t0, 2), "candidates": round(t2 - t1, 2), "verify": round(t3 - t2, 2)},
     }
     if a.truth:
@@ -129,6 +135,7 @@ def main() -> int:
         res["planted"] = len(pl)
         res["planted_found"] = len(pl & found)
         res["planted_found_exact"] = len(pl & exact_ids)
+    res["per_doc_by_jaccard"] = {lab: round(c / n, 5) for lab, c in res["candidates_by_jaccard"].items()}
     print(json.dumps(res))
     return 0
 
