@@ -496,6 +496,70 @@ fn a_batched_precheck_searches_without_the_lock_and_drops_a_candidate_deleted_me
     failpoint::clear();
 }
 
+/// A batched precheck reads its candidates' shingle sets with no lock held: paused in a segment
+/// read, a commit (the writer's publish takes the state's write lock) still goes through. Both
+/// candidate sources: the SimHash tables' mirror and another method's bucket mirror.
+#[test]
+fn a_batched_precheck_reads_segments_without_the_lock() {
+    let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
+    for method in ["simhash", "broder"] {
+        failpoint::clear();
+        let dir = tempfile::tempdir().unwrap();
+        let v = vocab();
+        let texts: Vec<String> = (0..16).map(|i| text(&passage(&v, 200, i))).collect();
+        let method: fpdb::fingerprint::method::Method = method.parse().unwrap();
+        let opts = CreateOptions::default()
+            .with_spec(fpdb::FingerprintSpec::default().with_method(method.clone()))
+            .with_max_distance(method.default_max_distance());
+        let db = Db::create(dir.path().join("db"), &opts).unwrap();
+        for (i, t) in texts.iter().take(10).enumerate() {
+            db.insert(&format!("k{i}"), t).unwrap();
+        }
+        let mut fpr = db.fingerprinter();
+        let mut prep = |key: &str, text: String| {
+            let doc = fpdb::NewDoc {
+                key: key.into(),
+                text,
+                meta: None,
+                biblio: Default::default(),
+            };
+            db.prepare(&mut fpr, doc).unwrap()
+        };
+        let a = prep("a", format!("{} extra", texts[3]));
+        let b = prep("b", format!("{} more", texts[5]));
+        failpoint::set("segment.read", 1);
+        let checker = {
+            let (db, a, b) = (db.clone(), a.clone(), b.clone());
+            std::thread::spawn(move || {
+                db.precheck_many(&[&a, &b]).map(|p| {
+                    p.iter()
+                        .map(|p| p.as_ref().unwrap().duplicates().iter().map(|h| h.key.clone()).collect::<Vec<_>>())
+                        .collect::<Vec<_>>()
+                })
+            })
+        };
+        failpoint::wait_paused();
+        let (tx, rx) = std::sync::mpsc::channel();
+        {
+            let (db, t) = (db.clone(), texts[12].clone());
+            std::thread::spawn(move || tx.send(db.insert("k12", &t).map(|o| o.id).is_ok()));
+        }
+        let committed = rx.recv_timeout(Duration::from_secs(30));
+        failpoint::resume();
+        assert_eq!(
+            committed,
+            Ok(true),
+            "{method}: the commit waited on the paused precheck: a lock is held"
+        );
+        assert_eq!(
+            checker.join().unwrap().unwrap(),
+            vec![vec!["k3".to_string()], vec!["k5".to_string()]],
+            "{method}"
+        );
+        failpoint::clear();
+    }
+}
+
 /// A containment-tail flush that stops before its file is ingested (a stray file) or after it but
 /// before the floor moves (entries RocksDB holds twice over with the tail the next open re-derives):
 /// the batch is durable, the handle is poisoned, and the reopened database checks clean, answers

@@ -336,7 +336,7 @@ impl Db {
             st.docs.insert(
                 p.id,
                 DocMeta {
-                    key: p.key.into_boxed_str(),
+                    key: p.key.into(),
                     simhash: p.fp.simhash,
                     loc,
                     group,

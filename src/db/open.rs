@@ -368,7 +368,7 @@ fn load_docs(
         docs.insert(
             id,
             DocMeta {
-                key: r.key.into_boxed_str(),
+                key: r.key.into(),
                 simhash: r.simhash,
                 loc,
                 group: r.group,

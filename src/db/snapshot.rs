@@ -23,7 +23,7 @@ use super::types::{Hit, QueryAnswer};
 pub(super) struct Candidate {
     pub(super) id: u64,
     pub(super) score: MethodScore,
-    pub(super) key: Box<str>,
+    pub(super) key: std::sync::Arc<str>,
     pub(super) simhash: u64,
     pub(super) loc: ShingleLoc,
 }

@@ -14,7 +14,8 @@ use super::background::job::TableJob;
 
 #[derive(Clone, Debug)]
 pub(super) struct DocMeta {
-    pub(super) key: Box<str>,
+    /// Shared, so that a query's snapshot takes a key under the lock without copying it.
+    pub(super) key: std::sync::Arc<str>,
     pub(super) simhash: u64,
     pub(super) loc: ShingleLoc,
     pub(super) group: u64,

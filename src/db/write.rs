@@ -11,10 +11,11 @@ use crate::index::ProbeLists;
 
 use super::groups::{components, merge_groups};
 use super::handle::Db;
+use super::options::QueryOptions;
 use super::options::{validate_key, Dedup};
 use super::pending::{Pending, PendingDoc};
 use super::side::{Additions, Asked, Deciding};
-use super::snapshot::{size_compatible, verified_hit};
+use super::snapshot::{jaccard_hit, size_compatible, size_filter, verified_hit, Snapshot};
 use super::state::{State, Writer};
 use super::types::sort_hits;
 use super::types::{GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc};
@@ -104,16 +105,16 @@ impl Db {
     /// Verifies the duplicates of `doc` against the documents committed so far, without the writer:
     /// the ingestion workers call this in parallel; [`Db::commit_prechecked`] completes it.
     pub fn precheck(&self, doc: &PreparedDoc) -> Result<Precheck> {
-        self.with_state(|st| {
-            let dups = self.find_dups(
-                st,
-                &Pending::default(),
-                &doc.fp,
-                self.rule(None, None)?,
-                self.inner.config.min_jaccard,
-                None,
-            )?;
-            Ok(Precheck { upto: st.next_id, dups })
+        let rule = self.rule(None, None)?;
+        let t = self.inner.config.min_jaccard;
+        let (upto, snapshot) = self.with_state(|st| {
+            let mut cands = Vec::new();
+            self.candidates(st, &doc.fp, rule, |id, d| cands.push((id, d)))?;
+            Ok((st.next_id, Snapshot::take(st, cands, size_filter(&doc.fp, t))))
+        })?;
+        Ok(Precheck {
+            upto,
+            dups: verified_dups(&doc.fp, t, snapshot)?,
         })
     }
 
@@ -127,14 +128,16 @@ impl Db {
     /// document's verification.
     ///
     /// The state lock is held only for the short steps: the snapshot (the next id, the mirror's
-    /// mutable delta searched, its sealed runs taken) and the verification. The long search of
-    /// the sealed runs runs with no lock held, so neither the writer's publish nor queries wait on
-    /// it. That is exact because ids are never reused: a candidate removed in between is no longer
+    /// mutable delta searched, its sealed runs taken) and the candidates' snapshot (keys shared,
+    /// not copied). The long search of the sealed runs and the verification (segment reads and
+    /// exact Jaccard) run with no lock held, so neither the writer's publish nor queries wait on
+    /// them. That is exact because ids are never reused: a candidate removed in between is no longer
     /// a published document and is dropped by the verification, and everything committed after the
     /// snapshot has an id ≥ `upto`, which the writer checks itself.
     ///
     /// The other methods search their bucket mirror for each document of the part under one read
-    /// of the published state (without the mirror, RocksDB one document at a time).
+    /// of the published state, and verify after it (without the mirror, RocksDB one document at
+    /// a time).
     pub fn precheck_many(&self, docs: &[&PreparedDoc]) -> Result<Vec<Result<Precheck>>> {
         if docs.len() > PRECHECK_PART {
             let mut out = Vec::with_capacity(docs.len());
@@ -153,14 +156,25 @@ impl Db {
             // A side index's candidate search (the other methods' bucket mirror): the whole part
             // against one snapshot (a multi-lexicon bucket yields only the ids within k in its
             // lexicon, index/method.rs).
-            let st = self.inner.state.read();
-            st.whole()?;
-            let nothing = Pending::default();
+            let (upto, snapshots) = {
+                let st = self.inner.state.read();
+                st.whole()?;
+                let mut snapshots = Vec::with_capacity(docs.len());
+                for d in docs {
+                    let mut cands = Vec::new();
+                    self.candidates(&st, &d.fp, rule, |id, s| cands.push((id, s)))?;
+                    snapshots.push(Snapshot::take(&st, cands, size_filter(&d.fp, t)));
+                }
+                (st.next_id, snapshots)
+            };
             return Ok(docs
                 .iter()
-                .map(|d| {
-                    let dups = self.find_dups(&st, &nothing, &d.fp, rule, t, None)?;
-                    Ok(Precheck { upto: st.next_id, dups })
+                .zip(snapshots)
+                .map(|(d, snap)| {
+                    Ok(Precheck {
+                        upto,
+                        dups: verified_dups(&d.fp, t, snap)?,
+                    })
                 })
                 .collect());
         }
@@ -183,17 +197,25 @@ impl Db {
         sealed.probe_many_lists(&mut lists, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
         drop(sealed);
         failpoint::pause_point("precheck.unlocked");
-        let st = self.inner.state.read();
+        // Under the lock only the snapshot of each document's candidates (the published ones
+        // among them, with their keys and shingle locations): a candidate removed since the probe
+        // is dropped here (its id is never reused). The segment reads and exact Jaccard follow
+        // with no lock held.
+        let snapshots: Vec<Snapshot> = {
+            let st = self.inner.state.read();
+            docs.iter()
+                .zip(cands)
+                .map(|(d, c)| Snapshot::take(&st, c, size_filter(&d.fp, t)))
+                .collect()
+        };
         Ok(docs
             .iter()
-            .zip(cands)
-            .map(|(d, c)| {
-                // Verification keeps only documents published now: a candidate removed since the
-                // snapshot is dropped here (its id is never reused).
-                let mut dups = Vec::new();
-                self.verify(&st, &d.fp, t, c, &mut dups)?;
-                sort_hits(&mut dups);
-                Ok(Precheck { upto, dups })
+            .zip(snapshots)
+            .map(|(d, snap)| {
+                Ok(Precheck {
+                    upto,
+                    dups: verified_dups(&d.fp, t, snap)?,
+                })
             })
             .collect())
     }
@@ -596,4 +618,12 @@ struct How {
     rule: Rule,
     t: f64,
     asked: Asked,
+}
+
+/// The writer's duplicate test (exact Jaccard ≥ `t`) on a snapshot's candidates, run with no lock
+/// held; sorted as the writer sorts them.
+fn verified_dups(fp: &Fingerprint, t: f64, snapshot: Snapshot) -> Result<Vec<Hit>> {
+    let mut dups = snapshot.verify(&QueryOptions::default(), |set, c| jaccard_hit(fp, t, set, c))?.hits;
+    sort_hits(&mut dups);
+    Ok(dups)
 }

@@ -184,6 +184,8 @@ pub struct SegmentSet {
 impl SegmentSet {
     /// Reads the shingles of `doc_id` at `loc`.
     pub fn read(&self, loc: ShingleLoc, doc_id: u64) -> Result<Cow<'_, [u32]>> {
+        // Tests pause a reader here to see which locks a segment read holds.
+        crate::failpoint::pause_point("segment.read");
         match self.readers.get(&loc.segment) {
             Some(r) => r.read(loc, doc_id),
             None => Err(Error::corrupt(
