@@ -859,13 +859,20 @@ fn slow_clients_time_out_and_load_past_the_bounds_is_refused_at_once() {
     let r = refused.expect("a request past --max-inflight was not refused");
     assert_error(&r, 503, "overloaded");
     assert_eq!(r.header("retry-after"), Some("1"));
-    assert_eq!(s.req("GET", "/healthz", b"").status, 200);
+    // Health answers 200 and says the server is saturated (a load balancer's cue to send elsewhere).
+    let h = s.req("GET", "/healthz", b"");
+    assert_eq!(h.status, 200);
+    let v = body_json(&h);
+    assert_eq!(v["status"], "degraded", "{v}");
+    assert!(v["reason"].as_str().is_some_and(|r| r.contains("--max-inflight")), "{v}");
     // The slow bodies end with 408 after --body-timeout-s.
     for c in &mut slow {
         let r = c.read_response().unwrap();
         assert_error(&r, 408, "body_timeout");
         assert!(t.elapsed() < std::time::Duration::from_secs(12));
     }
+    let h = s.req("GET", "/healthz", b"");
+    assert_eq!(body_json(&h)["status"], "ok", "the slots are free again");
     assert_eq!(put(&s, "fast", json!({"text": "a quick document"})).status, 200);
     // A client that never finishes its request head is closed after --header-timeout-s.
     let mut idle = Conn::connect(s.addr).unwrap();
@@ -1767,4 +1774,73 @@ fn decisions_over_http_and_the_review_page() {
     assert_eq!(s.req_auth("GET", "/v1/decisions", "t0ken-0123456789abcdef", b"").status, 200);
     let (st, _) = s.stop();
     assert!(st.success());
+}
+
+/// A semantic wait ends with its request: forty checks that ask to wait a minute for an indexer that
+/// never finishes (paused at its first batch's links) are answered within --request-timeout-s, and
+/// their blocking threads stop waiting then. Were they still waiting, the forty would outnumber the
+/// blocking pool (--max-inflight + --bulk-slots + 16 = 25 threads) and the next read would queue
+/// until its own timeout; health would not know.
+#[cfg(all(feature = "semantic", feature = "failpoints"))]
+#[test]
+fn a_semantic_wait_ends_with_its_request() {
+    use fpdb::semantic::testkit::write_tiny_model;
+    use fpdb::semantic::{Groups, SemanticConfig};
+    let t = tempfile::tempdir().unwrap();
+    let model = write_tiny_model(&t.path().join("tiny"), 1).unwrap();
+    let db = t.path().join("db");
+    let mut cfg = SemanticConfig::new(&model);
+    (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (Some(0.9), 32, Groups::Union);
+    fpdb::Db::create(&db, &fpdb::CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let s = Server::start_env(
+        &db,
+        &[
+            "--max-inflight",
+            "8",
+            "--max-queries",
+            "8",
+            "--bulk-slots",
+            "1",
+            "--request-timeout-s",
+            "2",
+        ],
+        &[("FPDB_FAILPOINTS", "semantic.links=1")],
+    );
+    let words = fpdb::semantic::testkit::TINY_WORDS;
+    let text = (0..12).map(|j| words[(j * 3) % words.len()]).collect::<Vec<_>>().join(" ");
+    assert_eq!(put(&s, "d0", json!({ "text": text })).status, 200);
+    let body = json!({"text": text, "wait_semantic_ms": 60000}).to_string();
+    for wave in 0..5 {
+        let started = std::time::Instant::now();
+        let answers: Vec<Resp> = std::thread::scope(|sc| {
+            let hs: Vec<_> = (0..8)
+                .map(|_| sc.spawn(|| s.req("POST", "/v1/duplicates", body.as_bytes())))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for r in &answers {
+            // At the deadline: the request's 503 `timeout`, or the wait's end a moment before it
+            // (503 `semantic_pending`).
+            let code = body_json(r)["error"]["code"].clone();
+            assert!(
+                r.status == 503 && (code == "timeout" || code == "semantic_pending"),
+                "wave {wave}: {} {}",
+                r.status,
+                r.text()
+            );
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(6),
+            "wave {wave}: {:?}",
+            started.elapsed()
+        );
+    }
+    let started = std::time::Instant::now();
+    let r = s.req("GET", "/v1/stats", b"");
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(1),
+        "a read waited {:?} for a blocking thread: the waits outlived their requests",
+        started.elapsed()
+    );
 }

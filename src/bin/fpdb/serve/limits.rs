@@ -15,6 +15,7 @@
 //! closed socket.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::{Request, State};
 use axum::middleware::Next;
@@ -23,8 +24,13 @@ use axum::response::{IntoResponse, Response};
 use super::errors::ApiError;
 use super::state::AppState;
 
+/// When an admitted request's answer is due (admission + `--request-timeout-s`): past it the
+/// client has its 503 `timeout`, so work done for it (a semantic wait) ends by then.
+#[derive(Clone, Copy, Debug)]
+pub struct RequestDeadline(pub Instant);
+
 /// Middleware: admission and the request deadline.
-pub async fn admit(State(s): State<Arc<AppState>>, req: Request, next: Next) -> Response {
+pub async fn admit(State(s): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
     let path = req.uri().path();
     if path == "/healthz" || path == "/metrics" {
         return next.run(req).await;
@@ -45,6 +51,7 @@ pub async fn admit(State(s): State<Arc<AppState>>, req: Request, next: Next) -> 
         None
     };
     let limit = s.cfg.request_timeout;
+    req.extensions_mut().insert(RequestDeadline(Instant::now() + limit));
     match tokio::time::timeout(limit, next.run(req)).await {
         // A handler's refusal (429, 503) may come before it read the body, too.
         Ok(r) if matches!(r.status().as_u16(), 429 | 503) => closing(r),

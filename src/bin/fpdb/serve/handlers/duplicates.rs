@@ -12,6 +12,7 @@ use fpdb::{Biblio, QueryAnswer, QueryOptions};
 use super::body::{body_of, bulk_body_of};
 use super::{blocking, json, ndjson, send_line, AppResult};
 use crate::serve::errors::{ApiError, ErrorBody, RequestId};
+use crate::serve::limits::RequestDeadline;
 use crate::serve::schemas::{check_bounds, parse_json, BatchLineOut, DuplicatesIn, DuplicatesOut};
 use crate::serve::state::AppState;
 
@@ -35,11 +36,17 @@ const MAX_WAIT_SEMANTIC_MS: u64 = 86_400_000;
             headers(("Retry-After" = u32, description = "Seconds to wait"))),
     ),
     security((), ("bearer" = [])))]
-pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
+pub async fn post_duplicates(
+    State(s): State<Arc<AppState>>,
+    due: Option<Extension<RequestDeadline>>,
+    headers: HeaderMap,
+    body: Body,
+) -> AppResult {
     let body = body_of(&s, &headers, body).await?;
     let d: DuplicatesIn = parse_json(&body)?;
     let state = s.clone();
-    let (answer, took_us) = blocking(move || check_one(&state, d)).await?;
+    let due = due.map_or_else(|| Instant::now() + s.cfg.request_timeout, |Extension(RequestDeadline(t))| t);
+    let (answer, took_us) = blocking(move || check_one(&state, d, due)).await?;
     Ok(json(StatusCode::OK, &DuplicatesOut::new(&answer, took_us)))
 }
 
@@ -47,7 +54,9 @@ pub async fn post_duplicates(State(s): State<Arc<AppState>>, headers: HeaderMap,
 /// bounds applied, then [`bounded_check`]; the answer and the microseconds it took. The verification deadline counts from here (the body is
 /// in): the answer comes at most --query-deadline-ms after, plus the probe (bounded by
 /// max_query_distance) and the metadata lookup.
-fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), ApiError> {
+/// A semantic wait (`wait_semantic_ms`) ends by `due`, when the request's 503 `timeout` is
+/// answered: no blocking thread waits for a client that has its answer.
+fn check_one(state: &AppState, d: DuplicatesIn, due: Instant) -> Result<(QueryAnswer, u64), ApiError> {
     // Checked here whatever the check's path (a text, or a DOI / title alone, which reads no score).
     check_bounds(d.limit, d.max_distance, d.min_jaccard, d.min_containment)?;
     if d.min_cosine.is_some_and(|c| !(-1.0..=1.0).contains(&c)) {
@@ -80,14 +89,12 @@ fn check_one(state: &AppState, d: DuplicatesIn) -> Result<(QueryAnswer, u64), Ap
         opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
     }
     opts.min_cosine = d.min_cosine.map(|c| c as f32);
-    // The wait ends within the request's timeout: a blocking thread never waits past the 503 its
-    // request was answered with.
     if d.wait_semantic_ms.is_some_and(|ms| ms > MAX_WAIT_SEMANTIC_MS) {
         return Err(ApiError::param(format!("wait_semantic_ms must be at most {MAX_WAIT_SEMANTIC_MS}")));
     }
     opts.wait_semantic = d
         .wait_semantic_ms
-        .map(|ms| std::time::Duration::from_millis(ms).min(state.cfg.request_timeout));
+        .map(|ms| std::time::Duration::from_millis(ms).min(due.saturating_duration_since(Instant::now())));
     opts.min_containment = d.min_containment;
     // With `where` the limit applies to the hits that pass it.
     let filters = d.filters()?;
@@ -168,7 +175,9 @@ pub async fn post_duplicates_batch(
                 continue;
             }
             let line = i as u64 + 1;
-            let checked = parse_json::<DuplicatesIn>(raw).and_then(|d| check_one(&state, d));
+            // A line's wait is bounded as one request's: a stalled stream is cut by `send_line`.
+            let due = Instant::now() + state.cfg.request_timeout;
+            let checked = parse_json::<DuplicatesIn>(raw).and_then(|d| check_one(&state, d, due));
             let out = match &checked {
                 Ok((a, took_us)) => BatchLineOut {
                     line,

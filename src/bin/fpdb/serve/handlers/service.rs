@@ -91,7 +91,7 @@ pub async fn get_stats(State(s): State<Arc<AppState>>) -> AppResult {
 /// orchestrator restarts it.
 #[utoipa::path(get, path = "/healthz", tag = "service",
     responses(
-        (status = 200, description = "Serving (`degraded`: the semantic channel is not embedding every document; `reason` says why)", body = HealthOut),
+        (status = 200, description = "Serving (`degraded`: the semantic channel is not embedding every document, or every request slot is busy; `reason` says why)", body = HealthOut),
         (status = 503, description = "Failed: restart the server (`reason` says why)", body = HealthOut),
     ))]
 pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
@@ -100,10 +100,13 @@ pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
             // Serving; the semantic channel degraded (its indexer retrying a failed step, or
             // stopped, or documents set aside) is said, and still answered with 200: the text
             // channel answers every request, and a restart would not mend a document that fails.
+            // Saturated (every request slot, or every duplicate-check slot, held): new requests are
+            // refused with 503 `overloaded` until one ends, which a load balancer should know.
             let channel = s.db.semantic_status().filter(|c| matches!(c.state, "degraded" | "stopped"));
-            let (status, reason) = match channel {
-                Some(c) => ("degraded", c.reason.or(Some(format!("semantic channel {}", c.state)))),
-                None => ("ok", None),
+            let (status, reason) = match (channel, saturated(&s)) {
+                (Some(c), _) => ("degraded", c.reason.or(Some(format!("semantic channel {}", c.state)))),
+                (None, Some(why)) => ("degraded", Some(why)),
+                (None, None) => ("ok", None),
             };
             json(
                 StatusCode::OK,
@@ -120,6 +123,24 @@ pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
                 reason: Some(reason),
             },
         ),
+    }
+}
+
+/// Why the server refuses new requests right now, if it does: every `--max-inflight` slot (each
+/// holds at most one blocking thread) or every `--max-queries` slot is held.
+fn saturated(s: &AppState) -> Option<String> {
+    if s.inflight.available_permits() == 0 {
+        Some(format!(
+            "saturated: all {} request slots are busy (--max-inflight); new requests are refused with 503 overloaded",
+            s.cfg.max_inflight
+        ))
+    } else if s.queries.available_permits() == 0 {
+        Some(format!(
+            "saturated: all {} duplicate-check slots are busy (--max-queries); new checks are refused with 503 overloaded",
+            s.cfg.max_queries
+        ))
+    } else {
+        None
     }
 }
 
