@@ -4,6 +4,12 @@
 //!
 //! ```text
 //! load prepare DB --docs N            build DB with N synthetic ~1 KB documents (library ingest)
+//! load prepare-union DB --docs N     the same documents in a `--groups union` database (a tiny
+//!                                     384-wide model written to DB.model, β 0.9), each with a
+//!                                     synthetic unit vector written beside it (embedding N texts
+//!                                     would take hours on a small box): the semantic indexer then
+//!                                     embeds and links only the documents PUT afterwards, each
+//!                                     scanned against the N stored vectors
 //! load bench ADDR --op put|dup --clients 1,16,64 --seconds 10 [--docs N] [--token T]
 //!                                     throughput and p50/p99 latency per client count (Markdown rows)
 //! load put-until-error ADDR --clients C --acked FILE
@@ -49,10 +55,13 @@ use common::arg;
 
 const WORDS: usize = 150;
 
+/// The syllables the synthetic words are made of.
+const SYLLABLES: [&str; 18] = [
+    "ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "de", "pa", "xe", "zu", "ba", "ho", "gi", "fe", "qu", "wy",
+];
+
 fn vocab() -> Vec<String> {
-    let syll = [
-        "ka", "lo", "mi", "ne", "ru", "ta", "so", "vi", "de", "pa", "xe", "zu", "ba", "ho", "gi", "fe", "qu", "wy",
-    ];
+    let syll = SYLLABLES;
     let mut rng = StdRng::seed_from_u64(7);
     (0..20_000)
         .map(|_| (0..rng.gen_range(2..5)).map(|_| syll[rng.gen_range(0..syll.len())]).collect())
@@ -88,6 +97,8 @@ fn main() {
     let target = args.get(1).cloned().unwrap_or_default();
     match cmd {
         "prepare" => prepare(&target, arg(&args, "--docs").map_or(1_000_000, |s| s.parse().expect("--docs N"))),
+        #[cfg(feature = "semantic")]
+        "prepare-union" => prepare_union(&target, arg(&args, "--docs").map_or(200_000, |s| s.parse().expect("--docs N"))),
         "bench" => bench(&target, &args),
         "put-until-error" => put_until_error(&target, &args),
         "verify" => verify(&target, &arg(&args, "--acked").expect("--acked FILE")),
@@ -101,9 +112,14 @@ fn main() {
 }
 
 fn prepare(db: &str, n: u64) {
+    let d = Db::create_with(db, &CreateOptions::default(), Options::default()).expect("create");
+    fill(db, &d, n);
+}
+
+/// Ingests the `n` synthetic documents into `d` (at `db`), links duplicates, compacts the index.
+fn fill(db: &str, d: &Db, n: u64) {
     let v = vocab();
     let started = Instant::now();
-    let d = Db::create_with(db, &CreateOptions::default(), Options::default()).expect("create");
     let input = (0..n).map(|i| {
         Ok(NewDoc {
             key: format!("doc/{i}"),
@@ -120,6 +136,65 @@ fn prepare(db: &str, n: u64) {
         st.stored,
         started.elapsed().as_secs_f64(),
         st.items as f64 / st.seconds
+    );
+}
+
+/// `load prepare-union`: the documents ingested with the indexer off (each queued), then, on the
+/// closed database's RocksDB, a random unit vector for every queued document (the stored format:
+/// quantized with the spec's hyperplanes, `semantic::encode`), the queue emptied and the cursor
+/// past the last one, in batches of 10,000. Random 384-dimensional unit vectors are nearly
+/// orthogonal (cos ~ ±0.05), so none links at β 0.9: the groups stay the text channel's.
+#[cfg(feature = "semantic")]
+fn prepare_union(db: &str, n: u64) {
+    use fpdb::semantic::{self as sem, testkit, Groups, SemanticConfig, SemanticOptions};
+    let model =
+        testkit::write_tiny_model_shaped(std::path::Path::new(&format!("{db}.model")), 1, 384, 1, &SYLLABLES).expect("write the model");
+    let mut cfg = SemanticConfig::new(&model);
+    (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (Some(0.9), 32, Groups::Union);
+    let opts = Options {
+        semantic: SemanticOptions {
+            indexer: false,
+            ..SemanticOptions::default()
+        },
+        ..Options::default()
+    };
+    let d = Db::create_with(db, &CreateOptions::default().with_semantic(Some(cfg)), opts).expect("create");
+    fill(db, &d, n);
+    drop(d);
+    let started = Instant::now();
+    let rp = std::path::Path::new(db).join("rocksdb");
+    let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), &rp).expect("list the column families");
+    let raw = rocksdb::DB::open_cf(&rocksdb::Options::default(), &rp, &names).expect("open RocksDB");
+    let cf = |name: &str| raw.cf_handle(name).unwrap_or_else(|| panic!("no column family {name}"));
+    let (meta, vectors, queue) = (cf("meta"), cf(sem::CF_SEMANTIC), cf(sem::CF_SEMANTIC_QUEUE));
+    let spec = sem::read_spec(&raw, meta).expect("read the spec").expect("a semantic spec");
+    let planes = sem::Hyperplanes::new(spec.code_seed, spec.model.dim, spec.code_words);
+    let ids: Vec<u64> = raw
+        .iterator_cf(queue, rocksdb::IteratorMode::Start)
+        .map(|kv| u64::from_be_bytes(kv.expect("scan the queue").0[..8].try_into().expect("an 8-byte id")))
+        .collect();
+    let (Some(&first), Some(&last)) = (ids.first(), ids.last()) else {
+        panic!("no queued documents")
+    };
+    for part in ids.chunks(10_000) {
+        let mut b = rocksdb::WriteBatch::default();
+        for &id in part {
+            let v = sem::quantize(&testkit::gaussian_unit(id, spec.model.dim), &planes);
+            b.put_cf(vectors, id.to_be_bytes(), sem::encode(&v));
+        }
+        raw.write(b).expect("write vectors");
+    }
+    let mut b = rocksdb::WriteBatch::default();
+    sem::stage_dequeue(&mut b, queue, first, last + 1);
+    b.put_cf(meta, sem::META_SEMANTIC_CURSOR, (last + 1).to_le_bytes());
+    raw.write(b).expect("write the cursor");
+    raw.flush_cf(vectors).expect("flush");
+    eprintln!(
+        "{db}: {} synthetic vectors ({}-dim) written in {:.1} s; cursor {}",
+        ids.len(),
+        spec.model.dim,
+        started.elapsed().as_secs_f64(),
+        last + 1
     );
 }
 

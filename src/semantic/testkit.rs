@@ -120,20 +120,34 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> SemanticError + '_ {
 /// uniform in ±0.2 from `seed`), modules.json (Transformer, Pooling, Normalize), 1_Pooling/config.json
 /// (mean). Returns `dir`.
 pub fn write_tiny_model(dir: &Path, seed: u64) -> Result<PathBuf> {
+    write_tiny_model_shaped(dir, seed, 32, 2, &[])
+}
+
+/// [`write_tiny_model`] `hidden` wide (a multiple of 4) with `layers` layers, its vocabulary
+/// [`TINY_WORDS`] plus each of `pieces` as a word and as a `##` continuation: a load test gives it
+/// the syllables its synthetic words are made of, so that each word has its own tokens (an unknown
+/// word is `[UNK]`, and texts of unknown words would all embed alike).
+pub fn write_tiny_model_shaped(dir: &Path, seed: u64, hidden: usize, layers: usize, pieces: &[&str]) -> Result<PathBuf> {
     let dims = TinyDims {
-        hidden: 32,
-        layers: 2,
+        hidden,
+        layers,
         heads: 4,
         inter: 64,
         max_pos: 64,
     };
     let special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"];
-    let vocab: serde_json::Map<String, serde_json::Value> = special
+    let continued: Vec<String> = pieces.iter().map(|p| format!("##{p}")).collect();
+    let mut vocab = serde_json::Map::new();
+    for w in special
         .iter()
         .chain(TINY_WORDS)
-        .enumerate()
-        .map(|(i, w)| (w.to_string(), serde_json::json!(i)))
-        .collect();
+        .copied()
+        .chain(pieces.iter().copied())
+        .chain(continued.iter().map(String::as_str))
+    {
+        let next = vocab.len();
+        vocab.entry(w.to_string()).or_insert(serde_json::json!(next));
+    }
     let vocab_size = vocab.len();
     std::fs::create_dir_all(dir.join("1_Pooling")).map_err(io(dir))?;
     write_tiny_config(dir, &dims, vocab_size)?;
