@@ -7,7 +7,8 @@ in one cluster.
 
 CORPUS_DIR holds the corpus as .jsonl files ({"key", "text"}; one reading task per file). Its
 default MinhashConfig (5-word shingles, 14 buckets x 8 hashes). Not in CI: `pip install datatrove
-regex xxhash` (scripts/scale/side_by_side.sh).
+"xxhash<4" orjson spacy tokenizers`
+(scripts/scale/side_by_side.sh; xxhash 4 refuses the str shingles datatrove 0.10.1 hashes).
 """
 
 from __future__ import annotations
