@@ -132,6 +132,18 @@ pub enum Error {
         /// What is wrong and what is accepted.
         message: String,
     },
+    /// An operation on stored documents (a curator's decision) names a key no stored document has.
+    #[error("no stored document has key {key:?}; a decision names two stored documents (store it first, or check the key)")]
+    NoSuchDocument {
+        /// The key (lossy UTF-8, at most 200 bytes).
+        key: String,
+    },
+    /// An operation on a pair of documents (a curator's decision) names one document twice.
+    #[error("key {key:?} is named twice; a decision is about two different documents")]
+    SameDocument {
+        /// The key named twice.
+        key: String,
+    },
     /// An earlier write failed in a way that leaves the on-disk state unknown to this handle.
     #[error("database handle is poisoned by an earlier failed write ({cause}); drop the handle and reopen the database, recovery will restore a consistent state")]
     Poisoned {
@@ -263,6 +275,10 @@ impl Error {
             Error::Corruption { .. } => C::damage("CorruptionError"),
             Error::InvalidOption { .. } => C::caller(2, 400, "invalid_parameter", "InvalidOptionError"),
             Error::InvalidInput { .. } => C::caller(2, 400, "invalid_document", "InvalidInputError"),
+            // Python: a subclass of InvalidInputError is not needed to tell them apart (the message
+            // and `.key` do), and code that catches InvalidInputError keeps working.
+            Error::NoSuchDocument { .. } => C::caller(2, 404, "document_not_found", "InvalidInputError"),
+            Error::SameDocument { .. } => C::caller(2, 409, "same_document", "InvalidInputError"),
             Error::Poisoned { .. } => C::unavailable(3, "PoisonedError"),
             Error::ReadOnly { .. } => C::unavailable(2, "ReadOnlyError"),
             Error::Panicked { .. } => C::server(3, "FpdbError"),

@@ -150,14 +150,12 @@ fn a_contradicting_decision_is_refused_with_its_evidence_and_changes_nothing() {
     // The handle is not poisoned by a refusal.
     db.insert("e", &family(20, 1)[0]).unwrap();
     // Unknown keys and a key with itself are refused.
-    assert!(matches!(
-        db.decide_pair("a", "zz", DecisionKind::Same, None, None),
-        Err(Error::InvalidInput { .. })
-    ));
-    assert!(matches!(
-        db.decide_pair("a", "a", DecisionKind::Same, None, None),
-        Err(Error::InvalidInput { .. })
-    ));
+    let e = db.decide_pair("a", "zz", DecisionKind::Same, None, None).unwrap_err();
+    assert!(matches!(&e, Error::NoSuchDocument { key } if key == "zz"), "{e}");
+    assert_eq!((e.class().http_status, e.class().http_code), (404, "document_not_found"));
+    let e = db.decide_pair("a", "a", DecisionKind::Same, None, None).unwrap_err();
+    assert!(matches!(&e, Error::SameDocument { key } if key == "a"), "{e}");
+    assert_eq!((e.class().http_status, e.class().http_code), (409, "same_document"));
     clean(&db);
 }
 
@@ -225,7 +223,7 @@ fn random_operations_never_leave_a_group_violating_a_decision() {
                         DecisionKind::Distinct
                     };
                     match db.decide_pair(k, k2, kind, None, None) {
-                        Ok(_) | Err(Error::Contradiction { .. }) | Err(Error::InvalidInput { .. }) => {}
+                        Ok(_) | Err(Error::Contradiction { .. }) | Err(Error::NoSuchDocument { .. }) => {}
                         Err(e) => panic!("seed {seed} step {step}: {e}"),
                     }
                 }

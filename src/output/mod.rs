@@ -361,6 +361,7 @@ impl Serialize for ErrorFields<'_> {
                 m.serialize_entry("key", key)?;
                 m.serialize_entry("message", message)?;
             }
+            Error::NoSuchDocument { key } | Error::SameDocument { key } => m.serialize_entry("key", key)?,
             Error::Poisoned { cause } => m.serialize_entry("cause", cause)?,
             Error::Contradiction { a, b, decision, evidence } => {
                 m.serialize_entry("a", a)?;

@@ -33,10 +33,7 @@ impl Db {
         let mut w = self.lock_writer()?;
         for k in [a, b] {
             if self.committed_id(k)?.is_none() {
-                return Err(Error::InvalidInput {
-                    key: Some(k.to_string()),
-                    message: "no stored document has this key; a decision names two stored documents".into(),
-                });
+                return Err(Error::NoSuchDocument { key: k.to_string() });
             }
         }
         self.change_decisions(&mut w, vec![d.clone()], Vec::new())?;
@@ -146,10 +143,7 @@ fn new_decision(a: &str, b: &str, decision: DecisionKind, reason: Option<&str>, 
     validate_key(a)?;
     validate_key(b)?;
     if a == b {
-        return Err(Error::InvalidInput {
-            key: Some(a.to_string()),
-            message: "a decision names two different keys".into(),
-        });
+        return Err(Error::SameDocument { key: a.to_string() });
     }
     let (a, b) = key_pair(a, b);
     Ok(Decision {

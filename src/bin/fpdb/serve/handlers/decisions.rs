@@ -95,49 +95,30 @@ pub struct ReviewQuery {
 pub async fn post_decision(State(s): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> AppResult {
     let body = body_of(&s, &headers, body).await?;
     let d: DecisionIn = parse_json(&body)?;
-    // What the library calls invalid input, answered as the REST conventions say: one document
-    // named twice conflicts with what a decision is (409), a key with no document is 404.
-    if d.a == d.b {
-        return Ok(json(
-            StatusCode::CONFLICT,
-            &ContradictionOut {
-                error: ErrorDetail {
-                    code: "same_document".into(),
-                    message: "a decision names two different documents; `a` and `b` are the same key".into(),
-                    request_id: None,
-                },
-                evidence: Vec::new(),
-            },
-        ));
-    }
-    let db = s.db.clone();
-    let (a, b) = (d.a.clone(), d.b.clone());
-    let missing = blocking(move || Ok([a, b].into_iter().find(|k| !matches!(db.get(k), Ok(Some(_)))))).await?;
-    if let Some(k) = missing {
-        return Err(ApiError::new(
-            StatusCode::NOT_FOUND,
-            "document_not_found",
-            format!("no document with key {k:?}"),
-        ));
-    }
     let db = s.db.clone();
     let made = blocking(move || Ok(db.decide_pair(&d.a, &d.b, d.decision, d.reason.as_deref(), d.author.as_deref()))).await?;
     match made {
         Ok(d) => Ok(json(StatusCode::OK, &d)),
-        Err(e) => match &e {
-            fpdb::Error::Contradiction { evidence, .. } => Ok(json(
+        // Every 409 (a contradiction with its evidence, one document named twice with none) has
+        // the contradiction's body; the rest (404 for a key with no document) the common one.
+        Err(e) => {
+            let evidence = match &e {
+                fpdb::Error::Contradiction { evidence, .. } => evidence.clone(),
+                fpdb::Error::SameDocument { .. } => Vec::new(),
+                _ => return Err(e.into()),
+            };
+            Ok(json(
                 StatusCode::CONFLICT,
                 &ContradictionOut {
                     error: ErrorDetail {
-                        code: "contradiction".into(),
+                        code: e.class().http_code.into(),
                         message: e.to_string(),
                         request_id: None,
                     },
-                    evidence: evidence.clone(),
+                    evidence,
                 },
-            )),
-            _ => Err(e.into()),
-        },
+            ))
+        }
     }
 }
 
