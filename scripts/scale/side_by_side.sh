@@ -11,7 +11,8 @@
 # FPDB_BIN: the CLI (default $CARGO_TARGET_DIR/release/fpdb; a dev build is labelled as such in the
 # output). FPDB_PY (default python/.venv/bin/python): fpdb[spark]. DT_PY (default
 # data/venv-datatrove/bin/python, else FPDB_PY): a Python with `pip install datatrove "xxhash<4" orjson spacy tokenizers`
-# (its own venv: datatrove's pins need not agree with python/.venv's).
+# (its own venv: datatrove's pins need not agree with python/.venv's). SKIP_DATATROVE=1: the single
+# node and Spark only (datatrove's ~1.5 ms of CPU per document make it the longest step).
 set -euo pipefail
 corpus="$1"; truth="$2"; out="$3"; t="${4:-0.9}"
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -35,7 +36,7 @@ load() { python3 -c 'import json,sys; print(json.dumps({"label": "load", "at": s
   bash "$here/cpu_of.sh" spark sh -c 'log="$1"; shift; exec "$@" >"$log" 2>&1' _ "$out/spark.log" \
     "$py" -m fpdb.spark pairs "$corpus" --master 'local[2]' --out "$out/spark" --min-jaccard "$t" --groups --format jsonl --partitions 8
   load datatrove-before
-  if "$dtpy" -c 'import datatrove' 2>/dev/null; then
+  if [ -z "${SKIP_DATATROVE:-}" ] && "$dtpy" -c 'import datatrove' 2>/dev/null; then
     bash "$here/cpu_of.sh" datatrove sh -c 'log="$1"; shift; exec "$@" >"$log" 2>&1' _ "$out/datatrove.log" \
       "$dtpy" "$here/datatrove_minhash.py" "$out/dt-in" "$out/dt" --workers 2 --truth "$truth"
     grep '^{' "$out/datatrove.log" | tail -1
