@@ -4,6 +4,10 @@
 //! a database made with `--store-text`). `fpdb semantic enable`: the channel added to a database
 //! created without it (with stored texts, its documents are then embedded from them).
 
+// Without the `semantic` feature the settings are still parsed (a bad argument is a usage error
+// either way) and `run` refuses them, so their fields are never read.
+#![cfg_attr(not(feature = "semantic"), allow(dead_code))]
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;

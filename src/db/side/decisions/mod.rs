@@ -238,6 +238,7 @@ impl Decisions {
     /// with a `distinct` decision between them into one group. If so the edge is held under that
     /// decision in this commit (an undo of the decision makes it again), and the caller must not
     /// link. Call with the writer lock held, before the link changes `pend`'s groups.
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     pub(crate) fn hold_if_blocked(&self, st: &State, pend: &Pending, a: u64, b: u64) -> bool {
         let mem = self.mem.read();
         if mem.classes.constrained().is_empty() {

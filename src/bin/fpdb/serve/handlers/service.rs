@@ -102,9 +102,15 @@ pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
             // channel answers every request, and a restart would not mend a document that fails.
             // Saturated (every request slot, or every duplicate-check slot, held): new requests are
             // refused with 503 `overloaded` until one ends, which a load balancer should know.
-            let channel = s.db.semantic_status().filter(|c| matches!(c.state, "degraded" | "stopped"));
+            #[cfg(feature = "semantic")]
+            let channel =
+                s.db.semantic_status()
+                    .filter(|c| matches!(c.state, "degraded" | "stopped"))
+                    .map(|c| c.reason.unwrap_or_else(|| format!("semantic channel {}", c.state)));
+            #[cfg(not(feature = "semantic"))]
+            let channel: Option<String> = None;
             let (status, reason) = match (channel, saturated(&s)) {
-                (Some(c), _) => ("degraded", c.reason.or(Some(format!("semantic channel {}", c.state)))),
+                (Some(why), _) => ("degraded", Some(why)),
                 (None, Some(why)) => ("degraded", Some(why)),
                 (None, None) => ("ok", None),
             };
