@@ -1529,7 +1529,10 @@ fn an_overloaded_answer_says_whether_the_connection_stays() {
         .send("POST", "/v1/duplicates:batch", &[], line.repeat(200_000).as_bytes())
         .unwrap();
     assert_eq!(batch.read_head().unwrap().0, 200);
-    let single = json!({"text": base}).to_string();
+    // A body larger than the server's first read (~130 KB; small enough for the socket buffers,
+    // so that the client's write completes): refused before it is read, the connection cannot
+    // carry another request, and the answer must say so.
+    let single = json!({ "text": format!("{base} {}", "filler words ".repeat(10_000)) }).to_string();
     let mut c = Conn::connect(s.addr).unwrap();
     let mut refused = 0;
     for _ in 0..20 {
@@ -1540,6 +1543,8 @@ fn an_overloaded_answer_says_whether_the_connection_stays() {
         }
         assert_error(&r, 503, "overloaded");
         refused += 1;
+        // The server's choice (docs/serve.md): every refusal closes the connection, and says so.
+        assert_eq!(r.header("connection").map(str::to_ascii_lowercase).as_deref(), Some("close"));
         if r.header("connection").is_some_and(|v| v.eq_ignore_ascii_case("close")) {
             c = Conn::connect(s.addr).unwrap();
             continue;

@@ -302,7 +302,14 @@ pub fn finish(resp: Response, id: &RequestId) -> Response {
             if let Some(d) = &e.detail {
                 tracing::warn!(request_id = id.0.as_str(), code = e.code, "request {}: {}: {d}", id.0, e.code);
             }
-            e.response(Some(id))
+            // The rebuilt answer keeps what the inner layers said of the connection (`Connection:
+            // close` after a refusal that left the body unread).
+            let connection = resp.headers().get(axum::http::header::CONNECTION).cloned();
+            let mut rebuilt = e.response(Some(id));
+            if let Some(c) = connection {
+                rebuilt.headers_mut().insert(axum::http::header::CONNECTION, c);
+            }
+            rebuilt
         }
         None => resp,
     };
