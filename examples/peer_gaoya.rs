@@ -2,7 +2,7 @@
 //! and the same shingling, in one run (docs/peers.md).
 //!
 //! ```text
-//! cargo run --release --example peer_gaoya -- CORPUS.jsonl [--docs N] [--truth TRUTH.jsonl] [--bands 16] [--rows 8]
+//! cargo run --release --example peer_gaoya -- CORPUS.jsonl [--docs N] [--truth TRUTH.jsonl] [--bands 16] [--rows 8] [--containment off]
 //! ```
 //!
 //! * **fpdb**: `Db::ingest` with the defaults (k = 12, t = 0.9, `Dedup::Link`: each document is
@@ -34,11 +34,26 @@ use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
 mod common;
 use common::{arg, cpu_seconds, load, Res};
 
+/// Both systems run in one process on one allocator: mimalloc when built with the `cli` feature
+/// (the allocator the `fpdb` binary links), glibc's otherwise; the header line says which.
+#[cfg(feature = "cli")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+const ALLOCATOR: &str = if cfg!(feature = "cli") {
+    "mimalloc (no_thp)"
+} else {
+    "glibc malloc"
+};
+
 /// fpdb's durable crawler loop; returns docs/s, CPU seconds (user + sys of the whole process) and,
 /// per doc index, the doc indices it was linked to.
-fn fpdb_loop(docs: &[(String, String)], workers: Option<usize>) -> Res<(f64, f64, Vec<Vec<usize>>)> {
+fn fpdb_loop(docs: &[(String, String)], workers: Option<usize>, containment: bool) -> Res<(f64, f64, Vec<Vec<usize>>)> {
     let tmp = tempfile::tempdir()?;
-    let db = Db::create(tmp.path().join("db"), &CreateOptions::default())?;
+    let mut create = CreateOptions::default();
+    if !containment {
+        create = create.with_containment(None);
+    }
+    let db = Db::create(tmp.path().join("db"), &create)?;
     let index: HashMap<&str, usize> = docs.iter().enumerate().map(|(i, d)| (d.0.as_str(), i)).collect();
     let mut found = vec![Vec::new(); docs.len()];
     let input = docs.iter().map(|(k, t)| {
@@ -70,14 +85,14 @@ fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();
     let corpus = args
         .get(1)
-        .ok_or("usage: peer_gaoya CORPUS.jsonl [--docs N] [--truth FILE] [--bands B] [--rows R]")?;
+        .ok_or("usage: peer_gaoya CORPUS.jsonl [--docs N] [--truth FILE] [--bands B] [--rows R] [--containment off]")?;
     let limit: usize = arg(&args, "--docs").map_or(Ok(usize::MAX), |s| s.parse())?;
     let bands: usize = arg(&args, "--bands").map_or(Ok(16), |s| s.parse())?;
     let rows: usize = arg(&args, "--rows").map_or(Ok(8), |s| s.parse())?;
     let docs = load(corpus, limit)?;
     let n = docs.len();
     println!(
-        "corpus {corpus}: {n} docs; cores: {}",
+        "corpus {corpus}: {n} docs; cores: {}; allocator: {ALLOCATOR}",
         std::thread::available_parallelism().map_or(1, |c| c.get())
     );
 
@@ -99,8 +114,9 @@ fn main() -> Res<()> {
     let g_cpu = cpu_seconds() - cpu;
     drop(lsh);
 
-    let (f_rate, f_cpu, f_found) = fpdb_loop(&docs, None)?;
-    let (f1_rate, f1_cpu, _) = fpdb_loop(&docs, Some(1))?;
+    let containment = arg(&args, "--containment").as_deref() != Some("off");
+    let (f_rate, f_cpu, f_found) = fpdb_loop(&docs, None, containment)?;
+    let (f1_rate, f1_cpu, _) = fpdb_loop(&docs, Some(1), containment)?;
 
     let per_doc = |c: f64| c / n as f64 * 1e6;
     println!();
