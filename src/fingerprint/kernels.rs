@@ -363,10 +363,41 @@ mod x86 {
         super::tail(chunks.remainder(), base, q, k, f);
     }
 
-    /// AVX2 + popcnt: the scalar loop, compiled with those features.
+    /// AVX2: xor, popcount and compare 4 fingerprints at once, two vectors a chunk of 8. AVX2 has
+    /// no 64-bit popcount: each byte's bits are counted by two lookups of a nibble table
+    /// (`vpshufb`) and summed per 64-bit lane by `vpsadbw`: 0.206 ns an entry against 0.241-0.251
+    /// for the scalar loop compiled with popcnt (AVX-512 0.04-0.07; `examples/kernel_within`, O3,
+    /// AMD EPYC dev box).
     #[target_feature(enable = "avx2,popcnt")]
     pub(super) unsafe fn within_avx2(fps: &[u64], q: u64, k: u32, f: &mut impl FnMut(usize, u32)) {
-        super::within_scalar(fps, q, k, f)
+        let qv = _mm256_set1_epi64x(q as i64);
+        let kv = _mm256_set1_epi64x(i64::from(k));
+        let mut chunks = fps.chunks_exact(8);
+        let mut base = 0usize;
+        for c in &mut chunks {
+            // SAFETY: `c` is 8 readable u64 (64 bytes): both 32-byte loads are in bounds, unaligned.
+            let (a, b) = unsafe { (_mm256_loadu_si256(c.as_ptr().cast()), _mm256_loadu_si256(c.as_ptr().add(4).cast())) };
+            let mask = within4(_mm256_xor_si256(a, qv), kv) | within4(_mm256_xor_si256(b, qv), kv) << 4;
+            super::report(mask, c, base, q, f);
+            base += 8;
+        }
+        super::tail(chunks.remainder(), base, q, k, f);
+    }
+
+    /// Bit `j` set when lane `j` of `x` has at most `k` (every lane of `kv`) bits set.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn within4(x: __m256i, kv: __m256i) -> u32 {
+        let nibble = _mm256_set1_epi8(0x0F);
+        let table = _mm256_setr_epi8(
+            0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4,
+        );
+        let lo = _mm256_shuffle_epi8(table, _mm256_and_si256(x, nibble));
+        let hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(x, 4), nibble));
+        let ones = _mm256_sad_epu8(_mm256_add_epi8(lo, hi), _mm256_setzero_si256());
+        // Both sides are at most 64: the signed compare is exact.
+        let over = _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(ones, kv))) as u32;
+        !over & 0xF
     }
 }
 
