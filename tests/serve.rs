@@ -1131,19 +1131,26 @@ fn a_streaming_batch_holds_its_duplicate_check_permit() {
     assert!(served, "the permit was not given back");
 }
 
+/// A database at `dir/db` with the semantic channel on the tiny model (written to `dir/tiny`),
+/// 32 tokens a text, and `edit`'s changes to the channel's settings.
+#[cfg(feature = "semantic")]
+fn tiny_semantic_db(dir: &Path, edit: impl FnOnce(&mut fpdb::semantic::SemanticConfig)) -> PathBuf {
+    let model = fpdb::semantic::testkit::write_tiny_model(&dir.join("tiny"), 1).unwrap();
+    let db = dir.join("db");
+    let mut cfg = fpdb::semantic::SemanticConfig::new(&model);
+    cfg.max_tokens = 32;
+    edit(&mut cfg);
+    fpdb::Db::create(&db, &fpdb::CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    db
+}
+
 /// The semantic channel over HTTP (the CORE paper's hybrid): a database made with the tiny model; every
 /// hit says which channels matched it and its cosine, and the answer how much is not embedded.
 #[cfg(feature = "semantic")]
 #[test]
 fn duplicates_carry_the_semantic_channels() {
-    use fpdb::semantic::testkit::write_tiny_model;
-    use fpdb::semantic::SemanticConfig;
     let t = tempfile::tempdir().unwrap();
-    let model = write_tiny_model(&t.path().join("tiny"), 1).unwrap();
-    let db = t.path().join("db");
-    let mut cfg = SemanticConfig::new(&model);
-    cfg.max_tokens = 32;
-    fpdb::Db::create(&db, &fpdb::CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let db = tiny_semantic_db(t.path(), |_| {});
     let s = Server::start(&db, &[]);
     let words = fpdb::semantic::testkit::TINY_WORDS;
     let text = |i: usize| (0..12).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" ");
@@ -1613,14 +1620,9 @@ fn a_stalled_reader_is_cut_off_and_shutdown_keeps_its_timeout() {
 #[cfg(feature = "semantic")]
 #[test]
 fn a_document_set_aside_degrades_health_and_is_counted() {
-    use fpdb::semantic::testkit::write_tiny_model;
-    use fpdb::semantic::{SemanticConfig, SemanticOptions};
+    use fpdb::semantic::SemanticOptions;
     let t = tempfile::tempdir().unwrap();
-    let model = write_tiny_model(&t.path().join("tiny"), 1).unwrap();
-    let db = t.path().join("db");
-    let mut cfg = SemanticConfig::new(&model);
-    cfg.max_tokens = 32;
-    fpdb::Db::create(&db, &fpdb::CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let db = tiny_semantic_db(t.path(), |_| {});
     let words = fpdb::semantic::testkit::TINY_WORDS;
     let text = |i: usize| (0..12).map(|j| words[(i * 7 + j * 3) % words.len()]).collect::<Vec<_>>().join(" ");
     {
@@ -1789,14 +1791,10 @@ fn decisions_over_http_and_the_review_page() {
 #[cfg(all(feature = "semantic", feature = "failpoints"))]
 #[test]
 fn a_semantic_wait_ends_with_its_request() {
-    use fpdb::semantic::testkit::write_tiny_model;
-    use fpdb::semantic::{Groups, SemanticConfig};
     let t = tempfile::tempdir().unwrap();
-    let model = write_tiny_model(&t.path().join("tiny"), 1).unwrap();
-    let db = t.path().join("db");
-    let mut cfg = SemanticConfig::new(&model);
-    (cfg.min_cosine, cfg.max_tokens, cfg.groups) = (Some(0.9), 32, Groups::Union);
-    fpdb::Db::create(&db, &fpdb::CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let db = tiny_semantic_db(t.path(), |cfg| {
+        (cfg.min_cosine, cfg.groups) = (Some(0.9), fpdb::semantic::Groups::Union);
+    });
     let s = Server::start_env(
         &db,
         &[

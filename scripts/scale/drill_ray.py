@@ -37,22 +37,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from recall import components as roots  # noqa: E402  the scale scripts' one union-find
+
+
 def components(pairs: set) -> set:
-    parent: dict = {}
-
-    def find(x):
-        while parent.setdefault(x, x) != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in pairs:
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    """The groups (two or more members) that the pairs make."""
     comp: dict = {}
-    for x in list(parent):
-        comp.setdefault(find(x), set()).add(x)
+    for x, r in roots(list(pairs)).items():
+        comp.setdefault(r, set()).add(x)
     return {frozenset(m) for m in comp.values() if len(m) > 1}
 
 
