@@ -5,9 +5,8 @@
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::fingerprint::biblio::Biblio;
-use crate::fingerprint::similarity::{for_each_within, MethodScore, Rule};
+use crate::fingerprint::similarity::{MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
-use crate::index::ProbeLists;
 
 use super::groups::{components, merge_groups};
 use super::handle::Db;
@@ -120,24 +119,19 @@ impl Db {
 
     /// [`Db::precheck`] for many documents at once, against one snapshot per part of at most 8,192
     /// documents (each [`Precheck`] records its own, so the writer completes each exactly; the
-    /// part bounds the probe lists' memory): on the in-memory mirror
-    /// the table search runs for all of them together (`probe_many`: each bucket is read from
-    /// memory once for every document that probes it, instead of once per document), then each
+    /// part bounds the probe lists' memory): the candidate source searches them together
+    /// ([`CandidateSource::many`](super::candidates::CandidateSource::many): on the SimHash
+    /// tables' mirror each bucket is read once for every document that probes it), then each
     /// document's candidates are verified by exact Jaccard. The same results as calling
     /// [`Db::precheck`] for each; the outer `Err` is for the whole call, an inner one for that
     /// document's verification.
     ///
-    /// The state lock is held only for the short steps: the snapshot (the next id, the mirror's
-    /// mutable delta searched, its sealed runs taken) and the candidates' snapshot (keys shared,
-    /// not copied). The long search of the sealed runs and the verification (segment reads and
-    /// exact Jaccard) run with no lock held, so neither the writer's publish nor queries wait on
-    /// them. That is exact because ids are never reused: a candidate removed in between is no longer
-    /// a published document and is dropped by the verification, and everything committed after the
-    /// snapshot has an id ≥ `upto`, which the writer checks itself.
-    ///
-    /// The other methods search their bucket mirror for each document of the part under one read
-    /// of the published state, and verify after it (without the mirror, RocksDB one document at
-    /// a time).
+    /// The state lock is held only for the short steps: the source's snapshot and the candidates'
+    /// snapshot (keys shared, not copied). The verification (segment reads and exact Jaccard)
+    /// runs with no lock held, so neither the writer's publish nor queries wait on it. That is
+    /// exact because ids are never reused: a candidate removed in between is no longer a published
+    /// document and is dropped, and everything committed after the snapshot has an id ≥ `upto`,
+    /// which the writer checks itself. Without the mirror, one document at a time.
     pub fn precheck_many(&self, docs: &[&PreparedDoc]) -> Result<Vec<Result<Precheck>>> {
         if docs.len() > PRECHECK_PART {
             let mut out = Vec::with_capacity(docs.len());
@@ -147,58 +141,18 @@ impl Db {
             return Ok(out);
         }
         let one_by_one = || Ok(docs.iter().map(|d| self.precheck(d)).collect());
-        if docs.len() < 2 || (!self.searches_tables() && !self.inner.opts.mirror) {
+        // Without the mirror every search reads RocksDB, one document at a time.
+        if docs.len() < 2 || !self.inner.opts.mirror {
             return one_by_one();
         }
         let rule = self.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
-        if !self.searches_tables() {
-            // A side index's candidate search (the other methods' bucket mirror): the whole part
-            // against one snapshot (a multi-lexicon bucket yields only the ids within k in its
-            // lexicon, index/method.rs).
-            let (upto, snapshots) = {
-                let st = self.inner.state.read();
-                st.whole()?;
-                let mut snapshots = Vec::with_capacity(docs.len());
-                for d in docs {
-                    let mut cands = Vec::new();
-                    self.candidates(&st, &d.fp, rule, |id, s| cands.push((id, s)))?;
-                    snapshots.push(Snapshot::take(&st, cands, size_filter(&d.fp, t)));
-                }
-                (st.next_id, snapshots)
-            };
-            return Ok(docs
-                .iter()
-                .zip(snapshots)
-                .map(|(d, snap)| {
-                    Ok(Precheck {
-                        upto,
-                        dups: verified_dups(&d.fp, t, snap)?,
-                    })
-                })
-                .collect());
-        }
-        // One set of probe lists for the delta and the sealed runs.
-        let mut lists = ProbeLists::new(docs.iter().map(|d| d.fp.simhash).collect(), rule.max_distance);
-        // The snapshot. With the mirror the published state is read under its lock alone (no
-        // RocksDB reads to keep consistent, `with_state`); without it, RocksDB is searched one
-        // document at a time.
-        let snapshot = {
-            let st = self.inner.state.read();
-            st.tables.as_ref().map(|tables| {
-                let mut cands: Vec<Vec<(u64, MethodScore)>> = vec![Vec::new(); docs.len()];
-                tables.probe_many_delta(&mut lists, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
-                (st.next_id, tables.sealed(), cands)
-            })
-        };
-        let Some((upto, sealed, mut cands)) = snapshot else {
+        let fps: Vec<&Fingerprint> = docs.iter().map(|d| &d.fp).collect();
+        let Some((upto, cands)) = self.source().many(self, &fps, rule)? else {
             return one_by_one();
         };
-        sealed.probe_many_lists(&mut lists, |i, id, _, d| cands[i].push((id, MethodScore::Hamming(d))));
-        drop(sealed);
-        failpoint::pause_point("precheck.unlocked");
         // Under the lock only the snapshot of each document's candidates (the published ones
-        // among them, with their keys and shingle locations): a candidate removed since the probe
+        // among them, with their keys and shingle locations): a candidate removed since the search
         // is dropped here (its id is never reused). The segment reads and exact Jaccard follow
         // with no lock held.
         let snapshots: Vec<Snapshot> = {
@@ -498,34 +452,11 @@ impl Db {
             .collect();
         let keep = |id: u64| Some(id) != exclude && !pend.deleted.contains(&id);
         let mut gap: Vec<(u64, MethodScore)> = Vec::new();
-        if !self.searches_tables() {
-            // A side index's candidate search (the other methods' buckets) answers for every
-            // published document at the cost of a few bucket lookups, whatever the gap's length;
-            // keep those committed since the snapshot.
-            self.candidates(st, fp, k, |id, s| {
-                if id >= pre.upto && keep(id) {
-                    gap.push((id, s));
-                }
-            })?;
-        } else {
-            // The writer's hot loop (every gap entry, for every document): the SimHashes of the
-            // deque's two slices from position `start` on, scanned by `for_each_within`.
-            let start = st.recent_ids.partition_point(|&id| id < pre.upto);
-            let (front, back) = st.recent_fps.as_slices();
-            let parts = match front.get(start..) {
-                Some(f) => [(f, start), (back, front.len())],
-                None => [(&front[..0], 0), (back.get(start - front.len()..).unwrap_or(&[]), start)],
-            };
-            for (part, offset) in parts {
-                for_each_within(part, fp.simhash, k.max_distance, |i, d| {
-                    if let Some(&id) = st.recent_ids.get(offset + i) {
-                        if keep(id) {
-                            gap.push((id, MethodScore::Hamming(d)));
-                        }
-                    }
-                });
+        self.source().since(self, st, fp, k, pre.upto, &mut |id, s| {
+            if keep(id) {
+                gap.push((id, s));
             }
-        }
+        })?;
         self.verify(st, fp, t, gap, &mut hits)?;
         self.pending_dups(pend, fp, k, t, exclude, &mut hits);
         sort_hits(&mut hits);
@@ -533,33 +464,8 @@ impl Db {
     }
 
     fn pending_dups(&self, pend: &Pending, fp: &Fingerprint, k: Rule, t: f64, exclude: Option<u64>, hits: &mut Vec<Hit>) {
-        // The SimHash methods compare by one popcount (no method dispatch for every pair of the
-        // batch: this runs in the single writer, once per document and batch member).
         let mut near: Vec<(usize, MethodScore)> = Vec::new();
-        if self.searches_tables() {
-            for_each_within(&pend.simhashes, fp.simhash, k.max_distance, |i, d| {
-                near.push((i, MethodScore::Hamming(d)))
-            });
-        } else {
-            // The side index that searches in the tables' place may narrow the batch to the
-            // members that can satisfy the rule (multi-lexicon: one scan per lexicon column);
-            // those, or else every member, are compared by the method.
-            let mut within = Vec::new();
-            let narrowed = self
-                .inner
-                .sides()
-                .candidate_search()
-                .is_some_and(|s| s.batch_candidates(fp, k, &mut within));
-            let compare = |i: usize| {
-                let p = pend.new_docs.get(i)?;
-                Some((i, self.compare_with(fp, p.fp.simhash, &p.fp.sketch)))
-            };
-            if narrowed {
-                near.extend(within.into_iter().filter_map(compare));
-            } else {
-                near.extend((0..pend.new_docs.len()).filter_map(compare));
-            }
-        }
+        self.source().in_batch(self, pend, fp, k, &mut near);
         for (i, d) in near {
             let Some(p) = pend.new_docs.get(i) else { continue };
             if !p.alive || Some(p.id) == exclude {

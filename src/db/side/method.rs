@@ -29,6 +29,7 @@ use crate::store::keys::{
 };
 
 use super::{Deciding, Opening, SideIndex};
+use crate::db::candidates::CandidateSource;
 use crate::db::commit::sorted_into;
 use crate::db::handle::Db;
 use crate::db::options::Options;
@@ -45,7 +46,7 @@ pub(crate) struct MethodSide {
     mirror: bool,
     mem: RwLock<MethodState>,
     /// multi-lexicon: the sketches of the batch's documents so far by lexicon column
-    /// ([`SideIndex::batch_candidates`]); `None` for the other methods.
+    /// ([`CandidateSource::in_batch`]); `None` for the other methods.
     batch: Option<Mutex<LexiconColumns>>,
 }
 
@@ -154,12 +155,6 @@ impl SideIndex for MethodSide {
         Ok(())
     }
 
-    fn batch_candidates(&self, fp: &Fingerprint, rule: Rule, out: &mut Vec<usize>) -> bool {
-        let Some(batch) = &self.batch else { return false };
-        batch.lock().near(&fp.sketch, rule.max_distance, out);
-        true
-    }
-
     fn publish(&self, _st: &mut State, pend: &Pending) -> Result<()> {
         let mut mem = self.mem.write();
         for id in &pend.deleted {
@@ -171,11 +166,31 @@ impl SideIndex for MethodSide {
         Ok(())
     }
 
-    fn searches_candidates(&self) -> bool {
-        true
+    fn candidate_source(&self) -> Option<&dyn CandidateSource> {
+        Some(self)
     }
 
-    fn candidates(&self, db: &Db, _st: &State, fp: &Fingerprint, rule: Rule, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
+    /// The sketches and bucket entries: counted with the table entries.
+    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let rp = db.inner.rocks_path.display().to_string();
+        let mut fault = |doc: Option<u64>, what: String| {
+            rep.faults.push(Fault {
+                doc,
+                key: None,
+                path: rp.clone(),
+                what,
+            })
+        };
+        let n = self.check_entries(db, records, &mut fault)?;
+        rep.table_entries += n;
+        Ok(())
+    }
+}
+
+/// Loads the sketches of the documents in `live` (and the bucket mirror when `mirror`).
+/// The method's bucket index answers the candidate search in the SimHash tables' place.
+impl CandidateSource for MethodSide {
+    fn published(&self, db: &Db, _st: &State, fp: &Fingerprint, rule: Rule, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
         if fp.sketch.len() != self.method.sketch_words() {
             return Err(Error::input(
                 None,
@@ -205,24 +220,34 @@ impl SideIndex for MethodSide {
         }
     }
 
-    /// The sketches and bucket entries: counted with the table entries.
-    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
-        let rp = db.inner.rocks_path.display().to_string();
-        let mut fault = |doc: Option<u64>, what: String| {
-            rep.faults.push(Fault {
-                doc,
-                key: None,
-                path: rp.clone(),
-                what,
-            })
+    /// The bucket index answers for every published document at the cost of a few bucket
+    /// lookups, whatever the gap's length: those committed since the snapshot are kept.
+    fn since(&self, db: &Db, st: &State, fp: &Fingerprint, rule: Rule, upto: u64, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
+        self.published(db, st, fp, rule, &mut |id, s| {
+            if id >= upto {
+                f(id, s)
+            }
+        })
+    }
+
+    /// The batch's lexicon columns narrow it to the members that can satisfy the rule
+    /// (multi-lexicon: one scan a column); those, or else every member, are compared by the method.
+    fn in_batch(&self, db: &Db, pend: &Pending, fp: &Fingerprint, rule: Rule, near: &mut Vec<(usize, MethodScore)>) {
+        let compare = |i: usize| {
+            let p = pend.new_docs.get(i)?;
+            Some((i, db.compare_with(fp, p.fp.simhash, &p.fp.sketch)))
         };
-        let n = self.check_entries(db, records, &mut fault)?;
-        rep.table_entries += n;
-        Ok(())
+        match &self.batch {
+            Some(batch) => {
+                let mut within = Vec::new();
+                batch.lock().near(&fp.sketch, rule.max_distance, &mut within);
+                near.extend(within.into_iter().filter_map(compare));
+            }
+            None => near.extend((0..pend.new_docs.len()).filter_map(compare)),
+        }
     }
 }
 
-/// Loads the sketches of the documents in `live` (and the bucket mirror when `mirror`).
 fn load(rocks: &DB, path: &Path, method: &Method, mi: &MethodIndex, live: impl Fn(u64) -> bool, mirror: bool) -> Result<MethodState> {
     let cf = rocks.cf_handle(CF_SKETCH).ok_or_else(|| {
         Error::corrupt(

@@ -45,12 +45,12 @@ use std::path::Path;
 use rocksdb::{Cache, ColumnFamily, WriteBatch, DB};
 
 use crate::error::Result;
-use crate::fingerprint::similarity::{MethodScore, Rule};
 use crate::fingerprint::Fingerprint;
 use crate::intmap::IntMap;
 use crate::store::doc_record::DocRecord;
 use crate::store::segment::SegmentSet;
 
+use super::candidates::CandidateSource;
 use super::handle::{Db, Inner};
 use super::options::{CreateOptions, Dedup, Options, QueryOptions};
 use super::pending::Pending;
@@ -232,24 +232,11 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         Ok(())
     }
 
-    /// Whether it answers the near-duplicate candidate search in place of the SimHash tables.
-    fn searches_candidates(&self) -> bool {
-        false
-    }
-
-    /// The candidate search ([`SideIndex::searches_candidates`]): every published document
-    /// satisfying `rule` against `fp`, once, as `f(id, score)`.
-    fn candidates(&self, db: &Db, st: &State, fp: &Fingerprint, rule: Rule, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
-        Ok(())
-    }
-
-    /// The batch's side of [`SideIndex::candidates`]: the positions in `Pending::new_docs` of the
-    /// batch members that may satisfy `rule` against `fp` (at least every one that does), in
-    /// increasing order, into `out`; `false` when it does not narrow the batch (every member is
-    /// then compared). The members are those [`SideIndex::on_place`] saw since
-    /// [`SideIndex::begin_batch`].
-    fn batch_candidates(&self, fp: &Fingerprint, rule: Rule, out: &mut Vec<usize>) -> bool {
-        false
+    /// The candidate source it provides in the SimHash tables' place (the other methods' bucket
+    /// index; at most one side index of a handle does): the writer and the queries then ask it
+    /// for candidates ([`CandidateSource`]).
+    fn candidate_source(&self) -> Option<&dyn CandidateSource> {
+        None
     }
 
     /// `check`: its entries against the live records (`records`) and its in-memory part; faults
@@ -292,11 +279,6 @@ impl Sides {
     /// The side index of type `T`, if registered (a side index's own `impl Db` finds itself so).
     pub(crate) fn get<T: SideIndex>(&self) -> Option<&T> {
         self.iter().find_map(|s| (s as &dyn Any).downcast_ref::<T>())
-    }
-
-    /// The side index that answers the candidate search, if any ([`SideIndex::searches_candidates`]).
-    pub(crate) fn candidate_search(&self) -> Option<&dyn SideIndex> {
-        self.iter().find(|s| s.searches_candidates())
     }
 
     /// Every side index's column families.
