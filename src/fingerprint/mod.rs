@@ -1,7 +1,7 @@
 //! Step 1 of the data path: text → fingerprint. Every parameter that changes a fingerprint is a
 //! field of the stored [`spec::FingerprintSpec`]; every hash is seeded and fixed (xxh3-64,
 //! splitmix64), never std's `DefaultHasher`, so fingerprints are stable across versions and
-//! platforms (golden vectors in `tests/golden.rs`).
+//! platforms (golden vectors in `tests/engine/golden.rs`).
 //!
 //! normalize → shingle → simhash, as one reusable object ([`Fingerprinter`]); [`similarity`] holds
 //! the measures that compare fingerprints (Hamming, Jaccard, and each method's own).
