@@ -186,14 +186,6 @@ pub fn method(
 }
 
 static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
-/// `json.loads(text)`.
-pub fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
-    let loads = LOADS.get_or_try_init(py, || -> PyResult<Py<PyAny>> { Ok(py.import("json")?.getattr("loads")?.unbind()) })?;
-    Ok(loads.bind(py).call1((text,))?.unbind())
-}
-
 /// The name of a value's JSON kind, as the CLI's errors word it.
 fn kind(v: &Bound<'_, PyAny>) -> String {
     if v.is_none() {

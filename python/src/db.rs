@@ -891,7 +891,7 @@ impl Db {
         let report = py.detach(move || semantic::backfill(&engine)).or_raise(py)?;
         // The library's reports by their serde shapes (their types exist only with `semantic`).
         let texts = from_texts.as_ref().map(|t| serde_json::to_value(t).unwrap_or_default());
-        let report = serde_json::to_value(&report).unwrap_or_default();
+        let report = serde_json::to_value(report).unwrap_or_default();
         Ok(BackfillReport::from_values(&report, texts.as_ref()))
     }
 

@@ -385,8 +385,9 @@ mod tests {
         let mut x = 12345u64;
         let words: Vec<&str> = (0..30_002)
             .map(|_| {
-                x = crate::fingerprint::shingle::splitmix64(x);
-                vocab[(x % vocab.len() as u64) as usize].as_str()
+                // a 64-bit LCG's high bits: any fair draw of words will do
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                vocab[((x >> 33) % vocab.len() as u64) as usize].as_str()
             })
             .collect();
         let mut hs = Vec::new();

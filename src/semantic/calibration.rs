@@ -9,8 +9,6 @@
 //! and the measurements are in docs/semantic.md; `fpdb eval --semantic` applies the rule to any
 //! labelled set and checks it on the set's held-out split.
 
-use super::model::ModelInfo;
-
 /// The hard-negative false rate the calibrated β keeps to (at most).
 pub const HARD_NEGATIVE_TARGET: f64 = 0.01;
 
@@ -22,7 +20,7 @@ pub const BETA_STEP: f32 = 0.01;
 pub struct Calibration {
     /// The model directory's name.
     pub name: &'static str,
-    /// xxh3-64 of its `model.safetensors` ([`ModelInfo::weights_xxh3`]).
+    /// xxh3-64 of its `model.safetensors` ([`ModelInfo::weights_xxh3`](super::ModelInfo::weights_xxh3)).
     pub weights_xxh3: u64,
     /// β by [`calibrate`] on the calibration set (docs/semantic.md, 256 tokens).
     pub min_cosine: f32,
@@ -40,12 +38,10 @@ pub const CALIBRATIONS: &[Calibration] = &[Calibration {
     min_cosine: 0.81,
 }];
 
-/// The calibrated β of `model`, when it is one of [`CALIBRATIONS`] (same weights).
-pub fn calibrated_min_cosine(model: &ModelInfo) -> Option<f32> {
-    CALIBRATIONS
-        .iter()
-        .find(|c| c.weights_xxh3 == model.weights_xxh3)
-        .map(|c| c.min_cosine)
+/// The calibrated β of the model whose `model.safetensors` hashes to `weights_xxh3`, when it is one
+/// of [`CALIBRATIONS`].
+pub fn calibrated_min_cosine(weights_xxh3: u64) -> Option<f32> {
+    CALIBRATIONS.iter().find(|c| c.weights_xxh3 == weights_xxh3).map(|c| c.min_cosine)
 }
 
 /// The rule: the lowest β of the grid (multiples of [`BETA_STEP`] in [0, 1]) at which the share of

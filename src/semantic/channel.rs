@@ -15,22 +15,13 @@
 use parking_lot::RwLock;
 use rocksdb::{ColumnFamily, WriteBatch, DB};
 
+use super::config::SearchMode;
 use super::error::{Result, SemanticError};
 use super::model::Embedder;
 use super::search::{radius_for, SemanticHit, VectorSet, MISS_TARGET};
 use super::store::{self, CheckReport, SemanticSpec, CF_SEMANTIC, CF_SEMANTIC_QUEUE};
 use super::vector::{quantize, Hyperplanes, StoredVector};
 use crate::store::keys::CF_META;
-
-/// How a query searches.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SearchMode {
-    /// The sign-code index, then the exact cosine (recall measured ≥ 0.999 at the default β).
-    Indexed,
-    /// The brute-force scan over every stored vector (the reference; the default).
-    #[default]
-    Exact,
-}
 
 /// The loaded channel: its spec, its hyperplanes, the vectors in memory.
 #[derive(Debug)]

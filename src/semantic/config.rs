@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::channel::SearchMode;
 use super::error::{Result, SemanticError};
 use super::model::{BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
 
@@ -362,4 +361,14 @@ mod tests {
         c.max_tokens = 2;
         assert!(c.validate().is_err());
     }
+}
+
+/// How a query searches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SearchMode {
+    /// The sign-code index, then the exact cosine (recall measured ≥ 0.999 at the default β).
+    Indexed,
+    /// The brute-force scan over every stored vector (the reference; the default).
+    #[default]
+    Exact,
 }

@@ -33,8 +33,10 @@ mod vector;
 pub use calibration::{
     calibrate, calibrated_min_cosine, false_rate, grid_beta, Calibration, BETA_STEP, CALIBRATIONS, HARD_NEGATIVE_TARGET,
 };
-pub use channel::{SearchMode, SemanticChannel, COLUMN_FAMILIES};
-pub use config::{check_beta, embed_text, embed_text_owned, BackfillReport, Groups, SemanticConfig, SemanticOptions, TextBackfill};
+pub use channel::{SemanticChannel, COLUMN_FAMILIES};
+pub use config::{
+    check_beta, embed_text, embed_text_owned, BackfillReport, Groups, SearchMode, SemanticConfig, SemanticOptions, TextBackfill,
+};
 pub use error::{Result, SemanticError, FETCH_SCRIPT};
 pub use indexer::{Corpus, Indexer, IndexerOptions, IndexerState, Scan, SemanticStatus};
 pub use model::{

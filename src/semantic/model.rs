@@ -266,7 +266,7 @@ impl Embedder {
             max_positions: config.max_position_embeddings,
             calibrated_min_cosine: None,
         };
-        info.calibrated_min_cosine = super::calibration::calibrated_min_cosine(&info);
+        info.calibrated_min_cosine = super::calibration::calibrated_min_cosine(info.weights_xxh3);
         Ok(Embedder {
             model,
             tokenizer,

@@ -72,7 +72,7 @@ impl Document {
     fn meta(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
         match self.meta.as_deref() {
             None => Ok(None),
-            Some(m) if serde_json::from_str::<serde::de::IgnoredAny>(m).is_ok() => crate::convert::json_loads(py, m).map(Some),
+            Some(m) if serde_json::from_str::<serde::de::IgnoredAny>(m).is_ok() => super::json_loads(py, m).map(Some),
             Some(m) => Ok(Some(m.into_pyobject(py)?.into_any().unbind())),
         }
     }

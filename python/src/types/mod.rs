@@ -24,7 +24,15 @@ pub use stats::{CheckReport, CompactStats, ContainmentStats, Fault, IngestStats,
 /// int, float, bool and None, as `json.loads` makes them of the text the CLI prints.
 pub(crate) fn py_value<T: Serialize + ?Sized>(py: Python<'_>, v: &T) -> PyResult<Py<PyAny>> {
     let text = serde_json::to_string(v).map_err(|e| PyValueError::new_err(format!("cannot encode a result as JSON: {e}")))?;
-    crate::convert::json_loads(py, &text)
+    json_loads(py, &text)
+}
+
+static LOADS: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
+
+/// `json.loads(text)`.
+pub(crate) fn json_loads(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    let loads = LOADS.get_or_try_init(py, || -> PyResult<Py<PyAny>> { Ok(py.import("json")?.getattr("loads")?.unbind()) })?;
+    Ok(loads.bind(py).call1((text,))?.unbind())
 }
 
 /// `to_dict()` of a result class: [`py_value`] of the library's value, a dict.

@@ -3,15 +3,9 @@
 //! `--token-for-reads`; `GET /healthz` never needs it. The comparison takes the same time whatever
 //! the bytes (`subtle`); only the length of the candidate leaks, as with any comparison.
 
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{header, Method};
-use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
-use std::sync::Arc;
 use subtle::ConstantTimeEq;
-
-use super::errors::ApiError;
-use super::state::AppState;
 
 pub struct Auth {
     token: Option<Vec<u8>>,
@@ -44,20 +38,15 @@ impl Auth {
     }
 }
 
-/// Middleware: 401 unless the request carries the token where one is required.
-pub async fn require_token(State(state): State<Arc<AppState>>, req: Request, next: Next) -> Response {
-    let auth = &state.auth;
-    let path = req.uri().path();
-    // The review page's static files hold no data (its calls to the API carry the token).
-    let open = path == "/healthz" || path == "/review" || path.starts_with("/review/");
-    let needed = auth.enabled() && !open && (auth.for_reads || Auth::is_write(req.method(), path));
-    if needed {
-        let presented = req.headers().get(header::AUTHORIZATION).and_then(|v| bearer(v.as_bytes()));
-        if !auth.allows(presented) {
-            return ApiError::unauthorized().into_response();
-        }
+impl Auth {
+    /// Whether `req` may pass: it carries the token where one is required. The review page's
+    /// static files hold no data (its calls to the API carry the token), and `/healthz` is open.
+    pub fn admits(&self, req: &Request) -> bool {
+        let path = req.uri().path();
+        let open = path == "/healthz" || path == "/review" || path.starts_with("/review/");
+        let needed = self.enabled() && !open && (self.for_reads || Auth::is_write(req.method(), path));
+        !needed || self.allows(req.headers().get(header::AUTHORIZATION).and_then(|v| bearer(v.as_bytes())))
     }
-    next.run(req).await
 }
 
 /// The token of an `Authorization: Bearer <token>` value. The scheme name is case-insensitive

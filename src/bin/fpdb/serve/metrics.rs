@@ -9,16 +9,10 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
+use axum::extract::{MatchedPath, Request};
 use parking_lot::Mutex;
-
-use super::errors::{self, ErrorCode, RequestId};
-use super::state::AppState;
 
 /// Upper bounds of the latency buckets, seconds.
 const BUCKETS: [f64; 14] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
@@ -280,44 +274,6 @@ pub fn route_label(req: &Request) -> String {
     req.extensions()
         .get::<MatchedPath>()
         .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string())
-}
-
-/// Middleware (the outermost): gives the request its id, counts and times it, and finishes its
-/// answer (error bodies get the request id, details go to the log: [`errors::finish`]); with
-/// `--log-requests`, one log event per request (method, route template, status, milliseconds,
-/// request id, error code; never keys or text: [`super::log`]).
-pub async fn track(State(state): State<Arc<AppState>>, mut req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let route = route_label(&req);
-    let method = method_label(req.method());
-    // An incoming X-Request-Id (a proxy's or the client's) is kept when it is 1..=128 visible
-    // ASCII characters, so that one id follows the request through every log; else one is made.
-    let id = req
-        .headers()
-        .get("x-request-id")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| (1..=128).contains(&v.len()) && v.bytes().all(|b| b.is_ascii_graphic()))
-        .map_or_else(RequestId::next, |v| RequestId(v.to_string()));
-    req.extensions_mut().insert(id.clone());
-    let resp = errors::finish(next.run(req).await, &id);
-    let took = started.elapsed();
-    let code = resp.extensions().get::<ErrorCode>().map(|c| c.0);
-    state.metrics.observe(&route, method, resp.status().as_u16(), took, code);
-    if state.cfg.log_requests {
-        let (status, ms) = (resp.status().as_u16(), took.as_secs_f64() * 1e3);
-        tracing::info!(
-            method,
-            route = route.as_str(),
-            status,
-            ms,
-            request_id = id.0.as_str(),
-            code = code.unwrap_or(""),
-            "{method} {route} {status} {ms:.3} ms {}{}",
-            id.0,
-            code.map(|c| format!(" {c}")).unwrap_or_default()
-        );
-    }
-    resp
 }
 
 /// The semantic channel's gauges, when the database has the channel: pending, vectors, documents

@@ -22,6 +22,7 @@ mod auth;
 mod conn;
 mod errors;
 mod handlers;
+mod layers;
 mod limits;
 pub mod log;
 mod metrics;

@@ -5,10 +5,9 @@ use std::sync::Arc;
 use axum::routing::{delete, get, post, put};
 use axum::{middleware, Router};
 
-use super::auth;
 use super::handlers as h;
+use super::layers;
 use super::limits;
-use super::metrics;
 use super::review;
 use super::state::AppState;
 
@@ -39,8 +38,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/openapi.json", get(h::openapi_json))
         .fallback(h::not_found)
         .method_not_allowed_fallback(h::method_not_allowed)
-        .layer(middleware::from_fn_with_state(state.clone(), auth::require_token))
+        .layer(middleware::from_fn_with_state(state.clone(), layers::require_token))
         .layer(middleware::from_fn_with_state(state.clone(), limits::admit))
-        .layer(middleware::from_fn_with_state(state.clone(), metrics::track))
+        .layer(middleware::from_fn_with_state(state.clone(), layers::track))
         .with_state(state)
 }
