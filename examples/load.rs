@@ -61,10 +61,13 @@ const SYLLABLES: [&str; 18] = [
 ];
 
 fn vocab() -> Vec<String> {
-    let syll = SYLLABLES;
     let mut rng = StdRng::seed_from_u64(7);
     (0..20_000)
-        .map(|_| (0..rng.gen_range(2..5)).map(|_| syll[rng.gen_range(0..syll.len())]).collect())
+        .map(|_| {
+            (0..rng.gen_range(2..5))
+                .map(|_| SYLLABLES[rng.gen_range(0..SYLLABLES.len())])
+                .collect()
+        })
         .collect()
 }
 

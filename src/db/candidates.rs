@@ -114,9 +114,10 @@ impl CandidateSource for Tables {
 }
 
 impl Db {
-    /// The handle's candidate source: a side index's, or the SimHash tables.
+    /// The handle's candidate source: a side index's (found when the side indexes were
+    /// registered at open), or the SimHash tables.
     pub(super) fn source(&self) -> &dyn CandidateSource {
-        self.inner.sides().iter().find_map(|s| s.candidate_source()).unwrap_or(&TABLES)
+        self.inner.sides().candidate_source().unwrap_or(&TABLES)
     }
 
     /// The rule of a query: `k` (default: the database's) and `s` (default: the spec's).

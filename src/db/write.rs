@@ -10,8 +10,7 @@ use crate::fingerprint::{Fingerprint, Fingerprinter};
 
 use super::groups::{components, merge_groups};
 use super::handle::Db;
-use super::options::QueryOptions;
-use super::options::{validate_key, Dedup};
+use super::options::{validate_key, Dedup, QueryOptions};
 use super::pending::{Pending, PendingDoc};
 use super::side::{Additions, Asked, Deciding};
 use super::snapshot::{jaccard_hit, size_compatible, size_filter, verified_hit, Snapshot};

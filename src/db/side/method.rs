@@ -187,7 +187,6 @@ impl SideIndex for MethodSide {
     }
 }
 
-/// Loads the sketches of the documents in `live` (and the bucket mirror when `mirror`).
 /// The method's bucket index answers the candidate search in the SimHash tables' place.
 impl CandidateSource for MethodSide {
     fn published(&self, db: &Db, _st: &State, fp: &Fingerprint, rule: Rule, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
@@ -248,6 +247,7 @@ impl CandidateSource for MethodSide {
     }
 }
 
+/// Loads the sketches of the documents in `live` (and the bucket mirror when `mirror`).
 fn load(rocks: &DB, path: &Path, method: &Method, mi: &MethodIndex, live: impl Fn(u64) -> bool, mirror: bool) -> Result<MethodState> {
     let cf = rocks.cf_handle(CF_SKETCH).ok_or_else(|| {
         Error::corrupt(

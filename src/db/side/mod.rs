@@ -57,8 +57,13 @@ use super::pending::Pending;
 use super::state::{DocMeta, State};
 use super::types::{CheckReport, Hit, NewDoc, NotLinked, PreparedDoc, QueryAnswer, Stats};
 
-/// The side indexes of a database, in registration order (the order every hook runs in).
-pub(crate) struct Sides(Vec<Box<dyn SideIndex>>);
+/// The side indexes of a database, in registration order (the order every hook runs in), and
+/// the position of the one that provides the candidate source, found as they are registered.
+#[derive(Default)]
+pub(crate) struct Sides {
+    all: Vec<Box<dyn SideIndex>>,
+    source: Option<usize>,
+}
 
 /// What a side index needs at a database's creation.
 #[allow(dead_code)] // `rocks` serves the side indexes that read it
@@ -256,7 +261,10 @@ impl std::fmt::Debug for Sides {
 }
 
 /// No side index (never a handle's: `Inner::sides`'s fallback).
-static NONE: Sides = Sides(Vec::new());
+static NONE: Sides = Sides {
+    all: Vec::new(),
+    source: None,
+};
 
 impl Inner {
     /// The side indexes of this handle (registered at open).
@@ -268,17 +276,26 @@ impl Inner {
 impl Sides {
     /// Registers `side` (when enabled).
     pub(super) fn add(&mut self, side: Option<impl SideIndex>) {
-        self.0.extend(side.map(|s| Box::new(s) as Box<dyn SideIndex>));
+        let Some(side) = side else { return };
+        if self.source.is_none() && side.candidate_source().is_some() {
+            self.source = Some(self.all.len());
+        }
+        self.all.push(Box::new(side));
     }
 
     /// Every side index, in registration order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &dyn SideIndex> {
-        self.0.iter().map(|s| s.as_ref())
+        self.all.iter().map(|s| s.as_ref())
     }
 
     /// The side index of type `T`, if registered (a side index's own `impl Db` finds itself so).
     pub(crate) fn get<T: SideIndex>(&self) -> Option<&T> {
         self.iter().find_map(|s| (s as &dyn Any).downcast_ref::<T>())
+    }
+
+    /// The candidate source a side index provides in the SimHash tables' place, if one does.
+    pub(crate) fn candidate_source(&self) -> Option<&dyn CandidateSource> {
+        self.all.get(self.source?)?.candidate_source()
     }
 
     /// Every side index's column families.

@@ -14,7 +14,7 @@ use crate::db::options::Options;
 /// that can be asked for on a database without it (containment) registers always and answers the
 /// usage error itself.
 pub(crate) fn register(spec: &FingerprintSpec, config: &DbConfig, opts: &Options, rocks_path: &Path) -> Result<Sides> {
-    let mut sides = Sides(Vec::new());
+    let mut sides = Sides::default();
     sides.add(Some(super::metadata::Metadata));
     sides.add(super::method::MethodSide::new(spec, config, opts, rocks_path)?);
     sides.add(Some(super::contain::Containment::new(config, opts)));

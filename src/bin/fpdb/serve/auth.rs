@@ -36,9 +36,7 @@ impl Auth {
             (Some(_), None) => false,
         }
     }
-}
 
-impl Auth {
     /// Whether `req` may pass: it carries the token where one is required. The review page's
     /// static files hold no data (its calls to the API carry the token), and `/healthz` is open.
     pub fn admits(&self, req: &Request) -> bool {

@@ -109,11 +109,8 @@ pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
                     .map(|c| c.reason.unwrap_or_else(|| format!("semantic channel {}", c.state)));
             #[cfg(not(feature = "semantic"))]
             let channel: Option<String> = None;
-            let (status, reason) = match (channel, saturated(&s)) {
-                (Some(why), _) => ("degraded", Some(why)),
-                (None, Some(why)) => ("degraded", Some(why)),
-                (None, None) => ("ok", None),
-            };
+            let reason = channel.or_else(|| saturated(&s));
+            let status = if reason.is_some() { "degraded" } else { "ok" };
             json(
                 StatusCode::OK,
                 &HealthOut {
