@@ -439,6 +439,24 @@ fn get_never_sees_a_batch_that_is_written_but_not_yet_published() {
     failpoint::clear();
 }
 
+/// `text` under `key`, fingerprinted for a precheck.
+fn prepared(db: &Db, key: &str, text: String) -> fpdb::PreparedDoc {
+    let doc = fpdb::NewDoc {
+        key: key.into(),
+        text,
+        meta: None,
+        biblio: Default::default(),
+    };
+    db.prepare(&mut db.fingerprinter(), doc).unwrap()
+}
+
+/// The keys of each precheck's duplicates.
+fn dup_keys(pres: &[fpdb::Result<fpdb::Precheck>]) -> Vec<Vec<String>> {
+    pres.iter()
+        .map(|p| p.as_ref().unwrap().duplicates().iter().map(|h| h.key.clone()).collect())
+        .collect()
+}
+
 #[test]
 fn a_batched_precheck_searches_without_the_lock_and_drops_a_candidate_deleted_meanwhile() {
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
@@ -450,27 +468,12 @@ fn a_batched_precheck_searches_without_the_lock_and_drops_a_candidate_deleted_me
     let path = db.path().to_path_buf();
     drop(db);
     let db = Db::open(&path).unwrap();
-    let mut fpr = db.fingerprinter();
-    let prep = |key: &str, text: String, fpr: &mut fpdb::Fingerprinter| {
-        let doc = fpdb::NewDoc {
-            key: key.into(),
-            text,
-            meta: None,
-            biblio: Default::default(),
-        };
-        db.prepare(fpr, doc).unwrap()
-    };
-    let a = prep("a", format!("{} extra", texts[3]), &mut fpr);
-    let b = prep("b", format!("{} more", texts[5]), &mut fpr);
-    let c = prep("c", texts[20].clone(), &mut fpr);
-    let found = |pres: &[fpdb::Result<fpdb::Precheck>]| -> Vec<Vec<String>> {
-        pres.iter()
-            .map(|p| p.as_ref().unwrap().duplicates().iter().map(|h| h.key.clone()).collect())
-            .collect()
-    };
+    let a = prepared(&db, "a", format!("{} extra", texts[3]));
+    let b = prepared(&db, "b", format!("{} more", texts[5]));
+    let c = prepared(&db, "c", texts[20].clone());
     // Unpaused: each document's duplicates, the same as one precheck per document.
     let pres = db.precheck_many(&[&a, &b, &c]).unwrap();
-    assert_eq!(found(&pres), vec![vec!["k3".to_string()], vec!["k5".to_string()], vec![]]);
+    assert_eq!(dup_keys(&pres), vec![vec!["k3".to_string()], vec!["k5".to_string()], vec![]]);
     for (doc, pre) in [&a, &b, &c].into_iter().zip(&pres) {
         let one = db.precheck(doc).unwrap();
         let keys = |p: &fpdb::Precheck| p.duplicates().iter().map(|h| (h.key.clone(), h.id)).collect::<Vec<_>>();
@@ -481,7 +484,7 @@ fn a_batched_precheck_searches_without_the_lock_and_drops_a_candidate_deleted_me
     failpoint::set("precheck.unlocked", 1);
     let checker = {
         let (db, a, b) = (db.clone(), a.clone(), b.clone());
-        std::thread::spawn(move || db.precheck_many(&[&a, &b]).map(|p| found(&p)))
+        std::thread::spawn(move || db.precheck_many(&[&a, &b]).map(|p| dup_keys(&p)))
     };
     failpoint::wait_paused();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -515,28 +518,12 @@ fn a_batched_precheck_reads_segments_without_the_lock() {
         for (i, t) in texts.iter().take(10).enumerate() {
             db.insert(&format!("k{i}"), t).unwrap();
         }
-        let mut fpr = db.fingerprinter();
-        let mut prep = |key: &str, text: String| {
-            let doc = fpdb::NewDoc {
-                key: key.into(),
-                text,
-                meta: None,
-                biblio: Default::default(),
-            };
-            db.prepare(&mut fpr, doc).unwrap()
-        };
-        let a = prep("a", format!("{} extra", texts[3]));
-        let b = prep("b", format!("{} more", texts[5]));
+        let a = prepared(&db, "a", format!("{} extra", texts[3]));
+        let b = prepared(&db, "b", format!("{} more", texts[5]));
         failpoint::set("segment.read", 1);
         let checker = {
             let (db, a, b) = (db.clone(), a.clone(), b.clone());
-            std::thread::spawn(move || {
-                db.precheck_many(&[&a, &b]).map(|p| {
-                    p.iter()
-                        .map(|p| p.as_ref().unwrap().duplicates().iter().map(|h| h.key.clone()).collect::<Vec<_>>())
-                        .collect::<Vec<_>>()
-                })
-            })
+            std::thread::spawn(move || db.precheck_many(&[&a, &b]).map(|p| dup_keys(&p)))
         };
         failpoint::wait_paused();
         let (tx, rx) = std::sync::mpsc::channel();
