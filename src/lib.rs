@@ -49,6 +49,8 @@ pub mod failpoint;
 pub mod fingerprint;
 mod hugebuf;
 mod index;
+#[cfg(feature = "input")]
+pub mod input;
 mod intmap;
 pub mod output;
 mod pipeline;

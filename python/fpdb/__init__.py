@@ -53,6 +53,8 @@ from ._fpdb import (
     PairsReport,
     PoisonedError,
     QueryAnswer,
+    ReadItem,
+    Reader,
     ReadOnlyError,
     ReindexReport,
     RocksError,
@@ -65,6 +67,7 @@ from ._fpdb import (
     VersionError,
     __version__,
     fingerprint,
+    read,
 )
 
 __all__ = [
@@ -103,6 +106,8 @@ __all__ = [
     "PairsReport",
     "PoisonedError",
     "QueryAnswer",
+    "ReadItem",
+    "Reader",
     "ReadOnlyError",
     "ReindexReport",
     "RocksError",
@@ -115,4 +120,5 @@ __all__ = [
     "VersionError",
     "__version__",
     "fingerprint",
+    "read",
 ]

@@ -43,7 +43,9 @@ __all__ = [
     "PairsReport",
     "PoisonedError",
     "QueryAnswer",
+    "ReadItem",
     "ReadOnlyError",
+    "Reader",
     "ReindexReport",
     "RocksError",
     "SemanticError",
@@ -55,6 +57,7 @@ __all__ = [
     "VersionError",
     "__version__",
     "fingerprint",
+    "read",
 ]
 
 _Text = Union[str, bytes, bytearray]
@@ -563,6 +566,32 @@ _SpecArg = Union[FingerprintSpec, str, None]
 
 def fingerprint(text: _Text, spec: _SpecArg = None) -> Fingerprint:
     """The SimHash and shingle set of `text` under `spec` (default: word:3, binary)."""
+
+def read(path: _PathLike, *, key_field: str = "key", text_field: str = "text", hidden: bool = False) -> Reader:
+    """The documents of `path` as `fpdb ingest` reads them: a directory's text files, else a JSONL,
+    WARC or WET file, gzip or zstd compressed or not ("-": standard input). Pass it to Db.ingest."""
+
+@final
+class Reader(Iterator[ReadItem]):
+    """The iterator of fpdb.read(): one ReadItem per item of the input, in input order."""
+
+    def __iter__(self) -> Reader: ...
+    def __next__(self) -> ReadItem: ...
+
+@final
+class ReadItem:
+    """One item of fpdb.read(): a document, or the reason its line is not one (error)."""
+
+    @property
+    def key(self) -> Optional[str]: ...
+    @property
+    def text(self) -> Optional[str]: ...
+    @property
+    def meta(self) -> Any: ...
+    @property
+    def origin(self) -> str: ...
+    @property
+    def error(self) -> Optional[str]: ...
 
 # ---------------------------------------------------------------------------------------------
 

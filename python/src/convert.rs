@@ -286,8 +286,11 @@ fn key_of(obj: &Bound<'_, PyAny>) -> Result<String, Bad> {
 /// JSONL line in `fpdb ingest`): `(key, text)`, `(key, text, meta)`, or a dict with "key" and
 /// "text" whose other entries are the metadata. A metadata dict's "title", "year" and "doi" are
 /// also the document's title, year and DOI (indexed for exact metadata matches), as in
-/// `fpdb ingest`.
+/// `fpdb ingest`. An item of `fpdb.read` is taken as read.
 pub fn item(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Result<NewDoc, Error> {
+    if let Ok(read) = obj.cast::<crate::read::ReadItem>() {
+        return read.get().item();
+    }
     let expected = "expected a (key, text) tuple, a (key, text, meta) tuple or a dict with \"key\" and \"text\"";
     let shape = |m: String, key: Option<&str>| Bad::Type(format!("{expected}; {m}")).into_error(key);
     let (key, t, m): (String, Bound<'_, PyAny>, Option<Bound<'_, PyAny>>) = if let Ok(d) = obj.cast::<PyDict>() {

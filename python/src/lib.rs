@@ -10,6 +10,7 @@ mod db;
 mod errors;
 mod ingest;
 mod listing;
+mod read;
 mod scale;
 mod semantic;
 mod types;
@@ -19,6 +20,7 @@ mod types;
 mod api {
     pub use fpdb::fingerprint::method::Method;
     pub use fpdb::fingerprint::weighted::IdfTable;
+    pub use fpdb::input;
     pub use fpdb::ReindexReport as EngineReindex;
     pub use fpdb::{
         fingerprint, CheckReport, CompactStats, CreateOptions, Db as Engine, Dedup, Document, Error, FingerprintSpec,
@@ -58,6 +60,9 @@ fn _fpdb(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_class::<db::Db>()?;
     m.add_class::<ingest::Ingest>()?;
+    m.add_class::<read::Reader>()?;
+    m.add_class::<read::ReadItem>()?;
+    m.add_function(wrap_pyfunction!(read::read, m)?)?;
     m.add_class::<ingest::IngestResult>()?;
     types::register(m)?;
     m.add_function(wrap_pyfunction!(types::fingerprint, m)?)?;

@@ -416,3 +416,35 @@ def test_bad_metadata_is_a_per_item_error(tmp_path):
         assert (db.get("e").doi, db.get("e").year) == ("10.5/x", 1999)
         with pytest.raises(fpdb.InvalidInputError):
             db.insert("f", "nine ten eleven twelve", doi="nope")
+
+
+def test_read_feeds_ingest_as_the_cli_reads_the_same_file(tmp_path, cli_bin):
+    """fpdb.read is the CLI's reader: a gzip JSONL file with a malformed line and a line with no
+    words gives, through Db.ingest, the CLI's outcomes and the CLI's per-line errors, and the rest
+    is still ingested; metadata (title → exact-match index) comes along."""
+    import gzip
+
+    docs = corpus(40)
+    lines = [json.dumps({"key": k, "text": t, "title": "T%d" % (i % 7), "src": "s"}) for i, (k, t) in enumerate(docs)]
+    lines.insert(5, '{"key": "broken", ')
+    lines.insert(9, json.dumps({"key": "blank", "text": "  ...  "}))
+    path = tmp_path / "in.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    cli_db = tmp_path / "cli.fpdb"
+    run_cli(cli_bin, "init", str(cli_db))
+    cli = run_cli(cli_bin, "ingest", str(cli_db), str(path), ok=(6,))
+    cli_items = [r for r in cli if "summary" not in r]
+    items = list(fpdb.read(path))
+    assert [i.origin for i in items] == [f"{path} line {n}" for n in range(1, len(lines) + 1)]
+    assert items[5].key is None and "malformed JSON" in items[5].error
+    assert items[0].meta == {"title": "T0", "src": "s"} and items[0].text == docs[0][1]
+    with fpdb.Db.create(tmp_path / "py.fpdb") as db:
+        results = list(db.ingest(fpdb.read(path), batch_size=BATCH))
+        assert len(results) == len(cli_items) == len(lines)
+        for r, c in zip(results, cli_items):
+            if "error" in c:
+                assert not r.ok and str(r.error) == c["error"], (r, c)
+            else:
+                assert r.ok and cli_outcome(r.outcome) == {k: c[k] for k in cli_outcome(r.outcome)}
+        assert db.get(docs[0][0]).meta == {"title": "T0", "src": "s"}

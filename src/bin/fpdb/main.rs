@@ -4,13 +4,9 @@
 
 mod cli;
 mod commands;
-mod fastjson;
-mod input;
 mod print;
 #[cfg(feature = "serve")]
 mod serve;
-mod sniff;
-mod warc;
 
 use std::io;
 use std::process::ExitCode;

@@ -11,7 +11,7 @@ use fpdb::{Error, Options, QueryOptions};
 use serde_json::json;
 
 use crate::cli::BenchQueryArgs;
-use crate::input;
+use fpdb::input;
 
 pub struct Config {
     pub db: PathBuf,

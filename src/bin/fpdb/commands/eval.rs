@@ -14,7 +14,7 @@ use fpdb::fingerprint::weighted::IdfTable;
 use fpdb::{Error, FingerprintSpec, ShingleUnit, Weighting, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD};
 
 use crate::cli::EvalArgs;
-use crate::input;
+use fpdb::input;
 
 pub struct Config {
     pub corpus: PathBuf,

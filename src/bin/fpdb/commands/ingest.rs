@@ -11,11 +11,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use fpdb::{Error, IngestOptions};
+use fpdb::IngestOptions;
 
 use crate::cli::IngestArgs;
-use crate::input;
 use crate::print::{fmt_j, outcome_line, print_relations, rejection_line};
+use fpdb::input;
 
 pub struct Config {
     pub db: PathBuf,
@@ -54,21 +54,6 @@ impl From<IngestArgs> for Config {
     }
 }
 
-fn items(cfg: &Config, origins: &input::Origins) -> Result<input::Items, Error> {
-    if cfg.input != "-" {
-        let p = PathBuf::from(&cfg.input);
-        let meta = std::fs::metadata(&p).map_err(|e| Error::Io {
-            op: "open input",
-            path: p.clone(),
-            source: e,
-        })?;
-        if meta.is_dir() {
-            return Ok(Box::new(input::directory(&p, origins.clone(), cfg.hidden)?));
-        }
-    }
-    input::jsonl_named(&cfg.input, cfg.key_field.clone(), cfg.text_field.clone(), Some(origins.clone()))
-}
-
 /// The exit code of an ingest stopped by Ctrl-C or SIGTERM after committing what it had read (the
 /// shell's code for a SIGINT death; `cli::EXIT_CODES`).
 const INTERRUPTED: u8 = 130;
@@ -91,7 +76,7 @@ fn stop_on_signals() -> Option<Arc<AtomicBool>> {
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open(&cfg.db, cfg.sync)?;
     let origins = input::Origins::default();
-    let mut items = items(&cfg, &origins)?;
+    let mut items = input::open(&cfg.input, &cfg.key_field, &cfg.text_field, cfg.hidden, &origins)?;
     // After a stop signal the next item is not read: the pipeline commits what it holds and ends
     // as at the end of the input.
     let stopping = stop_on_signals();

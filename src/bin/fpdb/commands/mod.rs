@@ -32,8 +32,8 @@ use anyhow::{Context, Result};
 use fpdb::{Db, Error, FingerprintSpec, Options, Weighting};
 
 use crate::cli::{Cli, Cmd, KeyArgs};
-use crate::input;
 use crate::print::note;
+use fpdb::input;
 
 /// Runs the parsed command; output goes through one buffered stdout (nowhere under `-q`).
 pub fn run(cli: Cli) -> Result<ExitCode> {

@@ -9,8 +9,8 @@ use fpdb::output::QueryLine;
 use fpdb::{Error, Hit, NewDoc, QueryOptions};
 
 use crate::cli::QueryArgs;
-use crate::input;
 use crate::print::{json_line, print_contain_hits, print_hits, rejection_line};
+use fpdb::input;
 
 /// What to look up.
 pub enum Lookup {

@@ -196,7 +196,7 @@ fn from_texts(
     json: bool,
     out: &mut impl Write,
 ) -> Result<()> {
-    let items = crate::input::jsonl_named(input, key.clone(), text.clone(), None)?;
+    let items = fpdb::input::jsonl_named(input, key.clone(), text.clone(), None)?;
     embed_given(d, items, input, cfg.batch, cfg.progress, json, out)
 }
 

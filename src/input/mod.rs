@@ -1,93 +1,27 @@
 //! Turning CLI inputs (JSONL files, WARC and WET files, stdin, directories of text files) into
-//! documents. Every input is first looked at by [`crate::sniff`]: gzip and zstd are decompressed, a
+//! documents. Every input is first looked at by [`sniff`]: gzip and zstd are decompressed, a
 //! UTF-8 byte-order mark dropped, and formats fpdb does not read are refused with one error. A
-//! stream that starts with a WARC version line is read as WARC ([`crate::warc`]): one document per
+//! stream that starts with a WARC version line is read as WARC ([`self::warc`]): one document per
 //! `response` or `conversion` record, the other records skipped and counted.
 //!
 //! Policy for bad input (docs/durability.md, "Bad input"): every problem is reported per item with
 //! its line number or path, and the rest of the input is still ingested. Invalid UTF-8 is rejected
 //! (not repaired lossily): a mangled text would get a fingerprint that matches nothing.
 
-use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
-use fpdb::{Error, NewDoc};
+use crate::{Error, NewDoc};
 
-use crate::fastjson::Fields;
+use self::fastjson::Fields;
+use self::origin::{line_origin, record_origin, Origin};
+pub use self::origin::{lock, OriginLog, Origins};
 
-/// Where each item came from (`line 12`, or a path), by input position, shared between the input
-/// reader (which adds each item's origin) and the ingest's report (which takes it back, in input
-/// order, as each item is reported). Only the items between the two are held: memory stays flat
-/// however long the input is (a continuous ingest of millions of lines kept every origin before).
-pub type Origins = Arc<Mutex<OriginLog>>;
-
-/// One item's origin: a line of a named JSONL input, a record of a WARC input, or a file.
-#[derive(Debug)]
-enum Origin {
-    Line(u64),
-    Record { n: u64, offset: u64 },
-    File(PathBuf),
-}
-
-/// The origins of the items read and not yet reported ([`Origins`]).
-#[derive(Debug, Default)]
-pub struct OriginLog {
-    /// The name of the JSONL input (`stdin` or its path) that `Origin::Line` refers to.
-    name: String,
-    /// The input position of the first entry of `held`.
-    first: u64,
-    held: VecDeque<Origin>,
-    /// WARC records that hold no document, counted by type (`warcinfo`, `request`, `response
-    /// (image/png)`, ...).
-    skipped: std::collections::BTreeMap<String, u64>,
-}
-
-impl OriginLog {
-    fn push(&mut self, o: Origin) {
-        self.held.push_back(o);
-    }
-
-    /// The origin of item `seq` (`None` if it was not logged); earlier ones are dropped, so each
-    /// item is taken once, in input order.
-    pub fn take(&mut self, seq: u64) -> Option<String> {
-        if seq < self.first {
-            return None;
-        }
-        while self.first < seq {
-            self.held.pop_front()?;
-            self.first += 1;
-        }
-        let o = self.held.pop_front()?;
-        self.first += 1;
-        Some(match o {
-            Origin::Line(n) => line_origin(&self.name, n),
-            Origin::Record { n, offset } => record_origin(&self.name, n, offset),
-            Origin::File(p) => p.display().to_string(),
-        })
-    }
-
-    /// The WARC records read that held no document, by type, and their number.
-    pub fn skipped_records(&self) -> (u64, String) {
-        let total = self.skipped.values().sum();
-        let by_kind = self.skipped.iter().map(|(k, n)| format!("{n} {k}")).collect::<Vec<_>>().join(", ");
-        (total, by_kind)
-    }
-}
-
-fn record_origin(name: &str, n: u64, offset: u64) -> String {
-    format!("{name} record {n} (byte {offset} decompressed)")
-}
-
-fn line_origin(name: &str, line: u64) -> String {
-    format!("{name} line {line}")
-}
-
-pub fn lock(origins: &Origins) -> std::sync::MutexGuard<'_, OriginLog> {
-    origins.lock().unwrap_or_else(|p| p.into_inner())
-}
+mod fastjson;
+mod origin;
+mod sniff;
+mod warc;
 
 fn bad(origin: &str, key: Option<&str>, msg: impl std::fmt::Display) -> Error {
     let key = key.map(|k| format!(" (key {k:?})")).unwrap_or_default();
@@ -117,7 +51,7 @@ pub fn rejection(origin: &str, e: &Error) -> String {
 }
 
 /// Parses one JSONL line into a document. Fields other than `key` and `text` are kept as metadata;
-/// `title`, `year` and `doi` (optional) also become the document's [`fpdb::Biblio`] (indexed for
+/// `title`, `year` and `doi` (optional) also become the document's [`crate::Biblio`] (indexed for
 /// exact metadata matches). `origin` names the line in error messages (formatted only for a
 /// rejected line).
 pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, text_field: &str) -> Result<NewDoc, Error> {
@@ -125,7 +59,7 @@ pub fn parse_line(line: &[u8], origin: impl Fn() -> String, key_field: &str, tex
     let s = std::str::from_utf8(line).map_err(|e| bad(None, invalid_utf8(e.valid_up_to())))?;
     // An object is read field by field (`Fields`): the key and text straight into their values, the
     // other fields into the metadata map. Anything else is parsed whole only to say what it is.
-    let fields = if let Some(f) = crate::fastjson::fields(s, key_field, text_field) {
+    let fields = if let Some(f) = fastjson::fields(s, key_field, text_field) {
         // An object of string fields, read in one pass (or `None`: serde_json's path below).
         f
     } else if s.trim_start().starts_with('{') {
@@ -206,7 +140,7 @@ impl<'de> serde::de::Visitor<'de> for FieldsSeed<'_> {
 
 /// Reads the optional `title` (string), `year` (integer, or a string of digits) and `doi` (string)
 /// fields of a JSON object; `null` is the same as absent.
-pub fn biblio_fields(obj: &serde_json::Map<String, serde_json::Value>) -> Result<fpdb::Biblio, String> {
+pub fn biblio_fields(obj: &serde_json::Map<String, serde_json::Value>) -> Result<crate::Biblio, String> {
     use serde_json::Value;
     let string = |name: &str, v: Option<Value>| match v {
         None | Some(Value::Null) => Ok(None),
@@ -229,7 +163,7 @@ pub fn biblio_fields(obj: &serde_json::Map<String, serde_json::Value>) -> Result
         ),
         Some(other) => return Err(format!("field \"year\" must be an integer, found {}", kind(&other))),
     };
-    Ok(fpdb::Biblio { title, year, doi })
+    Ok(crate::Biblio { title, year, doi })
 }
 
 fn kind(v: &serde_json::Value) -> &'static str {
@@ -248,7 +182,7 @@ fn kind(v: &serde_json::Value) -> &'static str {
 /// being held in memory: a multi-GB line without a newline cannot exhaust memory.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// JSONL documents from a reader (plain, gzip or zstd, [`crate::sniff`]); blank lines are skipped,
+/// JSONL documents from a reader (plain, gzip or zstd, [`sniff`]); blank lines are skipped,
 /// and lines over [`MAX_LINE_BYTES`] are rejected. Each item's origin (its line) goes to `origins`
 /// when given. Refused before any line is read when the input is in a format fpdb does not read
 /// (UTF-16, xz, ...). A WARC or WET stream is read as such ([`warc`]).
@@ -271,7 +205,7 @@ fn jsonl_capped<R: Read + Send + 'static>(
     origins: Option<Origins>,
     max_line: usize,
 ) -> Result<Items, Error> {
-    let reader = crate::sniff::text_stream(reader, &name)?;
+    let reader = self::sniff::text_stream(reader, &name)?;
     if let Some(o) = &origins {
         lock(o).name.clone_from(&name);
     }
@@ -281,7 +215,7 @@ fn jsonl_capped<R: Read + Send + 'static>(
         path: PathBuf::from(&name),
         source: e,
     })?;
-    if crate::warc::is_warc(head) {
+    if self::warc::is_warc(head) {
         return Ok(warc(r, name, key_field, origins, max_line as u64));
     }
     let mut lineno = 0u64;
@@ -335,7 +269,7 @@ fn jsonl_capped<R: Read + Send + 'static>(
     })))
 }
 
-/// The documents of a WARC or WET stream ([`crate::warc`]): one per `response` or `conversion`
+/// The documents of a WARC or WET stream ([`self::warc`]): one per `response` or `conversion`
 /// record, keyed by its `WARC-Target-URI` (or the WARC field `key_field` names, when it is not the
 /// default `key`), with its `WARC-Record-ID`, `WARC-Date` and `WARC-Target-URI` as metadata. The
 /// other records are counted in `origins` ([`OriginLog::skipped_records`]). A record over
@@ -346,14 +280,14 @@ fn warc<R: BufRead + Send + 'static>(r: R, name: String, key_field: String, orig
     } else {
         key_field
     };
-    let mut records = crate::warc::Reader::new(r, max_block);
+    let mut records = self::warc::Reader::new(r, max_block);
     let mut n = 0u64;
     Box::new(std::iter::from_fn(move || loop {
         let rec = records.next()?;
         n += 1;
         let offset = match &rec {
             Ok(r) => r.offset,
-            Err(crate::warc::WarcError::TooLarge { offset, .. } | crate::warc::WarcError::Malformed { offset, .. }) => *offset,
+            Err(self::warc::WarcError::TooLarge { offset, .. } | self::warc::WarcError::Malformed { offset, .. }) => *offset,
             Err(_) => 0,
         };
         let origin = record_origin(&name, n, offset);
@@ -364,7 +298,7 @@ fn warc<R: BufRead + Send + 'static>(r: R, name: String, key_field: String, orig
         };
         let rec = match rec {
             Ok(r) => r,
-            Err(crate::warc::WarcError::Io(e)) => {
+            Err(self::warc::WarcError::Io(e)) => {
                 push(&origins);
                 return Some(Err(Error::Io {
                     op: "read ingest input",
@@ -408,7 +342,7 @@ fn warc<R: BufRead + Send + 'static>(r: R, name: String, key_field: String, orig
             key: key.to_string(),
             text,
             meta: (!meta.is_empty()).then(|| serde_json::Value::Object(meta).to_string()),
-            biblio: fpdb::Biblio::default(),
+            biblio: crate::Biblio::default(),
         }));
     }))
 }
@@ -463,6 +397,24 @@ pub fn jsonl_named(input: &str, key_field: String, text_field: String, origins: 
     jsonl(f, input.to_string(), key_field, text_field, origins)
 }
 
+/// The documents of `input`, as `fpdb ingest` reads them: a directory's text files
+/// ([`directory`], hidden ones only when `hidden`), else a JSONL, WARC or WET file (`-`: standard
+/// input; gzip and zstd decompressed, [`jsonl_named`]). Each item's origin goes to `origins`.
+pub fn open(input: &str, key_field: &str, text_field: &str, hidden: bool, origins: &Origins) -> Result<Items, Error> {
+    if input != "-" {
+        let p = PathBuf::from(input);
+        let meta = std::fs::metadata(&p).map_err(|e| Error::Io {
+            op: "open input",
+            path: p.clone(),
+            source: e,
+        })?;
+        if meta.is_dir() {
+            return Ok(Box::new(directory(&p, origins.clone(), hidden)?));
+        }
+    }
+    jsonl_named(input, key_field.to_string(), text_field.to_string(), Some(origins.clone()))
+}
+
 /// Every regular file under `dir` (sorted, recursively), as documents keyed by relative path.
 /// Hidden files and directories (a name starting with `.`: `.git`, `.DS_Store`, ...) are skipped
 /// unless `hidden`, as ripgrep and fd do; `.gitignore` files are not read, and symbolic links are
@@ -510,7 +462,7 @@ pub fn directory(dir: &Path, origins: Origins, hidden: bool) -> Result<impl Iter
                 key,
                 text,
                 meta: None,
-                biblio: fpdb::Biblio::default(),
+                biblio: crate::Biblio::default(),
             })
     }))
 }
@@ -519,7 +471,7 @@ fn relative_key(root: &Path, p: &Path) -> String {
     p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/")
 }
 
-/// Reads a whole text file (plain or gzip, [`crate::sniff`]), rejecting invalid UTF-8 with the byte
+/// Reads a whole text file (plain or gzip, [`sniff`]), rejecting invalid UTF-8 with the byte
 /// offset.
 pub fn read_text_file(p: &PathBuf) -> Result<String, Error> {
     let f = File::open(p).map_err(|e| Error::Io {
@@ -533,7 +485,7 @@ pub fn read_text_file(p: &PathBuf) -> Result<String, Error> {
 /// Reads a whole text stream named `origin` (a file, standard input), as [`read_text_file`].
 pub fn read_text(r: impl Read + Send + 'static, origin: &str) -> Result<String, Error> {
     let mut bytes = Vec::new();
-    crate::sniff::text_stream(r, origin)?
+    self::sniff::text_stream(r, origin)?
         .read_to_end(&mut bytes)
         .map_err(|e| Error::Io {
             op: "read input",
@@ -549,165 +501,4 @@ pub fn utf8(bytes: Vec<u8>, origin: &str) -> Result<String, Error> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The parse before the field-by-field reader: the whole line as a `serde_json::Value`.
-    fn parse_as_value(line: &[u8], key_field: &str, text_field: &str) -> Result<NewDoc, String> {
-        let s = std::str::from_utf8(line).map_err(|_| "utf8".to_string())?;
-        let v: serde_json::Value = serde_json::from_str(s).map_err(|e| format!("malformed JSON: {e}"))?;
-        let serde_json::Value::Object(mut obj) = v else {
-            return Err("expected a JSON object".into());
-        };
-        let key = match obj.remove(key_field) {
-            Some(serde_json::Value::String(k)) => k,
-            Some(serde_json::Value::Number(n)) => n.to_string(),
-            Some(other) => return Err(format!("field {key_field:?} must be a string, found {}", kind(&other))),
-            None => return Err(format!("missing field {key_field:?}")),
-        };
-        let text = match obj.remove(text_field) {
-            Some(serde_json::Value::String(t)) => t,
-            Some(other) => return Err(format!("field {text_field:?} must be a string, found {}", kind(&other))),
-            None => return Err(format!("missing field {text_field:?}")),
-        };
-        let biblio = biblio_fields(&obj)?;
-        let meta = (!obj.is_empty()).then(|| serde_json::Value::Object(obj).to_string());
-        Ok(NewDoc { key, text, meta, biblio })
-    }
-
-    #[test]
-    fn the_field_by_field_parse_equals_the_whole_value_parse() {
-        let lines: &[&str] = &[
-            r#"{"key": "a", "text": "one two three"}"#,
-            r#"  {"text": "t", "key": 17}"#,
-            r#"{"key": "a", "text": "first", "text": "last wins", "key": "b"}"#,
-            r#"{"k\u0065y": "escaped name", "te\u0078t": "x y z", "n\u00e4me": 1}"#,
-            r#"{"key": "m", "text": "t", "source": {"url": "http://x", "tags": [1, "two", null]}, "a": true}"#,
-            r#"{"key": "b", "text": "t", "title": "A Title", "year": "2019", "doi": "10.1/x"}"#,
-            r#"{"key": "b", "text": "t", "title": null, "year": 2020}"#,
-            r#"{"key": "b", "text": "t", "year": 20.5}"#,
-            r#"{"key": "b", "text": "t", "title": 5}"#,
-            r#"{"key": [1], "text": "t"}"#,
-            r#"{"key": "a", "text": {"x": 1}}"#,
-            r#"{"key": "a"}"#,
-            r#"{"text": "a"}"#,
-            r#"{"key": "a", "text": "t"} trailing"#,
-            r#"{"key": "a", "text": "t""#,
-            r#"{"key": "a", "text": "bad \q escape"}"#,
-            r#"{}"#,
-            r#"[1, 2]"#,
-            r#""just a string""#,
-            r#"not json"#,
-            r#"{"key": "a", "text": "t", "body": "b"}"#,
-        ];
-        for (key_field, text_field) in [("key", "text"), ("id", "body")] {
-            for line in lines {
-                let want = parse_as_value(line.as_bytes(), key_field, text_field);
-                let got = parse_line(line.as_bytes(), || "in line 1".to_string(), key_field, text_field);
-                match (&want, &got) {
-                    (Ok(w), Ok(g)) => {
-                        assert_eq!((&w.key, &w.text, &w.meta), (&g.key, &g.text, &g.meta), "{line}");
-                        assert_eq!(format!("{:?}", w.biblio), format!("{:?}", g.biblio), "{line}");
-                    }
-                    (Err(w), Err(g)) => {
-                        let g = g.to_string();
-                        assert!(g.contains("in line 1"), "{line}: {g}");
-                        assert!(g.contains(w.as_str()), "{line}: expected {w:?} in {g:?}");
-                    }
-                    _ => panic!("{line} ({key_field}, {text_field}): value parse {want:?}, field parse {got:?}"),
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn the_origin_log_holds_only_the_items_not_yet_reported() {
-        let origins = Origins::default();
-        let mut log = lock(&origins);
-        log.name = "in.jsonl".into();
-        for line in 1..=10 {
-            log.push(Origin::Line(line));
-        }
-        assert_eq!(log.take(0).as_deref(), Some("in.jsonl line 1"));
-        // Items 1 and 2 never asked for (e.g. reported without an origin): dropped on the way.
-        assert_eq!(log.take(3).as_deref(), Some("in.jsonl line 4"));
-        assert_eq!(log.held.len(), 6);
-        assert_eq!(log.take(3), None, "each item is taken once");
-        assert_eq!(log.take(9).as_deref(), Some("in.jsonl line 10"));
-        assert!(log.held.is_empty());
-        assert_eq!(log.take(10), None);
-        log.push(Origin::File(PathBuf::from("dir/a.txt")));
-        assert_eq!(log.take(10).as_deref(), Some("dir/a.txt"));
-    }
-
-    #[test]
-    fn a_long_jsonl_stream_keeps_the_origin_log_flat() {
-        let mut input = String::new();
-        for i in 0..5_000 {
-            if i % 1_000 == 999 {
-                input.push_str("{bad\n\n");
-            } else {
-                input.push_str(&format!("{{\"key\": \"k{i}\", \"text\": \"some words {i}\"}}\n"));
-            }
-        }
-        let origins = Origins::default();
-        let items = jsonl(
-            std::io::Cursor::new(input.into_bytes()),
-            "s".into(),
-            "key".into(),
-            "text".into(),
-            Some(origins.clone()),
-        )
-        .unwrap();
-        let mut most = 0;
-        for (seq, item) in items.enumerate() {
-            let o = lock(&origins).take(seq as u64);
-            most = most.max(lock(&origins).held.len());
-            // Blank lines are skipped but counted: item seq is on line seq + 1 + (bad lines before it).
-            let line = seq + 1 + seq / 1_000;
-            assert_eq!(o, Some(format!("s line {line}")));
-            assert_eq!(item.is_err(), seq % 1_000 == 999, "item {seq}");
-        }
-        assert_eq!(most, 0, "each origin is taken as its item is reported");
-    }
-
-    #[test]
-    fn a_line_over_the_cap_is_rejected_with_its_number_and_skipped() {
-        let long = format!("{{\"key\": \"big\", \"text\": \"{}\"}}", "word ".repeat(200));
-        for tail in ["\n", ""] {
-            let input = format!("{{\"key\": \"a\", \"text\": \"one two\"}}\n{long}{tail}{{\"key\": \"b\", \"text\": \"three\"}}\n");
-            // Without a newline after it the long line runs to the end of the input.
-            let items: Vec<_> = jsonl_capped(
-                std::io::Cursor::new(input.into_bytes()),
-                "s".into(),
-                "key".into(),
-                "text".into(),
-                None,
-                100,
-            )
-            .unwrap()
-            .collect();
-            assert_eq!(items.len(), if tail.is_empty() { 2 } else { 3 }, "{tail:?}");
-            assert_eq!(items[0].as_ref().unwrap().key, "a");
-            let e = items[1].as_ref().unwrap_err().to_string();
-            assert!(e.contains("s line 2") && e.contains("over 100 bytes"), "{e}");
-            if !tail.is_empty() {
-                assert_eq!(items[2].as_ref().unwrap().key, "b");
-            }
-        }
-        // A line of exactly the cap (newline aside) is read.
-        let line = format!("{{\"key\": \"c\", \"text\": \"{}\"}}", "x".repeat(50));
-        let cap = line.len();
-        let items: Vec<_> = jsonl_capped(
-            std::io::Cursor::new(format!("{line}\n").into_bytes()),
-            "s".into(),
-            "key".into(),
-            "text".into(),
-            None,
-            cap,
-        )
-        .unwrap()
-        .collect();
-        assert_eq!(items[0].as_ref().unwrap().key, "c");
-    }
-}
+mod tests;

@@ -1,4 +1,4 @@
-//! The fast path of reading a JSONL line ([`crate::input::parse_line`]): an object whose field
+//! The fast path of reading a JSONL line ([`super::parse_line`]): an object whose field
 //! names hold no escape and whose values are all strings, read in one pass that finds each
 //! string's end and unescapes it into its `String` at once (serde_json scans a string for its
 //! escapes, copies the pieces into a scratch buffer, then copies that into the value: the long
@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 /// One JSONL object read: the last `key_field` and `text_field` values and the other fields in
-/// input order (later duplicates replace earlier ones), as [`crate::input`]'s serde visitor keeps
+/// input order (later duplicates replace earlier ones), as [`super`]'s serde visitor keeps
 /// them.
 pub struct Fields {
     pub key: Option<Value>,

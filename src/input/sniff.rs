@@ -16,7 +16,7 @@
 use std::io::{self, Cursor, Read};
 use std::path::PathBuf;
 
-use fpdb::Error;
+use crate::Error;
 
 /// What the first bytes of an input say.
 #[derive(Debug, PartialEq)]
