@@ -202,57 +202,21 @@ impl Db {
     /// equal the exported database's, and exporting the new one gives the same bytes).
     pub fn import(path: impl AsRef<Path>, input: impl BufRead + Send, name: &Path) -> Result<(Db, ArchiveReport)> {
         let mut lines = input.lines();
-        let bad = |line: usize, what: String| Error::input(None, format!("{} line {line}: {what}", name.display()));
-        let first = lines
-            .next()
-            .ok_or_else(|| bad(1, "empty; an export starts with its settings line".into()))?
-            .map_err(|e| Error::io("read export", name, e))?;
-        let h: Header = serde_json::from_str(&first).map_err(|e| bad(1, format!("not an fpdb export's settings line: {e}")))?;
-        if h.kind != KIND_HEADER || h.version != VERSION {
-            return Err(bad(
-                1,
-                format!(
-                    "kind {:?} version {} (this build reads {KIND_HEADER:?} version {VERSION})",
-                    h.kind, h.version
-                ),
-            ));
-        }
-        let mut spec = FingerprintSpec::decode(&unhex(&h.spec, "spec", name)?, name)?;
-        if let (Method::WeightedSimHash(p), Some(idf)) = (&mut spec.method, &h.idf) {
-            p.idf = IdfHandle(Some(std::sync::Arc::new(IdfTable::decode(&unhex(idf, "idf", name)?, name)?)));
-        }
-        let config = doc_record::decode_config(&unhex(&h.config, "config", name)?, name)?;
-        let create = CreateOptions::default()
-            .with_spec(spec)
-            .with_tables(Tables::Blocks(config.tables))
-            .with_max_distance(config.max_distance)
-            .with_min_jaccard(config.min_jaccard)
-            .with_containment(config.containment)
-            .with_store_text(h.store_text);
-        let db = Db::create_with(path.as_ref(), &create, Options::default())?;
+        let h = read_header(&mut lines, name)?;
+        let db = create_from_header(path.as_ref(), &h, name)?;
         let mut rep = ArchiveReport::default();
         let mut failed: Option<Error> = None;
-        let mut prepared: Vec<Result<PreparedDoc>> = Vec::new();
         let mut n = 1usize;
         // The first decision line ends the documents.
         let mut first_decision: Option<String> = None;
         let docs = lines.by_ref().map_while(|l| {
             n += 1;
-            let parsed = l.map_err(|e| Error::io("read export", name, e)).and_then(|l| {
-                let k: Kind = serde_json::from_str(&l).map_err(|e| bad(n, format!("not JSON: {e}")))?;
-                if k.kind == KIND_DECISION {
+            match l.map_err(|e| Error::io("read export", name, e)).and_then(|l| doc_line(l, n, name)) {
+                Ok(Line::Doc(d)) => Some(*d),
+                Ok(Line::Decision(l)) => {
                     first_decision = Some(l);
-                    return Ok(None);
+                    None
                 }
-                if k.kind != KIND_DOC {
-                    return Err(bad(n, format!("a record of kind {:?}, which this build does not read", k.kind)));
-                }
-                serde_json::from_str::<DocLine>(&l)
-                    .map(Some)
-                    .map_err(|e| bad(n, format!("not a document line: {e}")))
-            });
-            match parsed {
-                Ok(d) => d,
                 Err(e) => {
                     failed.get_or_insert(e);
                     None
@@ -260,66 +224,16 @@ impl Db {
             }
         });
         if h.store_text {
-            let texts = docs.map(|d| {
-                Ok(NewDoc {
-                    key: d.key,
-                    text: d.text.unwrap_or_default(),
-                    meta: d.meta,
-                    biblio: Biblio {
-                        title: d.title,
-                        year: d.year,
-                        doi: d.doi,
-                    },
-                })
-            });
-            let mut doc_err: Option<Error> = None;
-            let s = db.ingest(texts, &IngestOptions::default(), |r| {
-                if let Err(e) = r.result {
-                    doc_err.get_or_insert(e);
-                }
-            })?;
-            if let Some(e) = doc_err {
-                return Err(e);
-            }
-            rep.docs = s.stored;
-            rep.texts = s.stored;
+            let stored = ingest_texts(&db, docs)?;
+            rep.docs = stored;
+            rep.texts = stored;
         } else {
-            for d in docs {
-                let fp = Fingerprint {
-                    simhash: d.simhash.unwrap_or(0),
-                    shingles: d.shingles.unwrap_or_default(),
-                    ..Fingerprint::default()
-                };
-                let b = Biblio {
-                    title: d.title,
-                    year: d.year,
-                    doi: d.doi,
-                };
-                prepared.push(PreparedDoc::new(d.key, fp, d.meta).and_then(|p| p.with_biblio(b)));
-                if prepared.len() == 1024 {
-                    rep.docs += commit_all(&db, std::mem::take(&mut prepared))?;
-                }
-            }
-            rep.docs += commit_all(&db, prepared)?;
+            rep.docs = commit_fingerprints(&db, docs)?;
         }
         if let Some(e) = failed {
             return Err(e);
         }
-        let mut decisions = Vec::new();
-        let rest = first_decision.into_iter().map(Ok).chain(lines);
-        for (i, l) in rest.enumerate() {
-            let at = n + i;
-            let l = l.map_err(|e| Error::io("read export", name, e))?;
-            let k: Kind = serde_json::from_str(&l).map_err(|e| bad(at, format!("not JSON: {e}")))?;
-            if k.kind != KIND_DECISION {
-                return Err(bad(
-                    at,
-                    format!("a record of kind {:?} after the decisions (only decisions may follow them)", k.kind),
-                ));
-            }
-            let d: DecisionLine = serde_json::from_str(&l).map_err(|e| bad(at, format!("not a decision line: {e}")))?;
-            decisions.push(d.decision);
-        }
+        let decisions = read_decisions(first_decision.into_iter().map(Ok).chain(lines), n, name)?;
         if !decisions.is_empty() {
             db.restore_decisions(&decisions)?;
             rep.decisions = decisions.len() as u64;
@@ -327,6 +241,141 @@ impl Db {
         db.flush()?;
         Ok((db, rep))
     }
+}
+
+/// The error of line `line` of the export `name`.
+fn bad(name: &Path, line: usize, what: String) -> Error {
+    Error::input(None, format!("{} line {line}: {what}", name.display()))
+}
+
+/// Reads the export's first line, its settings, and refuses a kind or version this build does not read.
+fn read_header(lines: &mut impl Iterator<Item = std::io::Result<String>>, name: &Path) -> Result<Header> {
+    let first = lines
+        .next()
+        .ok_or_else(|| bad(name, 1, "empty; an export starts with its settings line".into()))?
+        .map_err(|e| Error::io("read export", name, e))?;
+    let h: Header = serde_json::from_str(&first).map_err(|e| bad(name, 1, format!("not an fpdb export's settings line: {e}")))?;
+    if h.kind != KIND_HEADER || h.version != VERSION {
+        return Err(bad(
+            name,
+            1,
+            format!(
+                "kind {:?} version {} (this build reads {KIND_HEADER:?} version {VERSION})",
+                h.kind, h.version
+            ),
+        ));
+    }
+    Ok(h)
+}
+
+/// Creates the empty database at `path` with the settings of the export's header.
+fn create_from_header(path: &Path, h: &Header, name: &Path) -> Result<Db> {
+    let mut spec = FingerprintSpec::decode(&unhex(&h.spec, "spec", name)?, name)?;
+    if let (Method::WeightedSimHash(p), Some(idf)) = (&mut spec.method, &h.idf) {
+        p.idf = IdfHandle(Some(std::sync::Arc::new(IdfTable::decode(&unhex(idf, "idf", name)?, name)?)));
+    }
+    let config = doc_record::decode_config(&unhex(&h.config, "config", name)?, name)?;
+    let create = CreateOptions::default()
+        .with_spec(spec)
+        .with_tables(Tables::Blocks(config.tables))
+        .with_max_distance(config.max_distance)
+        .with_min_jaccard(config.min_jaccard)
+        .with_containment(config.containment)
+        .with_store_text(h.store_text);
+    Db::create_with(path, &create, Options::default())
+}
+
+/// A line of the export's document part: a document, or the first decision line, which ends it.
+enum Line {
+    Doc(Box<DocLine>),
+    Decision(String),
+}
+
+/// Parses line `n` of the document part; a kind other than a document or a decision is an error.
+fn doc_line(l: String, n: usize, name: &Path) -> Result<Line> {
+    let k: Kind = serde_json::from_str(&l).map_err(|e| bad(name, n, format!("not JSON: {e}")))?;
+    if k.kind == KIND_DECISION {
+        return Ok(Line::Decision(l));
+    }
+    if k.kind != KIND_DOC {
+        return Err(bad(
+            name,
+            n,
+            format!("a record of kind {:?}, which this build does not read", k.kind),
+        ));
+    }
+    serde_json::from_str::<DocLine>(&l)
+        .map(|d| Line::Doc(Box::new(d)))
+        .map_err(|e| bad(name, n, format!("not a document line: {e}")))
+}
+
+/// Ingests documents with their texts in order; the first document's error is the import's.
+fn ingest_texts(db: &Db, docs: impl Iterator<Item = DocLine> + Send) -> Result<u64> {
+    let texts = docs.map(|d| {
+        Ok(NewDoc {
+            key: d.key,
+            text: d.text.unwrap_or_default(),
+            meta: d.meta,
+            biblio: Biblio {
+                title: d.title,
+                year: d.year,
+                doi: d.doi,
+            },
+        })
+    });
+    let mut doc_err: Option<Error> = None;
+    let s = db.ingest(texts, &IngestOptions::default(), |r| {
+        if let Err(e) = r.result {
+            doc_err.get_or_insert(e);
+        }
+    })?;
+    if let Some(e) = doc_err {
+        return Err(e);
+    }
+    Ok(s.stored)
+}
+
+/// Commits documents given by their fingerprints, in order, 1024 at a time; returns how many.
+fn commit_fingerprints(db: &Db, docs: impl Iterator<Item = DocLine>) -> Result<u64> {
+    let mut stored = 0;
+    let mut prepared: Vec<Result<PreparedDoc>> = Vec::new();
+    for d in docs {
+        let fp = Fingerprint {
+            simhash: d.simhash.unwrap_or(0),
+            shingles: d.shingles.unwrap_or_default(),
+            ..Fingerprint::default()
+        };
+        let b = Biblio {
+            title: d.title,
+            year: d.year,
+            doi: d.doi,
+        };
+        prepared.push(PreparedDoc::new(d.key, fp, d.meta).and_then(|p| p.with_biblio(b)));
+        if prepared.len() == 1024 {
+            stored += commit_all(db, std::mem::take(&mut prepared))?;
+        }
+    }
+    Ok(stored + commit_all(db, prepared)?)
+}
+
+/// Reads the decision lines that end the export, the first of them line `n`; any other kind there is an error.
+fn read_decisions(rest: impl Iterator<Item = std::io::Result<String>>, n: usize, name: &Path) -> Result<Vec<Decision>> {
+    let mut decisions = Vec::new();
+    for (i, l) in rest.enumerate() {
+        let at = n + i;
+        let l = l.map_err(|e| Error::io("read export", name, e))?;
+        let k: Kind = serde_json::from_str(&l).map_err(|e| bad(name, at, format!("not JSON: {e}")))?;
+        if k.kind != KIND_DECISION {
+            return Err(bad(
+                name,
+                at,
+                format!("a record of kind {:?} after the decisions (only decisions may follow them)", k.kind),
+            ));
+        }
+        let d: DecisionLine = serde_json::from_str(&l).map_err(|e| bad(name, at, format!("not a decision line: {e}")))?;
+        decisions.push(d.decision);
+    }
+    Ok(decisions)
 }
 
 /// Commits fingerprinted documents in order; the first document's error is the import's.

@@ -308,108 +308,132 @@ pub fn semantic_eval(embedder: &Embedder, spec: &FingerprintSpec, k: u32, t: f64
     Ok(SemanticEval::from_scores(scores, k, t, embeds_per_second))
 }
 
+/// The cosines of `s`, in its order.
+fn cosines(s: &[&PairScore]) -> Vec<f32> {
+    s.iter().map(|p| p.cosine).collect()
+}
+
+/// The sweep of β from 0.50 to 1.00: recall, false rates, the semantic channel's and the union's scores.
+fn sweep_rows(scores: &[PairScore], dups: &[&PairScore], hard: &[&PairScore], easy: &[&PairScore]) -> Vec<BetaRow> {
+    let truth = || scores.iter().map(|p| p.dup);
+    (50..=100)
+        .map(|step| {
+            let beta = grid_beta(step);
+            BetaRow {
+                beta,
+                recall: share(dups, |p| p.cosine >= beta),
+                hard_false_rate: share(hard, |p| p.cosine >= beta),
+                easy_false_rate: share(easy, |p| p.cosine >= beta),
+                semantic: score(scores.iter().map(|p| p.cosine >= beta), truth()),
+                union: score(scores.iter().map(|p| p.cosine >= beta || p.text), truth()),
+            }
+        })
+        .collect()
+}
+
+/// The rule's β on all hard negatives, and its check on the held-out split (β from the rest).
+fn calibrated_beta(dups: &[&PairScore], hard: &[&PairScore]) -> Option<Calibrated> {
+    calibrate(&cosines(hard)).map(|beta| {
+        let cal: Vec<&PairScore> = hard.iter().copied().filter(|p| !p.held_out).collect();
+        let held_dups: Vec<&PairScore> = dups.iter().copied().filter(|p| p.held_out).collect();
+        let held_hard: Vec<&PairScore> = hard.iter().copied().filter(|p| p.held_out).collect();
+        let cal_beta = if held_hard.is_empty() { None } else { calibrate(&cosines(&cal)) };
+        Calibrated {
+            beta,
+            recall: share(dups, |p| p.cosine >= beta),
+            hard_false_rate: false_rate(&cosines(hard), beta),
+            cal_beta,
+            held_out: cal_beta.map(|b| {
+                (
+                    share(&held_dups, |p| p.cosine >= b),
+                    share(&held_hard, |p| p.cosine >= b),
+                    held_dups.len(),
+                    held_hard.len(),
+                )
+            }),
+        }
+    })
+}
+
+/// One row per (duplicate or not, hard or not, kind): its cosine quantiles, mean overlaps and rule's β.
+fn kind_rows(scores: &[PairScore]) -> Vec<KindRow> {
+    let mut by_kind: BTreeMap<(bool, bool, &str), Vec<&PairScore>> = BTreeMap::new();
+    for p in scores {
+        by_kind.entry((!p.dup, p.hard, p.kind.as_str())).or_default().push(p);
+    }
+    by_kind
+        .into_iter()
+        .map(|((neg, hard, kind), s)| {
+            let mut c = cosines(&s);
+            c.sort_by(f32::total_cmp);
+            let (tail, extreme) = if neg {
+                (quantile(&c, 0.9), quantile(&c, 1.0))
+            } else {
+                (quantile(&c, 0.1), quantile(&c, 0.0))
+            };
+            KindRow {
+                kind: kind.to_string(),
+                dup: !neg,
+                hard,
+                pairs: s.len(),
+                cosine_median: quantile(&c, 0.5),
+                cosine_tail: tail,
+                cosine_extreme: extreme,
+                mean_overlap: s.iter().map(|p| p.overlap).sum::<f64>() / s.len() as f64,
+                mean_jaccard: s.iter().map(|p| p.jaccard).sum::<f64>() / s.len() as f64,
+                mean_shingle_overlap: s.iter().map(|p| p.shingle_overlap).sum::<f64>() / s.len() as f64,
+                rule_beta: if hard { calibrate(&c) } else { None },
+            }
+        })
+        .collect()
+}
+
+/// The word and shingle overlap gates at β 0.70, 0.76 and the rule's β: recall and hard false rate per minimum overlap.
+fn lexical_rows(dups: &[&PairScore], hard: &[&PairScore], calibrated: Option<&Calibrated>) -> Vec<LexicalRow> {
+    let mut lex_betas = vec![0.70, 0.76];
+    lex_betas.extend(calibrated.map(|c| c.beta));
+    /// A lexical gate: its name, the overlaps tried, the overlap of a pair.
+    type Gate = (&'static str, &'static [f64], fn(&PairScore) -> f64);
+    let gates: [Gate; 2] = [
+        ("words", &OVERLAP_GRID, |p| p.overlap),
+        ("shingles", &SHINGLE_GRID, |p| p.shingle_overlap),
+    ];
+    let mut lexical = Vec::new();
+    for (gate, grid, of) in gates {
+        for &beta in &lex_betas {
+            for &min_overlap in grid {
+                let hit = |p: &PairScore| p.cosine >= beta && of(p) >= min_overlap;
+                lexical.push(LexicalRow {
+                    gate,
+                    beta,
+                    min_overlap,
+                    recall: share(dups, hit),
+                    hard_false_rate: share(hard, hit),
+                });
+            }
+        }
+    }
+    lexical
+}
+
 impl SemanticEval {
     /// The report of already scored pairs.
     pub fn from_scores(scores: Vec<PairScore>, k: u32, t: f64, embeds_per_second: f64) -> SemanticEval {
-        let all: Vec<&PairScore> = scores.iter().collect();
         let dups: Vec<&PairScore> = scores.iter().filter(|p| p.dup).collect();
         let hard: Vec<&PairScore> = scores.iter().filter(|p| p.hard).collect();
         let easy: Vec<&PairScore> = scores.iter().filter(|p| !p.dup && !p.hard).collect();
-        let truth = || scores.iter().map(|p| p.dup);
-        let mean = |s: &[&PairScore]| s.iter().map(|p| p.cosine).sum::<f32>() / s.len().max(1) as f32;
         let negatives: Vec<&PairScore> = scores.iter().filter(|p| !p.dup).collect();
-        let sweep = (50..=100)
-            .map(|step| {
-                let beta = grid_beta(step);
-                BetaRow {
-                    beta,
-                    recall: share(&dups, |p| p.cosine >= beta),
-                    hard_false_rate: share(&hard, |p| p.cosine >= beta),
-                    easy_false_rate: share(&easy, |p| p.cosine >= beta),
-                    semantic: score(scores.iter().map(|p| p.cosine >= beta), truth()),
-                    union: score(scores.iter().map(|p| p.cosine >= beta || p.text), truth()),
-                }
-            })
-            .collect();
-        let cosines = |s: &[&PairScore]| s.iter().map(|p| p.cosine).collect::<Vec<f32>>();
-        let calibrated = calibrate(&cosines(&hard)).map(|beta| {
-            let cal: Vec<&PairScore> = hard.iter().copied().filter(|p| !p.held_out).collect();
-            let held_dups: Vec<&PairScore> = dups.iter().copied().filter(|p| p.held_out).collect();
-            let held_hard: Vec<&PairScore> = hard.iter().copied().filter(|p| p.held_out).collect();
-            let cal_beta = if held_hard.is_empty() { None } else { calibrate(&cosines(&cal)) };
-            Calibrated {
-                beta,
-                recall: share(&dups, |p| p.cosine >= beta),
-                hard_false_rate: false_rate(&cosines(&hard), beta),
-                cal_beta,
-                held_out: cal_beta.map(|b| {
-                    (
-                        share(&held_dups, |p| p.cosine >= b),
-                        share(&held_hard, |p| p.cosine >= b),
-                        held_dups.len(),
-                        held_hard.len(),
-                    )
-                }),
-            }
-        });
-        let mut by_kind: BTreeMap<(bool, bool, &str), Vec<&PairScore>> = BTreeMap::new();
-        for p in &scores {
-            by_kind.entry((!p.dup, p.hard, p.kind.as_str())).or_default().push(p);
-        }
-        let kinds = by_kind
-            .into_iter()
-            .map(|((neg, hard, kind), s)| {
-                let mut c = cosines(&s);
-                c.sort_by(f32::total_cmp);
-                let (tail, extreme) = if neg {
-                    (quantile(&c, 0.9), quantile(&c, 1.0))
-                } else {
-                    (quantile(&c, 0.1), quantile(&c, 0.0))
-                };
-                KindRow {
-                    kind: kind.to_string(),
-                    dup: !neg,
-                    hard,
-                    pairs: s.len(),
-                    cosine_median: quantile(&c, 0.5),
-                    cosine_tail: tail,
-                    cosine_extreme: extreme,
-                    mean_overlap: s.iter().map(|p| p.overlap).sum::<f64>() / s.len() as f64,
-                    mean_jaccard: s.iter().map(|p| p.jaccard).sum::<f64>() / s.len() as f64,
-                    mean_shingle_overlap: s.iter().map(|p| p.shingle_overlap).sum::<f64>() / s.len() as f64,
-                    rule_beta: if hard { calibrate(&c) } else { None },
-                }
-            })
-            .collect();
-        let mut lex_betas = vec![0.70, 0.76];
-        lex_betas.extend(calibrated.as_ref().map(|c| c.beta));
-        /// A lexical gate: its name, the overlaps tried, the overlap of a pair.
-        type Gate = (&'static str, &'static [f64], fn(&PairScore) -> f64);
-        let gates: [Gate; 2] = [
-            ("words", &OVERLAP_GRID, |p| p.overlap),
-            ("shingles", &SHINGLE_GRID, |p| p.shingle_overlap),
-        ];
-        let mut lexical = Vec::new();
-        for (gate, grid, of) in gates {
-            for &beta in &lex_betas {
-                for &min_overlap in grid {
-                    let hit = |p: &PairScore| p.cosine >= beta && of(p) >= min_overlap;
-                    lexical.push(LexicalRow {
-                        gate,
-                        beta,
-                        min_overlap,
-                        recall: share(&dups, hit),
-                        hard_false_rate: share(&hard, hit),
-                    });
-                }
-            }
-        }
+        let mean = |s: &[&PairScore]| s.iter().map(|p| p.cosine).sum::<f32>() / s.len().max(1) as f32;
+        let sweep = sweep_rows(&scores, &dups, &hard, &easy);
+        let calibrated = calibrated_beta(&dups, &hard);
+        let kinds = kind_rows(&scores);
+        let lexical = lexical_rows(&dups, &hard, calibrated.as_ref());
         SemanticEval {
-            pairs: all.len(),
+            pairs: scores.len(),
             duplicates: dups.len(),
             hard_negatives: hard.len(),
             held_out: scores.iter().filter(|p| p.held_out).count(),
-            text: score(scores.iter().map(|p| p.text), truth()),
+            text: score(scores.iter().map(|p| p.text), scores.iter().map(|p| p.dup)),
             max_distance: k,
             min_jaccard: t,
             mean_cosine: (mean(&dups), mean(&negatives)),

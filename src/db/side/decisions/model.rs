@@ -266,36 +266,41 @@ mod tests {
         }
     }
 
-    /// The brute-force model: the same-closure by repeated relaxation over the raw decisions, a
-    /// group's keys checked against every `distinct` decision, edges taken one by one.
-    fn brute(keys: &[String], decisions: &[Decision], soft: &[(u64, u64)]) -> (Vec<Vec<u64>>, Vec<(u64, u64)>) {
-        let n = keys.len();
-        // group label per node; same-closure first
-        let mut label: Vec<usize> = (0..n).collect();
+    /// Relabels every `max(x, y)` as `min(x, y)`; returns whether the two labels differed.
+    fn merge_labels<'a>(labels: impl IntoIterator<Item = &'a mut usize>, x: usize, y: usize) -> bool {
+        if x == y {
+            return false;
+        }
+        let (keep, gone) = (x.min(y), x.max(y));
+        for l in labels {
+            if *l == gone {
+                *l = keep;
+            }
+        }
+        true
+    }
+
+    /// A label per node (one node per key), nodes whose keys a `same` decision names together sharing one, by repeated relaxation.
+    fn node_labels(keys: &[String], decisions: &[Decision]) -> Vec<usize> {
+        let mut label: Vec<usize> = (0..keys.len()).collect();
         loop {
             let mut changed = false;
             for d in decisions.iter().filter(|d| d.decision == DecisionKind::Same) {
-                // every node whose key is d.a or d.b, or equal-labelled... keys may repeat? no: one node per key
                 let ia = keys.iter().position(|k| *k == d.a);
                 let ib = keys.iter().position(|k| *k == d.b);
                 if let (Some(x), Some(y)) = (ia, ib) {
                     let (lx, ly) = (label[x], label[y]);
-                    if lx != ly {
-                        let (keep, gone) = (lx.min(ly), lx.max(ly));
-                        for l in label.iter_mut() {
-                            if *l == gone {
-                                *l = keep;
-                            }
-                        }
-                        changed = true;
-                    }
+                    changed |= merge_labels(label.iter_mut(), lx, ly);
                 }
             }
             if !changed {
-                break;
+                return label;
             }
         }
-        // keys joined by same decisions through absent keys: the closure over keys
+    }
+
+    /// The class of every decided key: the closure of the `same` decisions over keys, absent ones included.
+    fn key_classes(decisions: &[Decision]) -> HashMap<String, usize> {
         let mut key_class: HashMap<String, usize> = HashMap::new();
         let all_keys: BTreeSet<&String> = decisions.iter().flat_map(|d| [&d.a, &d.b]).collect();
         for (i, k) in all_keys.iter().enumerate() {
@@ -305,30 +310,27 @@ mod tests {
             let mut changed = false;
             for d in decisions.iter().filter(|d| d.decision == DecisionKind::Same) {
                 let (x, y) = (key_class[&d.a], key_class[&d.b]);
-                if x != y {
-                    let (keep, gone) = (x.min(y), x.max(y));
-                    for v in key_class.values_mut() {
-                        if *v == gone {
-                            *v = keep;
-                        }
-                    }
-                    changed = true;
-                }
+                changed |= merge_labels(key_class.values_mut(), x, y);
             }
             if !changed {
-                break;
+                return key_class;
             }
         }
+    }
+
+    /// The brute-force model: the same-closure by repeated relaxation over the raw decisions, a
+    /// group's keys checked against every `distinct` decision, edges taken one by one.
+    fn brute(keys: &[String], decisions: &[Decision], soft: &[(u64, u64)]) -> (Vec<Vec<u64>>, Vec<(u64, u64)>) {
+        let n = keys.len();
+        let mut label = node_labels(keys, decisions);
+        // Nodes of one class share a label, also when the keys joining them are absent.
+        let key_class = key_classes(decisions);
         for i in 0..n {
             for j in 0..n {
                 if let (Some(ci), Some(cj)) = (key_class.get(&keys[i]), key_class.get(&keys[j])) {
-                    if ci == cj && label[i] != label[j] {
-                        let (keep, gone) = (label[i].min(label[j]), label[i].max(label[j]));
-                        for l in label.iter_mut() {
-                            if *l == gone {
-                                *l = keep;
-                            }
-                        }
+                    if ci == cj {
+                        let (li, lj) = (label[i], label[j]);
+                        merge_labels(label.iter_mut(), li, lj);
                     }
                 }
             }
@@ -346,19 +348,11 @@ mod tests {
         };
         let mut taken = Vec::new();
         for &(a, b) in soft {
-            let (x, y) = (a as usize, b as usize);
-            let (lx, ly) = (label[x], label[y]);
-            if lx != ly {
-                if violates(&label, lx, ly) {
-                    continue;
-                }
-                let (keep, gone) = (lx.min(ly), lx.max(ly));
-                for l in label.iter_mut() {
-                    if *l == gone {
-                        *l = keep;
-                    }
-                }
+            let (lx, ly) = (label[a as usize], label[b as usize]);
+            if lx != ly && violates(&label, lx, ly) {
+                continue;
             }
+            merge_labels(label.iter_mut(), lx, ly);
             taken.push((a, b));
         }
         let mut groups: BTreeMap<usize, Vec<u64>> = BTreeMap::new();

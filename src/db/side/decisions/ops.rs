@@ -162,19 +162,7 @@ fn new_decision(a: &str, b: &str, decision: DecisionKind, reason: Option<&str>, 
 /// pairwise), and every difference recorded in `pend` (edges, groups) and `delta` (held and same
 /// edges).
 fn regroup(st: &State, w: &mut Writer, pend: &mut Pending, before: &Mem, classes: &Classes, seeds: &[u64], delta: &mut Delta) {
-    let mut set: BTreeSet<u64> = BTreeSet::new();
-    for &x in seeds {
-        if !st.docs.contains_key(&x) {
-            continue;
-        }
-        let g = pend.group_of(st, x);
-        match w.members.get(&g) {
-            Some(m) => set.extend(m.iter().copied()),
-            None => {
-                set.insert(x);
-            }
-        }
-    }
+    let set = seed_groups(st, w, pend, seeds);
     if set.is_empty() {
         return;
     }
@@ -206,36 +194,9 @@ fn regroup(st: &State, w: &mut Writer, pend: &mut Pending, before: &Mem, classes
     let mut soft: Vec<(u64, u64)> = verified.iter().copied().collect();
     soft.sort_unstable_by_key(|&(lo, hi)| (hi, lo));
     let out = group_under(classes, &nodes, &soft);
-    // A class's documents, linked pairwise (so that removing one keeps the others together).
-    let mut by_class: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
-    for (id, c) in nodes.iter().filter_map(|&(id, c)| c.map(|c| (id, c))) {
-        by_class.entry(c).or_default().push(id);
-    }
-    let mut must: BTreeSet<(u64, u64)> = BTreeSet::new();
-    for m in by_class.values() {
-        for (i, &x) in m.iter().enumerate() {
-            for &y in &m[i + 1..] {
-                must.insert(lo_hi(x, y));
-            }
-        }
-    }
+    let must = class_links(&nodes);
     let final_edges: BTreeSet<(u64, u64)> = out.taken.iter().map(|&(a, b)| lo_hi(a, b)).chain(must.iter().copied()).collect();
-    for &(x, y) in accepted.difference(&final_edges) {
-        for (a, b) in [(x, y), (y, x)] {
-            if let Some(v) = w.edges.get_mut(&a) {
-                v.retain(|&z| z != b);
-                if v.is_empty() {
-                    w.edges.remove(&a);
-                }
-            }
-        }
-        pend.edges_removed.push((x, y));
-    }
-    for &(x, y) in final_edges.difference(&accepted) {
-        w.edges.entry(x).or_default().push(y);
-        w.edges.entry(y).or_default().push(x);
-        pend.edges_added.push((x, y));
-    }
+    relink(w, pend, &accepted, &final_edges);
     let held_after: BTreeMap<(u64, u64), KeyPair> = out.held.into_iter().map(|((a, b), p)| (lo_hi(a, b), p)).collect();
     for (e, p) in &held_before {
         if held_after.get(e) != Some(p) {
@@ -250,13 +211,72 @@ fn regroup(st: &State, w: &mut Writer, pend: &mut Pending, before: &Mem, classes
     let same_after: BTreeSet<(u64, u64)> = must.difference(&verified).copied().collect();
     delta.same_delete.extend(same_before.difference(&same_after));
     delta.same_put.extend(same_after.difference(&same_before));
-    // The groups: the old ones dropped, the new ones (id = smallest member) set.
-    for &id in &set {
+    replace_groups(st, w, pend, &set, out.groups);
+}
+
+/// The live documents of the groups of `seeds` (a seed with no group of several: itself).
+fn seed_groups(st: &State, w: &Writer, pend: &Pending, seeds: &[u64]) -> BTreeSet<u64> {
+    let mut set: BTreeSet<u64> = BTreeSet::new();
+    for &x in seeds {
+        if !st.docs.contains_key(&x) {
+            continue;
+        }
+        let g = pend.group_of(st, x);
+        match w.members.get(&g) {
+            Some(m) => set.extend(m.iter().copied()),
+            None => {
+                set.insert(x);
+            }
+        }
+    }
+    set
+}
+
+/// A class's documents, linked pairwise (so that removing one keeps the others together).
+fn class_links(nodes: &[Node]) -> BTreeSet<(u64, u64)> {
+    let mut by_class: BTreeMap<usize, Vec<u64>> = BTreeMap::new();
+    for (id, c) in nodes.iter().filter_map(|&(id, c)| c.map(|c| (id, c))) {
+        by_class.entry(c).or_default().push(id);
+    }
+    let mut must: BTreeSet<(u64, u64)> = BTreeSet::new();
+    for m in by_class.values() {
+        for (i, &x) in m.iter().enumerate() {
+            for &y in &m[i + 1..] {
+                must.insert(lo_hi(x, y));
+            }
+        }
+    }
+    must
+}
+
+/// Removes the edges of `accepted` not in `final_edges` and adds those of `final_edges` not in `accepted`, in the writer and in `pend`.
+fn relink(w: &mut Writer, pend: &mut Pending, accepted: &BTreeSet<(u64, u64)>, final_edges: &BTreeSet<(u64, u64)>) {
+    for &(x, y) in accepted.difference(final_edges) {
+        for (a, b) in [(x, y), (y, x)] {
+            if let Some(v) = w.edges.get_mut(&a) {
+                v.retain(|&z| z != b);
+                if v.is_empty() {
+                    w.edges.remove(&a);
+                }
+            }
+        }
+        pend.edges_removed.push((x, y));
+    }
+    for &(x, y) in final_edges.difference(accepted) {
+        w.edges.entry(x).or_default().push(y);
+        w.edges.entry(y).or_default().push(x);
+        pend.edges_added.push((x, y));
+    }
+}
+
+/// The groups of `set` dropped and `groups` set in their place (id = smallest member).
+fn replace_groups(st: &State, w: &mut Writer, pend: &mut Pending, set: &BTreeSet<u64>, groups: Vec<Vec<u64>>) {
+    for &id in set {
         let g = pend.group_of(st, id);
         w.members.remove(&g);
         pend.touched_groups.insert(g);
     }
-    for g in out.groups {
+    for g in groups {
         let gid = g[0];
         for &m in &g {
             if pend.group_of(st, m) != gid {

@@ -29,8 +29,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
-use std::collections::BTreeMap;
-
 use parking_lot::Mutex;
 use rocksdb::{Cache, WriteBatch, WriteOptions};
 
@@ -40,13 +38,13 @@ use crate::fingerprint::similarity::hamming;
 use crate::intmap::IntMap;
 use crate::semantic::{
     self as sem, embed_text, embed_text_owned, Aside, BackfillReport, Corpus, Embedder, EmbedderOptions, Groups, Indexer, IndexerOptions,
-    IndexerState, Scan, SemanticChannel, SemanticError, SemanticOptions, SemanticSpec, SemanticStatus, StoredVector, CF_SEMANTIC,
-    CF_SEMANTIC_QUEUE,
+    Scan, SemanticChannel, SemanticError, SemanticOptions, SemanticSpec, SemanticStatus, StoredVector, CF_SEMANTIC, CF_SEMANTIC_QUEUE,
 };
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::CF_META;
 
 use super::super::{Creating, Opening, Query, SideIndex};
+use super::active::Active;
 use crate::db::handle::{Db, Inner};
 use crate::db::options::Options;
 use crate::db::pending::Pending;
@@ -54,86 +52,8 @@ use crate::db::rocks_options::rocks_options;
 use crate::db::state::{State, Writer};
 use crate::db::types::{Channel, CheckReport, Fault, Hit, NewDoc, QueryAnswer, Stats};
 
-/// The channel of an open database that has one.
-pub(super) struct Active {
-    pub(super) channel: Arc<SemanticChannel>,
-    pub(super) embedder: Arc<Embedder>,
-    /// The handle's search (`SemanticOptions::search`): queries and `--groups union` links.
-    search: sem::SearchMode,
-    /// The durable cursor at open (the indexer's, once it runs).
-    cursor_at_open: u64,
-    indexer: OnceLock<Indexer>,
-    /// The live documents that have no vector on purpose (the durable `semantic_aside` entries):
-    /// changed with the batches that write them, under the writer lock.
-    aside: Mutex<BTreeMap<u64, (Aside, String)>>,
-}
-
 /// The reason recorded for a document whose text (or field) is empty.
 const NOTHING_TO_EMBED: &str = "nothing to embed: the text (or the spec's field) is empty";
-
-impl Active {
-    /// The indexer's cursor (the durable one at open when no indexer runs).
-    fn cursor(&self) -> u64 {
-        self.indexer.get().map_or(self.cursor_at_open, Indexer::cursor)
-    }
-
-    /// Live documents set aside as failures.
-    fn failures(&self) -> u64 {
-        self.aside.lock().values().filter(|(k, _)| k.is_failure()).count() as u64
-    }
-
-    /// The channel's state: `off` without an indexer; a running indexer with documents set aside
-    /// is `degraded`, saying how many and the first.
-    fn state(&self) -> ChannelState {
-        let Some(i) = self.indexer.get() else {
-            return ChannelState {
-                state: "off",
-                reason: None,
-            };
-        };
-        match i.state() {
-            IndexerState::Running => {
-                let aside = self.aside.lock();
-                let mut failed = aside.iter().filter(|(_, (k, _))| k.is_failure());
-                match failed.next() {
-                    None => ChannelState {
-                        state: "running",
-                        reason: None,
-                    },
-                    Some((id, (_, why))) => ChannelState {
-                        state: "degraded",
-                        reason: Some(format!(
-                            "{} document(s) set aside by the semantic indexer (doc {id}: {why})",
-                            1 + failed.count()
-                        )),
-                    },
-                }
-            }
-            s => ChannelState {
-                state: s.word(),
-                reason: s.reason().map(|r| format!("semantic indexer: {r}")),
-            },
-        }
-    }
-}
-
-/// The semantic channel's state as `Stats`, health and metrics report it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct ChannelState {
-    /// `running`, `degraded`, `stopped`, or `off` (this handle runs no indexer).
-    state: &'static str,
-    reason: Option<String>,
-}
-
-impl ChannelState {
-    fn word(&self) -> &'static str {
-        self.state
-    }
-
-    fn reason(&self) -> Option<&str> {
-        self.reason.as_deref()
-    }
-}
 
 /// The side index: always registered (with the feature); active when the database's spec has it.
 pub(crate) struct Semantic {
