@@ -182,8 +182,10 @@ pub enum Error {
     /// A fault injected by a failpoint (only with the `failpoints` feature).
     #[error("injected failure at failpoint `{0}`")]
     Injected(&'static str),
-    /// The semantic channel (feature `semantic`) failed: its model (missing: the message names
-    /// `scripts/fetch-model.sh`), its stored spec (a different model), its vectors or its indexer.
+    /// The semantic channel (feature `semantic`) failed in what is its own: its model (missing: the
+    /// message names `scripts/fetch-model.sh`; unusable; failing on an input), its stored spec (a
+    /// different model) or its indexer (stopped, or not caught up in time). Its I/O, RocksDB,
+    /// corruption and option errors are this enum's `Io`, `Rocks`, `Corruption`, `InvalidOption`.
     #[cfg(feature = "semantic")]
     #[error(transparent)]
     Semantic(#[from] crate::semantic::SemanticError),

@@ -15,6 +15,7 @@ use fpdb::semantic::{
     quantize, Corpus, Embedder, EmbedderOptions, Hyperplanes, Indexer, IndexerOptions, IndexerState, Pooling, SearchMode, SemanticError,
     SemanticSpec, VectorSet,
 };
+use fpdb::Error;
 
 fn tiny(dir: &Path, seed: u64) -> PathBuf {
     write_tiny_model(&dir.join(format!("tiny-{seed}")), seed).unwrap()
@@ -111,10 +112,10 @@ fn identity_hash_follows_the_weights() {
     assert!(
         matches!(
             err,
-            SemanticError::SpecMismatch {
+            Error::Semantic(SemanticError::SpecMismatch {
                 field: "model.weights_xxh3",
                 ..
-            }
+            })
         ),
         "{err}"
     );
@@ -122,11 +123,11 @@ fn identity_hash_follows_the_weights() {
     other_field.field = Some("abstract".into());
     assert!(matches!(
         sa.check_matches(&other_field),
-        Err(SemanticError::SpecMismatch { field: "field", .. })
+        Err(Error::Semantic(SemanticError::SpecMismatch { field: "field", .. }))
     ));
 }
 
-fn load_err(dir: &Path, max_tokens: usize) -> SemanticError {
+fn load_err(dir: &Path, max_tokens: usize) -> Error {
     Embedder::load(
         dir,
         &EmbedderOptions {
@@ -141,7 +142,7 @@ fn load_err(dir: &Path, max_tokens: usize) -> SemanticError {
 fn missing_model_is_one_clear_error() {
     let t = tempfile::tempdir().unwrap();
     let err = Embedder::load(t.path().join("nowhere"), &EmbedderOptions::default()).unwrap_err();
-    assert!(matches!(err, SemanticError::ModelMissing { .. }), "{err:?}");
+    assert!(matches!(err, Error::Semantic(SemanticError::ModelMissing { .. })), "{err:?}");
     let msg = err.to_string();
     assert!(msg.contains("scripts/fetch-model.sh") && msg.contains("nowhere"), "{msg}");
 
@@ -149,7 +150,7 @@ fn missing_model_is_one_clear_error() {
     std::fs::remove_file(dir.join("model.safetensors")).unwrap();
     let err = load_err(&dir, 16);
     match &err {
-        SemanticError::ModelMissing { missing, .. } => assert!(missing.ends_with("model.safetensors")),
+        Error::Semantic(SemanticError::ModelMissing { missing, .. }) => assert!(missing.ends_with("model.safetensors")),
         other => panic!("{other:?}"),
     }
     assert!(err.to_string().contains("scripts/fetch-model.sh"));
@@ -162,7 +163,7 @@ fn missing_model_is_one_clear_error() {
     std::fs::write(dir.join("1_Pooling/config.json"), r#"{"pooling_mode_max_tokens": true}"#).unwrap();
     let err = load_err(&dir, 16);
     assert!(
-        matches!(err, SemanticError::ModelInvalid { .. }) && err.to_string().contains("pooling_mode_max_tokens"),
+        matches!(err, Error::Semantic(SemanticError::ModelInvalid { .. })) && err.to_string().contains("pooling_mode_max_tokens"),
         "{err}"
     );
 }
@@ -282,7 +283,7 @@ fn indexer_embeds_everything_and_survives_reopen() {
     // another model is refused on open
     let (_, other) = spec_for(&tiny(t.path(), 2), 32);
     match RocksCorpus::open(&path, &other) {
-        Err(SemanticError::SpecMismatch { field, .. }) => assert_eq!(field, "model.weights_xxh3"),
+        Err(Error::Semantic(SemanticError::SpecMismatch { field, .. })) => assert_eq!(field, "model.weights_xxh3"),
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("opened with another model"),
     }
@@ -308,7 +309,7 @@ fn indexer_retries_a_failed_commit_and_resumes_after_a_crash() {
         // a backoff far longer than the test: the indexer stays degraded
         let ix = start_with(&m, &c, cursor, 4, Duration::from_secs(600));
         let err = ix.wait_until(30, Duration::from_secs(60)).unwrap_err();
-        assert!(matches!(err, SemanticError::WaitTimeout { .. }), "{err}");
+        assert!(matches!(err, Error::Semantic(SemanticError::WaitTimeout { .. })), "{err}");
         match ix.state() {
             IndexerState::Degraded { reason, failures } => {
                 assert!(reason.contains("commit 3 failed"), "{reason}");
@@ -473,7 +474,7 @@ fn real_model() -> Option<Embedder> {
 mod in_db {
     use super::*;
     use fpdb::semantic::{SemanticConfig, SemanticOptions, FETCH_SCRIPT};
-    use fpdb::{Channel, CreateOptions, Db, Error, MatchKind, Options, QueryOptions};
+    use fpdb::{Channel, CreateOptions, Db, MatchKind, Options, QueryOptions};
 
     /// A database with the channel over the tiny model of `seed` (β given), its model directory.
     fn create(t: &Path, seed: u64, beta: f32) -> (PathBuf, PathBuf) {
@@ -885,7 +886,7 @@ mod in_db {
         let listed = d.semantic_set_aside().unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!((listed[0].0, listed[0].1.as_str()), (2, "k2"));
-        assert!(listed[0].2.contains("at doc 2"), "{listed:?}");
+        assert!(listed[0].2.contains("(doc 2)"), "{listed:?}");
         let st = d.semantic_status().unwrap();
         assert_eq!((st.state, st.set_aside), ("degraded", 1));
         assert!(st.reason.unwrap().contains("doc 2"));

@@ -91,7 +91,7 @@ mod imp {
         c.field = a.field;
         c.max_tokens = a.max_tokens.unwrap_or(c.max_tokens);
         if let Some(g) = a.groups {
-            c.groups = g.parse().map_err(Error::from).or_raise(py)?;
+            c.groups = g.parse().or_raise(py)?;
         }
         Ok(create.with_semantic(Some(c)))
     }

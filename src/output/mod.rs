@@ -393,10 +393,6 @@ fn semantic_fields<M: serde::ser::SerializeMap>(m: &mut M, e: &crate::semantic::
             m.serialize_entry("path", &path(p))?;
             m.serialize_entry("message", message)?;
         }
-        S::Io { path: p, source } => {
-            m.serialize_entry("path", &path(p))?;
-            m.serialize_entry("errno", &source.raw_os_error())?;
-        }
         S::Inference { op, message, batch } => {
             m.serialize_entry("op", op)?;
             m.serialize_entry("message", message)?;
@@ -406,18 +402,6 @@ fn semantic_fields<M: serde::ser::SerializeMap>(m: &mut M, e: &crate::semantic::
             m.serialize_entry("field", field)?;
             m.serialize_entry("expected", given)?;
             m.serialize_entry("found", stored)?;
-        }
-        S::Corruption { what, doc } => {
-            m.serialize_entry("doc", doc)?;
-            m.serialize_entry("what", what)?;
-        }
-        S::Rocks { op, message } => {
-            m.serialize_entry("op", op)?;
-            m.serialize_entry("message", message)?;
-        }
-        S::InvalidOption { name, message } => {
-            m.serialize_entry("option", name)?;
-            m.serialize_entry("message", message)?;
         }
         S::IndexerStopped { cause } => m.serialize_entry("cause", cause)?,
         S::WaitTimeout { target, cursor, waited_ms } => {

@@ -16,12 +16,13 @@ use parking_lot::RwLock;
 use rocksdb::{ColumnFamily, WriteBatch, DB};
 
 use super::config::SearchMode;
-use super::error::{Result, SemanticError};
+use super::error::{corrupt, Result};
 use super::model::Embedder;
 use super::search::{radius_for, SemanticHit, VectorSet, MISS_TARGET};
 use super::store::{self, CheckReport, SemanticSpec, CF_SEMANTIC, CF_SEMANTIC_QUEUE};
 use super::vector::{quantize, Hyperplanes, StoredVector};
 use crate::store::keys::CF_META;
+use crate::Error;
 
 /// The loaded channel: its spec, its hyperplanes, the vectors in memory.
 #[derive(Debug)]
@@ -38,18 +39,14 @@ pub struct SemanticChannel {
 pub const COLUMN_FAMILIES: &[&str] = &[CF_SEMANTIC, CF_SEMANTIC_QUEUE];
 
 fn meta_cf(db: &DB) -> Result<&ColumnFamily> {
-    db.cf_handle(CF_META).ok_or_else(|| SemanticError::Corruption {
-        what: format!("the database has no `{CF_META}` column family"),
-        doc: None,
-    })
+    db.cf_handle(CF_META)
+        .ok_or_else(|| corrupt(db, None, format!("the database has no `{CF_META}` column family")))
 }
 
 fn cfs(db: &DB) -> Result<(&ColumnFamily, &ColumnFamily)> {
     let get = |name: &str| {
-        db.cf_handle(name).ok_or_else(|| SemanticError::Corruption {
-            what: format!("the database has no `{name}` column family"),
-            doc: None,
-        })
+        db.cf_handle(name)
+            .ok_or_else(|| corrupt(db, None, format!("the database has no `{name}` column family")))
     };
     Ok((get(CF_SEMANTIC)?, get(CF_META)?))
 }
@@ -68,7 +65,7 @@ impl SemanticChannel {
     /// A new, empty channel: stages its spec into the database's create batch.
     pub fn create(db: &DB, batch: &mut WriteBatch, spec: SemanticSpec) -> Result<SemanticChannel> {
         if !(-1.0..=1.0).contains(&spec.min_cosine) {
-            return Err(SemanticError::InvalidOption {
+            return Err(Error::InvalidOption {
                 name: "min_cosine",
                 message: format!("{} is outside [-1, 1]", spec.min_cosine),
             });
@@ -215,10 +212,7 @@ impl SemanticChannel {
         let report = store::check(db, db.cf_handle(CF_SEMANTIC), meta, &self.spec, live)?;
         let held = self.len() as u64;
         if report.damaged.is_empty() && held != report.vectors {
-            return Err(SemanticError::Corruption {
-                what: format!("{} vectors stored but {held} in memory", report.vectors),
-                doc: None,
-            });
+            return Err(corrupt(db, None, format!("{} vectors stored but {held} in memory", report.vectors)));
         }
         Ok(report)
     }

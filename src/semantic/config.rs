@@ -5,8 +5,9 @@
 use std::path::PathBuf;
 use std::str::FromStr;
 
-use super::error::{Result, SemanticError};
+use super::error::Result;
 use super::model::{BACKGROUND_NICE, DEFAULT_MAX_TOKENS};
+use crate::Error;
 
 /// Which verified edges form the duplicate groups.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -21,12 +22,12 @@ pub enum Groups {
 }
 
 impl FromStr for Groups {
-    type Err = SemanticError;
+    type Err = Error;
     fn from_str(s: &str) -> Result<Groups> {
         match s {
             "text" => Ok(Groups::Text),
             "union" => Ok(Groups::Union),
-            _ => Err(SemanticError::InvalidOption {
+            _ => Err(Error::InvalidOption {
                 name: "groups",
                 message: format!("expected `text` or `union`, got {s:?}"),
             }),
@@ -79,7 +80,7 @@ impl SemanticConfig {
         match self.min_cosine {
             Some(beta) => check_beta(beta)?,
             None if self.groups == Groups::Union => {
-                return Err(SemanticError::InvalidOption {
+                return Err(Error::InvalidOption {
                     name: "min_cosine",
                     message: "`--groups union` merges every pair at cos >= β into one duplicate group, and two different \
                               documents on one subject reach the model's calibrated β at its measured hard-negative \
@@ -91,7 +92,7 @@ impl SemanticConfig {
             None => {}
         }
         if self.max_tokens < 3 {
-            return Err(SemanticError::InvalidOption {
+            return Err(Error::InvalidOption {
                 name: "max_tokens",
                 message: format!(
                     "{} leaves no room for a word between [CLS] and [SEP]; use at least 3",
@@ -100,7 +101,7 @@ impl SemanticConfig {
             });
         }
         if self.field.as_deref() == Some("") {
-            return Err(SemanticError::InvalidOption {
+            return Err(Error::InvalidOption {
                 name: "semantic_field",
                 message: "an empty field name; give the JSONL field to embed (e.g. `abstract`) or none for the text".into(),
             });
@@ -114,7 +115,7 @@ pub fn check_beta(beta: f32) -> Result<()> {
     if (-1.0..=1.0).contains(&beta) {
         Ok(())
     } else {
-        Err(SemanticError::InvalidOption {
+        Err(Error::InvalidOption {
             name: "min_cosine",
             message: format!("{beta} is outside [-1, 1]"),
         })
@@ -337,7 +338,7 @@ mod tests {
         let mut c = SemanticConfig::new("m");
         c.groups = Groups::Union;
         let e = c.validate().unwrap_err();
-        assert!(matches!(e, SemanticError::InvalidOption { name: "min_cosine", .. }), "{e}");
+        assert!(matches!(e, Error::InvalidOption { name: "min_cosine", .. }), "{e}");
         assert!(e.to_string().contains("--min-cosine"), "{e}");
         c.min_cosine = Some(0.9);
         assert!(c.validate().is_ok());

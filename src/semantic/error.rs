@@ -1,6 +1,8 @@
-//! The semantic channel's typed errors. Each variant carries the evidence (the path, what was
-//! expected and what was found) and says what the user can do. The db/ integration wraps it in
-//! `crate::Error` (one `#[from]` variant) when the channel is registered as a side index.
+//! The semantic channel's own errors: the model (missing, unusable, failing), its stored spec and
+//! its indexer. Each variant carries the evidence and says what the user can do; `crate::Error`
+//! holds it (one `#[from]` variant). What the channel shares with the rest of the engine (I/O,
+//! RocksDB, a record that does not decode, an invalid option) is `crate::Error`'s own variant, so
+//! the channel's functions return `crate::Error` ([`Result`]).
 
 use std::path::PathBuf;
 
@@ -30,15 +32,6 @@ pub enum SemanticError {
         /// What is wrong with it.
         message: String,
     },
-    /// Reading a model file failed.
-    #[error("I/O error reading {path}: {source} (check that the model directory is readable)")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
     /// The tokenizer or the network failed on an input (a bug or resource exhaustion, not bad text).
     #[error("the model failed while {op}: {message} (the input batch was {batch} texts; retry with a smaller batch or fewer threads)")]
     Inference {
@@ -59,30 +52,6 @@ pub enum SemanticError {
         /// The value given now.
         given: String,
     },
-    /// A stored semantic record or cursor does not decode.
-    #[error("corruption in the semantic channel ({what}){}: run `fpdb check`; the channel can be rebuilt with `fpdb semantic backfill`", doc.map(|d| format!(" at doc {d}")).unwrap_or_default())]
-    Corruption {
-        /// What is wrong (expected vs found).
-        what: String,
-        /// The document whose record is damaged, when known.
-        doc: Option<u64>,
-    },
-    /// RocksDB failed reading or writing the channel's column family or cursor.
-    #[error("RocksDB error during {op}: {message} (check that the disk is not full and the directory is writable)")]
-    Rocks {
-        /// What the channel was doing.
-        op: &'static str,
-        /// RocksDB's message.
-        message: String,
-    },
-    /// An invalid parameter (β outside [-1, 1], zero threads, a dimension mismatch).
-    #[error("invalid semantic option `{name}`: {message}")]
-    InvalidOption {
-        /// The option.
-        name: &'static str,
-        /// Why it is invalid and what is allowed.
-        message: String,
-    },
     /// The background indexer stopped on an error; the channel is poisoned until reopened.
     #[error("the semantic indexer stopped: {cause}; reopen the database (the indexer resumes from its durable cursor)")]
     IndexerStopped {
@@ -101,8 +70,8 @@ pub enum SemanticError {
     },
 }
 
-/// Result alias of the channel.
-pub type Result<T, E = SemanticError> = std::result::Result<T, E>;
+/// Result alias of the channel: its functions fail with the engine's [`crate::Error`].
+pub type Result<T, E = crate::Error> = std::result::Result<T, E>;
 
 impl SemanticError {
     /// Its row of the one error table ([`crate::Error::class`]): a bad β is the request's, a wait
@@ -114,34 +83,37 @@ impl SemanticError {
             SemanticError::ModelMissing { .. } => C::server(2, "ModelMissingError"),
             SemanticError::ModelInvalid { .. } => C::server(2, "ModelInvalidError"),
             SemanticError::SpecMismatch { .. } => C::server(2, "SemanticSpecMismatchError"),
-            SemanticError::InvalidOption { .. } => C::caller(2, 400, "invalid_parameter", "InvalidOptionError"),
             SemanticError::WaitTimeout { .. } => ErrorClass {
                 http_status: 503,
                 http_code: "semantic_pending",
                 ..C::server(2, "SemanticTimeoutError")
             },
-            SemanticError::Corruption { .. } => ErrorClass {
-                http_code: "internal",
-                ..C::damage("CorruptionError")
-            },
-            SemanticError::Io { .. } => C::server(3, "IoError"),
-            SemanticError::Rocks { .. } => C::server(3, "RocksError"),
             SemanticError::IndexerStopped { .. } | SemanticError::Inference { .. } => C::server(3, "SemanticError"),
         }
     }
 
-    pub(crate) fn rocks(op: &'static str) -> impl Fn(rocksdb::Error) -> SemanticError {
-        move |e| SemanticError::Rocks {
-            op,
-            message: e.into_string(),
+    pub(crate) fn candle(op: &'static str, batch: usize) -> impl Fn(candle_core::Error) -> crate::Error {
+        move |e| {
+            SemanticError::Inference {
+                op,
+                message: e.to_string(),
+                batch,
+            }
+            .into()
         }
     }
+}
 
-    pub(crate) fn candle(op: &'static str, batch: usize) -> impl Fn(candle_core::Error) -> SemanticError {
-        move |e| SemanticError::Inference {
-            op,
-            message: e.to_string(),
-            batch,
-        }
-    }
+/// A RocksDB error of the channel's store at `db` during `op` ([`crate::Error::rocks`]).
+pub(crate) fn rocks<'a>(op: &'static str, db: &'a rocksdb::DB) -> impl Fn(rocksdb::Error) -> crate::Error + 'a {
+    move |e| crate::Error::rocks(op, db.path(), e)
+}
+
+/// A semantic record of the store at `db` that does not decode (`what`: expected vs found).
+pub(crate) fn corrupt(db: &rocksdb::DB, doc: Option<u64>, what: impl Into<String>) -> crate::Error {
+    crate::Error::corrupt(
+        db.path(),
+        doc,
+        format!("the semantic channel: {}; `fpdb semantic backfill` rebuilds it", what.into()),
+    )
 }

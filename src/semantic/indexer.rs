@@ -27,6 +27,7 @@ use super::error::{Result, SemanticError};
 use super::model::Embedder;
 use super::store::Aside;
 use super::vector::{encode, quantize, Hyperplanes, StoredVector};
+use crate::Error;
 
 /// One batch of work from the corpus.
 #[derive(Clone, Debug, Default)]
@@ -184,7 +185,7 @@ impl Indexer {
         opts: IndexerOptions,
     ) -> Result<Indexer> {
         if opts.batch == 0 {
-            return Err(SemanticError::InvalidOption {
+            return Err(Error::InvalidOption {
                 name: "batch",
                 message: "must be at least 1".into(),
             });
@@ -225,7 +226,7 @@ impl Indexer {
                 st.stop = true;
                 s.changed.notify_all();
             })
-            .map_err(|e| SemanticError::InvalidOption {
+            .map_err(|e| Error::InvalidOption {
                 name: "threads",
                 message: format!("cannot start the indexer thread: {e}"),
             })?;
@@ -305,10 +306,10 @@ impl Indexer {
                 return Ok(());
             }
             if let Some(cause) = &st.error {
-                return Err(SemanticError::IndexerStopped { cause: cause.clone() });
+                return Err(SemanticError::IndexerStopped { cause: cause.clone() }.into());
             }
             if st.stop {
-                return Err(SemanticError::IndexerStopped { cause: "stopped".into() });
+                return Err(SemanticError::IndexerStopped { cause: "stopped".into() }.into());
             }
             let left = timeout.saturating_sub(start.elapsed());
             if left.is_zero() {
@@ -316,7 +317,8 @@ impl Indexer {
                     target,
                     cursor: st.cursor,
                     waited_ms: start.elapsed().as_millis() as u64,
-                });
+                }
+                .into());
             }
             st = self
                 .shared
@@ -332,7 +334,7 @@ impl Indexer {
     pub fn stop(mut self) -> Result<()> {
         self.halt();
         match self.error() {
-            Some(e) => Err(e),
+            Some(e) => Err(e.into()),
             None => Ok(()),
         }
     }
@@ -409,18 +411,21 @@ fn run(shared: &Shared, corpus: &dyn Corpus, embedder: &Embedder, planes: &Hyper
 }
 
 /// Whether a failed step is tried again: not when the database is gone or the corpus is broken.
-fn retryable(e: &SemanticError) -> bool {
-    !matches!(e, SemanticError::IndexerStopped { .. } | SemanticError::Corruption { .. })
+fn retryable(e: &Error) -> bool {
+    !matches!(e, Error::Semantic(SemanticError::IndexerStopped { .. }) | Error::Corruption { .. })
 }
 
 /// One batch: scanned, embedded (the documents the model fails on alone set aside), committed.
 fn step(shared: &Shared, corpus: &dyn Corpus, embedder: &Embedder, planes: &Hyperplanes, opts: &IndexerOptions, cursor: u64) -> Result<()> {
     let scan = corpus.scan(cursor, opts.batch)?;
     if scan.next <= cursor {
-        return Err(SemanticError::Corruption {
-            what: format!("the corpus scan from {cursor} did not advance (next = {})", scan.next),
-            doc: None,
-        });
+        return Err(SemanticError::IndexerStopped {
+            cause: format!(
+                "the corpus scan from {cursor} did not advance (next = {}): a fault of the corpus, not retried",
+                scan.next
+            ),
+        }
+        .into());
     }
     let mut aside: Vec<(u64, Aside, String)> = scan.unreadable.into_iter().map(|(id, why)| (id, Aside::Unreadable, why)).collect();
     let records = embed_or_set_aside(embedder, &scan.docs, &mut aside)

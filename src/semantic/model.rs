@@ -25,6 +25,7 @@ use candle_transformers::models::bert::{BertModel, Config as BertConfig};
 use tokenizers::{Tokenizer, TruncationParams};
 
 use super::error::{Result, SemanticError};
+use crate::Error;
 
 /// How token vectors become one text vector (from the model's pooling config).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -133,29 +134,31 @@ fn need(dir: &Path, file: &str) -> Result<PathBuf> {
         Err(SemanticError::ModelMissing {
             dir: dir.to_path_buf(),
             missing: path,
-        })
+        }
+        .into())
     }
 }
 
 fn read(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|source| SemanticError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    std::fs::read(path).map_err(|source| Error::io("reading a model file", path.to_path_buf(), source))
 }
 
 fn json(path: &Path) -> Result<serde_json::Value> {
-    serde_json::from_slice(&read(path)?).map_err(|e| SemanticError::ModelInvalid {
-        path: path.to_path_buf(),
-        message: format!("not JSON: {e}"),
+    serde_json::from_slice(&read(path)?).map_err(|e| {
+        SemanticError::ModelInvalid {
+            path: path.to_path_buf(),
+            message: format!("not JSON: {e}"),
+        }
+        .into()
     })
 }
 
-fn invalid(path: &Path, message: impl Into<String>) -> SemanticError {
+fn invalid(path: &Path, message: impl Into<String>) -> Error {
     SemanticError::ModelInvalid {
         path: path.to_path_buf(),
         message: message.into(),
     }
+    .into()
 }
 
 /// Pooling and normalisation from modules.json and the pooling module's config (both optional).
@@ -223,7 +226,8 @@ impl Embedder {
             return Err(SemanticError::ModelMissing {
                 dir: dir.to_path_buf(),
                 missing: dir.to_path_buf(),
-            });
+            }
+            .into());
         }
         let config_path = need(dir, "config.json")?;
         let tokenizer_path = need(dir, "tokenizer.json")?;
@@ -233,7 +237,7 @@ impl Embedder {
         let config: BertConfig =
             serde_json::from_slice(&read(&config_path)?).map_err(|e| invalid(&config_path, format!("not a BERT config: {e}")))?;
         if opts.max_tokens < 2 || opts.max_tokens > config.max_position_embeddings {
-            return Err(SemanticError::InvalidOption {
+            return Err(Error::InvalidOption {
                 name: "max_tokens",
                 message: format!(
                     "{} is outside 2..={} (the model's max_position_embeddings)",
@@ -300,7 +304,8 @@ impl Embedder {
                 op: "embedding (failpoint)",
                 message: format!("a text holds `{FAILPOINT_EMBED}`"),
                 batch: texts.len(),
-            });
+            }
+            .into());
         }
         self.pool.install(|| self.embed_in_pool(texts))
     }
@@ -371,7 +376,7 @@ pub fn normalize(v: &mut [f32]) {
 fn check_counts(opts: &EmbedderOptions) -> Result<()> {
     for (name, n) in [("threads", opts.threads), ("batch", opts.batch)] {
         if n == 0 {
-            return Err(SemanticError::InvalidOption {
+            return Err(Error::InvalidOption {
                 name,
                 message: "must be at least 1".into(),
             });
@@ -403,7 +408,7 @@ fn embed_pool(opts: &EmbedderOptions) -> Result<rayon_core::ThreadPool> {
             move |_| lower_priority(nice)
         })
         .build()
-        .map_err(|e| SemanticError::InvalidOption {
+        .map_err(|e| Error::InvalidOption {
             name: "threads",
             message: format!("cannot start {} threads: {e}", opts.threads),
         })

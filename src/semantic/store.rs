@@ -24,10 +24,11 @@
 use rocksdb::{ColumnFamily, IteratorMode, WriteBatch, DB};
 
 use super::config::{Groups, SemanticConfig};
-use super::error::{Result, SemanticError};
+use super::error::{corrupt, rocks, Result, SemanticError};
 use super::model::ModelInfo;
 use super::search::VectorSet;
 use super::vector::{decode, DEFAULT_CODE_SEED, DEFAULT_CODE_WORDS};
+use crate::Error;
 
 /// The column family of the vectors.
 pub const CF_SEMANTIC: &str = "semantic";
@@ -110,7 +111,7 @@ impl SemanticSpec {
             if stored == given {
                 Ok(())
             } else {
-                Err(SemanticError::SpecMismatch { field, stored, given })
+                Err(SemanticError::SpecMismatch { field, stored, given }.into())
             }
         };
         let (s, g) = (&self.model, &given.model);
@@ -134,13 +135,10 @@ pub fn vector_key(id: u64) -> [u8; 8] {
     id.to_be_bytes()
 }
 
-fn decode_key(key: &[u8]) -> Result<u64> {
+fn decode_key(db: &DB, key: &[u8]) -> Result<u64> {
     <[u8; 8]>::try_from(key)
         .map(u64::from_be_bytes)
-        .map_err(|_| SemanticError::Corruption {
-            what: format!("a semantic key of {} bytes, expected 8", key.len()),
-            doc: None,
-        })
+        .map_err(|_| corrupt(db, None, format!("a semantic key of {} bytes, expected 8", key.len())))
 }
 
 /// Puts each (id, encoded vector) and the new cursor into `batch`: written together, durable together.
@@ -178,12 +176,12 @@ pub fn scan_queue(db: &DB, queue: &ColumnFamily, from: u64, until: u64, max: usi
     let mut out = Vec::new();
     let start = vector_key(from);
     for item in db.iterator_cf(queue, IteratorMode::From(&start, rocksdb::Direction::Forward)) {
-        let (key, value) = item.map_err(SemanticError::rocks("reading the semantic queue"))?;
-        let id = decode_key(&key)?;
+        let (key, value) = item.map_err(rocks("reading the semantic queue", db))?;
+        let id = decode_key(db, &key)?;
         if id >= until || out.len() == max {
             break;
         }
-        out.push((id, super::queue::decode(&value, id)));
+        out.push((id, super::queue::decode(&value).map_err(|what| corrupt(db, Some(id), what))));
     }
     Ok(out)
 }
@@ -240,17 +238,16 @@ pub fn stage_unaside(batch: &mut WriteBatch, meta: &ColumnFamily, id: u64) {
 pub fn read_aside(db: &DB, meta: &ColumnFamily) -> Result<Vec<(u64, Aside, String)>> {
     let mut out = Vec::new();
     for item in db.prefix_iterator_cf(meta, META_SEMANTIC_ASIDE) {
-        let (key, value) = item.map_err(SemanticError::rocks("reading the set-aside documents"))?;
+        let (key, value) = item.map_err(rocks("reading the set-aside documents", db))?;
         let Some(id) = key.strip_prefix(META_SEMANTIC_ASIDE) else { break };
-        let id = decode_key(id)?;
-        let kind = value
-            .first()
-            .copied()
-            .and_then(Aside::from_byte)
-            .ok_or_else(|| SemanticError::Corruption {
-                what: format!("a set-aside entry whose kind byte is {:?}, expected 0, 1 or 2", value.first()),
-                doc: Some(id),
-            })?;
+        let id = decode_key(db, id)?;
+        let kind = value.first().copied().and_then(Aside::from_byte).ok_or_else(|| {
+            corrupt(
+                db,
+                Some(id),
+                format!("a set-aside entry whose kind byte is {:?}, expected 0, 1 or 2", value.first()),
+            )
+        })?;
         out.push((id, kind, String::from_utf8_lossy(&value[1..]).into_owned()));
     }
     Ok(out)
@@ -267,17 +264,11 @@ pub fn read_floor(db: &DB, meta: &ColumnFamily) -> Result<Option<u64>> {
 }
 
 fn read_u64(db: &DB, meta: &ColumnFamily, key: &[u8], name: &str) -> Result<Option<u64>> {
-    match db
-        .get_cf(meta, key)
-        .map_err(SemanticError::rocks("reading the semantic channel's meta"))?
-    {
+    match db.get_cf(meta, key).map_err(rocks("reading the semantic channel's meta", db))? {
         None => Ok(None),
         Some(v) => <[u8; 8]>::try_from(v.as_slice())
             .map(|b| Some(u64::from_le_bytes(b)))
-            .map_err(|_| SemanticError::Corruption {
-                what: format!("{name} of {} bytes, expected 8", v.len()),
-                doc: None,
-            }),
+            .map_err(|_| corrupt(db, None, format!("{name} of {} bytes, expected 8", v.len()))),
     }
 }
 
@@ -285,13 +276,13 @@ fn read_u64(db: &DB, meta: &ColumnFamily, key: &[u8], name: &str) -> Result<Opti
 pub fn queued(db: &DB, queue: &ColumnFamily, id: u64) -> Result<bool> {
     Ok(db
         .get_pinned_cf(queue, vector_key(id))
-        .map_err(SemanticError::rocks("reading the semantic queue"))?
+        .map_err(rocks("reading the semantic queue", db))?
         .is_some())
 }
 
 /// Puts the spec into `batch` (creation, or a re-embed that replaces every vector).
 pub fn stage_spec(batch: &mut WriteBatch, meta: &ColumnFamily, spec: &SemanticSpec) -> Result<()> {
-    let json = serde_json::to_vec(spec).map_err(|e| SemanticError::InvalidOption {
+    let json = serde_json::to_vec(spec).map_err(|e| Error::InvalidOption {
         name: "spec",
         message: e.to_string(),
     })?;
@@ -308,19 +299,17 @@ pub fn read_cursor(db: &DB, meta: &ColumnFamily) -> Result<u64> {
 pub fn read_spec(db: &DB, meta: &ColumnFamily) -> Result<Option<SemanticSpec>> {
     let Some(bytes) = db
         .get_cf(meta, META_SEMANTIC_SPEC)
-        .map_err(SemanticError::rocks("reading the semantic spec"))?
+        .map_err(rocks("reading the semantic spec", db))?
     else {
         return Ok(None);
     };
-    let spec: SemanticSpec = serde_json::from_slice(&bytes).map_err(|e| SemanticError::Corruption {
-        what: format!("semantic_spec is not a spec: {e}"),
-        doc: None,
-    })?;
+    let spec: SemanticSpec = serde_json::from_slice(&bytes).map_err(|e| corrupt(db, None, format!("semantic_spec is not a spec: {e}")))?;
     if spec.version != SPEC_VERSION {
-        return Err(SemanticError::Corruption {
-            what: format!("semantic_spec version {} (this build reads {SPEC_VERSION})", spec.version),
-            doc: None,
-        });
+        return Err(corrupt(
+            db,
+            None,
+            format!("semantic_spec version {} (this build reads {SPEC_VERSION})", spec.version),
+        ));
     }
     Ok(Some(spec))
 }
@@ -329,9 +318,12 @@ pub fn read_spec(db: &DB, meta: &ColumnFamily) -> Result<Option<SemanticSpec>> {
 pub fn load(db: &DB, cf: &ColumnFamily, spec: &SemanticSpec) -> Result<VectorSet> {
     let mut set = VectorSet::new(spec.model.dim, spec.code_words);
     for item in db.iterator_cf(cf, IteratorMode::Start) {
-        let (key, value) = item.map_err(SemanticError::rocks("loading the semantic vectors"))?;
-        let id = decode_key(&key)?;
-        set.insert(id, &decode(&value, spec.model.dim, spec.code_words, Some(id))?);
+        let (key, value) = item.map_err(rocks("loading the semantic vectors", db))?;
+        let id = decode_key(db, &key)?;
+        set.insert(
+            id,
+            &decode(&value, spec.model.dim, spec.code_words).map_err(|what| corrupt(db, Some(id), what))?,
+        );
     }
     Ok(set)
 }
@@ -380,11 +372,11 @@ pub fn check(db: &DB, cf: Option<&ColumnFamily>, meta: &ColumnFamily, spec: &Sem
     let mut report = CheckReport::default();
     let mut have = Vec::new();
     for item in cf.into_iter().flat_map(|cf| db.iterator_cf(cf, IteratorMode::Start)) {
-        let (key, value) = item.map_err(SemanticError::rocks("checking the semantic vectors"))?;
-        let id = decode_key(&key)?;
+        let (key, value) = item.map_err(rocks("checking the semantic vectors", db))?;
+        let id = decode_key(db, &key)?;
         report.vectors += 1;
-        if let Err(e) = decode(&value, spec.model.dim, spec.code_words, Some(id)) {
-            report.damaged.push((id, e.to_string()));
+        if let Err(what) = decode(&value, spec.model.dim, spec.code_words) {
+            report.damaged.push((id, corrupt(db, Some(id), what).to_string()));
         }
         if id >= cursor {
             report.beyond_cursor.push(id);
@@ -441,8 +433,8 @@ pub fn check(db: &DB, cf: Option<&ColumnFamily>, meta: &ColumnFamily, spec: &Sem
 pub fn stage_compact(db: &DB, cf: &ColumnFamily, batch: &mut WriteBatch, live: impl Fn(u64) -> bool) -> Result<u64> {
     let mut dropped = 0;
     for item in db.iterator_cf(cf, IteratorMode::Start) {
-        let (key, _) = item.map_err(SemanticError::rocks("compacting the semantic vectors"))?;
-        let id = decode_key(&key)?;
+        let (key, _) = item.map_err(rocks("compacting the semantic vectors", db))?;
+        let id = decode_key(db, &key)?;
         if !live(id) {
             batch.delete_cf(cf, key);
             dropped += 1;
@@ -485,7 +477,7 @@ mod tests {
         let got = scan_queue(&db, queue, 0, 10, 10).unwrap();
         assert_eq!(got.len(), 4, "the damaged value is one entry among the others");
         let err = got[3].1.as_ref().unwrap_err().to_string();
-        assert!(err.contains("at doc 6"), "{err}");
+        assert!(err.contains("(doc 6)"), "{err}");
     }
 
     fn model(calibrated: Option<f32>) -> ModelInfo {

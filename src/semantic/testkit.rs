@@ -12,10 +12,11 @@ use candle_core::{Device, Tensor};
 use rocksdb::{ColumnFamilyDescriptor, IteratorMode, Options, WriteBatch, WriteOptions, DB};
 
 use super::channel::{SemanticChannel, COLUMN_FAMILIES};
-use super::error::{Result, SemanticError};
+use super::error::{corrupt, rocks, Result, SemanticError};
 use super::indexer::{Corpus, Scan};
 use super::store::{stage_aside, stage_floor, stage_unaside, Aside, SemanticSpec};
 use super::vector::StoredVector;
+use crate::Error;
 
 /// The words of the tiny model's vocabulary (after the five special tokens).
 pub const TINY_WORDS: &[&str] = &[
@@ -108,11 +109,8 @@ pub fn clustered(i: u64, dim: usize) -> Vec<f32> {
     v
 }
 
-fn io(path: &Path) -> impl Fn(std::io::Error) -> SemanticError + '_ {
-    move |source| SemanticError::Io {
-        path: path.to_path_buf(),
-        source,
-    }
+fn io(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |source| Error::io("reading a model file", path.to_path_buf(), source)
 }
 
 /// Writes a tiny sentence-transformer into `dir` (hidden 32, 2 layers, 4 heads, max 64 tokens):
@@ -325,28 +323,23 @@ impl RocksCorpus {
             .iter()
             .chain(COLUMN_FAMILIES)
             .map(|n| ColumnFamilyDescriptor::new(*n, Options::default()));
-        let db = DB::open_cf_descriptors(&opts, path, names.collect::<Vec<_>>()).map_err(SemanticError::rocks("opening the test store"))?;
+        let db =
+            DB::open_cf_descriptors(&opts, path, names.collect::<Vec<_>>()).map_err(|e| Error::rocks("opening the test store", path, e))?;
         let (channel, cursor) = match SemanticChannel::load(&db, Some(spec))? {
             Some(c) => c,
             None => {
                 let mut batch = WriteBatch::default();
                 let c = SemanticChannel::create(&db, &mut batch, spec.clone())?;
-                let meta = db.cf_handle("meta").ok_or_else(|| SemanticError::Corruption {
-                    what: "no meta CF".into(),
-                    doc: None,
-                })?;
+                let meta = db.cf_handle("meta").ok_or_else(|| corrupt(&db, None, "no meta CF"))?;
                 stage_floor(&mut batch, meta, 0);
-                db.write(batch).map_err(SemanticError::rocks("creating the channel"))?;
+                db.write(batch).map_err(rocks("creating the channel", &db))?;
                 (c, 0)
             }
         };
-        let meta = db.cf_handle("meta").ok_or_else(|| SemanticError::Corruption {
-            what: "no meta CF".into(),
-            doc: None,
-        })?;
+        let meta = db.cf_handle("meta").ok_or_else(|| corrupt(&db, None, "no meta CF"))?;
         let next = db
             .get_cf(meta, META_NEXT)
-            .map_err(SemanticError::rocks("reading next_doc"))?
+            .map_err(rocks("reading next_doc", &db))?
             .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok().map(u64::from_le_bytes))
             .unwrap_or(0);
         let corpus = RocksCorpus {
@@ -362,10 +355,9 @@ impl RocksCorpus {
     }
 
     fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
-        self.db.cf_handle(name).ok_or_else(|| SemanticError::Corruption {
-            what: format!("no {name} CF"),
-            doc: None,
-        })
+        self.db
+            .cf_handle(name)
+            .ok_or_else(|| corrupt(&self.db, None, format!("no {name} CF")))
     }
 
     /// Stores a document durably (the text path's acknowledgement) and returns its id.
@@ -375,7 +367,7 @@ impl RocksCorpus {
         let mut batch = WriteBatch::default();
         batch.put_cf(self.cf(CF_DOCS)?, id.to_be_bytes(), text);
         batch.put_cf(self.cf("meta")?, META_NEXT, (id + 1).to_le_bytes());
-        self.db.write(batch).map_err(SemanticError::rocks("adding a doc"))?;
+        self.db.write(batch).map_err(rocks("adding a doc", &self.db))?;
         self.next_doc.store(id + 1, Ordering::SeqCst);
         Ok(id)
     }
@@ -387,7 +379,7 @@ impl RocksCorpus {
         batch.delete_cf(self.cf(CF_DOCS)?, id.to_be_bytes());
         self.channel.write_delete(&self.db, &mut batch, id)?;
         stage_unaside(&mut batch, self.cf("meta")?, id);
-        self.db.write(batch).map_err(SemanticError::rocks("deleting a doc"))?;
+        self.db.write(batch).map_err(rocks("deleting a doc", &self.db))?;
         self.channel.publish_delete(id);
         Ok(())
     }
@@ -396,7 +388,7 @@ impl RocksCorpus {
     pub fn live(&self) -> Result<Vec<u64>> {
         let mut ids = Vec::new();
         for item in self.db.iterator_cf(self.cf(CF_DOCS)?, IteratorMode::Start) {
-            let (k, _) = item.map_err(SemanticError::rocks("listing docs"))?;
+            let (k, _) = item.map_err(rocks("listing docs", &self.db))?;
             ids.extend(<[u8; 8]>::try_from(&k[..]).ok().map(u64::from_be_bytes));
         }
         Ok(ids)
@@ -409,13 +401,10 @@ impl Corpus for RocksCorpus {
         let mut docs = Vec::new();
         let mode = IteratorMode::From(&from.to_be_bytes(), rocksdb::Direction::Forward);
         for item in self.db.iterator_cf(self.cf(CF_DOCS)?, mode) {
-            let (k, v) = item.map_err(SemanticError::rocks("scanning docs"))?;
+            let (k, v) = item.map_err(rocks("scanning docs", &self.db))?;
             let id = <[u8; 8]>::try_from(&k[..])
                 .map(u64::from_be_bytes)
-                .map_err(|_| SemanticError::Corruption {
-                    what: "doc key".into(),
-                    doc: None,
-                })?;
+                .map_err(|_| corrupt(&self.db, None, "doc key"))?;
             if id >= ack {
                 break;
             }
@@ -442,8 +431,10 @@ impl Corpus for RocksCorpus {
     fn commit(&self, vectors: Vec<(u64, StoredVector, Vec<u8>)>, aside: Vec<(u64, Aside, String)>, _from: u64, cursor: u64) -> Result<()> {
         let n = self.commits.fetch_add(1, Ordering::SeqCst) + 1;
         if n == self.fail_at_commit.load(Ordering::SeqCst) {
-            return Err(SemanticError::Rocks {
+            return Err(Error::Rocks {
                 op: "a simulated crash",
+                path: self.db.path().to_path_buf(),
+                kind: crate::RocksKind::Io,
                 message: format!("commit {n} failed before writing"),
             });
         }
@@ -454,7 +445,7 @@ impl Corpus for RocksCorpus {
             if self
                 .db
                 .get_pinned_cf(docs, v.0.to_be_bytes())
-                .map_err(SemanticError::rocks("checking a doc"))?
+                .map_err(rocks("checking a doc", &self.db))?
                 .is_some()
             {
                 kept.push(v);
@@ -469,7 +460,7 @@ impl Corpus for RocksCorpus {
         }
         let mut wo = WriteOptions::default();
         wo.set_sync(true);
-        self.db.write_opt(batch, &wo).map_err(SemanticError::rocks("committing vectors"))?;
+        self.db.write_opt(batch, &wo).map_err(rocks("committing vectors", &self.db))?;
         let published: Vec<(u64, StoredVector)> = kept.into_iter().map(|(id, v, _)| (id, v)).collect();
         self.channel.publish(&published);
         self.committed

@@ -313,8 +313,7 @@ fn run_semantic(cfg: &Config, model: &std::path::Path, max_tokens: usize, out: &
             threads,
             ..EmbedderOptions::default()
         },
-    )
-    .map_err(Error::from)?;
+    )?;
     let report = semantic_eval(&embedder, &cfg.spec, fpdb::DEFAULT_MAX_DISTANCE, fpdb::DEFAULT_MIN_JACCARD, &pairs)?;
     let md = format!(
         "# {}: text, semantic and union (the CORE paper's Table 4); β on hard negatives\n\n{} (weights xxh3 {:016x}; calibrated β {}), {max_tokens} tokens\n\n{}",

@@ -90,7 +90,7 @@ impl Semantic {
             nice: self.opts.nice,
             ..EmbedderOptions::default()
         };
-        Ok(Embedder::load(dir, &o)?)
+        Embedder::load(dir, &o)
     }
 
     fn active(&self) -> Option<&Active> {
@@ -259,8 +259,8 @@ impl SideIndex for Semantic {
         let text = embed_text(text, None, None, spec.max_tokens);
         let v = match a.channel.embed_query(&a.embedder, &text) {
             Ok(v) => v,
-            Err(SemanticError::Inference { .. }) => return Ok(()),
-            Err(e) => return Err(e.into()),
+            Err(Error::Semantic(SemanticError::Inference { .. })) => return Ok(()),
+            Err(e) => return Err(e),
         };
         let found = a.channel.query(&v, Some(beta), a.search, None);
         union_hits(db, &a.channel, &v, q.fp.simhash, found, answer)
@@ -382,22 +382,12 @@ struct DbCorpus {
 
 impl DbCorpus {
     fn db(&self) -> sem::Result<Db> {
-        self.db
-            .upgrade()
-            .map(|inner| Db { inner })
-            .ok_or_else(|| SemanticError::IndexerStopped {
+        self.db.upgrade().map(|inner| Db { inner }).ok_or_else(|| {
+            SemanticError::IndexerStopped {
                 cause: "the database was closed".into(),
-            })
-    }
-}
-
-fn sem_err(e: Error) -> SemanticError {
-    match e {
-        Error::Semantic(s) => s,
-        e => SemanticError::Rocks {
-            op: "the indexer's commit",
-            message: e.to_string(),
-        },
+            }
+            .into()
+        })
     }
 }
 
@@ -405,7 +395,7 @@ impl Corpus for DbCorpus {
     fn scan(&self, from: u64, max: usize) -> sem::Result<Scan> {
         let db = self.db()?;
         let ack = self.acknowledged();
-        let queue = db.cf(CF_SEMANTIC_QUEUE).map_err(sem_err)?;
+        let queue = db.cf(CF_SEMANTIC_QUEUE)?;
         let entries = sem::scan_queue(&db.inner.rocks, queue, from, ack, max)?;
         let next = match entries.last() {
             Some(&(id, _)) if entries.len() == max => id + 1,
@@ -436,12 +426,13 @@ impl Corpus for DbCorpus {
         let Some(a) = db.inner.sides().get::<Semantic>().and_then(|s| s.active()) else {
             return Err(SemanticError::IndexerStopped {
                 cause: "the channel is not loaded".into(),
-            });
+            }
+            .into());
         };
         // the scans before the lock (a document deleted meanwhile is skipped by the link)
         let links = Links::find(a, &vectors);
-        let mut w = db.lock_writer().map_err(sem_err)?;
-        let queue = db.cf(CF_SEMANTIC_QUEUE).map_err(sem_err)?;
+        let mut w = db.lock_writer()?;
+        let queue = db.cf(CF_SEMANTIC_QUEUE)?;
         let mut kept = Vec::with_capacity(vectors.len());
         for v in vectors {
             if sem::queued(&db.inner.rocks, queue, v.0)? {
@@ -457,7 +448,6 @@ impl Corpus for DbCorpus {
         commit_vectors(&db, &mut w, a, kept, links, kept_aside, cursor, |b| {
             sem::stage_dequeue(b, queue, from, cursor)
         })
-        .map_err(sem_err)
     }
 }
 
@@ -521,7 +511,7 @@ pub(super) fn commit_vectors(
     db.inner
         .rocks
         .write_opt(batch, &wo)
-        .map_err(SemanticError::rocks("the indexer's commit"))?;
+        .map_err(|e| Error::rocks("the indexer's commit", &db.inner.rocks_path, e))?;
     let published: Vec<(u64, StoredVector)> = kept.into_iter().map(|(id, v, _)| (id, v)).collect();
     // in step with the published documents: under the state's write lock (the seam's rule)
     let mut st = db.inner.state.write();
@@ -635,8 +625,8 @@ impl Db {
             progress(target.saturating_sub(i.cursor()));
             match i.wait_until(target, Duration::from_millis(500)) {
                 Ok(()) => break,
-                Err(SemanticError::WaitTimeout { .. }) => continue,
-                Err(e) => return Err(e.into()),
+                Err(Error::Semantic(SemanticError::WaitTimeout { .. })) => continue,
+                Err(e) => return Err(e),
             }
         }
         progress(0);
