@@ -1,11 +1,25 @@
 //! The clap types of every command, and nothing else: each command's file converts its arguments
 //! into a plain `Config` (the library never sees clap). Defaults come from the library's constants.
+//! The commands with subcommands or many flags have a file here: `review.rs`, `semantic.rs`,
+//! `serve.rs`, `eval.rs` (`eval` and `bench-query`).
 
 use std::path::PathBuf;
 
 use clap::builder::RangedU64ValueParser;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use fpdb::fingerprint::containment::MAX_SAMPLE;
+mod eval;
+mod review;
+mod semantic;
+#[cfg(feature = "serve")]
+mod serve;
+
+pub use eval::{BenchQueryArgs, EvalArgs};
+pub use review::{DecideArgs, KeyPairArgs, ReviewCmd};
+pub use semantic::{BackfillArgs, EnableArgs, SemanticCmd};
+#[cfg(feature = "serve")]
+pub use serve::{LogFormatArg, ServeArgs};
+
 use fpdb::{Dedup, Weighting, DEFAULT_BATCH_SIZE, DEFAULT_CONTAINMENT, DEFAULT_MIN_JACCARD, MAX_BATCH_SIZE, MAX_DISTANCE, MAX_WORKERS};
 
 pub const EXIT_CODES: &str = "\
@@ -138,182 +152,6 @@ pub struct ManArgs {
     pub dir: Option<PathBuf>,
 }
 
-/// `fpdb review ...`.
-#[derive(Subcommand, Debug)]
-pub enum ReviewCmd {
-    /// The two documents are one work: they share a group whatever the scores say.
-    Same(DecideArgs),
-    /// The two documents are different works: no group holds both, now or after any later insert.
-    Distinct(DecideArgs),
-    /// Remove the decision about two keys; the groups follow. Exit code 1 when there was none.
-    Undo(KeyPairArgs),
-    /// Every decision (key pair, decision, time, author, reason).
-    List(DbArg),
-}
-
-/// `fpdb review same|distinct`.
-#[derive(Args, Debug)]
-pub struct DecideArgs {
-    #[command(flatten)]
-    pub pair: KeyPairArgs,
-    /// Why (kept with the decision).
-    #[arg(long)]
-    pub reason: Option<String>,
-    /// Who decided (kept with the decision).
-    #[arg(long)]
-    pub author: Option<String>,
-}
-
-/// A database and two keys.
-#[derive(Args, Debug)]
-pub struct KeyPairArgs {
-    /// Database directory.
-    pub db: PathBuf,
-    /// One document's key.
-    pub key_a: String,
-    /// The other's.
-    pub key_b: String,
-}
-
-/// `fpdb semantic ...`.
-#[derive(Subcommand, Debug)]
-pub enum SemanticCmd {
-    /// Run the background indexer in the foreground until every acknowledged document is embedded;
-    /// with --input, first embed the documents stored before the channel was added (`enable`) from
-    /// their texts.
-    Backfill(BackfillArgs),
-    /// Add the channel to a database created without it (then `backfill --input` with the
-    /// documents' texts: fpdb stores shingle sets, not texts).
-    Enable(EnableArgs),
-}
-
-/// `fpdb semantic enable`.
-#[derive(Args, Debug)]
-pub struct EnableArgs {
-    /// Database directory.
-    pub db: PathBuf,
-    #[command(flatten)]
-    pub channel: ChannelArgs,
-}
-
-/// `fpdb semantic backfill`.
-#[derive(Args, Debug)]
-pub struct BackfillArgs {
-    /// Database directory.
-    pub db: PathBuf,
-    /// Threads the model may use (default: every core; the background indexer of other commands
-    /// uses one).
-    #[arg(long, value_parser = RangedU64ValueParser::<usize>::new().range(1..=256))]
-    pub threads: Option<usize>,
-    /// Documents per commit (one embed call, one synced write).
-    #[arg(long, default_value_t = 32, value_parser = RangedU64ValueParser::<usize>::new().range(1..=4096))]
-    pub batch: usize,
-    /// The model directory, when it is no longer where `init --semantic` found it (its identity
-    /// must be the same).
-    #[arg(long, value_name = "MODEL_DIR")]
-    pub model: Option<PathBuf>,
-    /// Do not show the progress bar.
-    #[arg(long)]
-    pub no_progress: bool,
-    /// JSONL of stored documents' texts (a file, gzip or not, or `-`): those stored before the
-    /// channel was added (`fpdb semantic enable`) and not embedded yet are embedded from it,
-    /// matched by key; the others are counted and skipped.
-    #[arg(long, value_name = "FILE")]
-    pub input: Option<String>,
-    /// With --input: the JSON field holding the key.
-    #[arg(long, default_value = "key", requires = "input")]
-    pub key_field: String,
-    /// With --input: the JSON field holding the text.
-    #[arg(long, default_value = "text", requires = "input")]
-    pub text_field: String,
-}
-
-/// `fpdb serve`. Every flag can also be given by an environment variable, `FPDB_` and its name in
-/// capitals with `_` for `-` (`FPDB_LISTEN=0.0.0.0:7878`, `FPDB_TOKEN_FILE=...`, `FPDB_DB=...`);
-/// a flag on the command line wins. A switch is on when its variable is set to anything but
-/// `false`, `no`, `off`, `0` or nothing.
-#[cfg(feature = "serve")]
-#[derive(Args, Debug)]
-pub struct ServeArgs {
-    /// Database directory (created with default settings when it holds no database).
-    #[arg(env = "FPDB_DB")]
-    pub db: PathBuf,
-    /// A database created here keeps its documents' texts (as `fpdb init --store-text`).
-    #[arg(long, env = "FPDB_STORE_TEXT", value_parser = clap::builder::FalseyValueParser::new())]
-    pub store_text: bool,
-    /// Address to listen on (port 0: any free port). A non-loopback address needs --token-file.
-    #[arg(long, env = "FPDB_LISTEN", default_value = "127.0.0.1:7878")]
-    pub listen: std::net::SocketAddr,
-    /// File holding the access token required on writes (`Authorization: Bearer <token>`).
-    #[arg(long, env = "FPDB_TOKEN_FILE")]
-    pub token_file: Option<PathBuf>,
-    /// Require the token on reads too (everything but /healthz).
-    #[arg(long, env = "FPDB_TOKEN_FOR_READS", value_parser = clap::builder::FalseyValueParser::new())]
-    pub token_for_reads: bool,
-    /// Largest body of PUT and POST /v1/duplicates, bytes (larger: 413).
-    #[arg(long, env = "FPDB_MAX_BODY_BYTES", default_value_t = 8 << 20)]
-    pub max_body_bytes: usize,
-    /// Largest NDJSON body of POST /v1/documents, bytes (larger: 413).
-    #[arg(long, env = "FPDB_MAX_BULK_BYTES", default_value_t = 64 << 20)]
-    pub max_bulk_bytes: usize,
-    /// Documents waiting for the writer at most (more: 429 with Retry-After).
-    #[arg(long, env = "FPDB_QUEUE_DEPTH", default_value_t = 1024)]
-    pub queue_depth: usize,
-    /// Documents per group commit, at most.
-    #[arg(long, env = "FPDB_BATCH_SIZE", default_value_t = 1024)]
-    pub batch_size: usize,
-    /// Concurrent POST /v1/documents requests at most (more: 429).
-    #[arg(long, env = "FPDB_BULK_SLOTS", default_value_t = 2)]
-    pub bulk_slots: usize,
-    /// Fingerprinting threads per bulk request (default: one per core).
-    #[arg(long, env = "FPDB_WORKERS", default_value_t = 0)]
-    pub workers: usize,
-    /// Threads one query's probe may use (0: one per core; 1: the request's thread alone, for a
-    /// server saturated by concurrent queries). Only probes that scan many entries are split
-    /// (from about 2.6M documents at k = 12).
-    #[arg(long, env = "FPDB_QUERY_THREADS", default_value_t = 0)]
-    pub query_threads: usize,
-    /// Log one line per request on stderr (method, route, status, latency, request id; never text
-    /// or keys).
-    #[arg(long, env = "FPDB_LOG_REQUESTS", value_parser = clap::builder::FalseyValueParser::new())]
-    pub log_requests: bool,
-    /// The log's form on stderr: `text` (lines `fpdb serve: ...`) or `json` (one object per line:
-    /// timestamp, level, message and fields such as method, route, status, ms, request_id).
-    #[arg(long, env = "FPDB_LOG_FORMAT", value_enum, default_value_t = LogFormatArg::Text)]
-    pub log_format: LogFormatArg,
-    /// Seconds to wait for in-flight requests after SIGINT/SIGTERM.
-    #[arg(long, env = "FPDB_SHUTDOWN_TIMEOUT_S", default_value_t = 30)]
-    pub shutdown_timeout_s: u64,
-    /// Open connections at most (one more: 503 with Retry-After, closed at once).
-    #[arg(long, env = "FPDB_MAX_CONNECTIONS", default_value_t = 4096)]
-    pub max_connections: usize,
-    /// Requests being worked on at most, /healthz and /metrics aside (more: 503 `overloaded`).
-    #[arg(long, env = "FPDB_MAX_INFLIGHT", default_value_t = 64)]
-    pub max_inflight: usize,
-    /// POST /v1/duplicates being worked on at most (more: 503 `overloaded`). 0: half the cores, at
-    /// least 1 — duplicate checks never take the cores the writes need.
-    #[arg(long, env = "FPDB_MAX_QUERIES", default_value_t = 0)]
-    pub max_queries: usize,
-    /// Seconds a client has to send a request head (then the connection is closed).
-    #[arg(long, env = "FPDB_HEADER_TIMEOUT_S", default_value_t = 10)]
-    pub header_timeout_s: u64,
-    /// Seconds a client has to send a request body (then 408).
-    #[arg(long, env = "FPDB_BODY_TIMEOUT_S", default_value_t = 30)]
-    pub body_timeout_s: u64,
-    /// Seconds a request may take in all (then 503 `timeout`).
-    #[arg(long, env = "FPDB_REQUEST_TIMEOUT_S", default_value_t = 60)]
-    pub request_timeout_s: u64,
-    /// Candidates a duplicate check verifies at most (more: the answer says `truncated: true`).
-    #[arg(long, env = "FPDB_MAX_CANDIDATES", default_value_t = 10_000)]
-    pub max_candidates: usize,
-    /// Milliseconds a duplicate check may verify candidates (then `truncated: true`).
-    #[arg(long, env = "FPDB_QUERY_DEADLINE_MS", default_value_t = 500)]
-    pub query_deadline_ms: u64,
-    /// Do not fsync on commit: survives a process crash, not a power loss.
-    #[arg(long, env = "FPDB_NO_SYNC", value_parser = clap::builder::FalseyValueParser::new())]
-    pub no_sync: bool,
-}
-
 /// Just the database.
 #[derive(Args, Debug)]
 pub struct DbArg {
@@ -423,14 +261,6 @@ pub struct ChannelArgs {
     /// `semantic_pending` is 0; `fpdb pairs --groups` then groups over both channels too).
     #[arg(long, requires = "semantic", value_parser = ["text", "union"])]
     pub groups: Option<String>,
-}
-
-/// `fpdb serve --log-format`.
-#[cfg(feature = "serve")]
-#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogFormatArg {
-    Text,
-    Json,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -709,80 +539,6 @@ pub struct PairsArgs {
 }
 
 #[derive(Args, Debug)]
-pub struct EvalArgs {
-    /// JSONL corpus with "key", "text" and optionally "label".
-    pub corpus: PathBuf,
-    /// Corpus name used in the report and file names.
-    #[arg(long)]
-    pub name: Option<String>,
-    /// Output directory (the report is NAME.md, the numbers NAME.json).
-    #[arg(long, default_value = "docs/quality")]
-    pub out_dir: PathBuf,
-    /// Directory of the SVG plots NAME-vs-k.svg and NAME-vs-t.svg (default: OUT_DIR/img).
-    #[arg(long)]
-    pub img_dir: Option<PathBuf>,
-    /// Jaccard threshold that defines a true near-duplicate pair (0..=1).
-    #[arg(long, default_value_t = DEFAULT_MIN_JACCARD, value_parser = unit_interval)]
-    pub truth_t: f64,
-    /// Shingles: `word:N` or `char:N`.
-    #[arg(long, default_value = "word:3")]
-    pub shingle: String,
-    /// SimHash weights.
-    #[arg(long, value_enum, default_value_t = WeightArg::Binary)]
-    pub weights: WeightArg,
-    /// Skip documents with fewer words than this.
-    #[arg(long, default_value_t = 0)]
-    pub min_words: usize,
-    /// Use at most this many documents.
-    #[arg(long)]
-    pub limit: Option<usize>,
-    /// Compare near-duplicate methods instead (`all`, or a comma-separated list of
-    /// simhash, broder, charikar, broder-charikar, weighted-simhash, multi-lexicon; NAME:K sets a
-    /// method's k). Writes NAME-methods.md/.json and, with --analyses, the papers' analyses.
-    #[arg(long)]
-    pub methods: Option<String>,
-    /// With --methods: also run Henzinger's and Fan & Huang's analyses.
-    #[arg(long)]
-    pub analyses: bool,
-    /// With --methods: the IDF table of weighted-simhash from this JSONL corpus (default: the
-    /// evaluated corpus itself).
-    #[arg(long)]
-    pub idf_from: Option<PathBuf>,
-    /// The CORE paper's Table 4 instead (an fpdb built with the `semantic` feature): CORPUS holds
-    /// labelled pairs {"a": text, "b": text, "dup": bool} (scripts/semantic_corpus.py); text-only,
-    /// semantic-only (cosine >= β, β swept 0.50..1.00) and union P/R/F1 with this model. Writes
-    /// NAME-semantic.md and .json.
-    #[arg(long, value_name = "MODEL_DIR", conflicts_with = "methods")]
-    pub semantic: Option<PathBuf>,
-    /// With --semantic: tokens embedded per text.
-    #[arg(long, default_value_t = 256, requires = "semantic", value_parser = RangedU64ValueParser::<usize>::new().range(3..=8192))]
-    pub semantic_max_tokens: usize,
-}
-
-#[derive(Args, Debug)]
-pub struct BenchQueryArgs {
-    /// Database directory.
-    pub db: PathBuf,
-    /// JSONL file of queries, in the ingest format ({"key": ..., "text": ...}).
-    #[arg(long)]
-    pub queries: PathBuf,
-    /// Maximum Hamming distance k (default: the database's; `--k` is an old name for it).
-    #[arg(long, short = 'k', alias = "k", value_parser = clap::value_parser!(u32).range(0..=MAX_DISTANCE as i64))]
-    pub max_distance: Option<u32>,
-    /// Minimum Jaccard (default: the database's).
-    #[arg(long, value_parser = unit_interval)]
-    pub min_jaccard: Option<f64>,
-    /// Threads one query's probe may use (0: one per core; 1: the calling thread alone). Only
-    /// probes that scan many entries are split (from about 2.6M documents at k = 12).
-    #[arg(long, default_value_t = 0)]
-    pub query_threads: usize,
-    /// Containment queries instead (containment >= C in either direction; needs the containment
-    /// index): measures the index's read side.
-    #[arg(long, value_parser = unit_interval)]
-    pub min_containment: Option<f64>,
-}
-
-#[derive(Args, Debug)]
 pub struct WriteArgs {
     /// Do not fsync on commit: survives a process crash, not a power loss.
     #[arg(long)]
@@ -821,7 +577,7 @@ impl From<WeightArg> for Weighting {
     }
 }
 
-/// A number in 0..=1 (thresholds and shares).
+/// A cosine in -1..=1 (β).
 fn cosine(s: &str) -> Result<f32, String> {
     let v: f32 = s.parse().map_err(|_| format!("expected a cosine in -1..=1, got {s:?}"))?;
     if (-1.0..=1.0).contains(&v) {
@@ -831,6 +587,7 @@ fn cosine(s: &str) -> Result<f32, String> {
     }
 }
 
+/// A number in 0..=1 (thresholds and shares).
 fn unit_interval(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("expected a number in 0..=1, got {s:?}"))?;
     if (0.0..=1.0).contains(&v) {
