@@ -10,7 +10,8 @@ use crate::intmap::IntMap;
 use crate::store::segment::{SegmentSet, SegmentWriter};
 use crate::store::ShingleLoc;
 
-use super::background::job::TableJob;
+use super::background::table_tail::TableFiles;
+use super::background::tail::Freezing;
 
 #[derive(Clone, Debug)]
 pub(super) struct DocMeta {
@@ -72,7 +73,7 @@ pub(super) struct Writer {
     /// of the tail's next write (`db::background::table_tail`).
     pub(super) table_dead: std::collections::HashSet<u64, std::hash::BuildHasherDefault<crate::intmap::IntHasher>>,
     /// The table tail's write running in the background, if any.
-    pub(super) table_job: Option<TableJob>,
+    pub(super) table_job: Option<Freezing<TableFiles>>,
     /// The table floor: every live document below it has its table entries in RocksDB. A writer's
     /// starts at the next doc id (the open writes what a crash left above it).
     pub(super) table_floor: u64,

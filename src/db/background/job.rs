@@ -2,9 +2,6 @@
 //! here when no thread can be started), its result taken later under the writer lock, a panic
 //! there an error of its named stage. A leaf: the engine's state holds these, nothing here reads it.
 
-use std::path::PathBuf;
-use std::sync::Arc;
-
 use crate::error::{Error, Result};
 
 /// Runs `run(job)` on a new thread named `name` (`Ok`: its handle; the thread yields `None` only if
@@ -99,15 +96,4 @@ pub(in crate::db) fn for_each_on_threads<S>(
         }
         r
     })
-}
-
-/// A frozen part of the tail: the live documents with ids in `floor..split` when it froze. Their
-/// files are written on a thread of their own while the writer goes on; `table_tail::finish_write` ingests
-/// them and moves the floor to `split`.
-pub(in crate::db) struct TableJob {
-    pub(in crate::db) split: u64,
-    pub(in crate::db) docs: Arc<Vec<(u64, u64)>>,
-    /// The files, in table order: written in the background, or here (the close, `flush`, a limit
-    /// of 0).
-    pub(in crate::db) files: Job<Vec<PathBuf>>,
 }

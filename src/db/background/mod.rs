@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `job.rs` | the job type, `spawn_or_run`, `for_each_on_threads` |
 //! | `mirror.rs` | the in-memory mirror's merges |
+//! | `tail.rs` | the tail protocol, once: freeze, write in the background, install (ingest, floor) |
 //! | `table_tail.rs` | the SimHash tables' tail |
 //! | `floor.rs` | the tails' floors in `meta` |
 //! | `sst.rs` | the sorted files RocksDB ingests whole |
@@ -16,3 +17,4 @@ pub(super) mod job;
 mod mirror;
 pub(super) mod sst;
 pub(super) mod table_tail;
+pub(super) mod tail;

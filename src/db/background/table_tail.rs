@@ -1,4 +1,5 @@
-//! The SimHash tables' tail. With the in-memory mirror, a commit writes no table
+//! The SimHash tables' tail, by the tail protocol (`tail`; its `TailFiles` here: [`TableFiles`]).
+//! With the in-memory mirror, a commit writes no table
 //! entries: the mirror answers every query, and the entries derive from the documents' SimHashes,
 //! which every doc record holds. The documents committed since the **table floor** wait in the
 //! writer (`Writer::table_tail`, with their SimHashes). Every `Options::table_tail_docs` documents
@@ -40,8 +41,9 @@ use crate::failpoint;
 use crate::index::Layout;
 use crate::store::keys::{table_cf, CF_META, META_TABLE_FLOOR};
 
-use super::job::{for_each_on_threads, Job, TableJob};
+use super::job::for_each_on_threads;
 use super::sst::{ingest_moved, write_table_file};
+use super::tail::{self, Freezing, TailFiles};
 use crate::db::handle::Inner;
 use crate::db::state::Writer;
 
@@ -94,8 +96,8 @@ fn write_files(rocks_path: &Path, layout: &Layout, gen: u32, docs: &[(u64, u64)]
     Ok(files)
 }
 
-/// Ingests the files of [`write_files`] into their tables, then moves the floor to `floor`.
-fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floor: u64, sync: bool) -> Result<()> {
+/// Ingests the files of [`write_files`] into the tables of generation `gen`.
+fn ingest_tables(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf]) -> Result<()> {
     for (i, path) in files.iter().enumerate() {
         failpoint!("table.tail.file");
         let name = table_cf(gen, i);
@@ -105,6 +107,12 @@ fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floo
         ingest_moved(rocks, cf, path, rocks_path, "ingest a table tail file")?;
     }
     failpoint!("table.tail.ingested");
+    Ok(())
+}
+
+/// Ingests the files of [`write_files`] into their tables, then moves the floor to `floor`.
+fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floor: u64, sync: bool) -> Result<()> {
+    ingest_tables(rocks, rocks_path, gen, files)?;
     let meta = rocks
         .cf_handle(CF_META)
         .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
@@ -115,48 +123,71 @@ fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floo
         .map_err(|e| Error::rocks("move the table floor", rocks_path, e))
 }
 
-/// What the background write needs: the RocksDB directory, the layout, the table generation, the
-/// documents `(id, SimHash)` and the floor the files are named after.
-type FilesJob = (PathBuf, Layout, u32, Arc<Vec<(u64, u64)>>, u64);
+/// The table tail's files ([`tail`]): a frozen part is its documents `(id, SimHash)`; one file per
+/// table, two tables at a time.
+pub(in crate::db) struct TableFiles;
 
-/// The stage that names a panic of the background write.
-const TABLE_TAIL_WRITER: &str = "table tail writer";
+/// What the table tail's write needs: the RocksDB directory, the layout, the table generation.
+pub(in crate::db) type TableCtx = (PathBuf, Layout, u32);
+
+impl TailFiles for TableFiles {
+    type Part = Vec<(u64, u64)>;
+    type Ctx = TableCtx;
+    const THREAD: &'static str = "fpdb-table-tail";
+    const STAGE: &'static str = "table tail writer";
+    const FLOOR: &'static [u8] = META_TABLE_FLOOR;
+    const WRITTEN: &'static str = "table.tail.written";
+
+    fn write((rp, layout, gen): &TableCtx, docs: &Self::Part, split: u64, keep: &dyn Fn(u64) -> bool) -> Result<Vec<PathBuf>> {
+        if docs.iter().all(|(id, _)| keep(*id)) {
+            return write_files(rp, layout, *gen, docs, split);
+        }
+        let live: Vec<(u64, u64)> = docs.iter().filter(|(id, _)| keep(*id)).copied().collect();
+        write_files(rp, layout, *gen, &live, split)
+    }
+
+    fn ingest(inner: &Inner, files: &[PathBuf]) -> Result<()> {
+        ingest_tables(&inner.rocks, &inner.rocks_path, inner.table_gen, files)
+    }
+}
 
 /// Writes the whole tail now (`Db::flush`, the close): finishes a running write, then writes the
 /// rest and moves the floor to the next doc id, under the writer lock; readers' consistent reads of
 /// RocksDB resume at the new sequence number. Must run inside [`Db::mutation`](crate::Db): a
 /// failure poisons the handle (nothing is lost: the next open writes the tail again).
 pub(in crate::db) fn write_table_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
-    finish_write(inner, w)?;
-    if w.table_floor == w.next_id {
-        return Ok(());
-    }
-    start_write(inner, w, false);
-    finish_write(inner, w)
+    tail::write_all(
+        w,
+        |w| finish_write(inner, w),
+        |w, background| {
+            if w.table_floor != w.next_id {
+                start_write(inner, w, background);
+            }
+            Ok(())
+        },
+    )
 }
 
-/// After each commit (under the writer lock): installs a finished background write; once the tail
-/// holds `Options::table_tail_docs` documents, freezes it and starts writing it (waiting first for
-/// a write still running: the back-pressure that bounds the tail's memory). With 0 the write is
-/// finished at once, so every batch's entries reach RocksDB before the commit returns.
+/// After each commit (under the writer lock): the tail protocol's step ([`tail::after_commit`]),
+/// once the tail holds `Options::table_tail_docs` documents.
 pub(in crate::db) fn table_tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
-    if w.table_job.as_ref().is_some_and(|j| j.files.is_finished()) {
-        finish_write(inner, w)?;
-    }
-    let limit = inner.opts.table_tail_docs;
-    if w.table_tail.len() < limit.max(1) {
-        return Ok(());
-    }
-    finish_write(inner, w)?;
-    start_write(inner, w, limit != 0);
-    if limit == 0 {
-        finish_write(inner, w)?;
-    }
-    Ok(())
+    let finished = w.table_job.as_ref().is_some_and(Freezing::is_finished);
+    let len = w.table_tail.len();
+    tail::after_commit(
+        w,
+        finished,
+        len,
+        inner.opts.table_tail_docs,
+        |w| finish_write(inner, w),
+        |w, background| {
+            start_write(inner, w, background);
+            Ok(())
+        },
+    )
 }
 
-/// Freezes the tail (its documents still live, up to the next doc id) and writes its files: on a
-/// thread of its own when `background`, else here. The caller has finished any earlier write.
+/// Freezes the tail (its documents still live, up to the next doc id) and starts writing its
+/// files. The caller has finished any earlier write.
 fn start_write(inner: &Inner, w: &mut Writer, background: bool) {
     let split = w.next_id;
     let mut docs = std::mem::take(&mut w.table_tail);
@@ -165,49 +196,26 @@ fn start_write(inner: &Inner, w: &mut Writer, background: bool) {
         // Every id in it is below `split`: left out now, or never in the tail.
         w.table_dead.clear();
     }
-    let docs = Arc::new(docs);
-    let job = (inner.rocks_path.clone(), inner.layout.clone(), inner.table_gen, docs.clone(), split);
-    let run = |(rp, layout, gen, docs, split): FilesJob| {
-        let files = write_files(&rp, &layout, gen, &docs, split);
-        failpoint::pause_point("table.tail.written");
-        files
-    };
-    let files = if background {
-        Job::spawn("fpdb-table-tail", job, run)
-    } else {
-        Job::Done(run(job))
-    };
-    w.table_job = Some(TableJob { split, docs, files });
+    let ctx = Arc::new((inner.rocks_path.clone(), inner.layout.clone(), inner.table_gen));
+    w.table_job = Some(Freezing::start(ctx, Arc::new(docs), split, background));
 }
 
-/// Installs the frozen part's files, if any: ingested whole (written again without them first if
-/// some of its documents died meanwhile, so RocksDB never receives a dead document's entries), then
-/// the floor moves to the part's end. A stop anywhere leaves a database the next writable open
-/// reads right: before an ingest, stray files (removed at open); after, entries at or above the
-/// old floor of documents live then (written again, the same keys, by that open).
+/// Installs the frozen part ([`tail::Written::install`]), then publishes RocksDB's new sequence number
+/// and moves the writer's floor.
 fn finish_write(inner: &Inner, w: &mut Writer) -> Result<()> {
     let Some(job) = w.table_job.take() else {
         return Ok(());
     };
-    let mut files = job.files.wait(TABLE_TAIL_WRITER)?;
-    let rp = &inner.rocks_path;
     // A dead id below `split` is one of the frozen documents: the set was emptied at the freeze,
     // and only a live document can be deleted. (One look at the few dead ids, not one per frozen
     // document under the writer lock.)
-    if w.table_dead.iter().any(|&id| id < job.split) {
-        // Rare (a document replaced or deleted while its entries were written): write them again
-        // without the dead, here, under the lock.
-        for f in &files {
-            let _ = std::fs::remove_file(f);
-        }
-        let live: Vec<(u64, u64)> = job.docs.iter().filter(|(id, _)| !w.table_dead.contains(id)).copied().collect();
-        files = write_files(rp, &inner.layout, inner.table_gen, &live, job.split)?;
-    }
-    ingest_files(&inner.rocks, rp, inner.table_gen, &files, job.split, inner.opts.sync)?;
+    let any_dead = w.table_dead.iter().any(|&id| id < job.split);
+    let dead = &w.table_dead;
+    let split = job.wait()?.install(inner, any_dead, |id| !dead.contains(&id))?;
     let mut st = inner.state.write();
     st.published_seq = inner.rocks.latest_sequence_number();
-    w.table_floor = job.split;
-    w.table_dead.retain(|&id| id >= job.split);
+    w.table_floor = split;
+    w.table_dead.retain(|&id| id >= split);
     Ok(())
 }
 
@@ -215,7 +223,7 @@ fn finish_write(inner: &Inner, w: &mut Writer) -> Result<()> {
 /// handle): its files, never ingested, are removed by the next writable open.
 pub(in crate::db) fn abandon_write(w: &mut Writer) {
     if let Some(job) = w.table_job.take() {
-        let _ = job.files.wait(TABLE_TAIL_WRITER);
+        job.abandon();
     }
 }
 

@@ -21,8 +21,6 @@ mod search;
 mod stats;
 mod tail;
 
-use std::path::PathBuf;
-
 use parking_lot::{Mutex, RwLock};
 use rocksdb::WriteBatch;
 
@@ -33,7 +31,7 @@ use crate::store::doc_record::{ContainmentConfig, DbConfig, DocRecord};
 use crate::store::keys::{CF_CONTAIN, META_CONTAIN_FLOOR};
 
 use super::{Additions, Asked, Creating, Deciding, Opening, Query, SideIndex};
-use crate::db::background::job::Job;
+use crate::db::background::tail::Freezing;
 use crate::db::handle::{Db, Inner};
 use crate::db::options::{check_c, Dedup, Options, QueryOptions};
 use crate::db::pending::Pending;
@@ -58,7 +56,7 @@ pub(crate) struct Containment {
     /// The writer's: what the publish of the batch being committed applies to `mem`.
     staged: Mutex<Option<TailDelta>>,
     /// The writer's: the tail's write running in the background, if any (`tail.rs`).
-    job: Mutex<Option<Job<Option<PathBuf>>>>,
+    job: Mutex<Option<Freezing<tail::ContainFiles>>>,
 }
 
 impl Containment {

@@ -1,4 +1,5 @@
-//! The containment index's tail on its way to RocksDB: the postings of new documents
+//! The containment index's tail on its way to RocksDB, by the tail protocol
+//! (`db::background::tail`; its `TailFiles` here: [`ContainFiles`]): the postings of new documents
 //! are held in memory (`index::contain::Tail`) and written, on a thread of its own, as one sorted
 //! SST file that RocksDB ingests whole, every `Options::contain_tail_postings` postings
 //! ([`Containment::tail_after_commit`]) and at a clean close ([`Containment::flush_tail`]). The **floor** in `meta` says which
@@ -17,17 +18,14 @@ use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::index::contain::{Postings, ShortKeys};
 use crate::intmap::IntMap;
 use crate::store::doc_record::ContainmentConfig;
-use crate::store::keys::{contain_value, decode_contain_key, CF_CONTAIN, CF_META, META_CONTAIN_FLOOR};
+use crate::store::keys::{contain_value, decode_contain_key, CF_CONTAIN, META_CONTAIN_FLOOR};
 use crate::store::segment::SegmentSet;
 
 use super::Containment;
-use crate::db::background::job::Job;
+use crate::db::background::tail::{self, Freezing, TailFiles};
 use crate::db::background::{floor::read_floor, sst};
 use crate::db::handle::Inner;
 use crate::db::state::DocMeta;
-
-/// The stage that names a panic of the tail's background write.
-const CONTAIN_TAIL_WRITER: &str = "containment tail writer";
 
 /// Writes `postings` (those `keep` accepts) as one sorted SST file at `path`; `None` when there is
 /// no posting to write (RocksDB refuses an empty file).
@@ -134,31 +132,26 @@ impl Containment {
     /// never ingested, is removed by the next open).
     pub(super) fn abandon_tail_write(&self) {
         if let Some(job) = self.job.lock().take() {
-            let _ = job.wait(CONTAIN_TAIL_WRITER);
+            job.abandon();
         }
     }
 
-    /// After each commit (under the writer lock): installs a finished background write; when the
-    /// active tail holds `Options::contain_tail_postings`, freezes it and starts writing it (waiting
-    /// first for a write still running: the back-pressure that bounds the tail's memory). With 0 the
-    /// write is finished at once, so every batch's postings reach RocksDB before the commit returns.
+    /// After each commit (under the writer lock): the tail protocol's step ([`tail::after_commit`]),
+    /// once the active tail holds `Options::contain_tail_postings` postings.
     pub(super) fn tail_after_commit(&self, inner: &Inner) -> Result<()> {
         if self.cfg.is_none() {
             return Ok(());
         }
-        if self.job.lock().as_ref().is_some_and(Job::is_finished) {
-            self.finish_tail_write(inner)?;
-        }
-        let limit = self.tail_postings;
-        if self.mem().tail.active.len() < limit.max(1) {
-            return Ok(());
-        }
-        self.finish_tail_write(inner)?;
-        self.start_tail_write(inner)?;
-        if limit == 0 {
-            self.finish_tail_write(inner)?;
-        }
-        Ok(())
+        let finished = self.job.lock().as_ref().is_some_and(Freezing::is_finished);
+        let len = self.mem().tail.active.len();
+        tail::after_commit(
+            &mut (),
+            finished,
+            len,
+            self.tail_postings,
+            |_| self.finish_tail_write(inner),
+            |_, background| self.start_tail_write(inner, background),
+        )
     }
 
     /// Writes the whole tail to RocksDB now (the close): finishes a running write, then writes the rest.
@@ -166,14 +159,17 @@ impl Containment {
         if self.cfg.is_none() {
             return Ok(());
         }
-        self.finish_tail_write(inner)?;
-        self.start_tail_write(inner)?;
-        self.finish_tail_write(inner)
+        tail::write_all(
+            &mut (),
+            |_| self.finish_tail_write(inner),
+            |_, background| self.start_tail_write(inner, background),
+        )
     }
 
     /// Freezes the active tail (documents up to the next doc id) and starts writing it to an SST file
-    /// on a thread of its own; readers keep seeing it, frozen, until [`finish_tail_write`] installs it.
-    fn start_tail_write(&self, inner: &Inner) -> Result<()> {
+    /// (on a thread of its own when `background`); readers keep seeing it, frozen, until
+    /// [`finish_tail_write`] installs it.
+    fn start_tail_write(&self, inner: &Inner, background: bool) -> Result<()> {
         let (frozen, split) = {
             let st = inner.state.write();
             let split = st.next_id;
@@ -188,71 +184,63 @@ impl Containment {
             t.split = split;
             (frozen, split)
         };
-        let path = inner.rocks_path.join(format!("{TAIL_FILE_PREFIX}{split}.sst"));
-        let job = (inner.rocks_path.clone(), path, frozen);
-        // The background write of the frozen tail; its result is the file written (`None`: nothing to
-        // write).
-        *self.job.lock() = Some(Job::spawn("fpdb-contain-tail", job, |(rp, path, frozen)| {
-            write_tail_file(&rp, &path, &frozen, |_| true)
-        }));
+        let ctx = std::sync::Arc::new(inner.rocks_path.clone());
+        *self.job.lock() = Some(Freezing::start(ctx, frozen, split, background));
         Ok(())
     }
 
-    /// Installs the frozen tail's file: ingested whole (rewritten without them first if frozen documents
-    /// died meanwhile, so RocksDB never receives a dead document's entries), then the floor moves to the
-    /// frozen part's end and the frozen part is dropped — under the state's write lock, so readers see
-    /// each posting in exactly one place. A stop anywhere leaves a database the next open reads right:
-    /// before the ingest, a stray file (removed at open); after it, entries at or above the old floor,
-    /// which the searches skip and the tail re-derives.
+    /// Installs the frozen tail's file ([`tail::Written::install`]), then the floor in memory moves
+    /// to the frozen part's end and the frozen part is dropped — all under the state's write lock,
+    /// so readers see each posting in exactly one place. A stop anywhere leaves a database the next
+    /// open reads right: before the ingest, a stray file (removed at open); after it, entries at or
+    /// above the old floor, which the searches skip and the tail re-derives.
     fn finish_tail_write(&self, inner: &Inner) -> Result<()> {
         let job = self.job.lock().take();
         let Some(job) = job else {
             return Ok(());
         };
-        let written = job.wait(CONTAIN_TAIL_WRITER)?;
-        let rp = &inner.rocks_path;
-        let cf = inner
-            .rocks
-            .cf_handle(CF_CONTAIN)
-            .ok_or_else(|| Error::corrupt(rp, None, "missing contain column family"))?;
-        let meta = inner
-            .rocks
-            .cf_handle(CF_META)
-            .ok_or_else(|| Error::corrupt(rp, None, "missing meta column family"))?;
+        let written = job.wait()?;
         let mut st = inner.state.write();
         let mut mem = self.mem.write();
         let t = &mut mem.tail;
-        let Some(frozen) = t.frozen.clone() else {
+        if t.frozen.is_none() {
             return Ok(());
-        };
-        let mut file = written;
-        if !t.frozen_dead.is_empty() {
-            // Rare (a document replaced or deleted while its postings were written): write them again
-            // without the dead, here, under the lock.
-            if let Some(f) = file.take() {
-                let _ = std::fs::remove_file(&f);
-                let dead = &t.frozen_dead;
-                file = write_tail_file(rp, &f, &frozen, |id| !dead.contains(&id))?;
-            }
         }
-        if let Some(f) = &file {
-            sst::ingest_moved(&inner.rocks, cf, f, rp, "ingest the containment tail file")?;
-        }
-        failpoint!("contain.flush.ingested");
-        let mut wo = WriteOptions::default();
-        wo.set_sync(inner.opts.sync);
-        inner
-            .rocks
-            .put_cf_opt(meta, META_CONTAIN_FLOOR, t.split.to_le_bytes(), &wo)
-            .map_err(|e| Error::rocks("move the containment floor", rp, e))?;
-        t.floor = t.split;
-        drop(frozen);
+        let dead = &t.frozen_dead;
+        t.floor = written.install(inner, !dead.is_empty(), |id| !dead.contains(&id))?;
         if let Some(Ok(mut spare)) = t.frozen.take().map(std::sync::Arc::try_unwrap) {
             spare.clear();
             t.spare = spare;
         }
         t.frozen_dead.clear();
         st.published_seq = inner.rocks.latest_sequence_number();
+        Ok(())
+    }
+}
+
+/// The containment tail's files ([`tail`]): a frozen part is its postings; one SST file.
+pub(super) struct ContainFiles;
+
+impl TailFiles for ContainFiles {
+    type Part = Postings;
+    /// The RocksDB directory.
+    type Ctx = PathBuf;
+    const THREAD: &'static str = "fpdb-contain-tail";
+    const STAGE: &'static str = "containment tail writer";
+    const FLOOR: &'static [u8] = META_CONTAIN_FLOOR;
+    const WRITTEN: &'static str = "contain.tail.written";
+
+    fn write(rp: &PathBuf, postings: &Postings, split: u64, keep: &dyn Fn(u64) -> bool) -> Result<Vec<PathBuf>> {
+        let path = rp.join(format!("{TAIL_FILE_PREFIX}{split}.sst"));
+        Ok(write_tail_file(rp, &path, postings, keep)?.into_iter().collect())
+    }
+
+    fn ingest(inner: &Inner, files: &[PathBuf]) -> Result<()> {
+        let cf = inner.cf(CF_CONTAIN)?;
+        for f in files {
+            sst::ingest_moved(&inner.rocks, cf, f, &inner.rocks_path, "ingest the containment tail file")?;
+        }
+        failpoint!("contain.flush.ingested");
         Ok(())
     }
 }
