@@ -31,7 +31,8 @@ pub const DEFAULT_SAMPLE: u32 = 8;
 /// Largest accepted sampling rate.
 pub const MAX_SAMPLE: u32 = 1 << 16;
 /// Default cap on a posting list read by a query: a sample (or short key) held by more documents
-/// than this is boilerplate and is skipped (docs/containment.md, "Frequent samples").
+/// than this is boilerplate and is skipped (docs/containment.md, "The candidate index": frequent
+/// keys).
 pub const DEFAULT_MAX_POSTINGS: u32 = 2048;
 
 /// The count filter's bound on the probability of discarding a candidate that qualifies (under the

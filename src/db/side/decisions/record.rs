@@ -1,5 +1,6 @@
 //! The `decisions` column family: its keys and values, ONE encoder and ONE decoder each
-//! (docs/format.md, "decisions"). Three kinds of entries, told apart by the key's first byte:
+//! (docs/format.md, "Curator decisions"). Three kinds of entries, told apart by the key's first
+//! byte:
 //!
 //! ```text
 //! decision   key:   b'D' | len(a): u32 BE | a | b            (a < b, byte order; keys are 1..=65536 bytes)
