@@ -3,11 +3,11 @@
 //!
 //! | file | job |
 //! |---|---|
-//! | `handle.rs` | `Db` and what its clones share (`Inner`): RocksDB, spec, config, side indexes (type-erased), state, writer |
+//! | `handle.rs` | `Db` and what its clones share (`Inner`): RocksDB, spec, config, side indexes (type-erased), state, writer; poisoning (`lock_writer`, `mutation`) |
 //! | `options.rs` | creation, handle and query settings; accepted ranges |
 //! | `rocks_options.rs` | RocksDB's options: the database's, each column family's, the SST files' |
 //! | `types.rs` | documents, hits, outcomes, reports |
-//! | `state.rs` | the published `State`, the `Writer`, poisoning |
+//! | `state.rs` | the published `State`, the `Writer` (its poison marks) |
 //! | `pending.rs` | one batch's changes before its commit |
 //! | `stored.rs` | what `meta` holds about the database: format, spec (and IDF table), config, table generation, next id |
 //! | `open.rs` | create / open / recover / load the state |
@@ -32,6 +32,7 @@
 //! | `background/job.rs` | the job type of background work: a thread, or done here; `for_each_on_threads` |
 //! | `background/floor.rs` | the tails' floors in `meta` |
 //! | `background/mirror.rs` | the in-memory mirror's merges |
+//! | `background/tail.rs` | the tail protocol, once: freeze, write in the background, install (ingest, floor) |
 //! | `background/table_tail.rs` | the SimHash tables' tail: written as ingested SST files |
 //! | `background/sst.rs` | the sorted files RocksDB ingests whole |
 //!

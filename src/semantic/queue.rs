@@ -1,15 +1,14 @@
 //! The value of a `semantic_queue` entry: what the indexer will embed, as the writer queued it
-//! (docs/format.md, "The semantic queue's value"). One encoder ([`encode`]), one decoder
+//! (docs/format.md, "Semantic vectors": the queue value). One encoder ([`encode`]), one decoder
 //! ([`decode`]).
 //!
 //! | format | bytes |
 //! |---|---|
-//! | 0 (before the version byte; now only a text over [`MAX_TEXT`]) | the UTF-8 text itself (never starts with a byte ≥ 0xF5) |
+//! | 0 (no format byte; written only for a text over [`MAX_TEXT`]) | the UTF-8 text itself (never starts with a byte ≥ 0xF5) |
 //! | 1 | `0xF5` ([`FORMAT_LZ4`]), the text's length in bytes (u32 LE), the text as one LZ4 block |
 //!
 //! No UTF-8 text starts with a byte in 0xF5..=0xFF, so the first byte tells a format-1 value from
-//! a format-0 one (still read: a queue written by an older build); 0xF6..=0xFF are left for later
-//! formats and refused.
+//! a format-0 one (both are read); 0xF6..=0xFF are reserved for other formats and refused.
 
 /// The first byte of a format-1 value (LZ4 block): a byte no UTF-8 text starts with.
 pub const FORMAT_LZ4: u8 = 0xF5;
@@ -84,7 +83,7 @@ mod tests {
 
     #[test]
     fn format_0_is_still_read() {
-        // a queue written before the version byte: the UTF-8 text itself
+        // format 0: the UTF-8 text itself, no format byte
         for t in ["a b c", "héllo", "\u{1F600} first"] {
             assert_eq!(decode(t.as_bytes()).unwrap(), t);
         }

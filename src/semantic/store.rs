@@ -447,8 +447,8 @@ pub fn stage_compact(db: &DB, cf: &ColumnFamily, batch: &mut WriteBatch, live: i
 mod tests {
     use super::*;
 
-    /// A queue written before the version byte (format 0: the bare UTF-8 text) is read as it was,
-    /// beside format-1 values, in id order; a damaged value is an error naming its document.
+    /// Format-0 values (the bare UTF-8 text, no format byte) are read as they are, beside format-1
+    /// values, in id order; a damaged value is an error naming its document.
     #[test]
     fn scan_queue_reads_both_formats() {
         let dir = tempfile::tempdir().unwrap();

@@ -7,8 +7,8 @@
 //! `DocRecord` (after the version byte): key String, simhash u64, segment u32, offset u64, count u32,
 //! group u64, inserted_at_ms u64, meta `Option<String>`, then (version 2 only) biblio: title
 //! `Option<String>`, year `Option<i32>`, doi `Option<String>` ([`encode_doc`], [`decode_doc`]).
-//! Version 1 records (written before metadata matches existed) still decode, with an empty biblio;
-//! every record written now is version 2.
+//! Version 1 records (no biblio) still decode, with an empty biblio; every record written is
+//! version 2.
 //!
 //! `DbConfig` ([`encode_config`], [`decode_config`]): version 1 = tables u32, max_distance u32,
 //! min_jaccard f64 (no containment index); version 2 = the same ‖ containment
@@ -330,8 +330,8 @@ mod tests {
         assert!(decode_doc(&[], p, Some(1)).unwrap_err().is_corruption());
     }
 
-    /// Bytes of a version-1 record as written before metadata matches existed (fixed here, not
-    /// produced by today's encoder): they must keep decoding, with an empty biblio.
+    /// Bytes of a version-1 record (no biblio), written out here rather than produced by the
+    /// encoder: they must keep decoding, with an empty biblio.
     #[test]
     fn version_1_doc_records_still_decode() {
         let mut v1 = vec![1u8];

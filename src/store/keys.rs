@@ -5,10 +5,10 @@
 //! |---------|---------------------------------------|---------------------------------------------------|
 //! | `meta`  | `format`                              | u32 LE store format version (1)                   |
 //! | `meta`  | `spec`                                | fingerprint spec record (see `fingerprint::spec`) |
-//! | `meta`  | `config`                              | version byte 1 ‖ bincode `DbConfig`               |
+//! | `meta`  | `config`                              | version byte 1, 2 or 3 ‖ bincode `DbConfig`       |
 //! | `meta`  | `next_doc`                            | u64 LE: the next doc id to allocate               |
 //! | `meta`  | `seg` ‖ id u32 BE ([`seg_key`])       | u64 LE: committed length of that segment file     |
-//! | `docs`  | doc id u64 BE ([`doc_key`])           | version byte 1 ‖ bincode `DocRecord`              |
+//! | `docs`  | doc id u64 BE ([`doc_key`])           | version byte 2 (1 still read) ‖ bincode `DocRecord` |
 //! | `keys`  | external key (UTF-8 bytes)            | doc id u64 BE ([`key_value`])                     |
 //! | `edges` | id u64 BE ‖ id u64 BE ([`edge_key`])  | empty (a verified near-duplicate link, both ways) |
 //! | `t{i}`  | perm_i(simhash) u64 BE ‖ id u64 BE ([`table_key`]) | empty                                |
@@ -28,8 +28,8 @@
 //! one space `0x20`, the normalised title); then `0x00` (no normalised value contains a NUL byte);
 //! then the doc id, u64 BE. All documents with one value form one contiguous key range
 //! ([`meta_idx_prefix`]), in doc-id order. Example: DOI `https://doi.org/10.1145/ABC` of doc 7 is the
-//! key `01 "10.1145/abc" 00 00 00 00 00 00 00 00 07`. A database created before this column family
-//! existed gets it (empty) when opened for writing; a read-only handle treats it as empty.
+//! key `01 "10.1145/abc" 00 00 00 00 00 00 00 00 07`. A database without this column family gets
+//! it (empty) when opened for writing; a read-only handle treats it as empty.
 //!
 //! Big-endian ids in keys make RocksDB's byte order the numeric order.
 

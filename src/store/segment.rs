@@ -567,16 +567,16 @@ fn check_segment_header(f: &File, path: &Path, id: u32) -> Result<u32> {
 mod tests {
     use super::*;
 
-    /// A version-1 record as the old encoder wrote it (bytes fixed here, not produced by today's
-    /// encoder): the header, three u32 shingles, 4 bytes of padding.
+    /// A version-1 record, its bytes written out here rather than produced by the encoder: the
+    /// header, three u32 shingles, 4 bytes of padding.
     const V1_RECORD: [u8; 40] = [
         b'F', b'P', b'S', b'R', 3, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, // magic, count 3, doc 7
         72, 234, 43, 51, 41, 116, 191, 107, // xxh3_64 of the 12 payload bytes (as main at 4bb2f65 wrote it)
         1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0, // 1, 2, 3, padding
     ];
 
-    /// A database's segment of version 1 (a header and one record, byte for byte as the old
-    /// encoder wrote them) still opens and reads; it is sealed, and the next append starts a
+    /// A database's segment of version 1 (a header and one record, byte for byte as version 1
+    /// lays them out) still opens and reads; it is sealed, and the next append starts a
     /// version-2 segment beside it; both read back, after a reopen too.
     #[test]
     fn version_1_segments_still_open_and_read() {

@@ -1,5 +1,5 @@
 //! The conventions a user expects of a command-line tool: shell completions that the shell parses,
-//! a manual page, one name per setting (`--max-distance`, the old `--k` still read), and every
+//! a manual page, one name per setting (`--max-distance`, with `--k` read as its alias), and every
 //! `fpdb serve` flag also from an `FPDB_...` environment variable.
 
 use std::process::Command;

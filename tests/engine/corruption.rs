@@ -187,9 +187,9 @@ fn a_huge_shingle_count_is_reported_not_allocated() {
     }
 }
 
-/// The same damage under a 2 GiB address-space limit: before the bound, the reader asked for a
-/// 16 GiB buffer and the process aborted; now `fpdb check` and `fpdb export --shingle-sets` exit 4
-/// with a corruption message.
+/// The same damage under a 2 GiB address-space limit (an unbounded reader would ask for a 16 GiB
+/// buffer and abort the process): `fpdb check` and `fpdb export --shingle-sets` exit 4 with a
+/// corruption message.
 #[test]
 fn a_huge_shingle_count_does_not_abort_a_memory_limited_process() {
     let dir = tempfile::tempdir().unwrap();

@@ -215,11 +215,11 @@ fn replay_segments(
     (tmp, target, committed, records, locs)
 }
 
-/// `segment_file` target, found on an earlier version of the segment code (11 bytes, the raw input
-/// below): a committed length shorter than the 16-byte file header was accepted by `recover`,
-/// which truncated the file to it and destroyed the header. Decoded by today's target: two
-/// segments of one empty record each, segment 1's committed length set to 0. Now `recover`
-/// refuses it as corruption (read-only and read-write) and leaves the file alone.
+/// A `segment_file` fuzz input (11 bytes, the raw input below): a committed length shorter than
+/// the 16-byte file header, which `recover` must not truncate the file to (that destroys the
+/// header). Decoded by the target: two segments of one empty record each, segment 1's committed
+/// length set to 0. `recover` refuses it as corruption (read-only and read-write) and leaves the
+/// file alone.
 const COMMITTED_LENGTH_SHORTER_THAN_HEADER: &[u8] = &[0xa5, 0x08, 0x00, 0x61, 0x28, 0x28, 0x28, 0x28, 0x28, 0x2d, 0x23];
 
 #[test]
@@ -250,11 +250,11 @@ fn a_committed_length_shorter_than_the_header_is_refused_not_truncated_to() {
     }
 }
 
-/// `segment_file` target, on that earlier segment code with the header check above (16 bytes):
-/// a location claiming 7,995,392 shingles in a 40-byte segment read with positioned reads allocated
-/// 31,981,592 bytes before finding the file too short (up to 16 GiB for a count of 2^32 - 1). Now the
-/// count is bounded by the file first. Decoded by today's target: the same two one-record
-/// segments, record 0's count set to 7,995,392.
+/// A `segment_file` fuzz input (16 bytes): a location claiming 7,995,392 shingles in a 40-byte
+/// segment. A reader that allocates for the count before checking it against the file asks for
+/// 31,981,592 bytes here (up to 16 GiB for a count of 2^32 - 1); the count is bounded by the file
+/// first. Decoded by the target: the same two one-record segments, record 0's count set to
+/// 7,995,392.
 const COUNT_LARGER_THAN_THE_FILE: &[u8] = &[
     0xa5, 0x0a, 0x7a, 0xd1, 0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x7a,
 ];

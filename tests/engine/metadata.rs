@@ -148,9 +148,9 @@ fn matches_within_one_batch_and_invalid_metadata_is_rejected_per_document() {
     assert!(db.check().unwrap().faults.is_empty());
 }
 
-/// A database written before metadata matches existed: no `meta_idx` column family, version-1 doc
-/// records. Made here from a new database by dropping the column family and rewriting every record
-/// in the old layout (the same bytes the old encoder wrote).
+/// A database without metadata matches: no `meta_idx` column family, version-1 doc records. Made
+/// here from a new database by dropping the column family and rewriting every record in the
+/// version-1 layout (byte for byte).
 #[test]
 fn databases_from_before_metadata_matches_still_open() {
     let dir = tempfile::tempdir().unwrap();
