@@ -155,8 +155,7 @@ impl Db {
         {
             let mut w = self.lock_writer()?;
             Self::mutation(&mut w, "flush", |w| {
-                self.inner.sides().each(|s| s.flush(&self.inner))?;
-                super::background::table_tail::write_table_tail(&self.inner, w)
+                self.inner.background().try_for_each(|b| b.flush(&self.inner, w))
             })?;
         }
         self.inner.flush_memtables()

@@ -11,7 +11,7 @@
 //! | `pending.rs` | one batch's changes before its commit |
 //! | `stored.rs` | what `meta` holds about the database: format, spec (and IDF table), config, table generation, next id |
 //! | `open.rs` | create / open / recover / load the state |
-//! | `close.rs` | the close: the tails written, the memtables flushed; every column family |
+//! | `close.rs` | the close: a loop over the background work (written, or ended), the memtables flushed; every column family |
 //! | `candidates.rs` | the rule; the candidate search (the SimHash tables, or the side index that searches instead) |
 //! | `query.rs` | queries, `get`, groups, counters; consistent reads of RocksDB |
 //! | `list.rs` | documents and groups a page at a time, by a cursor |
@@ -33,7 +33,9 @@
 //! | `background/floor.rs` | the tails' floors in `meta` |
 //! | `background/mirror.rs` | the in-memory mirror's merges |
 //! | `background/tail.rs` | the tail protocol, once: freeze, write in the background, install (ingest, floor) |
+//! | `background/mod.rs` | `Background`, what every piece of background work is to the writer; `Inner::background`, the one list of them |
 //! | `background/table_tail.rs` | the SimHash tables' tail: written as ingested SST files |
+//! | `background/table_files.rs` | the tables' SST files, one per table, ingested whole |
 //! | `background/sst.rs` | the sorted files RocksDB ingests whole |
 //!
 //! See ARCHITECTURE.md for the invariants and docs/format.md for the bytes.

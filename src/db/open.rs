@@ -19,7 +19,7 @@ use crate::store::keys::{
 use crate::store::segment::{self, Recovery};
 
 use super::background::floor::read_floor;
-use super::background::table_tail::TABLE_TAIL_FILE_PREFIX;
+use super::background::table_files::TABLE_TAIL_FILE_PREFIX;
 use super::handle::{Db, Inner};
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};
@@ -164,7 +164,7 @@ fn write_table_entries_above(rocks: &DB, rocks_path: &Path, stored: &Stored, doc
         .filter(|(&id, _)| id >= table_floor)
         .map(|(&id, m)| (id, m.simhash))
         .collect();
-    super::background::table_tail::write_entries(rocks, rocks_path, &stored.layout, stored.table_gen, &above, stored.next_id, true)
+    super::background::table_files::write_entries(rocks, rocks_path, &stored.layout, stored.table_gen, &above, stored.next_id, true)
 }
 
 /// Drops the column families of `stale` tables (a writer's step of the open).

@@ -10,7 +10,7 @@ use crate::intmap::IntMap;
 use crate::store::segment::{SegmentSet, SegmentWriter};
 use crate::store::ShingleLoc;
 
-use super::background::table_tail::TableFiles;
+use super::background::table_files::TableFiles;
 use super::background::tail::Freezing;
 
 #[derive(Clone, Debug)]

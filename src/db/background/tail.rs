@@ -16,16 +16,16 @@
 //! What differs between tails is what a frozen part is, how its files are written and where they
 //! go: [`TailFiles`]. Where each keeps its tail, its dead ids and its floor in memory stays with it.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rocksdb::WriteOptions;
+use rocksdb::{WriteOptions, DB};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
+use crate::store::keys::CF_META;
 
 use super::job::Job;
-use crate::db::handle::Inner;
 
 /// One tail's files: what a frozen part is, how it is written, where it is ingested.
 pub(in crate::db) trait TailFiles: 'static {
@@ -47,7 +47,7 @@ pub(in crate::db) trait TailFiles: 'static {
     fn write(ctx: &Self::Ctx, part: &Self::Part, split: u64, keep: &dyn Fn(u64) -> bool) -> Result<Vec<PathBuf>>;
 
     /// Ingests the files (atomic and durable each, moved into RocksDB).
-    fn ingest(inner: &Inner, files: &[PathBuf]) -> Result<()>;
+    fn ingest(ctx: &Self::Ctx, rocks: &DB, files: &[PathBuf]) -> Result<()>;
 }
 
 /// A frozen part on its way to RocksDB: its documents are those below `split` (and at or above
@@ -115,7 +115,14 @@ impl<T: TailFiles> Written<T> {
     /// Installs the part (under the writer lock): writes its files again with only the documents
     /// `live` accepts when `any_dead`, ingests them and moves the floor to `split` (synced when the
     /// database syncs its commits). Returns `split`.
-    pub(in crate::db) fn install(self, inner: &Inner, any_dead: bool, live: impl Fn(u64) -> bool) -> Result<u64> {
+    pub(in crate::db) fn install(
+        self,
+        rocks: &DB,
+        rocks_path: &Path,
+        sync: bool,
+        any_dead: bool,
+        live: impl Fn(u64) -> bool,
+    ) -> Result<u64> {
         let mut files = self.files;
         if any_dead {
             // Rare (a document replaced or deleted while its entries were written): written
@@ -125,14 +132,15 @@ impl<T: TailFiles> Written<T> {
             }
             files = T::write(&self.ctx, &self.part, self.split, &live)?;
         }
-        T::ingest(inner, &files)?;
-        let meta = inner.cf(crate::store::keys::CF_META)?;
+        T::ingest(&self.ctx, rocks, &files)?;
+        let meta = rocks
+            .cf_handle(CF_META)
+            .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
         let mut wo = WriteOptions::default();
-        wo.set_sync(inner.opts.sync);
-        inner
-            .rocks
+        wo.set_sync(sync);
+        rocks
             .put_cf_opt(meta, T::FLOOR, self.split.to_le_bytes(), &wo)
-            .map_err(|e| Error::rocks("move a tail's floor", &inner.rocks_path, e))?;
+            .map_err(|e| Error::rocks("move a tail's floor", rocks_path, e))?;
         Ok(self.split)
     }
 }

@@ -20,10 +20,9 @@
 //!   contended, and readers see it in step with the published documents;
 //! * its RocksDB changes go into the batch's ONE `WriteBatch` ([`SideIndex::write`]), deletes and
 //!   replacements included (`Pending::deleted`), so a crash leaves all of a batch or none of it;
-//! * its background work (a [`Job`](super::background::job::Job) it owns) runs after a commit
-//!   ([`SideIndex::after_commit`]), is finished by [`SideIndex::flush`] (a clean close, `Db::flush`)
-//!   and ended by [`SideIndex::abandon`] (a poisoned or read-only close); an error there poisons
-//!   the handle;
+//! * its background work is a [`Background`] ([`SideIndex::background`]), run with the writer's
+//!   own (after each commit; written at `Db::flush` and a clean close; ended at a poisoned or
+//!   read-only close); an error there poisons the handle;
 //! * at query time it may answer a query it was asked for ([`SideIndex::answer`]), add or
 //!   annotate hits ([`SideIndex::on_query`]) and add counters ([`SideIndex::stats`]).
 //!
@@ -50,6 +49,7 @@ use crate::intmap::IntMap;
 use crate::store::doc_record::DocRecord;
 use crate::store::segment::SegmentSet;
 
+use super::background::Background;
 use super::candidates::CandidateSource;
 use super::handle::{Db, Inner};
 use super::options::{CreateOptions, Dedup, Options, QueryOptions};
@@ -208,18 +208,12 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         Ok(())
     }
 
-    /// After a commit is published: its background work (started, or a finished one installed).
-    fn after_commit(&self, inner: &Inner) -> Result<()> {
-        Ok(())
+    /// Its background work (the containment tail, the semantic indexer), driven with the rest of
+    /// the writer's ([`Background`]: after each commit, at a flush or clean close, at an abandoned
+    /// close).
+    fn background(&self) -> Option<&dyn Background> {
+        None
     }
-
-    /// Writes what it holds in memory to RocksDB (`Db::flush`, a clean close).
-    fn flush(&self, inner: &Inner) -> Result<()> {
-        Ok(())
-    }
-
-    /// A poisoned or read-only close: its background work ends (nothing more is written).
-    fn abandon(&self) {}
 
     /// Answers a query in place of the near-duplicate path, when the query asks for this index
     /// (`None`: not asked).

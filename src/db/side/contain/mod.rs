@@ -32,10 +32,11 @@ use crate::store::keys::{CF_CONTAIN, META_CONTAIN_FLOOR};
 
 use super::{Additions, Asked, Creating, Deciding, Opening, Query, SideIndex};
 use crate::db::background::tail::Freezing;
+use crate::db::background::Background;
 use crate::db::handle::{Db, Inner};
 use crate::db::options::{check_c, Dedup, Options, QueryOptions};
 use crate::db::pending::Pending;
-use crate::db::state::State;
+use crate::db::state::{State, Writer};
 use crate::db::types::{CheckReport, InsertOutcome, Precheck, PreparedDoc, QueryAnswer};
 
 use delta::TailDelta;
@@ -145,18 +146,8 @@ impl SideIndex for Containment {
         }
     }
 
-    fn after_commit(&self, inner: &Inner) -> Result<()> {
-        self.tail_after_commit(inner)
-    }
-
-    fn flush(&self, inner: &Inner) -> Result<()> {
-        self.flush_tail(inner)
-    }
-
-    /// A background write of the tail still running ends before the handle does (its file, never
-    /// ingested, is removed by the next open).
-    fn abandon(&self) {
-        self.abandon_tail_write();
+    fn background(&self) -> Option<&dyn Background> {
+        Some(self)
     }
 
     fn answer(&self, db: &Db, q: &Query<'_>) -> Option<Result<QueryAnswer>> {
@@ -179,6 +170,23 @@ impl SideIndex for Containment {
             Some(cfg) => db.check_containment(st, &self.mem(), cfg, records, rep),
             None => Ok(()),
         }
+    }
+}
+
+/// The tail's way to RocksDB (`tail.rs`).
+impl Background for Containment {
+    fn after_commit(&self, inner: &Inner, _w: &mut Writer) -> Result<()> {
+        self.tail_after_commit(inner)
+    }
+
+    fn flush(&self, inner: &Inner, _w: &mut Writer) -> Result<()> {
+        self.flush_tail(inner)
+    }
+
+    /// A background write of the tail still running ends before the handle does (its file, never
+    /// ingested, is removed by the next open).
+    fn abandon(&self, _w: &mut Writer) {
+        self.abandon_tail_write();
     }
 }
 

@@ -207,7 +207,9 @@ impl Containment {
             return Ok(());
         }
         let dead = &t.frozen_dead;
-        t.floor = written.install(inner, !dead.is_empty(), |id| !dead.contains(&id))?;
+        t.floor = written.install(&inner.rocks, &inner.rocks_path, inner.opts.sync, !dead.is_empty(), |id| {
+            !dead.contains(&id)
+        })?;
         if let Some(Ok(mut spare)) = t.frozen.take().map(std::sync::Arc::try_unwrap) {
             spare.clear();
             t.spare = spare;
@@ -235,10 +237,12 @@ impl TailFiles for ContainFiles {
         Ok(write_tail_file(rp, &path, postings, keep)?.into_iter().collect())
     }
 
-    fn ingest(inner: &Inner, files: &[PathBuf]) -> Result<()> {
-        let cf = inner.cf(CF_CONTAIN)?;
+    fn ingest(rp: &PathBuf, rocks: &DB, files: &[PathBuf]) -> Result<()> {
+        let cf = rocks
+            .cf_handle(CF_CONTAIN)
+            .ok_or_else(|| Error::corrupt(rp, None, "missing contain column family"))?;
         for f in files {
-            sst::ingest_moved(&inner.rocks, cf, f, &inner.rocks_path, "ingest the containment tail file")?;
+            sst::ingest_moved(rocks, cf, f, rp, "ingest the containment tail file")?;
         }
         failpoint!("contain.flush.ingested");
         Ok(())

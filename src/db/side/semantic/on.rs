@@ -45,6 +45,7 @@ use crate::store::keys::CF_META;
 
 use super::super::{Creating, Opening, Query, SideIndex};
 use super::active::Active;
+use crate::db::background::Background;
 use crate::db::handle::{Db, Inner};
 use crate::db::options::Options;
 use crate::db::pending::Pending;
@@ -233,11 +234,8 @@ impl SideIndex for Semantic {
         Ok(())
     }
 
-    fn after_commit(&self, _inner: &Inner) -> Result<()> {
-        if let Some(i) = self.active().and_then(|a| a.indexer.get()) {
-            i.notify();
-        }
-        Ok(())
+    fn background(&self) -> Option<&dyn Background> {
+        Some(self)
     }
 
     /// The text hits are answered whatever the channel's state: a stopped indexer ends a wait
@@ -310,6 +308,17 @@ impl SideIndex for Semantic {
             stats.semantic_indexer = Some(state.word().into());
             stats.semantic_indexer_reason = state.reason().map(str::to_owned);
         }
+    }
+}
+
+/// The indexer runs on its own thread: a commit wakes it (it embeds from its durable cursor, so a
+/// close has nothing to write, and it stops when the handle drops).
+impl Background for Semantic {
+    fn after_commit(&self, _inner: &Inner, _w: &mut Writer) -> Result<()> {
+        if let Some(i) = self.active().and_then(|a| a.indexer.get()) {
+            i.notify();
+        }
+        Ok(())
     }
 }
 
