@@ -151,7 +151,7 @@ impl Db {
                 _lock: lock,
             }),
         };
-        db.inner.sides().each(|s| s.opened(&db))?;
+        db.inner.background().try_for_each(|b| b.start(&db))?;
         Ok(db)
     }
 }

@@ -144,7 +144,7 @@ impl Db {
     /// annotate before the limit applies.
     fn query_with(&self, text: Option<&str>, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryAnswer> {
         let q = Query { text, fp, opts };
-        if let Some(answer) = self.inner.sides().iter().find_map(|s| s.answer(self, &q)) {
+        if let Some(answer) = self.inner.sides().queries().find_map(|s| s.answer(self, &q)) {
             return answer;
         }
         // k, and s for Broder.
@@ -165,7 +165,7 @@ impl Db {
         })?;
         let mut answer = snapshot.verify(opts, |set, c| jaccard_hit(fp, t, set, c))?;
         sort_hits(&mut answer.hits);
-        self.inner.sides().each(|s| s.on_query(self, &q, &mut answer))?;
+        self.inner.sides().queries().try_for_each(|s| s.on_query(self, &q, &mut answer))?;
         answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
         Ok(answer)
     }
@@ -173,7 +173,7 @@ impl Db {
     /// Documents whose SimHash is within k of `simhash` (no Jaccard: there is no shingle set to compare).
     pub fn query_simhash(&self, simhash: u64, opts: &QueryOptions) -> Result<Vec<Hit>> {
         // A side index asked for may need a shingle set or a text, which a SimHash lacks.
-        self.inner.sides().each(|s| s.refuse_simhash(opts))?;
+        self.inner.sides().queries().try_for_each(|s| s.refuse_simhash(opts))?;
         let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
         let mut hits = self.with_state(|st| {
             let mut hits = Vec::new();

@@ -23,7 +23,7 @@ pub(super) mod table_files;
 pub(super) mod table_tail;
 pub(super) mod tail;
 
-use crate::db::handle::Inner;
+use crate::db::handle::{Db, Inner};
 use crate::db::state::Writer;
 use crate::error::Result;
 
@@ -33,6 +33,12 @@ use crate::error::Result;
 /// holds), and at a poisoned or read-only close (end what still runs, write nothing). They are
 /// listed in one place (`Inner::background`); an error in the first two poisons the handle.
 pub(in crate::db) trait Background: Send + Sync {
+    /// The handle is made (the open's last step): work that runs on its own starts (the semantic
+    /// indexer).
+    fn start(&self, _db: &Db) -> Result<()> {
+        Ok(())
+    }
+
     /// After a commit is published: its work started, or a finished one installed.
     fn after_commit(&self, inner: &Inner, w: &mut Writer) -> Result<()>;
 

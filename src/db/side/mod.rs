@@ -23,8 +23,8 @@
 //! * its background work is a [`Background`] ([`SideIndex::background`]), run with the writer's
 //!   own (after each commit; written at `Db::flush` and a clean close; ended at a poisoned or
 //!   read-only close); an error there poisons the handle;
-//! * at query time it may answer a query it was asked for ([`SideIndex::answer`]), add or
-//!   annotate hits ([`SideIndex::on_query`]) and add counters ([`SideIndex::stats`]).
+//! * at query time it may answer a query it was asked for or add to and annotate the hits
+//!   ([`SideIndex::query`], a [`QuerySide`]), and add counters ([`SideIndex::stats`]).
 //!
 //! Every hook has a default that does nothing: a side index implements what it needs.
 
@@ -166,12 +166,6 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         Ok(())
     }
 
-    /// The handle is made (the open's last step): its background work may start (the semantic
-    /// channel's indexer).
-    fn opened(&self, db: &Db) -> Result<()> {
-        Ok(())
-    }
-
     /// What it keeps of a document's text until the document is written (stored text: the
     /// compressed record; the semantic channel: the text to embed, queued in the document's
     /// batch), read back in `write` by its name (`PendingDoc::text.get(self.name())`). Every side
@@ -215,20 +209,9 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         None
     }
 
-    /// Answers a query in place of the near-duplicate path, when the query asks for this index
-    /// (`None`: not asked).
-    fn answer(&self, db: &Db, q: &Query<'_>) -> Option<Result<QueryAnswer>> {
+    /// What it adds to queries ([`QuerySide`]).
+    fn query(&self) -> Option<&dyn QuerySide> {
         None
-    }
-
-    /// Adds or annotates hits of a near-duplicate query's answer.
-    fn on_query(&self, db: &Db, q: &Query<'_>, answer: &mut QueryAnswer) -> Result<()> {
-        Ok(())
-    }
-
-    /// Refuses a SimHash-only query that asks for this index (it has no text or shingle set).
-    fn refuse_simhash(&self, opts: &QueryOptions) -> Result<()> {
-        Ok(())
     }
 
     /// The candidate source it provides in the SimHash tables' place (the other methods' bucket
@@ -246,6 +229,27 @@ pub(crate) trait SideIndex: Any + Send + Sync {
 
     /// Its counters in `Db::stats`.
     fn stats(&self, st: &State, stats: &mut Stats) {}
+}
+
+/// What a side index adds to queries: the containment index answers a query that asks for it
+/// (and refuses one by SimHash alone), the semantic channel adds its matches to the text hits.
+#[allow(unused_variables)]
+pub(crate) trait QuerySide {
+    /// Answers a query in place of the near-duplicate path, when the query asks for this index
+    /// (`None`: not asked).
+    fn answer(&self, db: &Db, q: &Query<'_>) -> Option<Result<QueryAnswer>> {
+        None
+    }
+
+    /// Adds or annotates hits of a near-duplicate query's answer.
+    fn on_query(&self, db: &Db, q: &Query<'_>, answer: &mut QueryAnswer) -> Result<()> {
+        Ok(())
+    }
+
+    /// Refuses a SimHash-only query that asks for this index (it has no text or shingle set).
+    fn refuse_simhash(&self, opts: &QueryOptions) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl std::fmt::Debug for Sides {
@@ -290,6 +294,11 @@ impl Sides {
     /// The candidate source a side index provides in the SimHash tables' place, if one does.
     pub(crate) fn candidate_source(&self) -> Option<&dyn CandidateSource> {
         self.all.get(self.source?)?.candidate_source()
+    }
+
+    /// What the side indexes add to queries, in registration order.
+    pub(crate) fn queries(&self) -> impl Iterator<Item = &dyn QuerySide> {
+        self.iter().filter_map(|s| s.query())
     }
 
     /// Every side index's column families.

@@ -30,7 +30,7 @@ use crate::intmap::IntMap;
 use crate::store::doc_record::{ContainmentConfig, DbConfig, DocRecord};
 use crate::store::keys::{CF_CONTAIN, META_CONTAIN_FLOOR};
 
-use super::{Additions, Asked, Creating, Deciding, Opening, Query, SideIndex};
+use super::{Additions, Asked, Creating, Deciding, Opening, Query, QuerySide, SideIndex};
 use crate::db::background::tail::Freezing;
 use crate::db::background::Background;
 use crate::db::handle::{Db, Inner};
@@ -150,6 +150,20 @@ impl SideIndex for Containment {
         Some(self)
     }
 
+    fn query(&self) -> Option<&dyn QuerySide> {
+        Some(self)
+    }
+
+    fn check(&self, db: &Db, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        match self.cfg {
+            Some(cfg) => db.check_containment(st, &self.mem(), cfg, records, rep),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A containment query (`min_containment`) is answered by the index alone.
+impl QuerySide for Containment {
     fn answer(&self, db: &Db, q: &Query<'_>) -> Option<Result<QueryAnswer>> {
         q.opts.min_containment.map(|c| db.query_containment(q.fp, c, q.opts))
     }
@@ -163,13 +177,6 @@ impl SideIndex for Containment {
             });
         }
         Ok(())
-    }
-
-    fn check(&self, db: &Db, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
-        match self.cfg {
-            Some(cfg) => db.check_containment(st, &self.mem(), cfg, records, rep),
-            None => Ok(()),
-        }
     }
 }
 

@@ -43,7 +43,7 @@ use crate::semantic::{
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::CF_META;
 
-use super::super::{Creating, Opening, Query, SideIndex};
+use super::super::{Creating, Opening, Query, QuerySide, SideIndex};
 use super::active::Active;
 use crate::db::background::Background;
 use crate::db::handle::{Db, Inner};
@@ -169,25 +169,6 @@ impl SideIndex for Semantic {
         Ok(())
     }
 
-    /// The background indexer of a writer.
-    fn opened(&self, db: &Db) -> Result<()> {
-        let Some(a) = self.active() else { return Ok(()) };
-        if self.read_only || !self.opts.indexer {
-            return Ok(());
-        }
-        let corpus = Arc::new(DbCorpus {
-            db: Arc::downgrade(&db.inner),
-        });
-        let planes = Arc::new(a.channel.planes().clone());
-        let opts = IndexerOptions {
-            batch: self.opts.batch,
-            ..IndexerOptions::default()
-        };
-        let indexer = Indexer::start(a.embedder.clone(), planes, corpus, a.cursor_at_open, opts)?;
-        let _ = a.indexer.set(indexer);
-        Ok(())
-    }
-
     /// Takes the document's text, cuts it in place (no copy) and encodes the queue value (LZ4): on
     /// the ingest workers, so that the writer's WAL and memtable get the compressed bytes
     /// (docs/performance.md, "The semantic channel").
@@ -238,30 +219,8 @@ impl SideIndex for Semantic {
         Some(self)
     }
 
-    /// The text hits are answered whatever the channel's state: a stopped indexer ends a wait
-    /// early (`semantic_pending` says what is missing), and a query text the model fails on is
-    /// answered by the text channel alone.
-    fn on_query(&self, db: &Db, q: &Query<'_>, answer: &mut QueryAnswer) -> Result<()> {
-        let Some(a) = self.active() else { return Ok(()) };
-        let spec = a.channel.spec();
-        let beta = q.opts.min_cosine.unwrap_or(spec.min_cosine);
-        sem::check_beta(beta)?;
-        if let Some(timeout) = q.opts.wait_semantic {
-            match db.semantic_wait(timeout) {
-                Err(Error::Semantic(SemanticError::IndexerStopped { .. })) => {}
-                r => r?,
-            }
-        }
-        answer.semantic_pending = db.semantic_pending()?;
-        let Some(text) = q.text else { return Ok(()) };
-        let text = embed_text(text, None, None, spec.max_tokens);
-        let v = match a.channel.embed_query(&a.embedder, &text) {
-            Ok(v) => v,
-            Err(Error::Semantic(SemanticError::Inference { .. })) => return Ok(()),
-            Err(e) => return Err(e),
-        };
-        let found = a.channel.query(&v, Some(beta), a.search, None);
-        union_hits(db, &a.channel, &v, q.fp.simhash, found, answer)
+    fn query(&self) -> Option<&dyn QuerySide> {
+        Some(self)
     }
 
     fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
@@ -311,9 +270,57 @@ impl SideIndex for Semantic {
     }
 }
 
+/// Semantic matches join the text hits.
+impl QuerySide for Semantic {
+    /// The text hits are answered whatever the channel's state: a stopped indexer ends a wait
+    /// early (`semantic_pending` says what is missing), and a query text the model fails on is
+    /// answered by the text channel alone.
+    fn on_query(&self, db: &Db, q: &Query<'_>, answer: &mut QueryAnswer) -> Result<()> {
+        let Some(a) = self.active() else { return Ok(()) };
+        let spec = a.channel.spec();
+        let beta = q.opts.min_cosine.unwrap_or(spec.min_cosine);
+        sem::check_beta(beta)?;
+        if let Some(timeout) = q.opts.wait_semantic {
+            match db.semantic_wait(timeout) {
+                Err(Error::Semantic(SemanticError::IndexerStopped { .. })) => {}
+                r => r?,
+            }
+        }
+        answer.semantic_pending = db.semantic_pending()?;
+        let Some(text) = q.text else { return Ok(()) };
+        let text = embed_text(text, None, None, spec.max_tokens);
+        let v = match a.channel.embed_query(&a.embedder, &text) {
+            Ok(v) => v,
+            Err(Error::Semantic(SemanticError::Inference { .. })) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        let found = a.channel.query(&v, Some(beta), a.search, None);
+        union_hits(db, &a.channel, &v, q.fp.simhash, found, answer)
+    }
+}
+
 /// The indexer runs on its own thread: a commit wakes it (it embeds from its durable cursor, so a
 /// close has nothing to write, and it stops when the handle drops).
 impl Background for Semantic {
+    /// The background indexer of a writer.
+    fn start(&self, db: &Db) -> Result<()> {
+        let Some(a) = self.active() else { return Ok(()) };
+        if self.read_only || !self.opts.indexer {
+            return Ok(());
+        }
+        let corpus = Arc::new(DbCorpus {
+            db: Arc::downgrade(&db.inner),
+        });
+        let planes = Arc::new(a.channel.planes().clone());
+        let opts = IndexerOptions {
+            batch: self.opts.batch,
+            ..IndexerOptions::default()
+        };
+        let indexer = Indexer::start(a.embedder.clone(), planes, corpus, a.cursor_at_open, opts)?;
+        let _ = a.indexer.set(indexer);
+        Ok(())
+    }
+
     fn after_commit(&self, _inner: &Inner, _w: &mut Writer) -> Result<()> {
         if let Some(i) = self.active().and_then(|a| a.indexer.get()) {
             i.notify();
