@@ -154,3 +154,26 @@ def test_reopen(tmp_path):
     with fpdb.Db.open(path, read_only=True) as db:
         assert len(db) == len(docs) - 1
         assert db.check().ok
+
+
+def test_read_a_directory_keys_files_by_relative_path(tmp_path):
+    """fpdb.read(dir) reads a directory as `fpdb ingest DIR` does: each text file a document keyed
+    by its relative path, hidden files left out unless asked, gzip decompressed."""
+    import gzip
+
+    root = tmp_path / "papers"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.txt").write_text("near duplicate documents on the web " * 5, encoding="utf-8")
+    with gzip.open(root / "sub" / "b.txt.gz", "wt", encoding="utf-8") as f:
+        f.write("permuted tables for hamming distance search " * 5)
+    (root / ".hidden.txt").write_text("a file most tools skip " * 5, encoding="utf-8")
+    items = list(fpdb.read(root))
+    assert sorted(i.key for i in items) == ["a.txt", "sub/b.txt.gz"]
+    assert all(i.error is None and i.text for i in items)
+    assert sorted(i.key for i in fpdb.read(root, hidden=True)) == [".hidden.txt", "a.txt", "sub/b.txt.gz"]
+    with fpdb.Db.create(tmp_path / "db", sync=False) as db:
+        stats = db.ingest(fpdb.read(root)).run()
+        assert stats.stored == 2
+        assert db.get("sub/b.txt.gz") is not None
+    with pytest.raises(fpdb.IoError):
+        fpdb.read(tmp_path / "nowhere")
