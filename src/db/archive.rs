@@ -121,68 +121,36 @@ fn write_line(out: &mut impl Write, v: &impl Serialize) -> Result<()> {
     out.write_all(b"\n").map_err(io)
 }
 
+/// A document's export line with its text (`simhash` and `shingles` unset).
+fn export_line(doc: NewDoc) -> DocLine {
+    DocLine {
+        kind: KIND_DOC.into(),
+        key: doc.key,
+        meta: doc.meta,
+        title: doc.biblio.title,
+        year: doc.biblio.year,
+        doi: doc.biblio.doi,
+        text: Some(doc.text),
+        simhash: None,
+        shingles: None,
+    }
+}
+
 impl Db {
     /// Writes the export of this database (module docs of `db::archive`; docs/format.md) to `out`,
     /// as of one RocksDB snapshot for the documents with texts.
     pub fn export(&self, out: &mut impl Write) -> Result<ArchiveReport> {
-        let spec = &self.inner.spec;
         let store_text = self.stores_text();
-        write_line(
-            out,
-            &Header {
-                kind: KIND_HEADER.into(),
-                version: VERSION,
-                spec: hex(&spec.encode()?),
-                idf: spec.method.idf().map(|t| hex(&t.encode())),
-                config: hex(&doc_record::encode_config(&self.inner.config)?),
-                store_text,
-                spec_text: spec.to_string(),
-            },
-        )?;
+        self.export_header(out, store_text)?;
         let mut rep = ArchiveReport::default();
-        let line = |doc: NewDoc| DocLine {
-            kind: KIND_DOC.into(),
-            key: doc.key,
-            meta: doc.meta,
-            title: doc.biblio.title,
-            year: doc.biblio.year,
-            doi: doc.biblio.doi,
-            text: Some(doc.text),
-            simhash: None,
-            shingles: None,
-        };
         if store_text {
             self.stored_docs(|_, doc| {
                 rep.docs += 1;
                 rep.texts += 1;
-                write_line(out, &line(doc))
+                write_line(out, &export_line(doc))
             })?;
         } else {
-            if !matches!(spec.method, Method::SimHash | Method::WeightedSimHash(_)) {
-                return Err(Error::InvalidOption {
-                    name: "export",
-                    message: format!(
-                        "a {} database without stored texts cannot be exported: its sketches need the texts (create it with --store-text)",
-                        spec.method
-                    ),
-                });
-            }
-            self.for_each_doc(|id, r| {
-                let shingles = self
-                    .shingles(id)?
-                    .ok_or_else(|| Error::corrupt(&self.inner.path, Some(id), "a doc record without a live shingle set"))?;
-                let mut l = line(NewDoc {
-                    key: r.key.clone(),
-                    text: String::new(),
-                    meta: r.meta.clone(),
-                    biblio: r.biblio.clone(),
-                });
-                l.text = None;
-                l.simhash = Some(r.simhash);
-                l.shingles = Some(shingles);
-                rep.docs += 1;
-                write_line(out, &l)
-            })?;
+            self.export_fingerprints(out, &mut rep)?;
         }
         for decision in self.decisions() {
             rep.decisions += 1;
@@ -195,6 +163,55 @@ impl Db {
             )?;
         }
         Ok(rep)
+    }
+
+    /// Writes the export's header line: the settings as stored (hex) and the spec's short form.
+    fn export_header(&self, out: &mut impl Write, store_text: bool) -> Result<()> {
+        let spec = &self.inner.spec;
+        write_line(
+            out,
+            &Header {
+                kind: KIND_HEADER.into(),
+                version: VERSION,
+                spec: hex(&spec.encode()?),
+                idf: spec.method.idf().map(|t| hex(&t.encode())),
+                config: hex(&doc_record::encode_config(&self.inner.config)?),
+                store_text,
+                spec_text: spec.to_string(),
+            },
+        )
+    }
+
+    /// Writes a document line with its fingerprint (simhash and shingles) in place of the text, for
+    /// each live document of a database without stored texts; refuses the methods whose sketches
+    /// need the texts.
+    fn export_fingerprints(&self, out: &mut impl Write, rep: &mut ArchiveReport) -> Result<()> {
+        let spec = &self.inner.spec;
+        if !matches!(spec.method, Method::SimHash | Method::WeightedSimHash(_)) {
+            return Err(Error::InvalidOption {
+                name: "export",
+                message: format!(
+                    "a {} database without stored texts cannot be exported: its sketches need the texts (create it with --store-text)",
+                    spec.method
+                ),
+            });
+        }
+        self.for_each_doc(|id, r| {
+            let shingles = self
+                .shingles(id)?
+                .ok_or_else(|| Error::corrupt(&self.inner.path, Some(id), "a doc record without a live shingle set"))?;
+            let mut l = export_line(NewDoc {
+                key: r.key.clone(),
+                text: String::new(),
+                meta: r.meta.clone(),
+                biblio: r.biblio.clone(),
+            });
+            l.text = None;
+            l.simhash = Some(r.simhash);
+            l.shingles = Some(shingles);
+            rep.docs += 1;
+            write_line(out, &l)
+        })
     }
 
     /// Creates a database at `path` from an export read from `input` (`name` names it in errors):

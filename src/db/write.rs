@@ -236,24 +236,13 @@ impl Db {
         if let Err(e) = self.check_sketch(&doc) {
             return Ok(Err(e));
         }
-        let old = match pend.keys.get(&doc.key) {
-            Some(&id) => Some(id),
-            None => self.committed_id(&doc.key)?.filter(|id| !pend.deleted.contains(id)),
-        };
+        let old = self.live_id(pend, &doc.key)?;
         let (dups, add) = match self.relations(st, pend, how, &doc, pre, old) {
             Ok(f) => f,
             Err(e) => return Ok(Err(e)),
         };
         if how.asked.dedup == Dedup::Skip && !dups.is_empty() {
-            return Ok(Ok(InsertOutcome {
-                key: doc.key,
-                id: None,
-                replaced: None,
-                duplicates: dups.into_iter().chain(add.reported).collect(),
-                group: None,
-                containment: add.containment,
-                not_linked: add.not_linked,
-            }));
+            return Ok(Ok(outcome(doc.key, None, None, dups, add, None)));
         }
         if let Some(old) = old {
             self.remove_doc(st, w, pend, old)?;
@@ -262,16 +251,7 @@ impl Db {
         w.next_id += 1;
         failpoint!("writer.decide");
         failpoint::panic_point("writer.decide.panic");
-        // Its verified duplicates but those a side index keeps it from (a curator's `distinct`),
-        // and the documents a side index links it to (a curator's `same`).
-        let linked: Vec<u64> = add
-            .links
-            .iter()
-            .copied()
-            .chain(dups.iter().map(|h| h.id))
-            .filter(|&l| !add.not_linked.iter().any(|n| n.id == l))
-            .collect();
-        let group = self.join_groups(st, w, pend, id, &doc.key, &linked)?;
+        let group = self.join_groups(st, w, pend, id, &doc.key, &linked(&dups, &add))?;
         pend.keys.insert(doc.key.clone(), id);
         let placed = Deciding {
             db: self,
@@ -283,32 +263,17 @@ impl Db {
             dups: &dups,
         };
         self.inner.sides().each(|s| s.on_place(&placed, id))?;
-        pend.simhashes.push(doc.fp.simhash);
-        debug_assert!(
-            pend.new_docs.last().is_none_or(|p| p.id < id),
-            "new_docs in id order (Pending::new_doc)"
-        );
-        pend.new_docs.push(PendingDoc {
-            id,
-            key: doc.key.clone(),
-            fp: doc.fp,
-            meta: doc.meta,
-            biblio: doc.biblio,
-            text: doc.text,
-            group: group.id,
-            alive: true,
-        });
-        Ok(Ok(InsertOutcome {
-            key: doc.key,
-            id: Some(id),
-            replaced: old,
-            // What side indexes report (exact metadata matches) goes beside the text matches,
-            // never linked.
-            duplicates: dups.into_iter().chain(add.reported).collect(),
-            group: Some(group),
-            containment: add.containment,
-            not_linked: add.not_linked,
-        }))
+        let key = push_pending(pend, id, doc, group.id);
+        Ok(Ok(outcome(key, Some(id), old, dups, add, Some(group))))
+    }
+
+    /// The live document of `key` as the batch sees it: placed earlier in the batch, else
+    /// committed and not deleted in the batch.
+    fn live_id(&self, pend: &Pending, key: &str) -> Result<Option<u64>> {
+        Ok(match pend.keys.get(key) {
+            Some(&id) => Some(id),
+            None => self.committed_id(key)?.filter(|id| !pend.deleted.contains(id)),
+        })
     }
 
     /// A fingerprint made elsewhere must carry this method's sketch.
@@ -523,6 +488,54 @@ struct How {
     rule: Rule,
     t: f64,
     asked: Asked,
+}
+
+/// The documents a placed document links to: its verified duplicates but those a side index keeps
+/// it from (a curator's `distinct`), and the documents a side index links it to (a curator's
+/// `same`).
+fn linked(dups: &[Hit], add: &Additions) -> Vec<u64> {
+    add.links
+        .iter()
+        .copied()
+        .chain(dups.iter().map(|h| h.id))
+        .filter(|&l| !add.not_linked.iter().any(|n| n.id == l))
+        .collect()
+}
+
+/// Adds a placed document to the batch's new documents (and its simhash) as `id` in `group`;
+/// gives back its key.
+fn push_pending(pend: &mut Pending, id: u64, doc: PreparedDoc, group: u64) -> String {
+    pend.simhashes.push(doc.fp.simhash);
+    debug_assert!(
+        pend.new_docs.last().is_none_or(|p| p.id < id),
+        "new_docs in id order (Pending::new_doc)"
+    );
+    pend.new_docs.push(PendingDoc {
+        id,
+        key: doc.key.clone(),
+        fp: doc.fp,
+        meta: doc.meta,
+        biblio: doc.biblio,
+        text: doc.text,
+        group,
+        alive: true,
+    });
+    doc.key
+}
+
+/// One document's outcome: stored as `id` (with the document it replaced and its group) or
+/// skipped (all `None`). What side indexes report (exact metadata matches) goes beside the text
+/// matches, never linked.
+fn outcome(key: String, id: Option<u64>, replaced: Option<u64>, dups: Vec<Hit>, add: Additions, group: Option<GroupInfo>) -> InsertOutcome {
+    InsertOutcome {
+        key,
+        id,
+        replaced,
+        duplicates: dups.into_iter().chain(add.reported).collect(),
+        group,
+        containment: add.containment,
+        not_linked: add.not_linked,
+    }
 }
 
 /// The writer's duplicate test (exact Jaccard ≥ `t`) on a snapshot's candidates, run with no lock

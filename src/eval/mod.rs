@@ -380,20 +380,7 @@ pub(crate) fn evaluate_with_threads(docs: &[EvalDoc], truth_t: f64, ks: &[u32], 
     let pairs = join::join_with_threads(&sets, join_t, threads);
     let join_s = t0.elapsed().as_secs_f64();
 
-    let nt = ts.len();
-    let mut true_hist = vec![0u64; HAMMING_BINS];
-    let mut pred_all = Buckets::new(nt);
-    let mut pred_true = Buckets::new(nt);
-    for &(i, j, jac) in &pairs {
-        let d = hamming(docs[i as usize].simhash, docs[j as usize].simhash);
-        let m = ts.partition_point(|&t| t <= jac);
-        let is_true = jac >= truth_t;
-        pred_all.add(m, d);
-        if is_true {
-            true_hist[d] += 1;
-            pred_true.add(m, d);
-        }
-    }
+    let (true_hist, pred_all, pred_true) = bucket_pairs(docs, &pairs, truth_t, &ts);
     let true_pairs: u64 = true_hist.iter().sum();
     let true_cum = cumulative(&true_hist);
 
@@ -403,23 +390,7 @@ pub(crate) fn evaluate_with_threads(docs: &[EvalDoc], truth_t: f64, ks: &[u32], 
     let hamming_s = t1.elapsed().as_secs_f64();
     let all_cum = cumulative(&all_hist);
 
-    let hamming_only = ks
-        .iter()
-        .map(|&k| {
-            let within = all_cum[k_bin(k)];
-            let tp = true_cum[k_bin(k)];
-            HammingRow {
-                k,
-                pairs_within_k: within,
-                score: Confusion {
-                    tp,
-                    fp: within - tp,
-                    fn_: true_pairs - tp,
-                }
-                .into(),
-            }
-        })
-        .collect();
+    let hamming_only = hamming_rows(&ks, &all_cum, &true_cum, true_pairs);
 
     let grid = grid_cells(&ks, &ts, &pred_all, &pred_true, true_pairs);
     let best = best_cell(&grid);
@@ -447,6 +418,47 @@ pub(crate) fn evaluate_with_threads(docs: &[EvalDoc], truth_t: f64, ks: &[u32], 
             total_s: started.elapsed().as_secs_f64(),
         },
     }
+}
+
+/// Buckets the joined pairs by Hamming distance: the true pairs' histogram (Jaccard ≥ `truth_t`),
+/// and every pair and the true ones by the count of thresholds of `ts` their Jaccard reaches.
+fn bucket_pairs(docs: &[EvalDoc], pairs: &[(u32, u32, f64)], truth_t: f64, ts: &[f64]) -> (Vec<u64>, Buckets, Buckets) {
+    let nt = ts.len();
+    let mut true_hist = vec![0u64; HAMMING_BINS];
+    let mut pred_all = Buckets::new(nt);
+    let mut pred_true = Buckets::new(nt);
+    for &(i, j, jac) in pairs {
+        let d = hamming(docs[i as usize].simhash, docs[j as usize].simhash);
+        let m = ts.partition_point(|&t| t <= jac);
+        let is_true = jac >= truth_t;
+        pred_all.add(m, d);
+        if is_true {
+            true_hist[d] += 1;
+            pred_true.add(m, d);
+        }
+    }
+    (true_hist, pred_all, pred_true)
+}
+
+/// Scores the Hamming test alone (`d <= k`) for each `k`, from the cumulative histograms of all
+/// pairs and of the `true_pairs` true ones.
+fn hamming_rows(ks: &[u32], all_cum: &[u64], true_cum: &[u64], true_pairs: u64) -> Vec<HammingRow> {
+    ks.iter()
+        .map(|&k| {
+            let within = all_cum[k_bin(k)];
+            let tp = true_cum[k_bin(k)];
+            HammingRow {
+                k,
+                pairs_within_k: within,
+                score: Confusion {
+                    tp,
+                    fp: within - tp,
+                    fn_: true_pairs - tp,
+                }
+                .into(),
+            }
+        })
+        .collect()
 }
 
 fn all_pairs_count(n: usize) -> u64 {

@@ -477,6 +477,16 @@ impl SemanticEval {
     /// The report as Markdown: counts, per kind, the rule's β and its held-out check, the sweep,
     /// the word-overlap gate.
     pub fn markdown(&self) -> String {
+        let mut s = self.md_counts();
+        s += &self.md_kinds();
+        s += &self.md_rule();
+        s += &self.md_sweep();
+        s += &self.md_lexical();
+        s
+    }
+
+    /// The counts, the embedding rate, the mean cosines and the text-only score, as Markdown.
+    fn md_counts(&self) -> String {
         let mut s = format!(
             "{} pairs ({} duplicates, {} hard negatives, {} other negatives; {} held out); {:.1} texts embedded/s; \
              mean cosine duplicates {:.3}, negatives {:.3}\n\n",
@@ -494,7 +504,12 @@ impl SemanticEval {
             "text-only (d <= {}, J >= {}): P {:.3} R {:.3} F1 {:.3}\n\n",
             self.max_distance, self.min_jaccard, t.precision, t.recall, t.f1
         );
-        s += "| kind | label | pairs | cos median | cos p10 / p90 | cos min / max | word overlap | shingle overlap | shingle J | rule's β on it |\n|---|---|---|---|---|---|---|---|---|---|\n";
+        s
+    }
+
+    /// The per-kind table, as Markdown.
+    fn md_kinds(&self) -> String {
+        let mut s = String::from("| kind | label | pairs | cos median | cos p10 / p90 | cos min / max | word overlap | shingle overlap | shingle J | rule's β on it |\n|---|---|---|---|---|---|---|---|---|---|\n");
         for k in &self.kinds {
             let label = match (k.dup, k.hard) {
                 (true, _) => "duplicate",
@@ -514,6 +529,12 @@ impl SemanticEval {
                 k.rule_beta.map_or("—".into(), |b| format!("{b:.2}"))
             );
         }
+        s
+    }
+
+    /// The rule's β and its held-out check (empty without a calibration), as Markdown.
+    fn md_rule(&self) -> String {
+        let mut s = String::new();
         if let Some(c) = &self.calibrated {
             s += &format!(
                 "\nthe rule (lowest β with hard-negative false rate <= {:.0}%): β = {:.2}: recall {:.3}, hard-negative false rate {:.3}\n",
@@ -529,7 +550,12 @@ impl SemanticEval {
                 );
             }
         }
-        s += "\n| β | recall (duplicates) | false rate, hard negatives | false rate, other negatives | semantic P | R | F1 | union P | R | F1 |\n|---|---|---|---|---|---|---|---|---|---|\n";
+        s
+    }
+
+    /// The β sweep's table and the best union F1, as Markdown.
+    fn md_sweep(&self) -> String {
+        let mut s = String::from("\n| β | recall (duplicates) | false rate, hard negatives | false rate, other negatives | semantic P | R | F1 | union P | R | F1 |\n|---|---|---|---|---|---|---|---|---|---|\n");
         for r in &self.sweep {
             let (a, b) = (&r.semantic, &r.union);
             s += &format!(
@@ -540,6 +566,12 @@ impl SemanticEval {
         if let Some(b) = self.best_union() {
             s += &format!("\nbest union F1 {:.3} at β = {:.2}\n", b.union.f1, b.beta);
         }
+        s
+    }
+
+    /// The word-overlap gate's table (empty without hard negatives), as Markdown.
+    fn md_lexical(&self) -> String {
+        let mut s = String::new();
         if self.hard_negatives > 0 {
             s += "\nsemantic-only hits that also need a lexical overlap (words: distinct words of ≥ 4 letters shared / those of the \
                   shorter text; shingles: the stored shingles shared / those of the smaller set):\n\n\

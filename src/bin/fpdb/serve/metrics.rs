@@ -70,6 +70,17 @@ impl Metrics {
     pub fn render(&self, stats: &fpdb::Stats, inflight: u64) -> String {
         let mut o = String::new();
         self.render_requests(&mut o);
+        self.render_counts(&mut o, stats, inflight);
+        self.render_duplicates(&mut o, stats);
+        render_build(&mut o);
+        render_process(&mut o);
+        render_semantic(&mut o, stats);
+        o
+    }
+
+    /// The documents, groups and segment bytes, the writer thread's counters and queue, the bulk
+    /// documents, the requests in flight and those refused busy.
+    fn render_counts(&self, o: &mut String, stats: &fpdb::Stats, inflight: u64) {
         let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let gauges: [(&str, &str, &str, u64); 9] = [
             ("fpdb_documents", "Live documents in the database.", "gauge", stats.docs),
@@ -118,8 +129,13 @@ impl Metrics {
             ),
         ];
         for (name, help, kind, v) in gauges {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
+            scalar(o, name, help, kind, v);
         }
+    }
+
+    /// The duplicate documents, the duplicate checks with hits, the semantic channel's backlog.
+    fn render_duplicates(&self, o: &mut String, stats: &fpdb::Stats) {
+        let ld = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let more: [(&str, &str, &str, u64); 3] = [
             (
                 "fpdb_duplicate_documents",
@@ -141,17 +157,8 @@ impl Metrics {
             ),
         ];
         for (name, help, kind, v) in more {
-            let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
+            scalar(o, name, help, kind, v);
         }
-        let _ = writeln!(
-            o,
-            "# HELP fpdb_build_info The running build: version and features.\n# TYPE fpdb_build_info gauge\nfpdb_build_info{{version=\"{}\",semantic=\"{}\"}} 1",
-            env!("CARGO_PKG_VERSION"),
-            cfg!(feature = "semantic"),
-        );
-        render_process(&mut o);
-        render_semantic(&mut o, stats);
-        o
     }
 
     /// The per-route families: requests by status, the latency histograms, errors by code.
@@ -189,6 +196,21 @@ impl Metrics {
             let _ = writeln!(o, "fpdb_http_errors_total{{code=\"{code}\"}} {n}");
         }
     }
+}
+
+/// The build's info line: version and whether the semantic feature is in.
+fn render_build(o: &mut String) {
+    let _ = writeln!(
+        o,
+        "# HELP fpdb_build_info The running build: version and features.\n# TYPE fpdb_build_info gauge\nfpdb_build_info{{version=\"{}\",semantic=\"{}\"}} 1",
+        env!("CARGO_PKG_VERSION"),
+        cfg!(feature = "semantic"),
+    );
+}
+
+/// One scalar family: its HELP and TYPE lines and its value.
+fn scalar(o: &mut String, name: &str, help: &str, kind: &str, v: u64) {
+    let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {v}");
 }
 
 /// The process metrics of the Prometheus conventions, read from /proc/self (absent where it is not

@@ -61,22 +61,7 @@ impl Db {
             return Err(Error::AlreadyExists { path: old_path });
         }
         let src = Db::open_with(path, Options::default())?;
-        if !src.stores_text() {
-            return Err(Error::InvalidOption {
-                name: "spec",
-                message: format!(
-                    "{} does not store texts, so it cannot be fingerprinted again without them; ingest the corpus into a new database (`fpdb init --store-text`)",
-                    path.display()
-                ),
-            });
-        }
-        #[cfg(feature = "semantic")]
-        if src.semantic_spec().is_some() {
-            return Err(Error::InvalidOption {
-                name: "spec",
-                message: "the database has a semantic channel, which a re-fingerprinted database does not carry over yet; export it, or enable the channel again afterwards".into(),
-            });
-        }
+        check_reindexable(&src, path)?;
         if new_path.exists() {
             fs::remove_dir_all(&new_path).map_err(|e| Error::io("remove a stopped reindex", &new_path, e))?;
         }
@@ -86,47 +71,13 @@ impl Db {
         };
         let spec_before = src.spec().to_string();
         let dst = Db::create_with(&new_path, &create, Options::default())?;
-        let stats = std::thread::scope(|s| -> Result<crate::pipeline::IngestStats> {
-            let (tx, rx) = crossbeam_channel::bounded(4096);
-            let src = &src;
-            let reader = s.spawn(move || {
-                src.stored_docs(|_, doc| {
-                    // The pipeline stopped (its error is reported below): stop reading.
-                    tx.send(Ok(doc)).map_err(|_| Error::input(None, "the re-fingerprinting stopped"))
-                })
-            });
-            let mut done = 0u64;
-            let mut failed: Option<Error> = None;
-            let stats = dst.ingest(rx, &IngestOptions::default(), |r| {
-                done += 1;
-                if let (Err(e), None) = (r.result, &failed) {
-                    failed = Some(e);
-                }
-                if done.is_multiple_of(65536) {
-                    progress(done);
-                }
-            });
-            let read = reader.join().map_err(|_| Error::Panicked {
-                stage: "reindex reader",
-                message: "the stored-text reader panicked".into(),
-            })?;
-            let stats = stats?;
-            read?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            Ok(stats)
-        })?;
+        let stats = copy_stored_docs(&src, &dst, &mut progress)?;
         dst.flush()?;
         let groups = dst.stats().groups;
         let spec_after = dst.spec().to_string();
         drop(dst);
         drop(src);
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        fs::rename(path, &old_path).map_err(|e| Error::io("move the old database aside", path, e))?;
-        fs::rename(&new_path, path).map_err(|e| Error::io("move the new database in", &new_path, e))?;
-        sync_dir(parent)?;
-        fs::remove_dir_all(&old_path).map_err(|e| Error::io("remove the old database", &old_path, e))?;
+        swap_in(path, &new_path, &old_path)?;
         progress(stats.stored);
         Ok(RespecReport {
             docs: stats.stored,
@@ -136,4 +87,71 @@ impl Db {
             seconds: started.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// Refuses a source database that cannot be fingerprinted again: one without stored texts, or
+/// one with a semantic channel.
+fn check_reindexable(src: &Db, path: &Path) -> Result<()> {
+    if !src.stores_text() {
+        return Err(Error::InvalidOption {
+            name: "spec",
+            message: format!(
+                "{} does not store texts, so it cannot be fingerprinted again without them; ingest the corpus into a new database (`fpdb init --store-text`)",
+                path.display()
+            ),
+        });
+    }
+    #[cfg(feature = "semantic")]
+    if src.semantic_spec().is_some() {
+        return Err(Error::InvalidOption {
+            name: "spec",
+            message: "the database has a semantic channel, which a re-fingerprinted database does not carry over yet; export it, or enable the channel again afterwards".into(),
+        });
+    }
+    Ok(())
+}
+
+/// Ingests `src`'s stored documents, in id order, into `dst` through the pipeline (a reader thread
+/// feeding it); `progress(done)` every 65536 documents. The first failed document's error fails it.
+fn copy_stored_docs(src: &Db, dst: &Db, progress: &mut impl FnMut(u64)) -> Result<crate::pipeline::IngestStats> {
+    std::thread::scope(|s| -> Result<crate::pipeline::IngestStats> {
+        let (tx, rx) = crossbeam_channel::bounded(4096);
+        let reader = s.spawn(move || {
+            src.stored_docs(|_, doc| {
+                // The pipeline stopped (its error is reported below): stop reading.
+                tx.send(Ok(doc)).map_err(|_| Error::input(None, "the re-fingerprinting stopped"))
+            })
+        });
+        let mut done = 0u64;
+        let mut failed: Option<Error> = None;
+        let stats = dst.ingest(rx, &IngestOptions::default(), |r| {
+            done += 1;
+            if let (Err(e), None) = (r.result, &failed) {
+                failed = Some(e);
+            }
+            if done.is_multiple_of(65536) {
+                progress(done);
+            }
+        });
+        let read = reader.join().map_err(|_| Error::Panicked {
+            stage: "reindex reader",
+            message: "the stored-text reader panicked".into(),
+        })?;
+        let stats = stats?;
+        read?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        Ok(stats)
+    })
+}
+
+/// Moves the database at `path` aside to `old_path`, the one at `new_path` into its place, syncs
+/// the parent directory, then removes the old one.
+fn swap_in(path: &Path, new_path: &Path, old_path: &Path) -> Result<()> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    fs::rename(path, old_path).map_err(|e| Error::io("move the old database aside", path, e))?;
+    fs::rename(new_path, path).map_err(|e| Error::io("move the new database in", new_path, e))?;
+    sync_dir(parent)?;
+    fs::remove_dir_all(old_path).map_err(|e| Error::io("remove the old database", old_path, e))
 }
