@@ -48,7 +48,7 @@ impl Db {
         self.text_side().is_some()
     }
 
-    fn text_side(&self) -> Option<&super::Active> {
+    pub(super) fn text_side(&self) -> Option<&super::Active> {
         self.inner.sides().get::<StoredText>().and_then(|s| s.active())
     }
 
@@ -87,6 +87,11 @@ impl Db {
     /// order they were inserted), as of one RocksDB snapshot (a writer may go on meanwhile):
     /// `f(id, doc)`. Refused on a database that does not store texts.
     pub fn stored_docs(&self, mut f: impl FnMut(u64, NewDoc) -> Result<()>) -> Result<()> {
+        self.stored_records(|id, doc, _| f(id, doc))
+    }
+
+    /// [`Db::stored_docs`] with each document's stored record (its text compressed, as kept).
+    pub(super) fn stored_records(&self, mut f: impl FnMut(u64, NewDoc, Vec<u8>) -> Result<()>) -> Result<()> {
         let a = self.text_side_or_refuse()?;
         let snap = self.inner.rocks.snapshot();
         let text_cf = self.cf(CF_TEXT)?;
@@ -109,6 +114,7 @@ impl Db {
                     meta: r.meta,
                     biblio: r.biblio,
                 },
+                t,
             )?;
         }
         Ok(())

@@ -22,7 +22,9 @@ mod api;
 mod format;
 mod respec;
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
@@ -60,6 +62,11 @@ struct Active {
     /// The writer's: raw bytes of the texts stored without a dictionary (until one is trained),
     /// and a dictionary its batch trained, installed at the publish.
     writer: Mutex<Training>,
+    /// Records handed over by a re-fingerprinting ([`Db::reindex_spec`]), by key: taken as they
+    /// are instead of compressing the text again (their dictionaries were adopted first).
+    /// `passing` is set only while one runs, so an ordinary ingest never takes the lock.
+    passing: AtomicBool,
+    passed: Mutex<HashMap<String, Vec<u8>>>,
 }
 
 struct Training {
@@ -80,6 +87,42 @@ impl StoredText {
 }
 
 impl Active {
+    /// Adopts `from`'s dictionaries (the same ids; into `meta`, synced, and memory) so that its
+    /// records decode here as they are, and starts taking records handed over ([`Active::pass`]).
+    /// Only on a database that holds no text yet (a re-fingerprinting's new one).
+    fn adopt(&self, db: &Db, from: &Active) -> Result<()> {
+        let dicts: Vec<Arc<Dict>> = from.dicts.read().values().cloned().collect();
+        let mut b = WriteBatch::default();
+        let meta = db.cf(CF_META)?;
+        for d in &dicts {
+            b.put_cf(meta, dict_key(d.id), d.encode());
+        }
+        let mut wo = rocksdb::WriteOptions::default();
+        wo.set_sync(true);
+        db.inner
+            .rocks
+            .write_opt(b, &wo)
+            .map_err(db.rocks_err("adopt the text dictionaries"))?;
+        let mut mine = self.dicts.write();
+        for d in dicts {
+            mine.insert(u64::from(d.id), d);
+        }
+        *self.current.write() = from.current.read().clone();
+        self.passing.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Hands over the record of the document with this key (taken by `keep_text`).
+    fn pass(&self, key: &str, record: Vec<u8>) {
+        self.passed.lock().insert(key.to_string(), record);
+    }
+
+    /// Stops taking records handed over; those never taken are dropped.
+    fn end_passing(&self) {
+        self.passing.store(false, Ordering::Release);
+        self.passed.lock().clear();
+    }
+
     fn dict(&self, id: u32) -> Option<Arc<Dict>> {
         self.dicts.read().get(&u64::from(id)).cloned()
     }
@@ -169,6 +212,8 @@ impl SideIndex for StoredText {
                 next_try: u64::from(spec.train_bytes),
                 staged: None,
             }),
+            passing: AtomicBool::new(false),
+            passed: Mutex::new(HashMap::new()),
         });
         Ok(())
     }
@@ -178,6 +223,11 @@ impl SideIndex for StoredText {
     /// of zstd's own is kept the same way, and `check` would show nothing wrong with it).
     fn keep_text(&self, doc: &mut NewDoc) -> Option<Vec<u8>> {
         let a = self.active()?;
+        if a.passing.load(Ordering::Acquire) {
+            if let Some(record) = a.passed.lock().remove(&doc.key) {
+                return Some(record);
+            }
+        }
         let dict = a.current.read().clone();
         Some(match encode(&doc.text, dict.as_deref(), a.spec.level) {
             Ok(v) => v,

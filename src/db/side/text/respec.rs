@@ -113,11 +113,22 @@ fn check_reindexable(src: &Db, path: &Path) -> Result<()> {
 
 /// Ingests `src`'s stored documents, in id order, into `dst` through the pipeline (a reader thread
 /// feeding it); `progress(done)` every 65536 documents. The first failed document's error fails it.
+/// The stored records go over as they are: `dst` adopts `src`'s dictionaries, and each record is
+/// handed over with its document, so no text is compressed again (the text itself is still read:
+/// the fingerprint needs it).
 fn copy_stored_docs(src: &Db, dst: &Db, progress: &mut impl FnMut(u64)) -> Result<crate::pipeline::IngestStats> {
-    std::thread::scope(|s| -> Result<crate::pipeline::IngestStats> {
+    let (Some(from), Some(to)) = (src.text_side(), dst.text_side()) else {
+        return Err(Error::InvalidOption {
+            name: "spec",
+            message: "both databases of a re-fingerprinting store texts".into(),
+        });
+    };
+    to.adopt(dst, from)?;
+    let stats = std::thread::scope(|s| -> Result<crate::pipeline::IngestStats> {
         let (tx, rx) = crossbeam_channel::bounded(4096);
         let reader = s.spawn(move || {
-            src.stored_docs(|_, doc| {
+            src.stored_records(|_, doc, record| {
+                to.pass(&doc.key, record);
                 // The pipeline stopped (its error is reported below): stop reading.
                 tx.send(Ok(doc)).map_err(|_| Error::input(None, "the re-fingerprinting stopped"))
             })
@@ -143,7 +154,9 @@ fn copy_stored_docs(src: &Db, dst: &Db, progress: &mut impl FnMut(u64)) -> Resul
             return Err(e);
         }
         Ok(stats)
-    })
+    });
+    to.end_passing();
+    stats
 }
 
 /// Moves the database at `path` aside to `old_path`, the one at `new_path` into its place, syncs
