@@ -46,9 +46,11 @@ impl Db {
             min_jaccard: create.min_jaccard,
             containment: create.containment,
         };
+        if let Some(c) = &config.containment {
+            c.validate()?;
+        }
         let rocks_path = path.join("rocksdb");
         let sides = register(&create.spec, &config, &opts, &rocks_path)?;
-        sides.each(|s| s.validate())?;
         if rocks_path.exists() {
             return Err(Error::AlreadyExists { path: path.to_path_buf() });
         }

@@ -146,11 +146,6 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         Vec::new()
     }
 
-    /// Checks its creation settings (before anything is created).
-    fn validate(&self) -> Result<()> {
-        Ok(())
-    }
-
     /// Adds its entries to the creation's `meta` batch.
     fn create(&self, c: &Creating<'_>, b: &mut WriteBatch) -> Result<()> {
         Ok(())

@@ -87,10 +87,6 @@ impl SideIndex for Containment {
         self.cfg.map(|_| CF_CONTAIN.to_string()).into_iter().collect()
     }
 
-    fn validate(&self) -> Result<()> {
-        self.cfg.as_ref().map_or(Ok(()), ContainmentConfig::validate)
-    }
-
     /// Every posting starts in the tail: the floor is 0.
     fn create(&self, c: &Creating<'_>, b: &mut WriteBatch) -> Result<()> {
         if self.cfg.is_some() {
