@@ -1,5 +1,6 @@
-//! Turning CLI inputs (JSONL files, WARC and WET files, stdin, directories of text files) into
-//! documents. Every input is first looked at by [`sniff`]: gzip and zstd are decompressed, a
+//! The document reader (feature `input`): JSONL files, WARC and WET files, stdin and directories
+//! of text files into documents, for the `fpdb` CLI and Python's `fpdb.read` (start with [`open`]).
+//! Every input is first looked at by [`sniff`]: gzip and zstd are decompressed, a
 //! UTF-8 byte-order mark dropped, and formats fpdb does not read are refused with one error. A
 //! stream that starts with a WARC version line is read as WARC ([`self::warc`]): one document per
 //! `response` or `conversion` record, the other records skipped and counted.

@@ -1,5 +1,5 @@
 //! A WARC reader (ISO 28500, WARC/1.0 and 1.1), self-contained: the records of a decompressed
-//! stream and the text of the two kinds that hold a document, with no dependency on the CLI.
+//! stream and the text of the two kinds that hold a document, with no dependency beyond the standard library.
 //!
 //! A record is a version line (`WARC/1.0`), named fields up to an empty line, a block of exactly
 //! `Content-Length` bytes, and two CRLFs. A `.warc.gz` is one gzip member per record: the caller
