@@ -119,7 +119,7 @@ impl Db {
     /// [`Db::precheck`] for many documents at once, against one snapshot per part of at most 8,192
     /// documents (each [`Precheck`] records its own, so the writer completes each exactly; the
     /// part bounds the probe lists' memory): the candidate source searches them together
-    /// ([`CandidateSource::many`](super::candidates::CandidateSource::many): on the SimHash
+    /// (`CandidateSource::many`: on the SimHash
     /// tables' mirror each bucket is read once for every document that probes it), then each
     /// document's candidates are verified by exact Jaccard. The same results as calling
     /// [`Db::precheck`] for each; the outer `Err` is for the whole call, an inner one for that

@@ -7,7 +7,7 @@
 //! * [`bit_counts`]: for each of the 64 bit positions, how many of the given u64 have it set — the
 //!   SimHash accumulation. AVX-512BW: the hash itself is the byte mask of one masked add of 64
 //!   byte counters (one instruction per hash); AVX2: the hash's bytes are spread over 64 byte
-//!   lanes (shuffle, and, compare) and subtracted; scalar: byte-lane table ([`SPREAD`]). Byte
+//!   lanes (shuffle, and, compare) and subtracted; scalar: byte-lane table (`SPREAD`). Byte
 //!   counters are flushed into u32 every 255 hashes.
 //! * [`for_each_within`]: every u64 of a slice within Hamming distance `k` of `q` — the bucket
 //!   scan of the index. AVX-512 VPOPCNTDQ: 8 distances and the `<= k` mask in three

@@ -16,9 +16,9 @@
 //! one shingle of all of them; a text with no token none), so only the hash values differ.
 //!
 //! Two ways to the same hashes (tested against each other): from the normalized text
-//! ([`hashes_normalized`]), and, for an ASCII text, straight from its bytes ([`hashes_ascii`]) —
+//! ([`hashes_normalized`]), and, for an ASCII text, straight from its bytes (`hashes_ascii`) —
 //! normalize, tokenize and hash in one pass: the bytes classified 64 at a time into a mask of
-//! letters and digits ([`kernels::alnum_masks`](super::kernels::alnum_masks)), each token found
+//! letters and digits ([`super::kernels::alnum_masks`]), each token found
 //! by the mask's transitions and hashed from the text's bytes, lower-cased by setting bit 5 (the
 //! ASCII letters' case bit, already set in the digits). Only a token ending in `-` is looked at
 //! byte by byte (the normalizer's line-break join, rule 4).
@@ -146,7 +146,7 @@ pub fn hashes_normalized(normalized: &str, n: u32, seed: u64, out: &mut Vec<u64>
 
 /// The shingle hashes of `text` normalized by normalizer `version`, into `out` (cleared first):
 /// the same as [`hashes_normalized`] of the normalized text, without writing it — each ASCII
-/// stretch tokenized and hashed from its bytes ([`ascii_words`]), the normalized Unicode pieces
+/// stretch tokenized and hashed from its bytes (`ascii_words`), the normalized Unicode pieces
 /// between them from theirs.
 pub fn hashes(version: u32, text: &str, n: u32, seed: u64, scratch: &mut Scratch, out: &mut Vec<u64>) {
     let Scratch { masks, words, joined } = scratch;

@@ -1,8 +1,8 @@
 //! The document reader (feature `input`): JSONL files, WARC and WET files, stdin and directories
 //! of text files into documents, for the `fpdb` CLI and Python's `fpdb.read` (start with [`open`]).
-//! Every input is first looked at by [`sniff`]: gzip and zstd are decompressed, a
+//! Every input is first looked at by `sniff.rs`: gzip and zstd are decompressed, a
 //! UTF-8 byte-order mark dropped, and formats fpdb does not read are refused with one error. A
-//! stream that starts with a WARC version line is read as WARC ([`self::warc`]): one document per
+//! stream that starts with a WARC version line is read as WARC (`warc.rs`): one document per
 //! `response` or `conversion` record, the other records skipped and counted.
 //!
 //! Policy for bad input (docs/durability.md, "Bad input"): every problem is reported per item with
@@ -183,10 +183,10 @@ fn kind(v: &serde_json::Value) -> &'static str {
 /// being held in memory: a multi-GB line without a newline cannot exhaust memory.
 pub const MAX_LINE_BYTES: usize = 64 << 20;
 
-/// JSONL documents from a reader (plain, gzip or zstd, [`sniff`]); blank lines are skipped,
+/// JSONL documents from a reader (plain, gzip or zstd, `sniff.rs`); blank lines are skipped,
 /// and lines over [`MAX_LINE_BYTES`] are rejected. Each item's origin (its line) goes to `origins`
 /// when given. Refused before any line is read when the input is in a format fpdb does not read
-/// (UTF-16, xz, ...). A WARC or WET stream is read as such ([`warc`]).
+/// (UTF-16, xz, ...). A WARC or WET stream is read as such (`warc.rs`).
 pub fn jsonl<R: Read + Send + 'static>(
     reader: R,
     name: String,
@@ -472,7 +472,7 @@ fn relative_key(root: &Path, p: &Path) -> String {
     p.strip_prefix(root).unwrap_or(p).to_string_lossy().replace('\\', "/")
 }
 
-/// Reads a whole text file (plain or gzip, [`sniff`]), rejecting invalid UTF-8 with the byte
+/// Reads a whole text file (plain or gzip, `sniff.rs`), rejecting invalid UTF-8 with the byte
 /// offset.
 pub fn read_text_file(p: &PathBuf) -> Result<String, Error> {
     let f = File::open(p).map_err(|e| Error::Io {

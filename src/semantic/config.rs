@@ -57,7 +57,7 @@ pub struct SemanticConfig {
     pub field: Option<String>,
     /// Which edges form groups.
     pub groups: Groups,
-    /// Truncation in tokens ([CLS]/[SEP] included).
+    /// Truncation in tokens (`[CLS]`/`[SEP]` included).
     pub max_tokens: usize,
 }
 

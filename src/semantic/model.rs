@@ -34,7 +34,7 @@ use crate::Error;
 pub enum Pooling {
     /// The mean of the token vectors under the attention mask (sentence-transformers' default).
     Mean,
-    /// The first ([CLS]) token's vector.
+    /// The first (`[CLS]`) token's vector.
     Cls,
 }
 
@@ -64,7 +64,7 @@ pub struct ModelInfo {
 /// The embedder's settings.
 #[derive(Clone, Debug)]
 pub struct EmbedderOptions {
-    /// Truncation: the number of tokens embedded per text, [CLS] and [SEP] included (the rest of
+    /// Truncation: the number of tokens embedded per text, `[CLS]` and `[SEP]` included (the rest of
     /// the text is ignored). At most the model's `max_position_embeddings`.
     pub max_tokens: usize,
     /// Threads the model may use (≥ 1): the bound on the CPU it takes.

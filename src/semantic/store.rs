@@ -57,7 +57,7 @@ pub struct SemanticSpec {
     pub version: u32,
     /// The model's identity (name, weights hash, dim, pooling, normalisation).
     pub model: ModelInfo,
-    /// Truncation, in tokens ([CLS]/[SEP] included).
+    /// Truncation, in tokens (`[CLS]`/`[SEP]` included).
     pub max_tokens: usize,
     /// What is embedded: a JSONL field (e.g. `abstract`), or the text when `None`.
     pub field: Option<String>,
@@ -328,7 +328,7 @@ pub fn load(db: &DB, cf: &ColumnFamily, spec: &SemanticSpec) -> Result<VectorSet
     Ok(set)
 }
 
-/// What [`check`] found.
+/// What `check` found.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct CheckReport {
     /// Vectors read.

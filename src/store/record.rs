@@ -44,7 +44,7 @@ pub fn payload_end(version: u32, count: u32) -> u64 {
 }
 
 /// Appends the encoded record for `doc_id` to `out`, in segment format `version` (1 or 2; the
-/// writer always uses [`FORMAT_VERSION`], version 1 is kept for tests of old segments).
+/// writer always uses `FORMAT_VERSION`, version 1 is kept for tests of old segments).
 pub fn encode_shingle_record(version: u32, doc_id: u64, shingles: &[u32], out: &mut Vec<u8>) {
     let start = out.len();
     out.extend_from_slice(RECORD_MAGIC);
