@@ -4,13 +4,14 @@
 
 use std::path::{Path, PathBuf};
 
-use rocksdb::{WriteOptions, DB};
+use rocksdb::DB;
 
 use crate::error::{Error, Result};
 use crate::failpoint;
 use crate::index::Layout;
-use crate::store::keys::{table_cf, CF_META, META_TABLE_FLOOR};
+use crate::store::keys::{table_cf, META_TABLE_FLOOR};
 
+use super::floor::write_floor;
 use super::job::for_each_on_threads;
 use super::sst::{ingest_moved, write_table_file};
 use super::tail::TailFiles;
@@ -81,14 +82,7 @@ fn ingest_tables(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf]) -> 
 /// Ingests the files of [`write_files`] into their tables, then moves the floor to `floor`.
 fn ingest_files(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf], floor: u64, sync: bool) -> Result<()> {
     ingest_tables(rocks, rocks_path, gen, files)?;
-    let meta = rocks
-        .cf_handle(CF_META)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
-    let mut wo = WriteOptions::default();
-    wo.set_sync(sync);
-    rocks
-        .put_cf_opt(meta, META_TABLE_FLOOR, floor.to_le_bytes(), &wo)
-        .map_err(|e| Error::rocks("move the table floor", rocks_path, e))
+    write_floor(rocks, rocks_path, META_TABLE_FLOOR, floor, sync)
 }
 
 /// The table tail's files ([`tail`]): a frozen part is its documents `(id, SimHash)`; one file per

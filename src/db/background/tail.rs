@@ -19,12 +19,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rocksdb::{WriteOptions, DB};
+use rocksdb::DB;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::failpoint;
-use crate::store::keys::CF_META;
 
+use super::floor::write_floor;
 use super::job::Job;
 
 /// One tail's files: what a frozen part is, how it is written, where it is ingested.
@@ -133,14 +133,7 @@ impl<T: TailFiles> Written<T> {
             files = T::write(&self.ctx, &self.part, self.split, &live)?;
         }
         T::ingest(&self.ctx, rocks, &files)?;
-        let meta = rocks
-            .cf_handle(CF_META)
-            .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
-        let mut wo = WriteOptions::default();
-        wo.set_sync(sync);
-        rocks
-            .put_cf_opt(meta, T::FLOOR, self.split.to_le_bytes(), &wo)
-            .map_err(|e| Error::rocks("move a tail's floor", rocks_path, e))?;
+        write_floor(rocks, rocks_path, T::FLOOR, self.split, sync)?;
         Ok(self.split)
     }
 }

@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use rocksdb::{IteratorMode, SstFileWriter, WriteOptions, DB};
+use rocksdb::{IteratorMode, SstFileWriter, DB};
 
 use crate::error::{Error, Result};
 use crate::failpoint;
@@ -22,8 +22,9 @@ use crate::store::keys::{contain_value, decode_contain_key, CF_CONTAIN, META_CON
 use crate::store::segment::SegmentSet;
 
 use super::Containment;
+use crate::db::background::floor::{read_floor, write_floor};
+use crate::db::background::sst;
 use crate::db::background::tail::{self, Freezing, TailFiles};
-use crate::db::background::{floor::read_floor, sst};
 use crate::db::handle::Inner;
 use crate::db::state::DocMeta;
 
@@ -67,11 +68,7 @@ impl Containment {
             Some(f) => f,
             None => {
                 if !read_only {
-                    let mut wo = WriteOptions::default();
-                    wo.set_sync(true);
-                    rocks
-                        .put_cf_opt(meta, META_CONTAIN_FLOOR, next_id.to_le_bytes(), &wo)
-                        .map_err(|e| Error::rocks("write meta contain_floor", rocks_path, e))?;
+                    write_floor(rocks, rocks_path, META_CONTAIN_FLOOR, next_id, true)?;
                 }
                 next_id
             }
