@@ -1,19 +1,7 @@
 //! The semantic channel (CORE's SimHash-plus-embeddings design), feature `semantic`: sentence embeddings beside the
 //! text fingerprints, indexed in the background, searched by cosine ≥ β.
 //!
-//! | file          | what                                                                          |
-//! |---------------|-------------------------------------------------------------------------------|
-//! | `model.rs`    | [`Embedder`]: a BERT sentence-transformer (candle + tokenizers) on a bounded pool |
-//! | `vector.rs`   | the stored vector: int8 + scale + sign code; ONE encoder/decoder; error bound |
-//! | `search.rs`   | [`VectorSet`]: the exact scan (reference) and the sign-code index               |
-//! | `store.rs`    | the `semantic` column family, the cursor and the spec in `meta`; check, compact |
-//! | `channel.rs`  | [`SemanticChannel`]: the side-index shape the db/ seam registers                |
-//! | `indexer.rs`  | [`Indexer`]: the background indexer over a [`Corpus`], one WriteBatch a batch   |
-//! | `testkit.rs`  | a tiny random-weight model and a bare-RocksDB [`Corpus`] for tests and benches  |
-//! | `queue.rs`    | the `semantic_queue` value: format 1 (LZ4) written, formats 0 and 1 read     |
-//! | `calibration.rs` | each model's calibrated β and the rule that picks it ([`calibrate`])   |
-//! | `config.rs`   | [`SemanticConfig`] (creation), [`SemanticOptions`] (a handle), [`embed_text`] |
-//! | `error.rs`    | [`SemanticError`]                                                             |
+//! Its files, what each holds and the invariants: ARCHITECTURE.md, "`src/semantic/`".
 //!
 //! docs/semantic.md has the design and the measurements; docs/format.md the byte layouts.
 

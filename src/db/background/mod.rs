@@ -5,15 +5,7 @@
 //! the handle. Its threads are [`job::Job`]s, started and installed under the writer lock; the
 //! tails share one protocol (`tail.rs`).
 //!
-//! | file | job |
-//! |---|---|
-//! | `job.rs` | the job type, `spawn_or_run`, `for_each_on_threads` |
-//! | `mirror.rs` | the in-memory mirror's merges |
-//! | `tail.rs` | the tail protocol, once: freeze, write in the background, install (ingest, floor) |
-//! | `table_tail.rs` | the SimHash tables' tail |
-//! | `table_files.rs` | the tables' SST files: written per table, ingested whole |
-//! | `floor.rs` | the tails' floors in `meta` |
-//! | `sst.rs` | the sorted files RocksDB ingests whole |
+//! Its files: ARCHITECTURE.md, "`src/db/` — the handle" (the background row).
 
 pub(super) mod floor;
 pub(super) mod job;

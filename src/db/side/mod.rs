@@ -4,13 +4,7 @@
 //! side index lives in its own file or folder here and is registered by ONE line in
 //! `register.rs`.
 //!
-//! | side index | what it adds |
-//! |---|---|
-//! | `metadata.rs` | exact DOI and title + year matches (CF `meta_idx`), reported beside the duplicates |
-//! | `method.rs` | the other methods' sketches and bucket index (CFs `sketch`, `mindex`): their candidate search |
-//! | `contain/` | the containment index (CF `contain`): containment queries and relations, its tail |
-//! | `text/` | stored texts (CF `text`), zstd with a trained dictionary: `Db::text`, re-fingerprinting |
-//! | `decisions/` | curator decisions (CF `decisions`): `same`/`distinct` by key, the groups kept under them |
+//! The side indexes and their files: ARCHITECTURE.md, "`src/db/` — the handle" (the side indexes row).
 //!
 //! The rules every side index keeps:
 //!

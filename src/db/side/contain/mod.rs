@@ -2,16 +2,7 @@
 //! near-duplicate path. Sketch: `fingerprint::containment`; search: `index::contain`; verifier:
 //! `fingerprint::similarity::containment`; keys: `store::keys::contain_key`.
 //!
-//! | file | job |
-//! |---|---|
-//! | `mod.rs` | [`Containment`]: its settings, in-memory part and background write; its hooks |
-//! | `mem.rs` | its in-memory part: the short-key set and the tail |
-//! | `search.rs` | queries with `min_containment`, the writer's containment relations, the candidates' count filter |
-//! | `delta.rs` | one batch's keys: a removed document's deleted in the batch's `WriteBatch`, a new document's added to the tail at publish |
-//! | `tail.rs` | the tail's way to RocksDB (one ingested SST file, a background job) and back at open |
-//! | `check.rs` | `check` of every index entry |
-//! | `stats.rs` | the counters of `fpdb stats` |
-//! | `pairs.rs` | every containment pair |
+//! Its files: ARCHITECTURE.md, "`src/db/` — the handle" (the side indexes row).
 
 mod check;
 mod delta;

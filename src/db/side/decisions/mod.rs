@@ -2,14 +2,7 @@
 //! whatever the scores say) and `distinct A B` (no group may hold both), kept by key with their
 //! time, author and reason, and the groups kept under them.
 //!
-//! | file | job |
-//! |---|---|
-//! | `mod.rs` | [`Decisions`]: the published decisions, held and same-only edges; its hooks (the writer's join under the decisions, the batch's entries) |
-//! | `model.rs` | classes of keys, contradictions and their evidence, [`model::group_under`] (tested against a brute-force model) |
-//! | `record.rs` | the column family's three entry kinds: one encoder and one decoder each |
-//! | `ops.rs` | `Db::decide_pair`, `Db::undecide`, `Db::decisions`, `Db::restore_decisions`: one mutation each, the touched groups regrouped |
-//! | `view.rs` | a group with every edge, its channel and scores, and its decisions; the review queue |
-//! | `check.rs` | `check`: every entry decodes, no group violates a decision |
+//! Its files: ARCHITECTURE.md, "`src/db/` — the handle" (the side indexes row).
 //!
 //! The invariants (`check.rs` verifies them):
 //! * the keys joined by `same` decisions (transitively) form a class; every live document of a
