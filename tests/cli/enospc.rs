@@ -8,12 +8,12 @@
 
 use crate::common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{passage, text, vocab};
+use common::{assert_acked_present, passage, text, vocab};
 use fpdb::IngestOptions;
 use fpdb::{CreateOptions, Db, Error, NewDoc};
 
@@ -71,15 +71,6 @@ fn docs(n: usize) -> impl Iterator<Item = fpdb::Result<NewDoc>> + Send + 'static
             biblio: Default::default(),
         })
     })
-}
-
-fn assert_acked_present(path: &Path, acked: &[String]) {
-    let db = Db::open(path).unwrap();
-    let rep = db.check().unwrap();
-    assert!(rep.faults.is_empty(), "{:?}", rep.faults);
-    for k in acked {
-        assert!(db.get(k).unwrap().is_some(), "acknowledged {k} is missing");
-    }
 }
 
 #[test]

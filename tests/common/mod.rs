@@ -112,3 +112,14 @@ pub fn assert_live_keys_exact(db: &Db, live: &BTreeMap<String, u64>, queries: &[
         }
     }
 }
+
+/// Reopens the database at `path`: `check` finds no fault and every acknowledged key is there
+/// (what a failed or interrupted ingest must leave).
+pub fn assert_acked_present(path: &std::path::Path, acked: &[String]) {
+    let db = Db::open(path).unwrap();
+    let rep = db.check().unwrap();
+    assert!(rep.faults.is_empty(), "{:?}", rep.faults);
+    for k in acked {
+        assert!(db.get(k).unwrap().is_some(), "acknowledged {k} is missing after reopen");
+    }
+}

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{passage, text, vocab};
+use common::{assert_acked_present, passage, text, vocab};
 use fpdb::{failpoint, CreateOptions, Db, Error, Options, QueryOptions};
 
 // Failpoints are process-wide: these tests, and every other test of the `failpoints` suite, run
@@ -191,15 +191,6 @@ fn ingest_or_hang(
     });
     rx.recv_timeout(Duration::from_secs(120))
         .expect("Db::ingest hung: it did not return within 120 s")
-}
-
-fn assert_acked_present(path: &std::path::Path, acked: &[String]) {
-    let db = Db::open(path).unwrap();
-    let rep = db.check().unwrap();
-    assert!(rep.faults.is_empty(), "{:?}", rep.faults);
-    for k in acked {
-        assert!(db.get(k).unwrap().is_some(), "acknowledged {k} is missing after reopen");
-    }
 }
 
 #[test]
