@@ -1002,30 +1002,43 @@ fn a_panic_mid_publish_leaves_readers_no_half_published_state() {
     assert!(db.check().unwrap().faults.is_empty());
 }
 
+/// A database with the semantic channel on the tiny test model (`tweak` sets the channel's
+/// config, 32 tokens by default), and the handle options of an indexer embedding `batch` at a time.
+#[cfg(feature = "semantic")]
+fn semantic_db(
+    dir: &std::path::Path,
+    batch: usize,
+    tweak: impl FnOnce(&mut fpdb::semantic::SemanticConfig),
+) -> (std::path::PathBuf, Options) {
+    use fpdb::semantic::testkit::write_tiny_model;
+    use fpdb::semantic::{SemanticConfig, SemanticOptions};
+    let model = write_tiny_model(&dir.join("tiny"), 1).unwrap();
+    let mut cfg = SemanticConfig::new(&model);
+    cfg.max_tokens = 32;
+    tweak(&mut cfg);
+    let path = dir.join("db");
+    Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
+    let opts = Options {
+        semantic: SemanticOptions {
+            batch,
+            ..SemanticOptions::default()
+        },
+        ..Options::default()
+    };
+    (path, opts)
+}
+
 /// The semantic indexer's commit moves the published sequence number with its vectors: a read of
 /// RocksDB after it (`Db::get`) does not fall back to the writer lock, so it is answered while a
 /// compaction holds that lock (paused in its copy).
 #[cfg(feature = "semantic")]
 #[test]
 fn reads_after_an_indexer_commit_do_not_wait_for_the_writer() {
-    use fpdb::semantic::testkit::write_tiny_model;
-    use fpdb::semantic::{SemanticConfig, SemanticOptions};
     use std::time::Duration;
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     failpoint::clear();
     let dir = tempfile::tempdir().unwrap();
-    let model = write_tiny_model(&dir.path().join("tiny"), 1).unwrap();
-    let mut cfg = SemanticConfig::new(&model);
-    cfg.max_tokens = 32;
-    let path = dir.path().join("db");
-    Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
-    let opts = Options {
-        semantic: SemanticOptions {
-            batch: 2,
-            ..SemanticOptions::default()
-        },
-        ..Options::default()
-    };
+    let (path, opts) = semantic_db(dir.path(), 2, |_| {});
     let db = std::sync::Arc::new(Db::open_with(&path, opts).unwrap());
     let v = vocab();
     for i in 0..6 {
@@ -1066,24 +1079,11 @@ fn reads_after_an_indexer_commit_do_not_wait_for_the_writer() {
 #[cfg(feature = "semantic")]
 #[test]
 fn the_db_indexer_retries_a_failed_commit() {
-    use fpdb::semantic::testkit::write_tiny_model;
-    use fpdb::semantic::{SemanticConfig, SemanticOptions};
     use std::time::Duration;
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     failpoint::clear();
     let dir = tempfile::tempdir().unwrap();
-    let model = write_tiny_model(&dir.path().join("tiny"), 1).unwrap();
-    let mut cfg = SemanticConfig::new(&model);
-    cfg.max_tokens = 32;
-    let path = dir.path().join("db");
-    Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
-    let opts = Options {
-        semantic: SemanticOptions {
-            batch: 3,
-            ..SemanticOptions::default()
-        },
-        ..Options::default()
-    };
+    let (path, opts) = semantic_db(dir.path(), 3, |_| {});
     failpoint::set("semantic.commit", 2);
     let db = Db::open_with(&path, opts).unwrap();
     let v = vocab();
@@ -1104,24 +1104,12 @@ fn the_db_indexer_retries_a_failed_commit() {
 #[cfg(feature = "semantic")]
 #[test]
 fn the_indexer_links_before_taking_the_writer_lock() {
-    use fpdb::semantic::testkit::write_tiny_model;
-    use fpdb::semantic::{Groups, SemanticConfig, SemanticOptions};
+    use fpdb::semantic::Groups;
     use std::time::Duration;
     let _g = SERIAL.lock().unwrap_or_else(|p| p.into_inner());
     failpoint::clear();
     let dir = tempfile::tempdir().unwrap();
-    let model = write_tiny_model(&dir.path().join("tiny"), 1).unwrap();
-    let mut cfg = SemanticConfig::new(&model);
-    (cfg.max_tokens, cfg.min_cosine, cfg.groups) = (32, Some(-1.0), Groups::Union);
-    let path = dir.path().join("db");
-    Db::create(&path, &CreateOptions::default().with_semantic(Some(cfg))).unwrap();
-    let opts = Options {
-        semantic: SemanticOptions {
-            batch: 2,
-            ..SemanticOptions::default()
-        },
-        ..Options::default()
-    };
+    let (path, opts) = semantic_db(dir.path(), 2, |cfg| (cfg.min_cosine, cfg.groups) = (Some(-1.0), Groups::Union));
     let db = std::sync::Arc::new(Db::open_with(&path, opts).unwrap());
     let v = vocab();
     failpoint::set("semantic.links", 1);
