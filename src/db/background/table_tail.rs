@@ -40,58 +40,52 @@ use super::Background;
 use crate::db::handle::Inner;
 use crate::db::state::Writer;
 
-/// The table tail as background work ([`Background`]).
+/// The table tail as background work ([`Background`]), under the writer lock.
 pub(super) struct TableTail;
 
 impl Background for TableTail {
+    /// The tail protocol's step ([`tail::after_commit`]), once the tail holds
+    /// `Options::table_tail_docs` documents.
     fn after_commit(&self, inner: &Inner, w: &mut Writer) -> Result<()> {
-        table_tail_after_commit(inner, w)
-    }
-
-    /// The floor moves to the next doc id, so the tables are complete for any reader (on a
-    /// failure at a close the next writable open writes the tail).
-    fn flush(&self, inner: &Inner, w: &mut Writer) -> Result<()> {
-        write_table_tail(inner, w)
-    }
-
-    fn abandon(&self, w: &mut Writer) {
-        abandon_write(w);
-    }
-}
-
-/// Writes the whole tail now (`Db::flush`, the close): finishes a running write, then writes the
-/// rest and moves the floor to the next doc id, under the writer lock; readers' consistent reads of
-/// RocksDB resume at the new sequence number. Must run inside [`Db::mutation`](crate::Db): a
-/// failure poisons the handle (nothing is lost: the next open writes the tail again).
-pub(in crate::db) fn write_table_tail(inner: &Inner, w: &mut Writer) -> Result<()> {
-    tail::write_all(
-        w,
-        |w| finish_write(inner, w),
-        |w, background| {
-            if w.table_floor != w.next_id {
+        let finished = w.table_job.as_ref().is_some_and(Freezing::is_finished);
+        let len = w.table_tail.len();
+        tail::after_commit(
+            w,
+            finished,
+            len,
+            inner.opts.table_tail_docs,
+            |w| finish_write(inner, w),
+            |w, background| {
                 start_write(inner, w, background);
-            }
-            Ok(())
-        },
-    )
-}
+                Ok(())
+            },
+        )
+    }
 
-/// After each commit (under the writer lock): the tail protocol's step ([`tail::after_commit`]),
-/// once the tail holds `Options::table_tail_docs` documents.
-pub(in crate::db) fn table_tail_after_commit(inner: &Inner, w: &mut Writer) -> Result<()> {
-    let finished = w.table_job.as_ref().is_some_and(Freezing::is_finished);
-    let len = w.table_tail.len();
-    tail::after_commit(
-        w,
-        finished,
-        len,
-        inner.opts.table_tail_docs,
-        |w| finish_write(inner, w),
-        |w, background| {
-            start_write(inner, w, background);
-            Ok(())
-        },
-    )
+    /// The whole tail now (`Db::flush`, the close): a running write finished, then the rest
+    /// written and the floor moved to the next doc id, so the tables are complete for any reader;
+    /// readers' consistent reads of RocksDB resume at the new sequence number. A failure poisons
+    /// the handle (nothing is lost: the next writable open writes the tail again).
+    fn flush(&self, inner: &Inner, w: &mut Writer) -> Result<()> {
+        tail::write_all(
+            w,
+            |w| finish_write(inner, w),
+            |w, background| {
+                if w.table_floor != w.next_id {
+                    start_write(inner, w, background);
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// A running background write ends before the handle does (the close of a poisoned or
+    /// read-only handle): its files, never ingested, are removed by the next writable open.
+    fn abandon(&self, w: &mut Writer) {
+        if let Some(job) = w.table_job.take() {
+            job.abandon();
+        }
+    }
 }
 
 /// Freezes the tail (its documents still live, up to the next doc id) and starts writing its
@@ -127,14 +121,6 @@ fn finish_write(inner: &Inner, w: &mut Writer) -> Result<()> {
     w.table_floor = split;
     w.table_dead.retain(|&id| id >= split);
     Ok(())
-}
-
-/// A running background write ends before the handle does (the close of a poisoned or read-only
-/// handle): its files, never ingested, are removed by the next writable open.
-pub(in crate::db) fn abandon_write(w: &mut Writer) {
-    if let Some(job) = w.table_job.take() {
-        job.abandon();
-    }
 }
 
 #[cfg(test)]

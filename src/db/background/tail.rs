@@ -54,7 +54,7 @@ pub(in crate::db) trait TailFiles: 'static {
 /// the floor) when it froze.
 pub(in crate::db) struct Freezing<T: TailFiles> {
     pub(in crate::db) split: u64,
-    pub(in crate::db) part: Arc<T::Part>,
+    part: Arc<T::Part>,
     ctx: Arc<T::Ctx>,
     files: Job<Vec<PathBuf>>,
 }
