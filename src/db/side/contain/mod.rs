@@ -24,10 +24,10 @@ use crate::store::keys::{CF_CONTAIN, META_CONTAIN_FLOOR};
 use super::{Additions, Asked, Creating, Deciding, Opening, Query, QuerySide, SideIndex};
 use crate::db::background::tail::Freezing;
 use crate::db::background::Background;
-use crate::db::handle::{Db, Inner};
+use crate::db::handle::Db;
 use crate::db::options::{check_c, Dedup, Options, QueryOptions};
 use crate::db::pending::Pending;
-use crate::db::state::{State, Writer};
+use crate::db::state::State;
 use crate::db::types::{CheckReport, InsertOutcome, Precheck, PreparedDoc, QueryAnswer};
 
 use delta::TailDelta;
@@ -164,23 +164,6 @@ impl QuerySide for Containment {
             });
         }
         Ok(())
-    }
-}
-
-/// The tail's way to RocksDB (`tail.rs`).
-impl Background for Containment {
-    fn after_commit(&self, inner: &Inner, _w: &mut Writer) -> Result<()> {
-        self.tail_after_commit(inner)
-    }
-
-    fn flush(&self, inner: &Inner, _w: &mut Writer) -> Result<()> {
-        self.flush_tail(inner)
-    }
-
-    /// A background write of the tail still running ends before the handle does (its file, never
-    /// ingested, is removed by the next open).
-    fn abandon(&self, _w: &mut Writer) {
-        self.abandon_tail_write();
     }
 }
 

@@ -2,7 +2,7 @@
 //! (`db::background::tail`; its `TailFiles` here: [`ContainFiles`]): the postings of new documents
 //! are held in memory (`index::contain::Tail`) and written, on a thread of its own, as one sorted
 //! SST file that RocksDB ingests whole, every `Options::contain_tail_postings` postings
-//! ([`Containment::tail_after_commit`]) and at a clean close ([`Containment::flush_tail`]). The **floor** in `meta` says which
+//! (its [`Background`] step after a commit) and at a clean close (its flush). The **floor** in `meta` says which
 //! documents' postings RocksDB holds (ids below it); the open re-derives the tail of the documents
 //! at or above it from their stored shingle sets ([`Containment::load_contain`]) — so the postings never pass
 //! through the WAL or a memtable, and a crash loses nothing (measured: docs/performance.md,
@@ -25,8 +25,10 @@ use super::Containment;
 use crate::db::background::floor::{read_floor, write_floor};
 use crate::db::background::sst;
 use crate::db::background::tail::{self, Freezing, TailFiles};
+use crate::db::background::Background;
 use crate::db::handle::Inner;
 use crate::db::state::DocMeta;
+use crate::db::state::Writer;
 
 /// Writes `postings` (those `keep` accepts) as one sorted SST file at `path`; `None` when there is
 /// no posting to write (RocksDB refuses an empty file).
@@ -125,44 +127,6 @@ impl Containment {
         Ok((short, tail))
     }
 
-    /// A poisoned or read-only close: a background write of the tail still running ends (its file,
-    /// never ingested, is removed by the next open).
-    pub(super) fn abandon_tail_write(&self) {
-        if let Some(job) = self.job.lock().take() {
-            job.abandon();
-        }
-    }
-
-    /// After each commit (under the writer lock): the tail protocol's step ([`tail::after_commit`]),
-    /// once the active tail holds `Options::contain_tail_postings` postings.
-    pub(super) fn tail_after_commit(&self, inner: &Inner) -> Result<()> {
-        if self.cfg.is_none() {
-            return Ok(());
-        }
-        let finished = self.job.lock().as_ref().is_some_and(Freezing::is_finished);
-        let len = self.mem().tail.active.len();
-        tail::after_commit(
-            &mut (),
-            finished,
-            len,
-            self.tail_postings,
-            |_| self.finish_tail_write(inner),
-            |_, background| self.start_tail_write(inner, background),
-        )
-    }
-
-    /// Writes the whole tail to RocksDB now (the close): finishes a running write, then writes the rest.
-    pub(super) fn flush_tail(&self, inner: &Inner) -> Result<()> {
-        if self.cfg.is_none() {
-            return Ok(());
-        }
-        tail::write_all(
-            &mut (),
-            |_| self.finish_tail_write(inner),
-            |_, background| self.start_tail_write(inner, background),
-        )
-    }
-
     /// Freezes the active tail (documents up to the next doc id) and starts writing it to an SST file
     /// (on a thread of its own when `background`); readers keep seeing it, frozen, until
     /// [`finish_tail_write`] installs it.
@@ -214,6 +178,48 @@ impl Containment {
         t.frozen_dead.clear();
         st.published_seq = inner.rocks.latest_sequence_number();
         Ok(())
+    }
+}
+
+/// The tail's way to RocksDB as background work, under the writer lock.
+impl Background for Containment {
+    /// The tail protocol's step ([`tail::after_commit`]), once the active tail holds
+    /// `Options::contain_tail_postings` postings.
+    fn after_commit(&self, inner: &Inner, _w: &mut Writer) -> Result<()> {
+        if self.cfg.is_none() {
+            return Ok(());
+        }
+        let finished = self.job.lock().as_ref().is_some_and(Freezing::is_finished);
+        let len = self.mem().tail.active.len();
+        tail::after_commit(
+            &mut (),
+            finished,
+            len,
+            self.tail_postings,
+            |_| self.finish_tail_write(inner),
+            |_, background| self.start_tail_write(inner, background),
+        )
+    }
+
+    /// The whole tail to RocksDB now (`Db::flush`, a clean close): a running write finished,
+    /// then the rest written.
+    fn flush(&self, inner: &Inner, _w: &mut Writer) -> Result<()> {
+        if self.cfg.is_none() {
+            return Ok(());
+        }
+        tail::write_all(
+            &mut (),
+            |_| self.finish_tail_write(inner),
+            |_, background| self.start_tail_write(inner, background),
+        )
+    }
+
+    /// A poisoned or read-only close: a background write of the tail still running ends (its file,
+    /// never ingested, is removed by the next open).
+    fn abandon(&self, _w: &mut Writer) {
+        if let Some(job) = self.job.lock().take() {
+            job.abandon();
+        }
     }
 }
 
