@@ -57,7 +57,7 @@ impl Db {
         self.check_edges(&records, &mut f)?;
         rep.faults = f.list;
         // Each side index's entries agree with the records.
-        self.inner.sides().each(|s| s.check(self, &st, &records, &mut rep))?;
+        self.inner.sides.each(|s| s.check(&self.inner, &st, &records, &mut rep))?;
         Ok(rep)
     }
 

@@ -20,7 +20,7 @@ impl Drop for Inner {
             self.background().for_each(|b| b.abandon(&mut w));
         } else {
             for b in self.background() {
-                let _ = b.flush(self, &mut w);
+                let _ = b.flush(&self.view(), &mut w);
             }
             drop(w);
             let _ = self.flush_memtables();
@@ -33,7 +33,7 @@ impl Inner {
     /// the side indexes'.
     pub(super) fn column_families(&self) -> Vec<String> {
         let mut names = cf_names(self.config.tables, self.table_gen);
-        names.extend(self.sides().column_families());
+        names.extend(self.sides.column_families());
         names
     }
 

@@ -17,8 +17,10 @@ use crate::store::keys::{
 use crate::store::segment::{Appended, SegmentSync};
 use crate::store::ShingleLoc;
 
+use super::base::sorted_into;
 use super::handle::Db;
 use super::pending::{now_ms, Pending, PendingDoc};
+use super::side::Parts;
 use super::state::{DocMeta, State, Writer, RECENT_CAP};
 
 /// The column families one batch writes.
@@ -30,25 +32,10 @@ struct BatchCfs<'a> {
     tables: Vec<&'a ColumnFamily>,
 }
 
-/// Adds `keys` to column family `cf` of the batch in sorted order (`put`: puts, else deletes):
-/// RocksDB's memtable skiplist then reuses its insertion splice instead of recomputing it for every
-/// random key (with unsorted keys, the skiplist's search is the largest single cost of a batch in a
-/// `perf record` of `fpdb ingest`).
-pub(super) fn sorted_into<K: Ord + AsRef<[u8]>>(b: &mut WriteBatch, cf: &ColumnFamily, mut keys: Vec<K>, put: bool) {
-    keys.sort_unstable();
-    for k in &keys {
-        if put {
-            b.put_cf(cf, k, []);
-        } else {
-            b.delete_cf(cf, k);
-        }
-    }
-}
-
 impl Db {
     /// Writes segment bytes, then one RocksDB batch, then publishes the batch to readers.
     /// Must run inside [`Db::mutation`], which poisons the handle when this fails part-way.
-    pub(super) fn commit(&self, w: &mut Writer, mut pend: Pending, moved: Vec<(u64, ShingleLoc)>) -> Result<()> {
+    pub(super) fn commit(&self, w: &mut Writer, mut pend: Pending, mut parts: Parts<'_>, moved: Vec<(u64, ShingleLoc)>) -> Result<()> {
         pend.new_docs.retain(|p| p.alive);
         let segments_change = !(pend.seg_created.is_empty() && pend.seg_lengths.is_empty() && pend.seg_dropped.is_empty());
         if pend.new_docs.is_empty()
@@ -65,9 +52,9 @@ impl Db {
         let mut appended = w.segw.append(&records)?;
         // The segment's fsync runs while the batch is built; the WAL write waits for it below.
         let seg_sync = appended.sync.take();
-        let b = self.build_batch(w, &pend, &moved, &appended)?;
+        let b = self.build_batch(w, &pend, &mut parts, &moved, &appended)?;
         self.write_batch(b, seg_sync)?;
-        self.publish(w, pend, moved, appended)?;
+        self.publish(w, pend, parts, moved, appended)?;
         self.after_publish(w);
         Ok(())
     }
@@ -87,7 +74,14 @@ impl Db {
     /// The batch's one `WriteBatch`, built against the published state: the deletes, the new
     /// documents, the edges, the rewritten records, the segment lengths and the id counter, the
     /// side indexes' keys.
-    fn build_batch(&self, w: &Writer, pend: &Pending, moved: &[(u64, ShingleLoc)], appended: &Appended) -> Result<WriteBatch> {
+    fn build_batch(
+        &self,
+        w: &Writer,
+        pend: &Pending,
+        parts: &mut Parts<'_>,
+        moved: &[(u64, ShingleLoc)],
+        appended: &Appended,
+    ) -> Result<WriteBatch> {
         let cfs = self.batch_cfs()?;
         let mut b = WriteBatch::default();
         let st = self.inner.state.read();
@@ -106,12 +100,12 @@ impl Db {
             b.delete_cf(cfs.meta, seg_key(seg));
         }
         b.put_cf(cfs.meta, b"next_doc", w.next_id.to_le_bytes());
-        self.inner.sides().each(|s| s.write(self, &st, pend, &mut b))?;
+        parts.each(|p| p.write(&self.inner, &st, pend, &mut b))?;
         Ok(b)
     }
 
     /// The deleted (or replaced) documents' records, keys and table entries (their side-index
-    /// entries: `SideIndex::write`).
+    /// entries: `BatchPart::write`).
     fn batch_deletes(&self, st: &State, pend: &Pending, cfs: &BatchCfs, b: &mut WriteBatch) -> Result<()> {
         let layout = &self.inner.layout;
         let mut tdel: Vec<Vec<[u8; 16]>> = vec![Vec::new(); cfs.tables.len()];
@@ -236,7 +230,7 @@ impl Db {
     /// Publishes a committed batch to readers: the new segments opened, then under the state's
     /// write lock the side indexes, the segments, the deletes, the new documents, the regrouped
     /// and moved documents, the id counter and the groups.
-    fn publish(&self, w: &mut Writer, pend: Pending, moved: Vec<(u64, ShingleLoc)>, appended: Appended) -> Result<()> {
+    fn publish(&self, w: &mut Writer, pend: Pending, parts: Parts<'_>, moved: Vec<(u64, ShingleLoc)>, appended: Appended) -> Result<()> {
         let mut readers = Vec::new();
         for &id in appended.created.iter().chain(pend.seg_created.iter()) {
             readers.push(w.segw.reader(id, Some(id) != w.segw.active())?);
@@ -248,7 +242,7 @@ impl Db {
         // Cleared at the end: a stop in between leaves it set for readers (`State::whole`).
         st.torn = true;
         st.published_seq = self.inner.rocks.latest_sequence_number();
-        self.inner.sides().each(|s| s.publish(&mut st, &pend))?;
+        parts.publish(&mut st, &pend)?;
         for r in readers {
             st.segs.insert(r);
         }
@@ -350,7 +344,7 @@ impl Db {
     /// of `Inner::background`, in order). A failure there is not the batch's (it is stored and
     /// visible, and reported so): it poisons the handle, and the next call says why.
     fn after_publish(&self, w: &mut Writer) {
-        let r = self.inner.background().try_for_each(|b| b.after_commit(&self.inner, w));
+        let r = self.inner.background().try_for_each(|b| b.after_commit(&self.inner.view(), w));
         if let Err(e) = r {
             if w.poisoned.is_none() {
                 w.poisoned = Some(format!("background work after a commit: {e}"));

@@ -10,6 +10,7 @@ use crate::store::ShingleLoc;
 
 use super::handle::Db;
 use super::pending::Pending;
+use super::side::Parts;
 use super::state::Writer;
 use super::types::CompactStats;
 
@@ -43,7 +44,7 @@ impl Db {
             pend.seg_dropped = plan.victims.clone();
             stats.records_moved = moved.len() as u64;
             stats.segments_rewritten = plan.victims.len() as u64;
-            self.commit(w, pend, moved)?;
+            self.commit(w, pend, Parts::begin(&self.inner.sides), moved)?;
             // The victims' files may go only once the commit that stops naming them is durable:
             // with sync off it is not yet, and a power cut that lost it while the files were gone
             // would leave doc records naming missing segments.
@@ -155,7 +156,7 @@ impl Db {
         {
             let mut w = self.lock_writer()?;
             Self::mutation(&mut w, "flush", |w| {
-                self.inner.background().try_for_each(|b| b.flush(&self.inner, w))
+                self.inner.background().try_for_each(|b| b.flush(&self.inner.view(), w))
             })?;
         }
         self.inner.flush_memtables()

@@ -2,50 +2,58 @@
 //! configuration, the published state and the writer. Its methods live in the files of `db/`, each
 //! by what it does.
 
-use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
-use rocksdb::DB;
 
 use crate::error::{Error, Result};
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::fingerprint::Fingerprinter;
 use crate::index::Layout;
-use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::store::keys::{decode_key_value, doc_key, CF_DOCS, CF_KEYS};
+use crate::store::doc_record::{DbConfig, DocRecord};
 use crate::store::segment::Recovery;
 
-use super::options::Options;
+use super::background::{mirror::MirrorMerge, table_tail::TableTail, Background, View};
+use super::base::Base;
+use super::side::register::Sides;
 use super::state::{State, Writer};
 
 pub(super) struct Inner {
-    pub(super) path: PathBuf,
-    pub(super) rocks_path: PathBuf,
-    pub(super) rocks: DB,
-    pub(super) spec: FingerprintSpec,
-    pub(super) config: DbConfig,
-    pub(super) layout: Layout,
-    /// Generation of the table column families (`store::keys::table_cf`).
-    pub(super) table_gen: u32,
-    /// The side indexes the spec and configuration enable: a `db::side::Sides`, read through
-    /// `Inner::sides` (held type-erased so that the handle stays below the side indexes, which
-    /// use it: no import circle).
-    pub(super) side_indexes: Box<dyn std::any::Any + Send + Sync>,
-    pub(super) opts: Options,
+    /// What every part of the handle reads and nothing changes after the open (RocksDB, the
+    /// paths, the spec, the configuration, the options); `Inner` dereferences to it.
+    pub(super) base: Base,
+    /// The side indexes the spec and configuration enable (registered at open, `side/register.rs`).
+    pub(super) sides: Sides,
     pub(super) state: RwLock<State>,
     pub(super) writer: Mutex<Writer>,
-    pub(super) recovery: Recovery,
-    pub(super) _lock: Option<File>,
+}
+
+impl std::ops::Deref for Inner {
+    type Target = Base;
+
+    fn deref(&self) -> &Base {
+        &self.base
+    }
 }
 
 impl Inner {
-    /// The handle of column family `name`; a missing one is corruption.
-    pub(super) fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
-        self.rocks
-            .cf_handle(name)
-            .ok_or_else(|| Error::corrupt(&self.rocks_path, None, format!("missing column family {name}")))
+    /// The view background work is given (the unchanging part and the published state).
+    pub(super) fn view(&self) -> View<'_> {
+        View {
+            base: &self.base,
+            state: &self.state,
+        }
+    }
+
+    /// Every piece of background work of this handle, in the order each step runs them: the
+    /// mirror's merges, the side indexes' (in registration order), the table tail.
+    pub(super) fn background(&self) -> impl Iterator<Item = &dyn Background> {
+        let mirror: &dyn Background = &MirrorMerge;
+        let tables: &dyn Background = &TableTail;
+        std::iter::once(mirror)
+            .chain(self.sides.iter().filter_map(|s| s.background()))
+            .chain(std::iter::once(tables))
     }
 }
 
@@ -92,33 +100,19 @@ impl Db {
         Fingerprinter::new(self.inner.spec.clone())
     }
     pub(super) fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily> {
-        self.inner.cf(name)
+        self.inner.base.cf(name)
     }
 
     pub(super) fn rocks_err(&self, op: &'static str) -> impl Fn(rocksdb::Error) -> Error + '_ {
-        move |e| Error::rocks(op, &self.inner.rocks_path, e)
+        self.inner.base.rocks_err(op)
     }
 
     pub(super) fn read_record(&self, id: u64) -> Result<Option<DocRecord>> {
-        let v = self
-            .inner
-            .rocks
-            .get_cf(self.cf(CF_DOCS)?, doc_key(id))
-            .map_err(self.rocks_err("read doc"))?;
-        v.map(|v| doc_record::decode_doc(&v, &self.inner.rocks_path, Some(id))).transpose()
+        self.inner.base.read_record(id)
     }
 
     pub(super) fn committed_id(&self, key: &str) -> Result<Option<u64>> {
-        let v = self
-            .inner
-            .rocks
-            .get_cf(self.cf(CF_KEYS)?, key.as_bytes())
-            .map_err(self.rocks_err("read key"))?;
-        v.map(|v| {
-            decode_key_value(&v)
-                .ok_or_else(|| Error::corrupt(&self.inner.rocks_path, None, format!("key entry for {key:?} is not 8 bytes")))
-        })
-        .transpose()
+        self.inner.base.committed_id(key)
     }
 }
 

@@ -4,9 +4,10 @@
 //! and merges the two groups (the smaller group id, i.e. the earliest member, stays canonical), and
 //! the links of one call are committed as one batch through the writer's own commit.
 //!
-//! A link that would join two groups across a curator's `distinct` decision is not made: the edge is
-//! held under the decision (`side::decisions`), as a verified duplicate of a new document would be,
-//! and made when the decision is undone.
+//! A side index's batch part may hold a link back (`BatchPart::holds_link`): one that would join
+//! two groups across a curator's `distinct` decision is not made: the edge is held under the
+//! decision (`side::decisions`), as a verified duplicate of a new document would be, and made when
+//! the decision is undone.
 //!
 //! Invariants (those of every group, `check.rs`): an edge joins two live documents of one group; a
 //! group is a connected component of the edges (text and later links alike, so a delete splits a
@@ -19,7 +20,7 @@ use crate::error::Result;
 use super::groups::merge_groups;
 use super::handle::Db;
 use super::pending::Pending;
-use super::side::decisions::Decisions;
+use super::side::Parts;
 use super::state::{State, Writer};
 
 impl Db {
@@ -32,9 +33,9 @@ impl Db {
         if pairs.is_empty() {
             return Ok(0);
         }
-        let decisions = self.inner.sides().get::<Decisions>();
         Db::mutation(w, "link", |w| {
             let mut pend = Pending::default();
+            let mut parts = Parts::begin(&self.inner.sides);
             let added = {
                 let st = self.inner.state.read();
                 let mut n = 0;
@@ -43,7 +44,7 @@ impl Db {
                         continue;
                     }
                     // A curator's `distinct` decision outranks a later link: the edge is held.
-                    if decisions.is_some_and(|d| d.hold_if_blocked(&st, &pend, a, b)) {
+                    if parts.holds_link(&st, &pend, a, b) {
                         continue;
                     }
                     if link_pair(&st, w, &mut pend, a, b) {
@@ -52,7 +53,7 @@ impl Db {
                 }
                 n
             };
-            self.commit(w, pend, Vec::new())?;
+            self.commit(w, pend, parts, Vec::new())?;
             Ok(added)
         })
     }

@@ -7,6 +7,7 @@
 mod archive;
 mod background;
 mod backup;
+mod base;
 mod by_key;
 mod candidates;
 mod check;

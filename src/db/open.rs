@@ -20,11 +20,12 @@ use crate::store::segment::{self, Recovery};
 
 use super::background::floor::read_floor;
 use super::background::table_files::TABLE_TAIL_FILE_PREFIX;
+use super::base::Base;
 use super::handle::{Db, Inner};
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};
-use super::side::register::register;
-use super::side::{Creating, Opening, Sides};
+use super::side::register::{Registering, Sides};
+use super::side::{Creating, Opening};
 use super::state::{DocMeta, State, Writer};
 use super::stored::{read_stored, write_created, Stored};
 
@@ -50,7 +51,12 @@ impl Db {
             c.validate()?;
         }
         let rocks_path = path.join("rocksdb");
-        let sides = register(&create.spec, &config, &opts, &rocks_path)?;
+        let sides = Sides::register(&Registering {
+            spec: &create.spec,
+            config: &config,
+            opts: &opts,
+            rocks_path: &rocks_path,
+        })?;
         if rocks_path.exists() {
             return Err(Error::AlreadyExists { path: path.to_path_buf() });
         }
@@ -100,7 +106,12 @@ impl Db {
         let lock = lock_dir(&path, opts.read_only)?;
         let (mut rocks, names, cache) = open_rocks(&rocks_path, &opts)?;
         let stored = read_stored(&rocks, meta_cf(&rocks, &rocks_path)?, &rocks_path, &path, &opts)?;
-        let sides = register(&stored.spec, &stored.config, &opts, &rocks_path)?;
+        let sides = Sides::register(&Registering {
+            spec: &stored.spec,
+            config: &stored.config,
+            opts: &opts,
+            rocks_path: &rocks_path,
+        })?;
         if !opts.read_only {
             sides.each(|s| s.upgrade(&mut rocks, &cache, &rocks_path))?;
         }
@@ -138,22 +149,24 @@ impl Db {
         let writer = Writer::new(segw, next_id, edges, groups, if opts.read_only { table_floor } else { next_id });
         let db = Db {
             inner: Arc::new(Inner {
-                path,
-                rocks_path,
-                rocks,
-                spec: stored.spec,
-                config: stored.config,
-                layout: stored.layout,
-                table_gen: stored.table_gen,
-                side_indexes: Box::new(sides),
-                opts,
+                base: Base {
+                    path,
+                    rocks_path,
+                    rocks,
+                    spec: stored.spec,
+                    config: stored.config,
+                    layout: stored.layout,
+                    table_gen: stored.table_gen,
+                    opts,
+                    recovery,
+                    _lock: lock,
+                },
+                sides,
                 state: RwLock::new(state),
                 writer: Mutex::new(writer),
-                recovery,
-                _lock: lock,
             }),
         };
-        db.inner.background().try_for_each(|b| b.start(&db))?;
+        db.inner.sides.each(|s| s.start(&db))?;
         Ok(db)
     }
 }

@@ -4,12 +4,12 @@
 use rocksdb::IteratorMode;
 
 use crate::error::{Error, Result};
+use crate::fingerprint::similarity::{MethodScore, Rule};
 use crate::fingerprint::Fingerprint;
-use crate::index;
-use crate::index::rocks::RocksTables;
 use crate::store::doc_record::{self, DocRecord};
-use crate::store::keys::{be_u64, table_cf, CF_DOCS};
+use crate::store::keys::{be_u64, CF_DOCS};
 
+use super::candidates::{CandidateSource, TABLES};
 use super::handle::Db;
 use super::options::{check_k, check_t, QueryOptions};
 use super::side::Query;
@@ -30,39 +30,15 @@ impl Db {
         }
     }
 
-    /// Candidates within `k` of `q` among the published documents: `f(id, distance)`. Probes the
-    /// mirror, or the RocksDB tables (filtered to the published documents) without it.
-    pub(super) fn probe(&self, st: &State, q: u64, k: u32, mut f: impl FnMut(u64, u32)) -> Result<()> {
-        match &st.tables {
-            // The mirror holds exactly the published documents.
-            Some(t) => {
-                let threads = match self.inner.opts.query_threads {
-                    0 => index::cores(),
-                    n => n,
-                };
-                if threads > 1 && index::split_pays(t.layout(), k, t.len() as u64) {
-                    index::probe_split(t, q, k, threads, &mut |id, _, d| f(id, d))
-                } else {
-                    index::probe(t, q, k, &mut |id, _, d| f(id, d))
-                }
-            }
-            None => {
-                let tables = RocksTables {
-                    db: &self.inner.rocks,
-                    path: &self.inner.rocks_path,
-                    layout: &self.inner.layout,
-                    cfs: (0..self.inner.layout.tables() as usize)
-                        .map(|i| self.cf(&table_cf(self.inner.table_gen, i)))
-                        .collect::<Result<_>>()?,
-                    len: st.docs.len() as u64,
-                };
-                index::probe(&tables, q, k, &mut |id, _, d| {
-                    if st.docs.contains_key(&id) {
-                        f(id, d);
-                    }
-                })
-            }
-        }
+    /// The handle's candidate source: a side index's, or the SimHash tables.
+    pub(super) fn source(&self) -> &dyn CandidateSource {
+        self.inner.sides.candidate_source().unwrap_or(&TABLES)
+    }
+
+    /// Every published document that may satisfy `rule` against `fp`, once: `f(id, score)`
+    /// ([`CandidateSource::published`] of the handle's source).
+    pub(super) fn candidates(&self, st: &State, fp: &Fingerprint, rule: Rule, mut f: impl FnMut(u64, MethodScore)) -> Result<()> {
+        self.source().published(&self.inner, st, fp, rule, &mut f)
     }
 
     /// The published group `gid`; its canonical member must be a live document (the group id is
@@ -144,11 +120,11 @@ impl Db {
     /// annotate before the limit applies.
     fn query_with(&self, text: Option<&str>, fp: &Fingerprint, opts: &QueryOptions) -> Result<QueryAnswer> {
         let q = Query { text, fp, opts };
-        if let Some(answer) = self.inner.sides().queries().find_map(|s| s.answer(self, &q)) {
+        if let Some(answer) = self.inner.sides.queries().find_map(|s| s.answer(self, &q)) {
             return answer;
         }
         // k, and s for Broder.
-        let rule = self.rule(opts.max_distance, opts.min_shared)?;
+        let rule = self.inner.rule(opts.max_distance, opts.min_shared)?;
         let t = check_t(opts.min_jaccard.unwrap_or(self.inner.config.min_jaccard))?;
         // Under the lock: the candidates the size filter keeps, capped at `max_candidates` (the
         // nearest) while they are gathered, then their keys copied; verified after it.
@@ -165,7 +141,7 @@ impl Db {
         })?;
         let mut answer = snapshot.verify(opts, |set, c| jaccard_hit(fp, t, set, c))?;
         sort_hits(&mut answer.hits);
-        self.inner.sides().queries().try_for_each(|s| s.on_query(self, &q, &mut answer))?;
+        self.inner.sides.queries().try_for_each(|s| s.on_query(self, &q, &mut answer))?;
         answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
         Ok(answer)
     }
@@ -173,11 +149,11 @@ impl Db {
     /// Documents whose SimHash is within k of `simhash` (no Jaccard: there is no shingle set to compare).
     pub fn query_simhash(&self, simhash: u64, opts: &QueryOptions) -> Result<Vec<Hit>> {
         // A side index asked for may need a shingle set or a text, which a SimHash lacks.
-        self.inner.sides().queries().try_for_each(|s| s.refuse_simhash(opts))?;
+        self.inner.sides.queries().try_for_each(|s| s.refuse_simhash(opts))?;
         let k = check_k(opts.max_distance.unwrap_or(self.inner.config.max_distance))?;
         let mut hits = self.with_state(|st| {
             let mut hits = Vec::new();
-            self.probe(st, simhash, k, |id, d| {
+            self.inner.probe(st, simhash, k, |id, d| {
                 if let Some(meta) = st.docs.get(&id) {
                     hits.push(Hit::unverified(
                         meta.key.to_string(),
@@ -305,7 +281,7 @@ impl Db {
             semantic_indexer: None,
             semantic_indexer_reason: None,
         };
-        self.inner.sides().iter().for_each(|s| s.stats(&st, &mut stats));
+        self.inner.sides.iter().for_each(|s| s.stats(&st, &mut stats));
         stats
     }
 }

@@ -104,20 +104,21 @@ impl Db {
         );
         // Table files of a re-layout that stopped before ingesting them (RocksDB ignores them).
         super::background::sst::remove_stale_files(&rocks_path, "reindex-")?;
-        build_tables(&mut inner.rocks, &rocks_path, gen, &new_layout, &fps, &mut progress)?;
+        build_tables(&mut inner.base.rocks, &rocks_path, gen, &new_layout, &fps, &mut progress)?;
         // The switch: config and generation in one synced batch.
         let config = doc_record::DbConfig {
             tables: after,
             ..inner.config.clone()
         };
         switch_generation(&inner.rocks, &rocks_path, &config, gen)?;
-        inner.config = config;
-        inner.layout = new_layout;
-        inner.table_gen = gen;
+        inner.base.config = config;
+        inner.base.layout = new_layout;
+        inner.base.table_gen = gen;
         report.generation = gen;
         failpoint!("reindex.switched");
         for i in 0..before as usize {
             inner
+                .base
                 .rocks
                 .drop_cf(&table_cf(old_gen, i))
                 .map_err(|e| Error::rocks("drop an old table column family", &rocks_path, e))?;

@@ -8,11 +8,12 @@ use crate::fingerprint::biblio::Biblio;
 use crate::fingerprint::similarity::{MethodScore, Rule};
 use crate::fingerprint::{Fingerprint, Fingerprinter};
 
+use super::candidates::tables_in_batch;
 use super::groups::{components, merge_groups};
 use super::handle::Db;
 use super::options::{validate_key, Dedup, QueryOptions};
 use super::pending::{Pending, PendingDoc};
-use super::side::{Additions, Asked, Deciding};
+use super::side::{Additions, Asked, Deciding, Parts};
 use super::snapshot::{jaccard_hit, size_compatible, size_filter, verified_hit, Snapshot};
 use super::state::{State, Writer};
 use super::types::sort_hits;
@@ -36,7 +37,7 @@ impl Db {
         // What the side indexes keep of the text (stored text, the semantic channel's text to embed).
         let kept = self
             .inner
-            .sides()
+            .sides
             .iter()
             .filter_map(|s| Some((s.name(), s.keep_text(&mut doc)?)))
             .collect();
@@ -78,7 +79,7 @@ impl Db {
                 self.remove_doc(&st, w, &mut pend, id)?;
             }
             pend.deleted_keys.push(key.to_string());
-            self.commit(w, pend, Vec::new())
+            self.commit(w, pend, Parts::begin(&self.inner.sides), Vec::new())
         })?;
         Ok(true)
     }
@@ -103,7 +104,7 @@ impl Db {
     /// Verifies the duplicates of `doc` against the documents committed so far, without the writer:
     /// the ingestion workers call this in parallel; [`Db::commit_prechecked`] completes it.
     pub fn precheck(&self, doc: &PreparedDoc) -> Result<Precheck> {
-        let rule = self.rule(None, None)?;
+        let rule = self.inner.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
         let (upto, snapshot) = self.with_state(|st| {
             let mut cands = Vec::new();
@@ -144,10 +145,10 @@ impl Db {
         if docs.len() < 2 || !self.inner.opts.mirror {
             return one_by_one();
         }
-        let rule = self.rule(None, None)?;
+        let rule = self.inner.rule(None, None)?;
         let t = self.inner.config.min_jaccard;
         let fps: Vec<&Fingerprint> = docs.iter().map(|d| &d.fp).collect();
-        let Some((upto, cands)) = self.source().many(self, &fps, rule)? else {
+        let Some((upto, cands)) = self.source().many(&self.inner, &self.inner.state, &fps, rule)? else {
             return one_by_one();
         };
         // Under the lock only the snapshot of each document's candidates (the published ones
@@ -201,34 +202,36 @@ impl Db {
         asked: Asked,
     ) -> Result<Vec<Result<InsertOutcome>>> {
         let how = How {
-            rule: self.rule(None, None)?,
+            rule: self.inner.rule(None, None)?,
             t: self.inner.config.min_jaccard,
             asked,
         };
-        self.inner.sides().iter().for_each(|s| s.begin_batch());
+        let mut parts = Parts::begin(&self.inner.sides);
         let mut pend = Pending::default();
         let mut results: Vec<Result<InsertOutcome>> = Vec::with_capacity(docs.len());
         {
             let st = self.inner.state.read();
             for doc in docs {
                 results.push(match doc {
-                    Ok((doc, pre)) => self.decide(&st, w, &mut pend, &how, doc, pre)?,
+                    Ok((doc, pre)) => self.decide(&st, w, &mut pend, &mut parts, &how, doc, pre)?,
                     Err(e) => Err(e),
                 });
             }
         }
-        self.commit(w, pend, Vec::new())?;
+        self.commit(w, pend, parts, Vec::new())?;
         Ok(results)
     }
 
     /// The writer's decision for one document: its relations searched, then skipped (a duplicate
     /// under [`Dedup::Skip`]) or placed in the batch (replacing the document of its key, joining
     /// its duplicates' groups). The inner `Err` is this document's, the outer the batch's.
+    #[allow(clippy::too_many_arguments)]
     fn decide(
         &self,
         st: &State,
         w: &mut Writer,
         pend: &mut Pending,
+        parts: &mut Parts<'_>,
         how: &How,
         doc: PreparedDoc,
         pre: Option<Precheck>,
@@ -237,7 +240,7 @@ impl Db {
             return Ok(Err(e));
         }
         let old = self.live_id(pend, &doc.key)?;
-        let (dups, add) = match self.relations(st, pend, how, &doc, pre, old) {
+        let (dups, add) = match self.relations(st, pend, parts, how, &doc, pre, old) {
             Ok(f) => f,
             Err(e) => return Ok(Err(e)),
         };
@@ -254,7 +257,7 @@ impl Db {
         let group = self.join_groups(st, w, pend, id, &doc.key, &linked(&dups, &add))?;
         pend.keys.insert(doc.key.clone(), id);
         let placed = Deciding {
-            db: self,
+            base: &self.inner,
             st,
             pend,
             asked: &how.asked,
@@ -262,7 +265,7 @@ impl Db {
             old,
             dups: &dups,
         };
-        self.inner.sides().each(|s| s.on_place(&placed, id))?;
+        parts.each(|p| p.on_place(&placed, id))?;
         let key = push_pending(pend, id, doc, group.id);
         Ok(Ok(outcome(key, Some(id), old, dups, add, Some(group))))
     }
@@ -294,10 +297,12 @@ impl Db {
 
     /// A document's relations to the committed documents and the batch so far: its verified
     /// duplicates (none with dedup off), then what the side indexes add to its outcome.
+    #[allow(clippy::too_many_arguments)]
     fn relations(
         &self,
         st: &State,
         pend: &Pending,
+        parts: &mut Parts<'_>,
         how: &How,
         doc: &PreparedDoc,
         pre: Option<Precheck>,
@@ -306,12 +311,12 @@ impl Db {
         let (k, t) = (how.rule, how.t);
         let dups = match (how.asked.dedup, pre) {
             (Dedup::Off, _) => Vec::new(),
-            (_, Some(pre)) => self.finish_precheck(st, pend, &doc.fp, k, t, old, pre)?,
-            (_, None) => self.find_dups(st, pend, &doc.fp, k, t, old)?,
+            (_, Some(pre)) => self.finish_precheck(st, pend, parts, &doc.fp, k, t, old, pre)?,
+            (_, None) => self.find_dups(st, pend, parts, &doc.fp, k, t, old)?,
         };
         let mut add = Additions::default();
         let deciding = Deciding {
-            db: self,
+            base: &self.inner,
             st,
             pend,
             asked: &how.asked,
@@ -319,7 +324,7 @@ impl Db {
             old,
             dups: &dups,
         };
-        self.inner.sides().each(|s| s.on_decide(&deciding, &mut add))?;
+        parts.each(|p| p.on_decide(&deciding, &mut add))?;
         Ok((dups, add))
     }
 
@@ -358,7 +363,17 @@ impl Db {
 
     /// Verified duplicates of `fp` among committed docs (minus those deleted in `pend` and `exclude`)
     /// and the live docs of the batch so far.
-    fn find_dups(&self, st: &State, pend: &Pending, fp: &Fingerprint, k: Rule, t: f64, exclude: Option<u64>) -> Result<Vec<Hit>> {
+    #[allow(clippy::too_many_arguments)]
+    fn find_dups(
+        &self,
+        st: &State,
+        pend: &Pending,
+        parts: &Parts<'_>,
+        fp: &Fingerprint,
+        k: Rule,
+        t: f64,
+        exclude: Option<u64>,
+    ) -> Result<Vec<Hit>> {
         let mut cands = Vec::new();
         self.candidates(st, fp, k, |id, d| {
             if Some(id) != exclude && !pend.deleted.contains(&id) {
@@ -367,7 +382,7 @@ impl Db {
         })?;
         let mut hits = Vec::new();
         self.verify(st, fp, t, cands, &mut hits)?;
-        self.pending_dups(pend, fp, k, t, exclude, &mut hits);
+        self.pending_dups(pend, parts, fp, k, t, exclude, &mut hits);
         sort_hits(&mut hits);
         Ok(hits)
     }
@@ -400,6 +415,7 @@ impl Db {
         &self,
         st: &State,
         pend: &Pending,
+        parts: &Parts<'_>,
         fp: &Fingerprint,
         k: Rule,
         t: f64,
@@ -407,7 +423,7 @@ impl Db {
         pre: Precheck,
     ) -> Result<Vec<Hit>> {
         if pre.upto < st.recent_floor {
-            return self.find_dups(st, pend, fp, k, t, exclude);
+            return self.find_dups(st, pend, parts, fp, k, t, exclude);
         }
         let mut hits: Vec<Hit> = pre
             .dups
@@ -416,20 +432,32 @@ impl Db {
             .collect();
         let keep = |id: u64| Some(id) != exclude && !pend.deleted.contains(&id);
         let mut gap: Vec<(u64, MethodScore)> = Vec::new();
-        self.source().since(self, st, fp, k, pre.upto, &mut |id, s| {
+        self.source().since(&self.inner, st, fp, k, pre.upto, &mut |id, s| {
             if keep(id) {
                 gap.push((id, s));
             }
         })?;
         self.verify(st, fp, t, gap, &mut hits)?;
-        self.pending_dups(pend, fp, k, t, exclude, &mut hits);
+        self.pending_dups(pend, parts, fp, k, t, exclude, &mut hits);
         sort_hits(&mut hits);
         Ok(hits)
     }
 
-    fn pending_dups(&self, pend: &Pending, fp: &Fingerprint, k: Rule, t: f64, exclude: Option<u64>, hits: &mut Vec<Hit>) {
+    #[allow(clippy::too_many_arguments)]
+    fn pending_dups(
+        &self,
+        pend: &Pending,
+        parts: &Parts<'_>,
+        fp: &Fingerprint,
+        k: Rule,
+        t: f64,
+        exclude: Option<u64>,
+        hits: &mut Vec<Hit>,
+    ) {
         let mut near: Vec<(usize, MethodScore)> = Vec::new();
-        self.source().in_batch(self, pend, fp, k, &mut near);
+        if !parts.in_batch(&self.inner, pend, fp, k, &mut near) {
+            tables_in_batch(pend, fp, k, &mut near);
+        }
         for (i, d) in near {
             let Some(p) = pend.new_docs.get(i) else { continue };
             if !p.alive || Some(p.id) == exclude {

@@ -4,15 +4,15 @@ use crate::error::Result;
 use crate::index::mem::{MemTables, MergeJob};
 
 use super::Background;
-use crate::db::handle::Inner;
+use super::View;
 use crate::db::state::Writer;
 
 /// The mirror's merges as background work (nothing to write at a flush or a close: the mirror is
 /// rebuilt at open).
-pub(super) struct MirrorMerge;
+pub(in crate::db) struct MirrorMerge;
 
 impl Background for MirrorMerge {
-    fn after_commit(&self, inner: &Inner, w: &mut Writer) -> Result<()> {
+    fn after_commit(&self, inner: &View<'_>, w: &mut Writer) -> Result<()> {
         merge_mirror(inner, w);
         Ok(())
     }
@@ -22,7 +22,7 @@ impl Background for MirrorMerge {
 /// so that neither the writer nor the readers wait for it. Installs a finished one (under the
 /// write lock: a pointer swap and the dead set), then starts the next when due. A merge thread
 /// that failed gives its entries back to the delta; one that cannot be started runs here.
-fn merge_mirror(inner: &Inner, w: &mut Writer) {
+fn merge_mirror(inner: &View<'_>, w: &mut Writer) {
     if w.merge.as_ref().is_some_and(|h| h.is_finished()) {
         if let Some(h) = w.merge.take() {
             let done = h.join();

@@ -37,16 +37,16 @@ use crate::error::Result;
 
 use super::tail::{self, Freezing};
 use super::Background;
-use crate::db::handle::Inner;
+use super::View;
 use crate::db::state::Writer;
 
 /// The table tail as background work ([`Background`]), under the writer lock.
-pub(super) struct TableTail;
+pub(in crate::db) struct TableTail;
 
 impl Background for TableTail {
     /// The tail protocol's step ([`tail::after_commit`]), once the tail holds
     /// `Options::table_tail_docs` documents.
-    fn after_commit(&self, inner: &Inner, w: &mut Writer) -> Result<()> {
+    fn after_commit(&self, inner: &View<'_>, w: &mut Writer) -> Result<()> {
         let finished = w.table_job.as_ref().is_some_and(Freezing::is_finished);
         let len = w.table_tail.len();
         tail::after_commit(
@@ -66,7 +66,7 @@ impl Background for TableTail {
     /// written and the floor moved to the next doc id, so the tables are complete for any reader;
     /// readers' consistent reads of RocksDB resume at the new sequence number. A failure poisons
     /// the handle (nothing is lost: the next writable open writes the tail again).
-    fn flush(&self, inner: &Inner, w: &mut Writer) -> Result<()> {
+    fn flush(&self, inner: &View<'_>, w: &mut Writer) -> Result<()> {
         tail::write_all(
             w,
             |w| finish_write(inner, w),
@@ -90,7 +90,7 @@ impl Background for TableTail {
 
 /// Freezes the tail (its documents still live, up to the next doc id) and starts writing its
 /// files. The caller has finished any earlier write.
-fn start_write(inner: &Inner, w: &mut Writer, background: bool) {
+fn start_write(inner: &View<'_>, w: &mut Writer, background: bool) {
     let split = w.next_id;
     let mut docs = std::mem::take(&mut w.table_tail);
     if !w.table_dead.is_empty() {
@@ -104,7 +104,7 @@ fn start_write(inner: &Inner, w: &mut Writer, background: bool) {
 
 /// Installs the frozen part ([`tail::Written::install`]), then publishes RocksDB's new sequence number
 /// and moves the writer's floor.
-fn finish_write(inner: &Inner, w: &mut Writer) -> Result<()> {
+fn finish_write(inner: &View<'_>, w: &mut Writer) -> Result<()> {
     let Some(job) = w.table_job.take() else {
         return Ok(());
     };

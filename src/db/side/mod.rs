@@ -32,32 +32,26 @@ mod text;
 
 pub use text::{RespecReport, TextUsage};
 
-use std::any::Any;
 use std::path::Path;
 
 use rocksdb::{Cache, ColumnFamily, WriteBatch, DB};
 
 use crate::error::Result;
+use crate::fingerprint::similarity::{MethodScore, Rule};
 use crate::fingerprint::Fingerprint;
 use crate::intmap::IntMap;
 use crate::store::doc_record::DocRecord;
 use crate::store::segment::SegmentSet;
 
 use super::background::Background;
+use super::base::Base;
 use super::candidates::CandidateSource;
-use super::handle::{Db, Inner};
+use super::handle::Db;
 use super::options::{CreateOptions, Dedup, Options, QueryOptions};
 use super::pending::Pending;
 use super::state::{DocMeta, State};
 use super::types::{CheckReport, Hit, NewDoc, NotLinked, PreparedDoc, QueryAnswer, Stats};
-
-/// The side indexes of a database, in registration order (the order every hook runs in), and
-/// the position of the one that provides the candidate source, found as they are registered.
-#[derive(Default)]
-pub(crate) struct Sides {
-    all: Vec<Box<dyn SideIndex>>,
-    source: Option<usize>,
-}
+use register::Sides;
 
 /// What a side index needs at a database's creation.
 #[allow(dead_code)] // `rocks` serves the side indexes that read it
@@ -94,7 +88,7 @@ pub(crate) struct Asked {
 
 /// One document as the writer decides it, for [`SideIndex::on_decide`] and [`SideIndex::on_place`].
 pub(crate) struct Deciding<'a> {
-    pub(crate) db: &'a Db,
+    pub(crate) base: &'a Base,
     pub(crate) st: &'a State,
     pub(crate) pend: &'a Pending,
     pub(crate) asked: &'a Asked,
@@ -131,7 +125,7 @@ pub(crate) struct Query<'a> {
 /// default that does nothing. `&State` means the state's read lock is held, `&mut State` its write
 /// lock; the writer's hooks (`begin_batch` … `flush`) run under the writer lock.
 #[allow(unused_variables)]
-pub(crate) trait SideIndex: Any + Send + Sync {
+pub(crate) trait SideIndex: Send + Sync {
     /// Its name (in errors and messages).
     fn name(&self) -> &'static str;
 
@@ -155,6 +149,12 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         Ok(())
     }
 
+    /// The handle is made (the open's last step): work that runs on its own starts (the semantic
+    /// indexer, whose thread holds the handle).
+    fn start(&self, db: &Db) -> Result<()> {
+        Ok(())
+    }
+
     /// What it keeps of a document's text until the document is written (stored text: the
     /// compressed record; the semantic channel: the text to embed, queued in the document's
     /// batch), read back in `write` by its name (`PendingDoc::text.get(self.name())`). Every side
@@ -165,30 +165,10 @@ pub(crate) trait SideIndex: Any + Send + Sync {
         None
     }
 
-    /// The writer starts a batch: what a stopped one left is dropped.
-    fn begin_batch(&self) {}
-
-    /// The writer's decision for one document: what it adds to the document's outcome. An error is
-    /// the document's, not the batch's.
-    fn on_decide(&self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
-        Ok(())
-    }
-
-    /// The document was placed in the batch as doc `id` (later documents of the batch see it).
-    fn on_place(&self, d: &Deciding<'_>, id: u64) -> Result<()> {
-        Ok(())
-    }
-
-    /// The batch's puts and deletes into its one `WriteBatch`: the new documents
-    /// (`pend.new_docs`, all alive) and the deleted or replaced ones (`pend.deleted`; a document
-    /// missing from `st.docs` there has a damaged record).
-    fn write(&self, db: &Db, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
-        Ok(())
-    }
-
-    /// The committed batch enters its in-memory part (the state's write lock held).
-    fn publish(&self, st: &mut State, pend: &Pending) -> Result<()> {
-        Ok(())
+    /// Its part of a batch the writer starts (`None`: it has nothing to do in batches): the
+    /// value that holds what it keeps from the batch's first decision to its publish.
+    fn batch(&self) -> Option<Box<dyn BatchPart + '_>> {
+        None
     }
 
     /// Its background work (the containment tail, the semantic indexer), driven with the rest of
@@ -212,7 +192,7 @@ pub(crate) trait SideIndex: Any + Send + Sync {
 
     /// `check`: its entries against the live records (`records`) and its in-memory part; faults
     /// and counts go into `rep`.
-    fn check(&self, db: &Db, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+    fn check(&self, base: &Base, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
         Ok(())
     }
 
@@ -241,62 +221,92 @@ pub(crate) trait QuerySide {
     }
 }
 
-impl std::fmt::Debug for Sides {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.iter().map(|s| s.name())).finish()
+/// A side index's part of one batch: the hooks the writer calls for it while the batch is decided,
+/// written and published, and what it keeps between them (the batch's postings, a curator's plan
+/// and changes, the batch's sketches by lexicon column, a dictionary the batch trained). A value:
+/// made when the batch starts ([`SideIndex::batch`]), carried by the writer beside the batch's
+/// [`Pending`] ([`Parts`]) and consumed by its publish, so a batch that stops leaves nothing
+/// behind. `&State` means the state's read lock is held, `&mut State` its write lock; all run
+/// under the writer lock.
+#[allow(unused_variables)]
+pub(crate) trait BatchPart {
+    /// The writer's decision for one document: what it adds to the document's outcome. An error
+    /// is the document's, not the batch's.
+    fn on_decide(&mut self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
+        Ok(())
+    }
+
+    /// The document was placed in the batch as doc `id` (later documents of the batch see it).
+    fn on_place(&mut self, d: &Deciding<'_>, id: u64) -> Result<()> {
+        Ok(())
+    }
+
+    /// A link between two committed documents found after their insert (`db::link`): `true`
+    /// holds it back (a curator's `distinct` decision outranks it; the decisions index).
+    fn holds_link(&mut self, st: &State, pend: &Pending, a: u64, b: u64) -> bool {
+        false
+    }
+
+    /// The members of the batch so far that may satisfy `rule` against `fp`, when this side
+    /// index is the handle's candidate source ([`SideIndex::candidate_source`]; `false`: it is
+    /// not, the SimHash tables' batch scan answers).
+    fn in_batch(&self, base: &Base, pend: &Pending, fp: &Fingerprint, rule: Rule, near: &mut Vec<(usize, MethodScore)>) -> bool {
+        false
+    }
+
+    /// The batch's puts and deletes into its one `WriteBatch`: the new documents
+    /// (`pend.new_docs`, all alive) and the deleted or replaced ones (`pend.deleted`; a document
+    /// missing from `st.docs` there has a damaged record).
+    fn write(&mut self, base: &Base, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        Ok(())
+    }
+
+    /// The committed batch enters the side index's in-memory part (the state's write lock held).
+    fn publish(self: Box<Self>, st: &mut State, pend: &Pending) -> Result<()> {
+        Ok(())
     }
 }
 
-/// No side index (never a handle's: `Inner::sides`'s fallback).
-static NONE: Sides = Sides {
-    all: Vec::new(),
-    source: None,
-};
-
-impl Inner {
-    /// The side indexes of this handle (registered at open).
-    pub(crate) fn sides(&self) -> &Sides {
-        self.side_indexes.downcast_ref::<Sides>().unwrap_or(&NONE)
-    }
+/// The side indexes' parts of one batch, in registration order.
+pub(crate) struct Parts<'a> {
+    all: Vec<(&'static str, Box<dyn BatchPart + 'a>)>,
 }
 
-impl Sides {
-    /// Registers `side` (when enabled).
-    pub(super) fn add(&mut self, side: Option<impl SideIndex>) {
-        let Some(side) = side else { return };
-        if self.source.is_none() && side.candidate_source().is_some() {
-            self.source = Some(self.all.len());
+impl<'a> Parts<'a> {
+    /// Every side index's part of a new batch.
+    pub(crate) fn begin(sides: &'a Sides) -> Parts<'a> {
+        Parts {
+            all: sides.iter().filter_map(|s| Some((s.name(), s.batch()?))).collect(),
         }
-        self.all.push(Box::new(side));
     }
 
-    /// Every side index, in registration order.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = &dyn SideIndex> {
-        self.all.iter().map(|s| s.as_ref())
+    /// Puts `part` in place of side index `name`'s (a side index's own mutation that starts
+    /// with changes of its own: a curator's decision).
+    pub(crate) fn put(&mut self, name: &'static str, part: Box<dyn BatchPart + 'a>) {
+        match self.all.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = part,
+            None => self.all.push((name, part)),
+        }
     }
 
-    /// The side index of type `T`, if registered (a side index's own `impl Db` finds itself so).
-    pub(crate) fn get<T: SideIndex>(&self) -> Option<&T> {
-        self.iter().find_map(|s| (s as &dyn Any).downcast_ref::<T>())
+    /// Runs `f` on every part, stopping at the first error.
+    pub(crate) fn each(&mut self, mut f: impl FnMut(&mut dyn BatchPart) -> Result<()>) -> Result<()> {
+        self.all.iter_mut().try_for_each(|(_, p)| f(p.as_mut()))
     }
 
-    /// The candidate source a side index provides in the SimHash tables' place, if one does.
-    pub(crate) fn candidate_source(&self) -> Option<&dyn CandidateSource> {
-        self.all.get(self.source?)?.candidate_source()
+    /// Whether a part holds back the later link a–b ([`BatchPart::holds_link`]).
+    pub(crate) fn holds_link(&mut self, st: &State, pend: &Pending, a: u64, b: u64) -> bool {
+        self.all.iter_mut().any(|(_, p)| p.holds_link(st, pend, a, b))
     }
 
-    /// What the side indexes add to queries, in registration order.
-    pub(crate) fn queries(&self) -> impl Iterator<Item = &dyn QuerySide> {
-        self.iter().filter_map(|s| s.query())
+    /// The batch's candidates from the part of the side index that is the candidate source
+    /// (`false`: none is).
+    pub(crate) fn in_batch(&self, base: &Base, pend: &Pending, fp: &Fingerprint, rule: Rule, near: &mut Vec<(usize, MethodScore)>) -> bool {
+        self.all.iter().any(|(_, p)| p.in_batch(base, pend, fp, rule, near))
     }
 
-    /// Every side index's column families.
-    pub(crate) fn column_families(&self) -> Vec<String> {
-        self.iter().flat_map(|s| s.column_families()).collect()
-    }
-
-    /// Runs `f` on every side index, stopping at the first error.
-    pub(crate) fn each(&self, f: impl FnMut(&dyn SideIndex) -> Result<()>) -> Result<()> {
-        self.iter().try_for_each(f)
+    /// Every part's publish, in registration order (the state's write lock held).
+    pub(crate) fn publish(self, st: &mut State, pend: &Pending) -> Result<()> {
+        self.all.into_iter().try_for_each(|(_, p)| p.publish(st, pend))
     }
 }

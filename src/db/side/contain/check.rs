@@ -13,11 +13,11 @@ use crate::store::keys::{contain_key, decode_contain_key, decode_contain_value, 
 
 use super::mem::ContainMem;
 use super::search::scan_contain;
-use crate::db::handle::Db;
+use crate::db::base::Base;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, Fault};
 
-impl Db {
+impl Base {
     /// `check` of the index: every RocksDB entry decodes and names a live document (whose keys
     /// contain it, below the floor); every live document's keys are present, in RocksDB below the
     /// floor and in the tail at or above it; the tail names only live documents at or above the
@@ -30,7 +30,7 @@ impl Db {
         records: &IntMap<u64, DocRecord>,
         rep: &mut CheckReport,
     ) -> Result<()> {
-        let rp = self.inner.rocks_path.display().to_string();
+        let rp = self.rocks_path.display().to_string();
         let cf = self.cf(CF_CONTAIN)?;
         let mut fault = |doc: Option<u64>, what: String| {
             rep.faults.push(Fault {
@@ -109,7 +109,7 @@ impl Db {
         let (floor, tail) = (mem.tail.floor, &mem.tail);
         let mut per_doc: IntMap<u64, u64> = IntMap::default();
         let mut short_in_index: HashMap<u32, u32> = HashMap::new();
-        for item in scan_contain(&self.inner.rocks, cf, IteratorMode::Start) {
+        for item in scan_contain(&self.rocks, cf, IteratorMode::Start) {
             let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
             match decode_contain_key(&k) {
                 // At or above the floor: left by a flush that stopped before moving the floor; the
@@ -168,7 +168,7 @@ impl Db {
             }
         } else {
             let wanted: Vec<[u8; 13]> = keys.iter().map(|&k| contain_key(kind, k, id)).collect();
-            for v in &self.inner.rocks.batched_multi_get_cf(cf, wanted.iter(), true) {
+            for v in &self.rocks.batched_multi_get_cf(cf, wanted.iter(), true) {
                 match v {
                     Ok(Some(v)) if decode_contain_value(v) == Some(keys.len() as u32) => {}
                     Ok(Some(_)) => wrong += 1,

@@ -10,7 +10,8 @@ use crate::store::keys::{contain_key, decode_contain_key, CF_CONTAIN};
 
 use super::mem::ContainMem;
 use super::search::scan_contain;
-use crate::db::handle::Db;
+use super::Containment;
+use crate::db::base::Base;
 use crate::db::pending::Pending;
 use crate::db::state::State;
 
@@ -26,7 +27,7 @@ pub(super) struct ContainDelta {
 
 impl ContainDelta {
     /// Adds the deletes to the batch, sorted (RocksDB's memtable insert is cheapest in key order).
-    pub(super) fn write(mut self, db: &Db, b: &mut WriteBatch) -> Result<TailDelta> {
+    pub(super) fn write(mut self, db: &Base, b: &mut WriteBatch) -> Result<TailDelta> {
         let cf = db.cf(CF_CONTAIN)?;
         self.dels.sort_unstable();
         for k in &self.dels {
@@ -79,9 +80,10 @@ impl TailDelta {
     }
 }
 
-impl Db {
+impl Containment {
     /// The containment-index changes of a batch.
-    pub(super) fn contain_delta(&self, st: &State, mem: &ContainMem, cfg: ContainmentConfig, pend: &Pending) -> Result<ContainDelta> {
+    pub(super) fn delta(&self, base: &Base, st: &State, cfg: ContainmentConfig, pend: &Pending) -> Result<ContainDelta> {
+        let mem = self.mem();
         let n = cfg.sampling();
         let mut d = ContainDelta::default();
         for &id in &pend.deleted {
@@ -96,8 +98,8 @@ impl Db {
                 }
                 None => {
                     let mut short = Vec::new();
-                    for item in scan_contain(&self.inner.rocks, self.cf(CF_CONTAIN)?, IteratorMode::Start) {
-                        let (k, _) = item.map_err(self.rocks_err("scan containment index"))?;
+                    for item in scan_contain(&base.rocks, base.cf(CF_CONTAIN)?, IteratorMode::Start) {
+                        let (k, _) = item.map_err(base.rocks_err("scan containment index"))?;
                         if let Some((kind, s, doc)) = decode_contain_key(&k) {
                             if doc == id {
                                 d.dels.push(contain_key(kind, s, id));

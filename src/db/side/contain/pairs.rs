@@ -4,7 +4,8 @@ use crate::error::{Error, Result};
 use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::fingerprint::similarity::containment_at_least;
 
-use super::search::Candidates;
+use super::contain_cfg;
+use super::search::{contain_index, Candidates};
 use crate::db::handle::Db;
 use crate::db::options::check_c;
 use crate::db::types::ContainPair;
@@ -17,14 +18,14 @@ impl Db {
     /// the index.
     pub fn containment_pairs(&self, c: f64, threads: usize) -> Result<Vec<ContainPair>> {
         let c = check_c(c)?;
-        let cfg = self.contain_cfg()?;
+        let cfg = contain_cfg(&self.inner)?;
         let threads = crate::index::threads_or_cores(threads);
         let side = self.containment()?;
         self.read_rocks(|st| {
             let mem = side.mem();
             let mut ids: Vec<u64> = st.docs.keys().copied().collect();
             ids.sort_unstable();
-            let index = self.contain_index(&mem, cfg)?;
+            let index = contain_index(&self.inner, &mem, cfg)?;
             let short = &mem.short;
             let capped = cfg.max_samples.is_some();
             let chunk = ids.len().div_ceil(threads.max(1)).max(1);

@@ -4,7 +4,7 @@
 
 use rocksdb::IteratorMode;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fingerprint::containment::{min_shared_keys, sample_threshold_at, samples, samples_per_level, KeyKind, Sampling};
 use crate::fingerprint::similarity::{containment_at_least, hamming, Containment, MethodScore};
 use crate::fingerprint::Fingerprint;
@@ -14,9 +14,12 @@ use crate::store::doc_record::ContainmentConfig;
 use crate::store::keys::CF_CONTAIN;
 
 use super::mem::ContainMem;
+use super::{contain_cfg, Containment as ContainIndex};
+use crate::db::base::Base;
 use crate::db::handle::Db;
 use crate::db::options::{check_c, QueryOptions};
 use crate::db::pending::Pending;
+use crate::db::side::{Query, QuerySide};
 use crate::db::snapshot::Snapshot;
 use crate::db::state::State;
 use crate::db::types::{Hit, QueryAnswer};
@@ -59,28 +62,36 @@ pub(crate) fn scan_contain<'a>(rocks: &'a rocksdb::DB, cf: &rocksdb::ColumnFamil
     rocks.iterator_cf_opt(cf, ro, mode)
 }
 
-impl Db {
-    pub(super) fn contain_index<'a>(&'a self, mem: &'a ContainMem, cfg: ContainmentConfig) -> Result<RocksContain<'a>> {
-        Ok(RocksContain {
-            db: &self.inner.rocks,
-            cf: self.cf(CF_CONTAIN)?,
-            path: &self.inner.rocks_path,
-            sample: cfg.sample,
-            max_postings: cfg.max_postings,
-            tail: &mem.tail,
-        })
-    }
+/// The containment index of the published documents: RocksDB below the floor, `mem`'s tail above.
+pub(super) fn contain_index<'a>(base: &'a Base, mem: &'a ContainMem, cfg: ContainmentConfig) -> Result<RocksContain<'a>> {
+    Ok(RocksContain {
+        db: &base.rocks,
+        cf: base.cf(CF_CONTAIN)?,
+        path: &base.rocks_path,
+        sample: cfg.sample,
+        max_postings: cfg.max_postings,
+        tail: &mem.tail,
+    })
+}
 
+impl ContainIndex {
     /// Verified containment hits of `fp` among the published documents that `keep` accepts:
     /// candidates from the index that pass the count filter, then the exact containment from the
     /// stored sets.
-    fn contain_search(&self, st: &State, fp: &Fingerprint, c: f64, keep: impl Fn(u64) -> bool, hits: &mut Vec<Hit>) -> Result<()> {
-        let cfg = self.contain_cfg()?;
-        let mem = self.containment()?.mem();
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        base: &Base,
+        cfg: ContainmentConfig,
+        st: &State,
+        fp: &Fingerprint,
+        c: f64,
+        keep: impl Fn(u64) -> bool,
+        hits: &mut Vec<Hit>,
+    ) -> Result<()> {
+        let mem = self.mem();
         let mut cands = Candidates::new(&fp.shingles, cfg, c);
-        let found = self
-            .contain_index(&mem, cfg)?
-            .candidates(&fp.shingles, &mem.short, |id, kind, keys| cands.add(id, kind, keys))?;
+        let found = contain_index(base, &mem, cfg)?.candidates(&fp.shingles, &mem.short, |id, kind, keys| cands.add(id, kind, keys))?;
         for (id, _) in cands.passing(found.frequent, |id| st.docs.get(&id).map(|m| m.loc.count as usize)) {
             if !keep(id) {
                 continue;
@@ -96,43 +107,15 @@ impl Db {
         Ok(())
     }
 
-    /// A containment query (see [`QueryOptions::min_containment`](crate::QueryOptions)): the
-    /// candidates under the lock, their verification on a snapshot with no lock held, within the
-    /// bounds of `opts` (`db::snapshot`).
-    pub(crate) fn query_containment(&self, fp: &Fingerprint, c: f64, opts: &QueryOptions) -> Result<QueryAnswer> {
-        let c = check_c(c)?;
-        let cfg = self.contain_cfg()?;
-        let side = self.containment()?;
-        let snapshot = self.read_rocks(|st| {
-            let mem = side.mem();
-            let mut cands = Candidates::new(&fp.shingles, cfg, c);
-            let found = self
-                .contain_index(&mem, cfg)?
-                .candidates(&fp.shingles, &mem.short, |id, kind, keys| cands.add(id, kind, keys))?;
-            let passing = cands.passing(found.frequent, |id| st.docs.get(&id).map(|m| m.loc.count as usize));
-            // The index may hold documents of a batch not yet published (read_rocks prevents it);
-            // only published documents are answers (`Snapshot::take` keeps those).
-            Ok(Snapshot::take(
-                st,
-                passing.into_iter().map(|(id, _)| (id, MethodScore::Hamming(0))),
-                |_| true,
-            ))
-        })?;
-        let mut answer = snapshot.verify(opts, |set, d| {
-            containment_at_least(&fp.shingles, set, c).map(|r| contain_hit(&d.key, d.id, fp.simhash, d.simhash, &r))
-        })?;
-        sort_contain_hits(&mut answer.hits);
-        answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
-        Ok(answer)
-    }
-
     /// The writer's containment relations of a new document: the committed documents (minus those
     /// deleted in this batch and `exclude`) and the live documents of the batch so far, with
     /// containment ≥ c in either direction. Runs under the writer lock, so RocksDB holds exactly
     /// the published documents.
     /// `batch`: the batch's documents so far in an in-memory index.
-    pub(super) fn contain_relations(
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn relations(
         &self,
+        base: &Base,
         st: &State,
         pend: &Pending,
         batch: &MemContain,
@@ -140,9 +123,17 @@ impl Db {
         c: f64,
         exclude: Option<u64>,
     ) -> Result<Vec<Hit>> {
-        let cfg = self.contain_cfg()?;
+        let Some(cfg) = self.cfg else { return Ok(Vec::new()) };
         let mut hits = Vec::new();
-        self.contain_search(st, fp, c, |id| Some(id) != exclude && !pend.deleted.contains(&id), &mut hits)?;
+        self.search(
+            base,
+            cfg,
+            st,
+            fp,
+            c,
+            |id| Some(id) != exclude && !pend.deleted.contains(&id),
+            &mut hits,
+        )?;
         if !batch.is_empty() {
             let mut cands = Candidates::new(&fp.shingles, cfg, c);
             let found = batch.candidates(&fp.shingles, cfg.sample, cfg.max_postings, |id, kind, keys| {
@@ -173,6 +164,56 @@ impl Db {
         }
         sort_contain_hits(&mut hits);
         Ok(hits)
+    }
+}
+
+impl Db {
+    /// A containment query (see [`QueryOptions::min_containment`](crate::QueryOptions)): the
+    /// candidates under the lock, their verification on a snapshot with no lock held, within the
+    /// bounds of `opts` (`db::snapshot`).
+    pub(crate) fn query_containment(&self, fp: &Fingerprint, c: f64, opts: &QueryOptions) -> Result<QueryAnswer> {
+        let c = check_c(c)?;
+        let cfg = contain_cfg(&self.inner)?;
+        let side = self.containment()?;
+        let snapshot = self.read_rocks(|st| {
+            let mem = side.mem();
+            let mut cands = Candidates::new(&fp.shingles, cfg, c);
+            let found =
+                contain_index(&self.inner, &mem, cfg)?.candidates(&fp.shingles, &mem.short, |id, kind, keys| cands.add(id, kind, keys))?;
+            let passing = cands.passing(found.frequent, |id| st.docs.get(&id).map(|m| m.loc.count as usize));
+            // The index may hold documents of a batch not yet published (read_rocks prevents it);
+            // only published documents are answers (`Snapshot::take` keeps those).
+            Ok(Snapshot::take(
+                st,
+                passing.into_iter().map(|(id, _)| (id, MethodScore::Hamming(0))),
+                |_| true,
+            ))
+        })?;
+        let mut answer = snapshot.verify(opts, |set, d| {
+            containment_at_least(&fp.shingles, set, c).map(|r| contain_hit(&d.key, d.id, fp.simhash, d.simhash, &r))
+        })?;
+        sort_contain_hits(&mut answer.hits);
+        answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));
+        Ok(answer)
+    }
+}
+
+/// A containment query (`min_containment`) is answered by the index alone; it reads through the
+/// handle's consistent snapshot of RocksDB and the published state, so it is given the handle.
+impl QuerySide for ContainIndex {
+    fn answer(&self, db: &Db, q: &Query<'_>) -> Option<Result<QueryAnswer>> {
+        q.opts.min_containment.map(|c| db.query_containment(q.fp, c, q.opts))
+    }
+
+    /// A SimHash has no shingle set to look up.
+    fn refuse_simhash(&self, opts: &QueryOptions) -> Result<()> {
+        if opts.min_containment.is_some() {
+            return Err(Error::InvalidOption {
+                name: "min_containment",
+                message: "a SimHash-only query has no shingle set; containment needs a text or a fingerprint".into(),
+            });
+        }
+        Ok(())
     }
 }
 

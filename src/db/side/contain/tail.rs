@@ -26,7 +26,7 @@ use crate::db::background::floor::{read_floor, write_floor};
 use crate::db::background::sst;
 use crate::db::background::tail::{self, Freezing, TailFiles};
 use crate::db::background::Background;
-use crate::db::handle::Inner;
+use crate::db::background::View;
 use crate::db::state::DocMeta;
 use crate::db::state::Writer;
 
@@ -130,7 +130,7 @@ impl Containment {
     /// Freezes the active tail (documents up to the next doc id) and starts writing it to an SST file
     /// (on a thread of its own when `background`); readers keep seeing it, frozen, until
     /// [`finish_tail_write`] installs it.
-    fn start_tail_write(&self, inner: &Inner, background: bool) -> Result<()> {
+    fn start_tail_write(&self, inner: &View<'_>, background: bool) -> Result<()> {
         let (frozen, split) = {
             let st = inner.state.write();
             let split = st.next_id;
@@ -155,7 +155,7 @@ impl Containment {
     /// so readers see each posting in exactly one place. A stop anywhere leaves a database the next
     /// open reads right: before the ingest, a stray file (removed at open); after it, entries at or
     /// above the old floor, which the searches skip and the tail re-derives.
-    fn finish_tail_write(&self, inner: &Inner) -> Result<()> {
+    fn finish_tail_write(&self, inner: &View<'_>) -> Result<()> {
         let job = self.job.lock().take();
         let Some(job) = job else {
             return Ok(());
@@ -185,7 +185,7 @@ impl Containment {
 impl Background for Containment {
     /// The tail protocol's step ([`tail::after_commit`]), once the active tail holds
     /// `Options::contain_tail_postings` postings.
-    fn after_commit(&self, inner: &Inner, _w: &mut Writer) -> Result<()> {
+    fn after_commit(&self, inner: &View<'_>, _w: &mut Writer) -> Result<()> {
         if self.cfg.is_none() {
             return Ok(());
         }
@@ -203,7 +203,7 @@ impl Background for Containment {
 
     /// The whole tail to RocksDB now (`Db::flush`, a clean close): a running write finished,
     /// then the rest written.
-    fn flush(&self, inner: &Inner, _w: &mut Writer) -> Result<()> {
+    fn flush(&self, inner: &View<'_>, _w: &mut Writer) -> Result<()> {
         if self.cfg.is_none() {
             return Ok(());
         }

@@ -11,7 +11,7 @@ use rocksdb::{ColumnFamily, IteratorMode};
 use super::model::{Classes, KeyPair};
 use super::record::{self, Entry, CF_DECISIONS};
 use super::{Decision, DecisionKind, Decisions};
-use crate::db::handle::Db;
+use crate::db::base::Base;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, Fault};
 use crate::error::Result;
@@ -32,8 +32,8 @@ struct Stored {
 }
 
 impl Decisions {
-    pub(super) fn check_entries(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
-        let path = db.inner.rocks_path.display().to_string();
+    pub(super) fn check_entries(&self, db: &Base, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let path = db.rocks_path.display().to_string();
         let mut fault = |doc: Option<u64>, key: Option<String>, what: String| {
             rep.faults.push(Fault {
                 doc,
@@ -42,7 +42,7 @@ impl Decisions {
                 what,
             })
         };
-        let Some(cf) = db.inner.rocks.cf_handle(CF_DECISIONS) else {
+        let Some(cf) = db.rocks.cf_handle(CF_DECISIONS) else {
             return Ok(());
         };
         let stored = read_entries(db, cf, &mut fault)?;
@@ -58,11 +58,11 @@ impl Decisions {
 }
 
 /// Decodes every entry of the column family; an entry that does not decode is a fault.
-fn read_entries(db: &Db, cf: &ColumnFamily, fault: &mut impl Faults) -> Result<Stored> {
+fn read_entries(db: &Base, cf: &ColumnFamily, fault: &mut impl Faults) -> Result<Stored> {
     let mut stored = Stored::default();
-    for item in db.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+    for item in db.rocks.iterator_cf(cf, IteratorMode::Start) {
         let (k, v) = item.map_err(db.rocks_err("scan decisions"))?;
-        match record::decode(&db.inner.rocks_path, &k, &v) {
+        match record::decode(&db.rocks_path, &k, &v) {
             Ok(Entry::Decision(d)) => {
                 stored.decisions.insert((d.a.clone(), d.b.clone()), d);
             }
@@ -152,7 +152,7 @@ fn check_held(stored: &Stored, records: &IntMap<u64, DocRecord>, fault: &mut imp
 
 /// Every same edge is an edge of `edges` between two live documents of one class.
 fn check_same_edges(
-    db: &Db,
+    db: &Base,
     same: &BTreeSet<(u64, u64)>,
     classes: &Classes,
     records: &IntMap<u64, DocRecord>,
@@ -165,7 +165,6 @@ fn check_same_edges(
             _ => false,
         };
         let stored = db
-            .inner
             .rocks
             .get_cf(edges, edge_key(e.0, e.1))
             .map_err(db.rocks_err("read edge"))?

@@ -14,7 +14,7 @@
 //! * a decision never contradicts the others (a `distinct` pair inside a class is refused with
 //!   the chain of `same` decisions as evidence).
 //!
-//! The writer's part ([`SideIndex::on_decide`]): a new document links to the live documents of
+//! The writer's part ([`BatchPart::on_decide`]): a new document links to the live documents of
 //! its key's class, then takes its verified duplicates best first, each unless its group would
 //! join the document's across a `distinct` decision; those are reported in the outcome's
 //! `not_linked` with the decision and held. With no decision stored the hook returns at once.
@@ -29,14 +29,14 @@ mod view;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 use rocksdb::{Cache, IteratorMode, WriteBatch, DB};
 
 use crate::error::{Error, Result};
 use crate::store::keys::CF_KEYS;
 
-use super::{Additions, Deciding, Opening, SideIndex};
-use crate::db::handle::Db;
+use super::{Additions, BatchPart, Deciding, Opening, SideIndex};
+use crate::db::base::Base;
 use crate::db::pending::Pending;
 use crate::db::rocks_options::rocks_options;
 use crate::db::state::State;
@@ -138,10 +138,6 @@ struct Plan {
 #[derive(Default)]
 pub(crate) struct Decisions {
     mem: RwLock<Mem>,
-    /// The writer's: the plan of the document being decided.
-    plan: Mutex<Option<Plan>>,
-    /// The writer's: the batch's changes so far (`write` completes them, `publish` applies them).
-    delta: Mutex<Delta>,
 }
 
 fn lo_hi(a: u64, b: u64) -> (u64, u64) {
@@ -227,30 +223,22 @@ impl Decisions {
     }
 
     /// For a link made after both documents were committed (`Db::link_committed`, the semantic
-    /// channel's union links): whether joining the groups of `a` and `b` would put two classes
-    /// with a `distinct` decision between them into one group. If so the edge is held under that
-    /// decision in this commit (an undo of the decision makes it again), and the caller must not
-    /// link. Call with the writer lock held, before the link changes `pend`'s groups.
-    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
-    pub(crate) fn hold_if_blocked(&self, st: &State, pend: &Pending, a: u64, b: u64) -> bool {
+    /// channel's union links): the `distinct` decision that joining the groups of `a` and `b`
+    /// would cross (two classes with it between them in one group), if any. Call with the writer
+    /// lock held, before the link changes `pend`'s groups.
+    fn blocking_link(&self, st: &State, pend: &Pending, a: u64, b: u64) -> Option<KeyPair> {
         let mem = self.mem.read();
         if mem.classes.constrained().is_empty() {
-            return false;
+            return None;
         }
         let (ga, gb) = (pend.group_of(st, a), pend.group_of(st, b));
         if ga == gb {
-            return false;
+            return None;
         }
         let classes_of = Self::constrained_by_group(&mem, st, pend, None);
         let none = BTreeSet::new();
         let classes_in = |g: u64| classes_of.get(&g).unwrap_or(&none);
-        match mem.classes.blocking(classes_in(ga), classes_in(gb)) {
-            Some(p) => {
-                self.delta.lock().held_put.push((lo_hi(a, b), p.clone()));
-                true
-            }
-            None => false,
-        }
+        mem.classes.blocking(classes_in(ga), classes_in(gb)).cloned()
     }
 
     /// Applies a committed delta (the state's write lock held by the caller).
@@ -351,18 +339,54 @@ impl SideIndex for Decisions {
         Ok(())
     }
 
-    fn begin_batch(&self) {
-        *self.plan.lock() = None;
-        *self.delta.lock() = Delta::default();
+    fn batch(&self) -> Option<Box<dyn BatchPart + '_>> {
+        Some(Box::new(self.part(Delta::default())))
+    }
+
+    fn check(&self, base: &Base, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        self.check_entries(base, st, records, rep)
+    }
+}
+
+/// The decisions' part of a batch: the plan of the document being decided (`on_decide` →
+/// `on_place`) and the batch's changes (`write` completes them, `publish` applies them).
+pub(super) struct DecisionsBatch<'a> {
+    side: &'a Decisions,
+    plan: Option<Plan>,
+    delta: Delta,
+}
+
+impl Decisions {
+    /// A batch part that starts with `delta` (a curator's decision made it).
+    pub(super) fn part(&self, delta: Delta) -> DecisionsBatch<'_> {
+        DecisionsBatch {
+            side: self,
+            plan: None,
+            delta,
+        }
+    }
+}
+
+impl BatchPart for DecisionsBatch<'_> {
+    /// A later link across a `distinct` decision is held under it in this commit (an undo of the
+    /// decision makes it again).
+    fn holds_link(&mut self, st: &State, pend: &Pending, a: u64, b: u64) -> bool {
+        match self.side.blocking_link(st, pend, a, b) {
+            Some(p) => {
+                self.delta.held_put.push((lo_hi(a, b), p));
+                true
+            }
+            None => false,
+        }
     }
 
     /// The links and the withheld duplicates of a new document (nothing without decisions).
-    fn on_decide(&self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
-        let mem = self.mem.read();
+    fn on_decide(&mut self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
+        let mem = self.side.mem.read();
         if mem.decisions.is_empty() {
             return Ok(());
         }
-        let (links, withheld) = Self::plan(&mem, d);
+        let (links, withheld) = Decisions::plan(&mem, d);
         add.links = links.clone();
         add.not_linked = withheld
             .iter()
@@ -376,16 +400,16 @@ impl SideIndex for Decisions {
             })
             .collect();
         let verified: BTreeSet<u64> = d.dups.iter().map(|h| h.id).collect();
-        *self.plan.lock() = Some(Plan {
+        self.plan = Some(Plan {
             same_links: links.into_iter().filter(|l| !verified.contains(l)).collect(),
             withheld,
         });
         Ok(())
     }
 
-    fn on_place(&self, _d: &Deciding<'_>, id: u64) -> Result<()> {
-        if let Some(plan) = self.plan.lock().take() {
-            let mut delta = self.delta.lock();
+    fn on_place(&mut self, _d: &Deciding<'_>, id: u64) -> Result<()> {
+        if let Some(plan) = self.plan.take() {
+            let delta = &mut self.delta;
             delta.same_put.extend(plan.same_links.iter().map(|&l| lo_hi(id, l)));
             delta.held_put.extend(plan.withheld.into_iter().map(|(x, p)| (lo_hi(id, x), p)));
         }
@@ -394,9 +418,9 @@ impl SideIndex for Decisions {
 
     /// The batch's entries: its decisions, its held and same edges (those whose two documents
     /// are alive at its end), and the deleted documents' held and same edges removed.
-    fn write(&self, db: &Db, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
-        let mut delta = self.delta.lock();
-        let mem = self.mem.read();
+    fn write(&mut self, db: &Base, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        let delta = &mut self.delta;
+        let mem = self.side.mem.read();
         if mem.decisions.is_empty() && delta.put.is_empty() && delta.delete.is_empty() && mem.held.is_empty() && mem.same_edges.is_empty() {
             return Ok(());
         }
@@ -433,13 +457,8 @@ impl SideIndex for Decisions {
         Ok(())
     }
 
-    fn publish(&self, _st: &mut State, pend: &Pending) -> Result<()> {
-        let delta = std::mem::take(&mut *self.delta.lock());
-        self.apply(pend, delta);
+    fn publish(self: Box<Self>, _st: &mut State, pend: &Pending) -> Result<()> {
+        self.side.apply(pend, self.delta);
         Ok(())
-    }
-
-    fn check(&self, db: &Db, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
-        self.check_entries(db, st, records, rep)
     }
 }

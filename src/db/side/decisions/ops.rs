@@ -11,13 +11,14 @@ use super::{lo_hi, Decision, DecisionKind, Decisions, Delta, Mem};
 use crate::db::handle::Db;
 use crate::db::options::validate_key;
 use crate::db::pending::{now_ms, Pending};
+use crate::db::side::{Parts, SideIndex};
 use crate::db::state::{State, Writer};
 use crate::error::{Error, Result};
 
 impl Db {
     /// The decisions side index (registered in every database).
     pub(super) fn decisions_side(&self) -> Result<&Decisions> {
-        self.inner.sides().get::<Decisions>().ok_or_else(|| Error::InvalidOption {
+        self.inner.sides.decisions.as_ref().ok_or_else(|| Error::InvalidOption {
             name: "decisions",
             message: "this handle has no decisions index".into(),
         })
@@ -132,8 +133,9 @@ impl Db {
                 let st = self.inner.state.read();
                 regroup(&st, w, &mut pend, &before, &classes, &seeds, &mut delta);
             }
-            *side.delta.lock() = delta;
-            self.commit(w, pend, Vec::new())
+            let mut parts = Parts::begin(&self.inner.sides);
+            parts.put(side.name(), Box::new(side.part(delta)));
+            self.commit(w, pend, parts, Vec::new())
         })
     }
 }

@@ -43,9 +43,10 @@ use crate::semantic::{
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::CF_META;
 
-use super::super::{Creating, Opening, Query, QuerySide, SideIndex};
+use super::super::{BatchPart, Creating, Opening, Query, QuerySide, SideIndex};
 use super::active::Active;
-use crate::db::background::Background;
+use crate::db::background::{Background, View};
+use crate::db::base::Base;
 use crate::db::handle::{Db, Inner};
 use crate::db::options::Options;
 use crate::db::pending::Pending;
@@ -179,39 +180,26 @@ impl SideIndex for Semantic {
         (!t.trim().is_empty()).then(|| sem::queue::encode(&t))
     }
 
-    /// New documents' texts queued (one with nothing to embed set aside as such); deleted
-    /// documents' vectors, queued texts and set-aside entries deleted.
-    fn write(&self, db: &Db, _st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
-        let Some(a) = self.active() else { return Ok(()) };
-        let (cf, queue, meta) = (db.cf(CF_SEMANTIC)?, db.cf(CF_SEMANTIC_QUEUE)?, db.cf(CF_META)?);
-        let aside = a.aside.lock();
-        for &id in &pend.deleted {
-            sem::stage_delete(b, cf, id);
-            sem::stage_unqueue(b, queue, id);
-            if aside.contains_key(&id) {
-                sem::stage_unaside(b, meta, id);
-            }
-        }
-        for p in pend.new_docs.iter().filter(|p| p.alive) {
-            match p.text.get(self.name()) {
-                Some(t) => sem::stage_queue(b, queue, p.id, t),
-                None => sem::stage_aside(b, meta, p.id, Aside::Empty, NOTHING_TO_EMBED),
-            }
-        }
-        Ok(())
+    fn batch(&self) -> Option<Box<dyn BatchPart + '_>> {
+        Some(Box::new(SemanticBatch { side: self }))
     }
 
-    fn publish(&self, _st: &mut State, pend: &Pending) -> Result<()> {
-        if let Some(a) = self.active() {
-            let mut aside = a.aside.lock();
-            for &id in &pend.deleted {
-                a.channel.publish_delete(id);
-                aside.remove(&id);
-            }
-            for p in pend.new_docs.iter().filter(|p| p.alive && p.text.get(self.name()).is_none()) {
-                aside.insert(p.id, (Aside::Empty, NOTHING_TO_EMBED.into()));
-            }
+    /// The background indexer of a writer (its thread holds the handle).
+    fn start(&self, db: &Db) -> Result<()> {
+        let Some(a) = self.active() else { return Ok(()) };
+        if self.read_only || !self.opts.indexer {
+            return Ok(());
         }
+        let corpus = Arc::new(DbCorpus {
+            db: Arc::downgrade(&db.inner),
+        });
+        let planes = Arc::new(a.channel.planes().clone());
+        let opts = IndexerOptions {
+            batch: self.opts.batch,
+            ..IndexerOptions::default()
+        };
+        let indexer = Indexer::start(a.embedder.clone(), planes, corpus, a.cursor_at_open, opts)?;
+        let _ = a.indexer.set(indexer);
         Ok(())
     }
 
@@ -223,12 +211,12 @@ impl SideIndex for Semantic {
         Some(self)
     }
 
-    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+    fn check(&self, db: &Base, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
         let Some(a) = self.active() else { return Ok(()) };
         let mut live: Vec<u64> = records.keys().copied().collect();
         live.sort_unstable();
-        let r = a.channel.check(&db.inner.rocks, &live)?;
-        let path = db.inner.rocks_path.display().to_string();
+        let r = a.channel.check(&db.rocks, &live)?;
+        let path = db.rocks_path.display().to_string();
         let mut fault = |doc: u64, what: String| {
             rep.faults.push(Fault {
                 doc: Some(doc),
@@ -299,29 +287,56 @@ impl QuerySide for Semantic {
     }
 }
 
-/// The indexer runs on its own thread: a commit wakes it (it embeds from its durable cursor, so a
-/// close has nothing to write, and it stops when the handle drops).
-impl Background for Semantic {
-    /// The background indexer of a writer.
-    fn start(&self, db: &Db) -> Result<()> {
-        let Some(a) = self.active() else { return Ok(()) };
-        if self.read_only || !self.opts.indexer {
-            return Ok(());
+/// The semantic channel's part of a batch (it keeps nothing between the hooks): the new
+/// documents' texts queued, the deleted documents' vectors and queue entries removed.
+struct SemanticBatch<'a> {
+    side: &'a Semantic,
+}
+
+impl BatchPart for SemanticBatch<'_> {
+    /// New documents' texts queued (one with nothing to embed set aside as such); deleted
+    /// documents' vectors, queued texts and set-aside entries deleted.
+    fn write(&mut self, db: &Base, _st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        let side = self.side;
+        let Some(a) = side.active() else { return Ok(()) };
+        let (cf, queue, meta) = (db.cf(CF_SEMANTIC)?, db.cf(CF_SEMANTIC_QUEUE)?, db.cf(CF_META)?);
+        let aside = a.aside.lock();
+        for &id in &pend.deleted {
+            sem::stage_delete(b, cf, id);
+            sem::stage_unqueue(b, queue, id);
+            if aside.contains_key(&id) {
+                sem::stage_unaside(b, meta, id);
+            }
         }
-        let corpus = Arc::new(DbCorpus {
-            db: Arc::downgrade(&db.inner),
-        });
-        let planes = Arc::new(a.channel.planes().clone());
-        let opts = IndexerOptions {
-            batch: self.opts.batch,
-            ..IndexerOptions::default()
-        };
-        let indexer = Indexer::start(a.embedder.clone(), planes, corpus, a.cursor_at_open, opts)?;
-        let _ = a.indexer.set(indexer);
+        for p in pend.new_docs.iter().filter(|p| p.alive) {
+            match p.text.get(side.name()) {
+                Some(t) => sem::stage_queue(b, queue, p.id, t),
+                None => sem::stage_aside(b, meta, p.id, Aside::Empty, NOTHING_TO_EMBED),
+            }
+        }
         Ok(())
     }
 
-    fn after_commit(&self, _inner: &Inner, _w: &mut Writer) -> Result<()> {
+    fn publish(self: Box<Self>, _st: &mut State, pend: &Pending) -> Result<()> {
+        let side = self.side;
+        if let Some(a) = side.active() {
+            let mut aside = a.aside.lock();
+            for &id in &pend.deleted {
+                a.channel.publish_delete(id);
+                aside.remove(&id);
+            }
+            for p in pend.new_docs.iter().filter(|p| p.alive && p.text.get(side.name()).is_none()) {
+                aside.insert(p.id, (Aside::Empty, NOTHING_TO_EMBED.into()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The indexer runs on its own thread: a commit wakes it (it embeds from its durable cursor, so a
+/// close has nothing to write, and it stops when the handle drops).
+impl Background for Semantic {
+    fn after_commit(&self, _v: &View<'_>, _w: &mut Writer) -> Result<()> {
         if let Some(i) = self.active().and_then(|a| a.indexer.get()) {
             i.notify();
         }
@@ -439,7 +454,7 @@ impl Corpus for DbCorpus {
         cursor: u64,
     ) -> sem::Result<()> {
         let db = self.db()?;
-        let Some(a) = db.inner.sides().get::<Semantic>().and_then(|s| s.active()) else {
+        let Some(a) = db.inner.sides.semantic.as_ref().and_then(|s| s.active()) else {
             return Err(SemanticError::IndexerStopped {
                 cause: "the channel is not loaded".into(),
             }
@@ -540,8 +555,9 @@ pub(super) fn commit_vectors(
 impl Db {
     pub(super) fn semantic(&self) -> Result<&Active> {
         self.inner
-            .sides()
-            .get::<Semantic>()
+            .sides
+            .semantic
+            .as_ref()
             .and_then(|s| s.active())
             .ok_or_else(|| Error::InvalidOption {
                 name: "semantic",

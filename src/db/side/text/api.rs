@@ -8,7 +8,7 @@ use crate::error::{Error, Result};
 use crate::store::doc_record;
 use crate::store::keys::{be_u64, doc_key, CF_DOCS};
 
-use super::{decode_header, StoredText, CF_TEXT};
+use super::{decode_header, CF_TEXT};
 use crate::db::handle::Db;
 use crate::db::types::NewDoc;
 
@@ -49,7 +49,7 @@ impl Db {
     }
 
     pub(super) fn text_side(&self) -> Option<&super::Active> {
-        self.inner.sides().get::<StoredText>().and_then(|s| s.active())
+        self.inner.sides.text.as_ref().and_then(|s| s.active())
     }
 
     fn text_side_or_refuse(&self) -> Result<&super::Active> {

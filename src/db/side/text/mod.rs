@@ -35,8 +35,8 @@ use crate::intmap::IntMap;
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::{be_u64, doc_key, CF_META};
 
-use super::{Creating, Deciding, Opening, SideIndex};
-use crate::db::handle::Db;
+use super::{Additions, BatchPart, Creating, Deciding, Opening, SideIndex};
+use crate::db::base::Base;
 use crate::db::options::Options;
 use crate::db::pending::Pending;
 use crate::db::rocks_options::rocks_options;
@@ -59,8 +59,7 @@ struct Active {
     dicts: RwLock<IntMap<u64, Arc<Dict>>>,
     /// The one new texts are compressed with: the last trained (none before the first).
     current: RwLock<Option<Arc<Dict>>>,
-    /// The writer's: raw bytes of the texts stored without a dictionary (until one is trained),
-    /// and a dictionary its batch trained, installed at the publish.
+    /// The writer's: raw bytes of the texts stored without a dictionary (until one is trained).
     writer: Mutex<Training>,
     /// Records handed over by a re-fingerprinting ([`Db::reindex_spec`]), by key: taken as they
     /// are instead of compressing the text again (their dictionaries were adopted first).
@@ -73,7 +72,6 @@ struct Training {
     raw_bytes: u64,
     /// The raw bytes at which the next training is tried (`train_bytes`, doubled after a failure).
     next_try: u64,
-    staged: Option<Arc<Dict>>,
 }
 
 impl StoredText {
@@ -90,7 +88,7 @@ impl Active {
     /// Adopts `from`'s dictionaries (the same ids; into `meta`, synced, and memory) so that its
     /// records decode here as they are, and starts taking records handed over ([`Active::pass`]).
     /// Only on a database that holds no text yet (a re-fingerprinting's new one).
-    fn adopt(&self, db: &Db, from: &Active) -> Result<()> {
+    fn adopt(&self, db: &Base, from: &Active) -> Result<()> {
         let dicts: Vec<Arc<Dict>> = from.dicts.read().values().cloned().collect();
         let mut b = WriteBatch::default();
         let meta = db.cf(CF_META)?;
@@ -99,10 +97,7 @@ impl Active {
         }
         let mut wo = rocksdb::WriteOptions::default();
         wo.set_sync(true);
-        db.inner
-            .rocks
-            .write_opt(b, &wo)
-            .map_err(db.rocks_err("adopt the text dictionaries"))?;
+        db.rocks.write_opt(b, &wo).map_err(db.rocks_err("adopt the text dictionaries"))?;
         let mut mine = self.dicts.write();
         for d in dicts {
             mine.insert(u64::from(d.id), d);
@@ -130,6 +125,73 @@ impl Active {
     /// The text of record `v`; `Err` names what is wrong.
     fn decode(&self, v: &[u8]) -> std::result::Result<String, String> {
         decode(v, |id| self.dict(id))
+    }
+}
+
+/// The stored texts' part of a batch: a dictionary the batch trained, installed at its publish.
+struct TextBatch<'a> {
+    side: &'a StoredText,
+    staged: Option<Arc<Dict>>,
+}
+
+impl BatchPart for TextBatch<'_> {
+    /// A document without a text (made from a fingerprint alone) cannot be stored here.
+    fn on_decide(&mut self, d: &Deciding<'_>, _add: &mut Additions) -> Result<()> {
+        if self.side.active().is_some() && d.doc.text.get(self.side.name()).is_none() {
+            return Err(Error::input(
+                Some(d.doc.key.as_bytes()),
+                "this database stores texts (created with --store-text); a document made from a fingerprint alone has none: insert its text",
+            ));
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, db: &Base, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        let side = self.side;
+        let Some(a) = side.active() else { return Ok(()) };
+        let cf = db.cf(CF_TEXT)?;
+        for &id in &pend.deleted {
+            b.delete_cf(cf, doc_key(id));
+        }
+        let mut rewritten: IntMap<u64, Vec<u8>> = IntMap::default();
+        let mut w = a.writer.lock();
+        if a.current.read().is_none() {
+            w.raw_bytes += pend
+                .new_docs
+                .iter()
+                .filter_map(|p| decode_header(p.text.get(side.name())?).ok())
+                .map(|h| h.len)
+                .sum::<u64>();
+            if w.raw_bytes >= w.next_try {
+                match side.train(a, db, st, pend)? {
+                    Some((dict, records)) => {
+                        b.put_cf(db.cf(CF_META)?, dict_key(dict.id), dict.encode());
+                        rewritten = records;
+                        self.staged = Some(dict);
+                    }
+                    None => w.next_try = w.raw_bytes.saturating_mul(2),
+                }
+            }
+        }
+        for p in &pend.new_docs {
+            if let Some(v) = rewritten.remove(&p.id).as_deref().or_else(|| p.text.get(side.name())) {
+                b.put_cf(cf, doc_key(p.id), v);
+            }
+        }
+        let mut rest: Vec<(u64, Vec<u8>)> = rewritten.into_iter().collect();
+        rest.sort_unstable_by_key(|(id, _)| *id);
+        for (id, v) in rest {
+            b.put_cf(cf, doc_key(id), v);
+        }
+        Ok(())
+    }
+
+    fn publish(self: Box<Self>, _st: &mut State, _pend: &Pending) -> Result<()> {
+        if let (Some(a), Some(d)) = (self.side.active(), self.staged) {
+            a.dicts.write().insert(u64::from(d.id), d.clone());
+            *a.current.write() = Some(d);
+        }
+        Ok(())
     }
 }
 
@@ -210,7 +272,6 @@ impl SideIndex for StoredText {
             writer: Mutex::new(Training {
                 raw_bytes,
                 next_try: u64::from(spec.train_bytes),
-                staged: None,
             }),
             passing: AtomicBool::new(false),
             passed: Mutex::new(HashMap::new()),
@@ -235,77 +296,15 @@ impl SideIndex for StoredText {
         })
     }
 
-    fn begin_batch(&self) {
-        if let Some(a) = self.active() {
-            a.writer.lock().staged = None;
-        }
-    }
-
-    /// A document without a text (made from a fingerprint alone) cannot be stored here.
-    fn on_decide(&self, d: &Deciding<'_>, _add: &mut crate::db::side::Additions) -> Result<()> {
-        if self.active().is_some() && d.doc.text.get(self.name()).is_none() {
-            return Err(Error::input(
-                Some(d.doc.key.as_bytes()),
-                "this database stores texts (created with --store-text); a document made from a fingerprint alone has none: insert its text",
-            ));
-        }
-        Ok(())
-    }
-
-    fn write(&self, db: &Db, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
-        let Some(a) = self.active() else { return Ok(()) };
-        let cf = db.cf(CF_TEXT)?;
-        for &id in &pend.deleted {
-            b.delete_cf(cf, doc_key(id));
-        }
-        let mut rewritten: IntMap<u64, Vec<u8>> = IntMap::default();
-        let mut w = a.writer.lock();
-        if a.current.read().is_none() {
-            w.raw_bytes += pend
-                .new_docs
-                .iter()
-                .filter_map(|p| decode_header(p.text.get(self.name())?).ok())
-                .map(|h| h.len)
-                .sum::<u64>();
-            if w.raw_bytes >= w.next_try {
-                match self.train(a, db, st, pend)? {
-                    Some((dict, records)) => {
-                        b.put_cf(db.cf(CF_META)?, dict_key(dict.id), dict.encode());
-                        rewritten = records;
-                        w.staged = Some(dict);
-                    }
-                    None => w.next_try = w.raw_bytes.saturating_mul(2),
-                }
-            }
-        }
-        for p in &pend.new_docs {
-            if let Some(v) = rewritten.remove(&p.id).as_deref().or_else(|| p.text.get(self.name())) {
-                b.put_cf(cf, doc_key(p.id), v);
-            }
-        }
-        let mut rest: Vec<(u64, Vec<u8>)> = rewritten.into_iter().collect();
-        rest.sort_unstable_by_key(|(id, _)| *id);
-        for (id, v) in rest {
-            b.put_cf(cf, doc_key(id), v);
-        }
-        Ok(())
-    }
-
-    fn publish(&self, _st: &mut State, _pend: &Pending) -> Result<()> {
-        if let Some(a) = self.active() {
-            if let Some(d) = a.writer.lock().staged.take() {
-                a.dicts.write().insert(u64::from(d.id), d.clone());
-                *a.current.write() = Some(d);
-            }
-        }
-        Ok(())
+    fn batch(&self) -> Option<Box<dyn BatchPart + '_>> {
+        Some(Box::new(TextBatch { side: self, staged: None }))
     }
 
     /// Every live document has one record that decodes; no record names another id.
-    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+    fn check(&self, db: &Base, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
         let Some(a) = self.active() else { return Ok(()) };
         let cf = db.cf(CF_TEXT)?;
-        let path = db.inner.rocks_path.display().to_string();
+        let path = db.rocks_path.display().to_string();
         let mut seen: IntMap<u64, ()> = IntMap::default();
         let mut fault = |doc: Option<u64>, what: String| {
             rep.faults.push(Fault {
@@ -315,7 +314,7 @@ impl SideIndex for StoredText {
                 what,
             })
         };
-        for item in db.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+        for item in db.rocks.iterator_cf(cf, IteratorMode::Start) {
             let (k, v) = item.map_err(db.rocks_err("scan text"))?;
             let Some(id) = be_u64(&k) else {
                 fault(None, format!("a text key of {} bytes (expected 8)", k.len()));
@@ -344,11 +343,11 @@ impl StoredText {
     /// and re-encodes them all with it. `None` when zstd cannot train one on them (the texts then
     /// stay as they are, and the next batch tries again).
     #[allow(clippy::type_complexity)]
-    fn train(&self, a: &Active, db: &Db, st: &State, pend: &Pending) -> Result<Option<(Arc<Dict>, IntMap<u64, Vec<u8>>)>> {
+    fn train(&self, a: &Active, db: &Base, st: &State, pend: &Pending) -> Result<Option<(Arc<Dict>, IntMap<u64, Vec<u8>>)>> {
         let cf = db.cf(CF_TEXT)?;
-        let corrupt = |id: u64, what: String| Error::corrupt(&db.inner.rocks_path, Some(id), what);
+        let corrupt = |id: u64, what: String| Error::corrupt(&db.rocks_path, Some(id), what);
         let mut texts: Vec<(u64, String)> = Vec::new();
-        for item in db.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+        for item in db.rocks.iterator_cf(cf, IteratorMode::Start) {
             let (k, v) = item.map_err(db.rocks_err("read the stored texts"))?;
             let Some(id) = be_u64(&k) else { continue };
             if st.docs.contains_key(&id) && !pend.deleted.contains(&id) {

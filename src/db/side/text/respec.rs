@@ -123,7 +123,7 @@ fn copy_stored_docs(src: &Db, dst: &Db, progress: &mut impl FnMut(u64)) -> Resul
             message: "both databases of a re-fingerprinting store texts".into(),
         });
     };
-    to.adopt(dst, from)?;
+    to.adopt(&dst.inner, from)?;
     let stats = std::thread::scope(|s| -> Result<crate::pipeline::IngestStats> {
         let (tx, rx) = crossbeam_channel::bounded(4096);
         let reader = s.spawn(move || {

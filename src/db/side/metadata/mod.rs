@@ -2,22 +2,24 @@
 //! matches, the `Db` queries built on them, and `check`'s verification. What is matched and how
 //! values are normalised: [`crate::fingerprint::biblio`].
 
+mod api;
+
 use std::collections::HashSet;
 use std::path::Path;
 
 use rocksdb::{Cache, ColumnFamily, IteratorMode, WriteBatch, DB};
 
 use crate::error::{Error, Result};
-use crate::fingerprint::biblio::{self, index_values, matches, Biblio, MatchKind};
+use crate::fingerprint::biblio::{index_values, matches, Biblio, MatchKind};
 use crate::fingerprint::similarity::{hamming, jaccard, MethodScore};
 use crate::fingerprint::Fingerprint;
 use crate::intmap::IntMap;
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::{be_u64, decode_meta_idx_key, meta_idx_key, meta_idx_prefix, CF_META_IDX};
 
-use super::{Additions, Deciding, SideIndex};
-use crate::db::handle::Db;
-use crate::db::options::{Dedup, QueryOptions};
+use super::{Additions, BatchPart, Deciding, SideIndex};
+use crate::db::base::Base;
+use crate::db::options::Dedup;
 use crate::db::pending::Pending;
 use crate::db::rocks_options::rocks_options;
 use crate::db::snapshot::share;
@@ -47,21 +49,47 @@ impl SideIndex for Metadata {
         Ok(())
     }
 
+    fn batch(&self) -> Option<Box<dyn BatchPart + '_>> {
+        Some(Box::new(MetadataBatch))
+    }
+
+    /// The index agrees with the records.
+    fn check(&self, base: &Base, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let mut ids: Vec<u64> = records.keys().copied().collect();
+        ids.sort_unstable();
+        let biblio_of = |id: u64| records.get(&id).map(|r| r.biblio.clone());
+        let rp = base.rocks_path.display().to_string();
+        for (doc, what) in check_index(&base.rocks, base.rocks.cf_handle(CF_META_IDX), &ids, biblio_of, &base.rocks_path)? {
+            rep.faults.push(Fault {
+                doc,
+                key: None,
+                path: rp.clone(),
+                what,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The metadata index's part of a batch (it keeps nothing between the hooks).
+struct MetadataBatch;
+
+impl BatchPart for MetadataBatch {
     /// Exact metadata matches, reported beside the text matches (never linked).
-    fn on_decide(&self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
+    fn on_decide(&mut self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
         if d.asked.dedup != Dedup::Off && !d.doc.biblio.is_empty() {
-            add.reported = d.db.meta_hits(d.st, d.pend, &d.doc.fp, &d.doc.biblio, d.old, d.dups)?;
+            add.reported = meta_hits(d.base, d.st, d.pend, &d.doc.fp, &d.doc.biblio, d.old, d.dups)?;
         }
         Ok(())
     }
 
     /// A deleted document's entries (from its record's values; found by a scan for a damaged
     /// record, left out at open), a new document's.
-    fn write(&self, db: &Db, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+    fn write(&mut self, db: &Base, st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
         let cf = db.cf(CF_META_IDX)?;
         for &id in &pend.deleted {
             if !st.docs.contains_key(&id) {
-                for item in db.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+                for item in db.rocks.iterator_cf(cf, IteratorMode::Start) {
                     let (k, _) = item.map_err(db.rocks_err("scan meta_idx"))?;
                     if decode_meta_idx_key(&k).is_some_and(|(_, _, d)| d == id) {
                         b.delete_cf(cf, k);
@@ -79,149 +107,6 @@ impl SideIndex for Metadata {
             }
         }
         Ok(())
-    }
-
-    /// The index agrees with the records.
-    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
-        let mut ids: Vec<u64> = records.keys().copied().collect();
-        ids.sort_unstable();
-        let biblio_of = |id: u64| records.get(&id).map(|r| r.biblio.clone());
-        let rp = db.inner.rocks_path.display().to_string();
-        for (doc, what) in check_index(
-            &db.inner.rocks,
-            db.inner.rocks.cf_handle(CF_META_IDX),
-            &ids,
-            biblio_of,
-            &db.inner.rocks_path,
-        )? {
-            rep.faults.push(Fault {
-                doc,
-                key: None,
-                path: rp.clone(),
-                what,
-            });
-        }
-        Ok(())
-    }
-}
-
-impl Db {
-    // The two metadata queries (the CORE paper's API) and the writer's helper.
-
-    /// [`lookup`] in this database's index.
-    fn meta_lookup(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
-        lookup(
-            &self.inner.rocks,
-            self.inner.rocks.cf_handle(CF_META_IDX),
-            biblio,
-            &self.inner.rocks_path,
-        )
-    }
-
-    /// Live documents whose normalised DOI, or normalised title and year, equal `biblio`'s, with how
-    /// they matched (DOI first; one entry per document).
-    pub fn metadata_matches(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
-        biblio::validate(biblio)?;
-        let found = self.meta_lookup(biblio)?;
-        self.with_state(|st| {
-            let mut seen = HashSet::new();
-            Ok(found
-                .iter()
-                .copied()
-                .filter(|(id, _)| st.docs.contains_key(id) && seen.insert(*id))
-                .collect())
-        })
-    }
-
-    /// Verified text near-duplicates of `text` unioned with exact metadata matches of `biblio`
-    /// (the CORE paper's API): text hits first (best first), then metadata-only hits (DOI, then title +
-    /// year), each saying how it matched; `opts.limit` caps the whole list. An empty text gives
-    /// metadata matches only.
-    pub fn check_duplicates(&self, text: &str, biblio: &Biblio, opts: &QueryOptions) -> Result<Vec<Hit>> {
-        biblio::validate(biblio)?;
-        let fp = self.fingerprinter().fingerprint(text);
-        // The text hits come from the database's own query path (whatever its method); the limit
-        // applies to the union below.
-        let mut text_opts = opts.clone();
-        text_opts.limit = None;
-        let text_hits = if fp.shingles.is_empty() {
-            Vec::new()
-        } else {
-            self.query_fingerprint(&fp, &text_opts)?
-        };
-        let mut hits = self.with_state(|st| {
-            let mut hits = text_hits.clone();
-            let meta = self.meta_hits(st, &Pending::default(), &fp, biblio, None, &hits)?;
-            hits.extend(meta);
-            Ok(hits)
-        })?;
-        hits.truncate(opts.limit.unwrap_or(usize::MAX));
-        Ok(hits)
-    }
-
-    /// Exact metadata matches of `biblio` among the committed documents (live, not deleted in
-    /// `pend`, not `exclude`, not already in `text_hits`) and the batch's live documents, DOI matches
-    /// first; Hamming distance, Jaccard and containment against `fp` are computed for information.
-    pub(super) fn meta_hits(
-        &self,
-        st: &State,
-        pend: &Pending,
-        fp: &Fingerprint,
-        biblio: &Biblio,
-        exclude: Option<u64>,
-        text_hits: &[Hit],
-    ) -> Result<Vec<Hit>> {
-        let mut seen: HashSet<u64> = text_hits.iter().map(|h| h.id).collect();
-        let mut hits = Vec::new();
-        if biblio.is_empty() {
-            return Ok(hits);
-        }
-        let found = self.meta_lookup(biblio)?;
-        for (id, how) in found {
-            if Some(id) == exclude || pend.deleted.contains(&id) || seen.contains(&id) {
-                continue;
-            }
-            let Some(m) = st.docs.get(&id) else { continue };
-            seen.insert(id);
-            let sim = jaccard(&fp.shingles, &st.segs.read(m.loc, id)?);
-            hits.push(Hit {
-                key: m.key.to_string(),
-                id,
-                hamming: hamming(m.simhash, fp.simhash),
-                jaccard: Some(sim.jaccard),
-                shared: Some(sim.shared),
-                containment: Some(share(sim.shared, fp.shingles.len())),
-                reverse_containment: Some(share(sim.shared, m.loc.count as usize)),
-                matched: how,
-                score: MethodScore::Hamming(hamming(m.simhash, fp.simhash)),
-                channels: vec![Channel::Text],
-                cosine: None,
-            });
-        }
-        for p in pend
-            .new_docs
-            .iter()
-            .filter(|p| p.alive && Some(p.id) != exclude && !seen.contains(&p.id))
-        {
-            if let Some(how) = matches(biblio, &p.biblio) {
-                let sim = jaccard(&fp.shingles, &p.fp.shingles);
-                hits.push(Hit {
-                    key: p.key.clone(),
-                    id: p.id,
-                    hamming: hamming(p.fp.simhash, fp.simhash),
-                    jaccard: Some(sim.jaccard),
-                    shared: Some(sim.shared),
-                    containment: Some(share(sim.shared, fp.shingles.len())),
-                    reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
-                    matched: how,
-                    score: MethodScore::Hamming(hamming(p.fp.simhash, fp.simhash)),
-                    channels: vec![Channel::Text],
-                    cosine: None,
-                });
-            }
-        }
-        hits.sort_by_key(|h| (h.matched, h.id));
-        Ok(hits)
     }
 }
 
@@ -323,6 +208,76 @@ pub(crate) fn check_index(
         faults.push((None, format!("meta_idx has {found} entries, the records need {expected}")));
     }
     Ok(faults)
+}
+
+/// Exact metadata matches of `biblio` among the committed documents (live, not deleted in
+/// `pend`, not `exclude`, not already in `text_hits`) and the batch's live documents, DOI matches
+/// first; Hamming distance, Jaccard and containment against `fp` are computed for information.
+pub(super) fn meta_hits(
+    base: &Base,
+    st: &State,
+    pend: &Pending,
+    fp: &Fingerprint,
+    biblio: &Biblio,
+    exclude: Option<u64>,
+    text_hits: &[Hit],
+) -> Result<Vec<Hit>> {
+    let mut seen: HashSet<u64> = text_hits.iter().map(|h| h.id).collect();
+    let mut hits = Vec::new();
+    if biblio.is_empty() {
+        return Ok(hits);
+    }
+    let found = meta_lookup(base, biblio)?;
+    for (id, how) in found {
+        if Some(id) == exclude || pend.deleted.contains(&id) || seen.contains(&id) {
+            continue;
+        }
+        let Some(m) = st.docs.get(&id) else { continue };
+        seen.insert(id);
+        let sim = jaccard(&fp.shingles, &st.segs.read(m.loc, id)?);
+        hits.push(Hit {
+            key: m.key.to_string(),
+            id,
+            hamming: hamming(m.simhash, fp.simhash),
+            jaccard: Some(sim.jaccard),
+            shared: Some(sim.shared),
+            containment: Some(share(sim.shared, fp.shingles.len())),
+            reverse_containment: Some(share(sim.shared, m.loc.count as usize)),
+            matched: how,
+            score: MethodScore::Hamming(hamming(m.simhash, fp.simhash)),
+            channels: vec![Channel::Text],
+            cosine: None,
+        });
+    }
+    for p in pend
+        .new_docs
+        .iter()
+        .filter(|p| p.alive && Some(p.id) != exclude && !seen.contains(&p.id))
+    {
+        if let Some(how) = matches(biblio, &p.biblio) {
+            let sim = jaccard(&fp.shingles, &p.fp.shingles);
+            hits.push(Hit {
+                key: p.key.clone(),
+                id: p.id,
+                hamming: hamming(p.fp.simhash, fp.simhash),
+                jaccard: Some(sim.jaccard),
+                shared: Some(sim.shared),
+                containment: Some(share(sim.shared, fp.shingles.len())),
+                reverse_containment: Some(share(sim.shared, p.fp.shingles.len())),
+                matched: how,
+                score: MethodScore::Hamming(hamming(p.fp.simhash, fp.simhash)),
+                channels: vec![Channel::Text],
+                cosine: None,
+            });
+        }
+    }
+    hits.sort_by_key(|h| (h.matched, h.id));
+    Ok(hits)
+}
+
+/// [`lookup`] in this database's index.
+pub(super) fn meta_lookup(base: &Base, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
+    lookup(&base.rocks, base.rocks.cf_handle(CF_META_IDX), biblio, &base.rocks_path)
 }
 
 #[cfg(test)]

@@ -10,9 +10,11 @@
 //!   `query --simhash`, export and the table checks keep working).
 //! * The stored spec's IDF table (weighted-simhash) is the spec's: `db::stored`.
 
+mod api;
+
 use std::path::Path;
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 use rocksdb::{IteratorMode, WriteBatch, DB};
 
 use crate::error::{Error, Result};
@@ -28,10 +30,9 @@ use crate::store::keys::{
     be_u64, decode_mindex_key, decode_sketch, doc_key, encode_sketch, method_cf_names, mindex_key, CF_MINDEX, CF_SKETCH,
 };
 
-use super::{Deciding, Opening, SideIndex};
+use super::{BatchPart, Deciding, Opening, SideIndex};
+use crate::db::base::{sorted_into, Base};
 use crate::db::candidates::CandidateSource;
-use crate::db::commit::sorted_into;
-use crate::db::handle::Db;
 use crate::db::options::Options;
 use crate::db::pending::Pending;
 use crate::db::state::State;
@@ -45,9 +46,8 @@ pub(crate) struct MethodSide {
     /// The bucket mirror is kept (the handle's `Options::mirror`).
     mirror: bool,
     mem: RwLock<MethodState>,
-    /// multi-lexicon: the sketches of the batch's documents so far by lexicon column
-    /// ([`CandidateSource::in_batch`]); `None` for the other methods.
-    batch: Option<Mutex<LexiconColumns>>,
+    /// multi-lexicon: a batch's part keeps the sketches of its documents by lexicon column.
+    multi_lexicon: bool,
 }
 
 impl MethodSide {
@@ -69,19 +69,19 @@ impl MethodSide {
             method: spec.method.clone(),
             mirror: opts.mirror,
             mem: RwLock::new(MethodState::default()),
-            batch: matches!(spec.method, Method::MultiLexicon(_)).then(|| Mutex::new(LexiconColumns::default())),
+            multi_lexicon: matches!(spec.method, Method::MultiLexicon(_)),
         }))
     }
 
     /// A published document's sketch.
-    fn sketch(&self, _st: &State, id: u64) -> Option<Vec<u64>> {
+    pub(super) fn sketch(&self, _st: &State, id: u64) -> Option<Vec<u64>> {
         self.mem.read().sketches.get(&id).map(|s| s.to_vec())
     }
 
     /// Puts a new document's sketch into the batch and appends its bucket keys to `mindex_keys`:
-    /// [`SideIndex::write`] adds a whole batch's keys sorted (`commit::sorted_into`; ~25 random
+    /// [`BatchPart::write`] adds a whole batch's keys sorted (`base::sorted_into`; ~25 random
     /// keys per document for multi-lexicon made the memtable inserts the writer's largest cost).
-    fn put(&self, db: &Db, b: &mut WriteBatch, id: u64, sketch: &[u64], mindex_keys: &mut Vec<[u8; 18]>) -> Result<()> {
+    fn put(&self, db: &Base, b: &mut WriteBatch, id: u64, sketch: &[u64], mindex_keys: &mut Vec<[u8; 18]>) -> Result<()> {
         b.put_cf(db.cf(CF_SKETCH)?, doc_key(id), encode_sketch(sketch));
         self.index.entries(sketch, &mut |t, v| mindex_keys.push(mindex_key(t, v, id)));
         Ok(())
@@ -89,13 +89,13 @@ impl MethodSide {
 
     /// Deletes a document's keys in the batch (`sketch`: its published sketch; `None` for a
     /// damaged record, whose entries are found by a scan).
-    fn delete(&self, db: &Db, b: &mut WriteBatch, id: u64, sketch: Option<&[u64]>) -> Result<()> {
+    fn delete(&self, db: &Base, b: &mut WriteBatch, id: u64, sketch: Option<&[u64]>) -> Result<()> {
         let (scf, icf) = (db.cf(CF_SKETCH)?, db.cf(CF_MINDEX)?);
         b.delete_cf(scf, doc_key(id));
         match sketch {
             Some(s) => self.index.entries(s, &mut |t, v| b.delete_cf(icf, mindex_key(t, v, id))),
             None => {
-                for item in db.inner.rocks.iterator_cf(icf, IteratorMode::Start) {
+                for item in db.rocks.iterator_cf(icf, IteratorMode::Start) {
                     let (k, _) = item.map_err(db.rocks_err("scan mindex"))?;
                     if decode_mindex_key(&k).is_some_and(|(_, _, d)| d == id) {
                         b.delete_cf(icf, k);
@@ -129,41 +129,11 @@ impl SideIndex for MethodSide {
         Ok(())
     }
 
-    fn write(&self, db: &Db, _st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
-        let mem = self.mem.read();
-        for &id in &pend.deleted {
-            self.delete(db, b, id, mem.sketches.get(&id).map(|s| &s[..]))?;
-        }
-        let mut mindex_keys = Vec::new();
-        for p in &pend.new_docs {
-            self.put(db, b, p.id, &p.fp.sketch, &mut mindex_keys)?;
-        }
-        sorted_into(b, db.cf(CF_MINDEX)?, mindex_keys, true);
-        Ok(())
-    }
-
-    fn begin_batch(&self) {
-        if let Some(batch) = &self.batch {
-            *batch.lock() = LexiconColumns::default();
-        }
-    }
-
-    fn on_place(&self, d: &Deciding<'_>, _id: u64) -> Result<()> {
-        if let Some(batch) = &self.batch {
-            batch.lock().push(&d.doc.fp.sketch);
-        }
-        Ok(())
-    }
-
-    fn publish(&self, _st: &mut State, pend: &Pending) -> Result<()> {
-        let mut mem = self.mem.write();
-        for id in &pend.deleted {
-            mem.remove(*id);
-        }
-        for p in &pend.new_docs {
-            mem.insert(p.id, &p.fp.sketch);
-        }
-        Ok(())
+    fn batch(&self) -> Option<Box<dyn BatchPart + '_>> {
+        Some(Box::new(MethodBatch {
+            side: self,
+            columns: self.multi_lexicon.then(LexiconColumns::default),
+        }))
     }
 
     fn candidate_source(&self) -> Option<&dyn CandidateSource> {
@@ -171,8 +141,8 @@ impl SideIndex for MethodSide {
     }
 
     /// The sketches and bucket entries: counted with the table entries.
-    fn check(&self, db: &Db, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
-        let rp = db.inner.rocks_path.display().to_string();
+    fn check(&self, db: &Base, _st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
+        let rp = db.rocks_path.display().to_string();
         let mut fault = |doc: Option<u64>, what: String| {
             rep.faults.push(Fault {
                 doc,
@@ -189,7 +159,7 @@ impl SideIndex for MethodSide {
 
 /// The method's bucket index answers the candidate search in the SimHash tables' place.
 impl CandidateSource for MethodSide {
-    fn published(&self, db: &Db, _st: &State, fp: &Fingerprint, rule: Rule, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
+    fn published(&self, db: &Base, _st: &State, fp: &Fingerprint, rule: Rule, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
         if fp.sketch.len() != self.method.sketch_words() {
             return Err(Error::input(
                 None,
@@ -210,9 +180,9 @@ impl CandidateSource for MethodSide {
             Some(b) => search(&self.index, b, &fp.sketch, rule, n, live, all, f),
             None => {
                 let rb = RocksBuckets {
-                    db: &db.inner.rocks,
+                    db: &db.rocks,
                     cf: db.cf(CF_MINDEX)?,
-                    path: &db.inner.rocks_path,
+                    path: &db.rocks_path,
                 };
                 search(&self.index, &rb, &fp.sketch, rule, n, live, all, f)
             }
@@ -221,29 +191,70 @@ impl CandidateSource for MethodSide {
 
     /// The bucket index answers for every published document at the cost of a few bucket
     /// lookups, whatever the gap's length: those committed since the snapshot are kept.
-    fn since(&self, db: &Db, st: &State, fp: &Fingerprint, rule: Rule, upto: u64, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
+    fn since(&self, db: &Base, st: &State, fp: &Fingerprint, rule: Rule, upto: u64, f: &mut dyn FnMut(u64, MethodScore)) -> Result<()> {
         self.published(db, st, fp, rule, &mut |id, s| {
             if id >= upto {
                 f(id, s)
             }
         })
     }
+}
+
+/// The method index's part of a batch: multi-lexicon keeps the batch's sketches by lexicon column.
+struct MethodBatch<'a> {
+    side: &'a MethodSide,
+    columns: Option<LexiconColumns>,
+}
+
+impl BatchPart for MethodBatch<'_> {
+    fn on_place(&mut self, d: &Deciding<'_>, _id: u64) -> Result<()> {
+        if let Some(columns) = &mut self.columns {
+            columns.push(&d.doc.fp.sketch);
+        }
+        Ok(())
+    }
 
     /// The batch's lexicon columns narrow it to the members that can satisfy the rule
     /// (multi-lexicon: one scan a column); those, or else every member, are compared by the method.
-    fn in_batch(&self, db: &Db, pend: &Pending, fp: &Fingerprint, rule: Rule, near: &mut Vec<(usize, MethodScore)>) {
+    fn in_batch(&self, db: &Base, pend: &Pending, fp: &Fingerprint, rule: Rule, near: &mut Vec<(usize, MethodScore)>) -> bool {
         let compare = |i: usize| {
             let p = pend.new_docs.get(i)?;
             Some((i, db.compare_with(fp, p.fp.simhash, &p.fp.sketch)))
         };
-        match &self.batch {
-            Some(batch) => {
+        match &self.columns {
+            Some(columns) => {
                 let mut within = Vec::new();
-                batch.lock().near(&fp.sketch, rule.max_distance, &mut within);
+                columns.near(&fp.sketch, rule.max_distance, &mut within);
                 near.extend(within.into_iter().filter_map(compare));
             }
             None => near.extend((0..pend.new_docs.len()).filter_map(compare)),
         }
+        true
+    }
+
+    fn write(&mut self, db: &Base, _st: &State, pend: &Pending, b: &mut WriteBatch) -> Result<()> {
+        let side = self.side;
+        let mem = side.mem.read();
+        for &id in &pend.deleted {
+            side.delete(db, b, id, mem.sketches.get(&id).map(|s| &s[..]))?;
+        }
+        let mut mindex_keys = Vec::new();
+        for p in &pend.new_docs {
+            side.put(db, b, p.id, &p.fp.sketch, &mut mindex_keys)?;
+        }
+        sorted_into(b, db.cf(CF_MINDEX)?, mindex_keys, true);
+        Ok(())
+    }
+
+    fn publish(self: Box<Self>, _st: &mut State, pend: &Pending) -> Result<()> {
+        let mut mem = self.side.mem.write();
+        for id in &pend.deleted {
+            mem.remove(*id);
+        }
+        for p in &pend.new_docs {
+            mem.insert(p.id, &p.fp.sketch);
+        }
+        Ok(())
     }
 }
 
@@ -286,13 +297,13 @@ impl MethodSide {
     /// `check` of the column families: one sketch per live document, equal to the published one,
     /// and exactly its bucket entries. Calls `fault(doc, what)`; returns the number of entries
     /// verified.
-    fn check_entries(&self, db: &Db, records: &IntMap<u64, DocRecord>, fault: &mut impl FnMut(Option<u64>, String)) -> Result<u64> {
+    fn check_entries(&self, db: &Base, records: &IntMap<u64, DocRecord>, fault: &mut impl FnMut(Option<u64>, String)) -> Result<u64> {
         let mi = &self.index;
         let words = self.method.sketch_words();
         let mem = self.mem.read();
         let mut stored: IntMap<u64, Vec<u64>> = IntMap::default();
         let mut n = 0u64;
-        for item in db.inner.rocks.iterator_cf(db.cf(CF_SKETCH)?, IteratorMode::Start) {
+        for item in db.rocks.iterator_cf(db.cf(CF_SKETCH)?, IteratorMode::Start) {
             let (k, v) = item.map_err(db.rocks_err("scan sketches"))?;
             n += 1;
             let Some(id) = be_u64(&k) else {
@@ -322,7 +333,7 @@ impl MethodSide {
         }
         want.sort_unstable();
         let mut got: Vec<Vec<u8>> = Vec::with_capacity(want.len());
-        for item in db.inner.rocks.iterator_cf(db.cf(CF_MINDEX)?, IteratorMode::Start) {
+        for item in db.rocks.iterator_cf(db.cf(CF_MINDEX)?, IteratorMode::Start) {
             let (k, _) = item.map_err(db.rocks_err("scan mindex"))?;
             got.push(k.to_vec());
         }
@@ -348,45 +359,5 @@ impl MethodSide {
             }
         }
         Ok(n)
-    }
-}
-
-impl Db {
-    /// A published document's stored method sketch (empty for the SimHash methods, which have none).
-    pub(in crate::db) fn stored_sketch(&self, st: &State, id: u64) -> Vec<u64> {
-        self.inner
-            .sides()
-            .get::<MethodSide>()
-            .and_then(|m| m.sketch(st, id))
-            .unwrap_or_default()
-    }
-
-    /// Every pair of published documents `(a < b)` satisfying `rule`, each once, with its score,
-    /// sorted (the method side of [`crate::pairs`]).
-    pub(crate) fn method_pairs(&self, max_distance: u32, min_shared: Option<u32>) -> Result<Vec<(u64, u64, MethodScore)>> {
-        let rule = self.rule(Some(max_distance), min_shared)?;
-        let side = self.inner.sides().get::<MethodSide>();
-        self.with_state(|st| {
-            let mut ids: Vec<u64> = st.docs.keys().copied().collect();
-            ids.sort_unstable();
-            let mut out = Vec::new();
-            for &a in &ids {
-                let Some(meta) = st.docs.get(&a) else { continue };
-                let fp = Fingerprint {
-                    simhash: meta.simhash,
-                    shingles: Vec::new(),
-                    sketch: side.and_then(|m| m.sketch(st, a)).unwrap_or_default(),
-                };
-                let mut row = Vec::new();
-                self.candidates(st, &fp, rule, |b, s| {
-                    if b > a {
-                        row.push((a, b, s));
-                    }
-                })?;
-                row.sort_unstable_by_key(|r| r.1);
-                out.extend(row);
-            }
-            Ok(out)
-        })
     }
 }
