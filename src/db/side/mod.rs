@@ -1,6 +1,6 @@
 //! The seam of side indexes: everything an index beside the near-duplicate path adds to the
 //! engine's life cycle, behind one trait, [`SideIndex`]. The core (open → decide → commit →
-//! publish → query → check → close) calls [`Sides`] at each step and names no side index; each
+//! publish → query → check → close) calls [`Sides`](register::Sides) at each step and names no side index; each
 //! side index lives in its own file or folder here and is registered by ONE line in
 //! `register.rs`.
 //!
@@ -8,11 +8,13 @@
 //!
 //! The rules every side index keeps:
 //!
-//! * its in-memory part changes only in [`SideIndex::publish`] and its own background work, both
+//! * its in-memory part changes only in its batch part's [`BatchPart::publish`] and its own background work, both
 //!   with the state's write lock held (`publish` gets `&mut State` as the proof), and is read with
 //!   the state's read lock held (the hooks get `&State`): so a side index's own lock is never
 //!   contended, and readers see it in step with the published documents;
-//! * its RocksDB changes go into the batch's ONE `WriteBatch` ([`SideIndex::write`]), deletes and
+//! * what it keeps during a batch is a value, its [`BatchPart`] (made by [`SideIndex::batch`],
+//!   carried by the writer, consumed by the publish): no batch state stays behind in it;
+//! * its RocksDB changes go into the batch's ONE `WriteBatch` ([`BatchPart::write`]), deletes and
 //!   replacements included (`Pending::deleted`), so a crash leaves all of a batch or none of it;
 //! * its background work is a [`Background`] ([`SideIndex::background`]), run with the writer's
 //!   own (after each commit; written at `Db::flush` and a clean close; ended at a poisoned or
@@ -86,7 +88,7 @@ pub(crate) struct Asked {
     pub(crate) min_containment: Option<f64>,
 }
 
-/// One document as the writer decides it, for [`SideIndex::on_decide`] and [`SideIndex::on_place`].
+/// One document as the writer decides it, for [`BatchPart::on_decide`] and [`BatchPart::on_place`].
 pub(crate) struct Deciding<'a> {
     pub(crate) base: &'a Base,
     pub(crate) st: &'a State,
@@ -123,7 +125,7 @@ pub(crate) struct Query<'a> {
 
 /// One side index: the hooks the core calls at each step of its life cycle. Every hook has a
 /// default that does nothing. `&State` means the state's read lock is held, `&mut State` its write
-/// lock; the writer's hooks (`begin_batch` … `flush`) run under the writer lock.
+/// lock. The hooks get narrow views ([`Base`], `&State`), not the handle, except `start`.
 #[allow(unused_variables)]
 pub(crate) trait SideIndex: Send + Sync {
     /// Its name (in errors and messages).
