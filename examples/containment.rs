@@ -133,7 +133,7 @@ fn licences(args: &[String]) -> Res<()> {
         let path = tmp.path().join(format!("n{n}"));
         let db = create_capped(&path, Some(n), cap)?;
         let (t_on, _) = ingest(&db, &docs, &IngestOptions::default().with_dedup(Dedup::Off))?;
-        let st = db.containment_stats()?.ok_or("no index")?;
+        let st = db.containment().stats()?.ok_or("no index")?;
         let q = QueryOptions::default().with_min_containment(c);
         let id = |i: usize| -> Res<u64> { Ok(db.get(&docs[i].0)?.ok_or("missing")?.id) };
         let (mut fwd, mut back, mut pairs_found) = (0usize, 0usize, 0usize);
@@ -163,7 +163,7 @@ fn licences(args: &[String]) -> Res<()> {
         }
         let t = Instant::now();
         let with_pairs = !args.iter().any(|a| a == "--no-pairs") || n == fpdb::fingerprint::containment::DEFAULT_SAMPLE;
-        let pairs = if with_pairs { db.containment_pairs(c, 0)? } else { Vec::new() };
+        let pairs = if with_pairs { db.containment().pairs(c, 0)? } else { Vec::new() };
         let t_pairs = t.elapsed().as_secs_f64();
         let set: std::collections::HashSet<(u64, u64)> = pairs.iter().map(|p| (p.a, p.b)).collect();
         for &(r, l, _) in &expected {
@@ -304,7 +304,7 @@ fn planted(args: &[String]) -> Res<()> {
                 e.3 += usize::from(copies.query_fingerprint(&fp_h, &q)?.iter().any(|h| h.key == key));
             }
         }
-        let s = hosts.containment_stats()?.ok_or("no index")?;
+        let s = hosts.containment().stats()?.ok_or("no index")?;
         println!();
         println!(
             "sample 1/{n}, sample cap {cap} (0 = none): hosts index {:.1} entries per 1,000 shingles; rows = passage words, columns = edit rate; cell = found / expected for passage → host (query inside stored) | host → copy (stored inside query)",
@@ -425,7 +425,7 @@ fn cost(args: &[String]) -> Res<()> {
             hits as f64 / sample.len() as f64
         );
     }
-    let s = on.containment_stats()?.ok_or("no index")?;
+    let s = on.containment().stats()?.ok_or("no index")?;
     println!(
         "| containment index | – | {} entries ({:.1}/doc), {} short docs, {} keys, {} frequent (> {}) holding {} entries, longest list {} |",
         s.entries,

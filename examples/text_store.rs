@@ -55,7 +55,7 @@ fn main() -> Res<()> {
     let opts = IngestOptions::default().with_dedup(Dedup::Off);
     db.ingest(input, &opts, |_| {})?;
     db.compact_index()?;
-    let u = db.text_usage()?;
+    let u = db.texts().usage()?;
     assert_eq!(u.raw_bytes, raw);
     println!(
         "| fpdb records (zstd-3, 64 KiB dictionary on the first 4 MiB; {} dictionary bytes included) | {:.3} | – |",

@@ -59,17 +59,19 @@ pub mod semantic;
 mod store;
 
 pub use batch::{all_pairs_fps, groups, pairs, report_groups, DistRow, Pair, PairsOptions, PairsReport};
+#[cfg(feature = "semantic")]
+pub use db::SemanticIndex;
 pub use db::{
     auto_tables, Channel, CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc,
     Options, Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, Stats, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
     MAX_DISTANCE, MAX_KEY_BYTES,
 };
 pub use db::{validate_key, GroupListing, Page, MAX_PAGE};
-pub use db::{ArchiveReport, BackupReport, RespecReport, TextUsage};
-pub use db::{ContainPair, ContainmentConfig, ContainmentStats, DEFAULT_CONTAINMENT};
+pub use db::{ArchiveReport, BackupReport, RespecReport, StoredTexts, TextUsage};
+pub use db::{ContainPair, ContainmentConfig, ContainmentIndex, ContainmentStats, MetadataIndex, DEFAULT_CONTAINMENT};
 pub use db::{
-    Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, NotLinked, ReviewAnswer, ReviewOptions,
-    ReviewOrder,
+    CuratorDecisions, Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, NotLinked, ReviewAnswer,
+    ReviewOptions, ReviewOrder,
 };
 pub use error::{Error, ErrorClass, Result, RocksKind};
 pub use fingerprint::biblio::{Biblio, MatchKind};

@@ -508,7 +508,7 @@ mod in_db {
     }
 
     fn wait(d: &Db) {
-        d.semantic_wait(Duration::from_secs(60)).unwrap();
+        d.semantic().wait(Duration::from_secs(60)).unwrap();
     }
 
     #[test]
@@ -516,7 +516,7 @@ mod in_db {
         let t = tempfile::tempdir().unwrap();
         let (path, model) = create(t.path(), 1, 0.8);
         let d = open(&path, false);
-        let spec = d.semantic_spec().unwrap().clone();
+        let spec = d.semantic().spec().unwrap().clone();
         assert_eq!((spec.model.name.as_str(), spec.max_tokens, spec.min_cosine), ("tiny-1", 32, 0.8));
         assert_eq!(spec.model_dir, Some(model.canonicalize().unwrap()));
         drop(d);
@@ -548,7 +548,7 @@ mod in_db {
             assert_eq!(a.semantic_pending, 10);
             assert_eq!(a.hits.len(), 1);
             assert_eq!((a.hits[0].channels.clone(), a.hits[0].cosine), (vec![Channel::Text], None));
-            assert!(d.semantic_wait(Duration::from_millis(10)).is_err(), "no indexer runs here");
+            assert!(d.semantic().wait(Duration::from_millis(10)).is_err(), "no indexer runs here");
         }
         let d = open(&path, true);
         wait(&d);
@@ -646,11 +646,11 @@ mod in_db {
             d.insert(&format!("k{i}"), &sentence(i % 9)).unwrap(); // three texts twice
         }
         wait(&d);
-        assert_eq!(d.semantic_pairs(Some(-1.0), SearchMode::Exact).unwrap().len(), 12 * 11 / 2);
-        let exact = d.semantic_pairs(Some(0.999), SearchMode::Exact).unwrap();
+        assert_eq!(d.semantic().pairs(Some(-1.0), SearchMode::Exact).unwrap().len(), 12 * 11 / 2);
+        let exact = d.semantic().pairs(Some(0.999), SearchMode::Exact).unwrap();
         assert!(exact.len() >= 3, "{exact:?}");
-        assert_eq!(d.semantic_pairs(Some(0.999), SearchMode::Indexed).unwrap(), exact);
-        assert!(d.semantic_pairs(Some(2.0), SearchMode::Exact).is_err());
+        assert_eq!(d.semantic().pairs(Some(0.999), SearchMode::Indexed).unwrap(), exact);
+        assert!(d.semantic().pairs(Some(2.0), SearchMode::Exact).is_err());
     }
 
     /// `--groups union`: the indexer links every pair at cos ≥ β into the groups (text pairs
@@ -670,7 +670,7 @@ mod in_db {
                 d.insert(&format!("k{i}"), x).unwrap();
             }
             wait(&d);
-            d.semantic_pairs(Some(-1.0), SearchMode::Exact).unwrap()
+            d.semantic().pairs(Some(-1.0), SearchMode::Exact).unwrap()
         };
         assert_eq!(cos.len(), 8 * 7 / 2);
         // β just under the third-best cosine among distinct texts (k2–k7 is 1.0 by text)
@@ -801,7 +801,8 @@ mod in_db {
         let input: Vec<NewDoc> = (0..7).map(|i| doc(&format!("k{i}"), i)).chain([doc("nope", 1)]).collect();
         let mut seen = Vec::new();
         let rep = d
-            .semantic_backfill_texts(input.iter().cloned().map(Ok), 4, |r| seen.push(r.embedded))
+            .semantic()
+            .backfill_texts(input.iter().cloned().map(Ok), 4, |r| seen.push(r.embedded))
             .unwrap();
         let mut want = TextBackfill::default();
         (want.embedded, want.already, want.unknown) = (6, 1, 1);
@@ -817,7 +818,7 @@ mod in_db {
         o.min_cosine = Some(-1.0);
         assert_eq!(d.query_answer(&sentence(100), &o).unwrap().hits.len(), 7);
         // again: nothing left to embed
-        let rep = d.semantic_backfill_texts(input.into_iter().map(Ok), 4, |_| ()).unwrap();
+        let rep = d.semantic().backfill_texts(input.into_iter().map(Ok), 4, |_| ()).unwrap();
         assert_eq!((rep.embedded, rep.already, rep.unknown), (0, 7, 1));
         drop(d);
         let d = open(&path, false);
@@ -883,11 +884,11 @@ mod in_db {
         let s = d.stats();
         assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending, s.semantic_set_aside), (8, 7, 0, 1));
         assert_eq!(s.semantic_indexer.as_deref(), Some("degraded"));
-        let listed = d.semantic_set_aside().unwrap();
+        let listed = d.semantic().set_aside().unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!((listed[0].0, listed[0].1.as_str()), (2, "k2"));
         assert!(listed[0].2.contains("(doc 2)"), "{listed:?}");
-        let st = d.semantic_status().unwrap();
+        let st = d.semantic().status().unwrap();
         assert_eq!((st.state, st.set_aside), ("degraded", 1));
         assert!(st.reason.unwrap().contains("doc 2"));
         let mut o = QueryOptions::default();
@@ -899,15 +900,15 @@ mod in_db {
         assert!(d.check().unwrap().faults.is_empty(), "{:?}", d.check().unwrap().faults);
         drop(d);
         let d = open(&path, true);
-        assert_eq!(d.semantic_set_aside().unwrap().len(), 1, "durable");
+        assert_eq!(d.semantic().set_aside().unwrap().len(), 1, "durable");
         assert!(d.check().unwrap().faults.is_empty());
         assert!(d.delete("k2").unwrap());
-        assert!(d.semantic_set_aside().unwrap().is_empty());
-        assert_eq!(d.semantic_status().unwrap().state, "running");
+        assert!(d.semantic().set_aside().unwrap().is_empty());
+        assert_eq!(d.semantic().status().unwrap().state, "running");
         assert!(d.check().unwrap().faults.is_empty());
         drop(d);
         let d = open(&path, false);
-        assert!(d.semantic_set_aside().unwrap().is_empty(), "the entry went with the delete");
+        assert!(d.semantic().set_aside().unwrap().is_empty(), "the entry went with the delete");
         assert!(d.check().unwrap().faults.is_empty());
     }
 
@@ -929,7 +930,7 @@ mod in_db {
         wait(&d);
         let s = d.stats();
         assert_eq!((s.semantic_vectors, s.semantic_set_aside, s.semantic_pending), (11, 1, 0));
-        let listed = d.semantic_set_aside().unwrap();
+        let listed = d.semantic().set_aside().unwrap();
         assert_eq!(listed[0].1, "k5");
         assert!(listed[0].2.contains(FAILPOINT_EMBED), "{listed:?}");
         let a = d.query_answer(&bad, &QueryOptions::default()).unwrap();
@@ -1061,7 +1062,7 @@ fn cli_pairs_groups_over_the_union() {
         for i in 0..4 {
             d.insert(&format!("k{i}"), &sentence(i)).unwrap();
         }
-        d.semantic_wait(Duration::from_secs(60)).unwrap();
+        d.semantic().wait(Duration::from_secs(60)).unwrap();
         path
     };
     let pairs = |db: &Path, extra: &[&str]| {

@@ -1511,7 +1511,7 @@ fn stored_texts_are_served_and_a_backup_is_made_behind_the_token() {
     assert!(st.success());
     let c = fpdb::Db::open(&copy).unwrap();
     assert!(c.check().unwrap().faults.is_empty());
-    assert_eq!(c.text("a").unwrap().as_deref(), Some(odd.as_str()));
+    assert_eq!(c.texts().get("a").unwrap().as_deref(), Some(odd.as_str()));
     assert_eq!(c.stats().docs, 2);
     // a database that keeps no texts answers 400 to ?text=true
     let plain = dir.path().join("plain");

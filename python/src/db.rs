@@ -588,7 +588,7 @@ impl Db {
     fn text(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
         let key = convert::text_arg(py, key, "the key", None)?;
         let engine = self.engine(py)?;
-        py.detach(move || engine.text(&key)).or_raise(py)
+        py.detach(move || engine.texts().get(&key)).or_raise(py)
     }
 
     /// backup(dir) -> dict
@@ -654,7 +654,7 @@ impl Db {
         let kind: fpdb::DecisionKind = decision.parse().or_raise(py)?;
         let engine = self.engine(py)?;
         let d = py
-            .detach(move || engine.decide_pair(&a, &b, kind, reason.as_deref(), author.as_deref()))
+            .detach(move || engine.decisions().decide(&a, &b, kind, reason.as_deref(), author.as_deref()))
             .or_raise(py)?;
         crate::types::py_value(py, &d)
     }
@@ -666,7 +666,7 @@ impl Db {
         let a = convert::text_arg(py, a, "the first key", None)?;
         let b = convert::text_arg(py, b, "the second key", None)?;
         let engine = self.engine(py)?;
-        let d = py.detach(move || engine.undecide(&a, &b)).or_raise(py)?;
+        let d = py.detach(move || engine.decisions().undo(&a, &b)).or_raise(py)?;
         crate::types::py_value(py, &d)
     }
 
@@ -675,7 +675,7 @@ impl Db {
     /// Every decision: {"a", "b", "decision", "at_ms", "author", "reason"}, by key pair.
     fn decisions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let engine = self.engine(py)?;
-        let ds = py.detach(move || engine.decisions());
+        let ds = py.detach(move || engine.decisions().list());
         crate::types::py_value(py, &ds)
     }
 
@@ -684,7 +684,7 @@ impl Db {
     fn stats(&self, py: Python<'_>) -> PyResult<Stats> {
         let engine = self.engine(py)?;
         let (s, c) = py
-            .detach(move || engine.containment_stats().map(|c| (engine.stats(), c)))
+            .detach(move || engine.containment().stats().map(|c| (engine.stats(), c)))
             .or_raise(py)?;
         Ok(Stats::new(s, c))
     }
@@ -838,7 +838,7 @@ impl Db {
     fn containment_pairs(&self, py: Python<'_>, min_containment: f64, threads: usize) -> PyResult<Vec<ContainPair>> {
         let engine = self.engine(py)?;
         py.detach(move || {
-            let pairs = engine.containment_pairs(min_containment, threads)?;
+            let pairs = engine.containment().pairs(min_containment, threads)?;
             let key = |id: u64| engine.key_of(id).unwrap_or_else(|| format!("#{id}"));
             Ok(pairs.into_iter().map(|p| ContainPair::new(p, min_containment, key)).collect())
         })
@@ -916,7 +916,7 @@ impl Db {
     ///
     /// Adds the semantic channel to the closed database at `path`, created without it (`fpdb
     /// semantic enable`): documents inserted from then on are embedded in the background; embed
-    /// the stored ones with `db.semantic_backfill(texts)`. The options are `Db.create`'s.
+    /// the stored ones with `db.semantic().backfill(texts)`. The options are `Db.create`'s.
     /// Raises InvalidOptionError when the database already has the channel.
     #[staticmethod]
     #[pyo3(signature = (path, semantic, *, min_cosine = None, semantic_field = None, semantic_max_tokens = None, groups = None))]

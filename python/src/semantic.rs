@@ -122,12 +122,12 @@ mod imp {
     /// `fpdb semantic backfill`: the handle's indexer run until every acknowledged document is
     /// embedded.
     pub fn backfill(engine: &Engine) -> Result<Report, Error> {
-        engine.semantic_backfill(|_| {})
+        engine.semantic().backfill(|_| {})
     }
 
     /// `fpdb semantic backfill --input`: stored documents without a vector embedded from `docs`.
     pub fn backfill_texts(engine: &Engine, docs: Vec<Result<crate::api::NewDoc, Error>>, batch: usize) -> Result<TextBackfill, Error> {
-        engine.semantic_backfill_texts(docs, batch, |_| {})
+        engine.semantic().backfill_texts(docs, batch, |_| {})
     }
 
     /// The report of texts given in several parts: the sum of the parts'.
@@ -152,12 +152,12 @@ mod imp {
     /// `fpdb pairs --semantic`: every pair of embedded documents at cos ≥ β, each once.
     pub fn pairs(engine: &Engine, beta: Option<f32>, index: bool) -> Result<Vec<(u64, u64, f32)>, Error> {
         let mode = if index { SearchMode::Indexed } else { SearchMode::Exact };
-        engine.semantic_pairs(beta, mode)
+        engine.semantic().pairs(beta, mode)
     }
 
     /// The stored spec (`fpdb --json init`'s "semantic"), None without the channel.
     pub fn spec(engine: &Engine) -> Option<serde_json::Value> {
-        engine.semantic_spec().and_then(|s| serde_json::to_value(s).ok())
+        engine.semantic().spec().and_then(|s| serde_json::to_value(s).ok())
     }
 }
 

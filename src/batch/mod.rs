@@ -341,22 +341,22 @@ pub fn report_groups(db: &Db, report: &PairsReport, semantic: Option<(Option<f32
     #[cfg(feature = "semantic")]
     {
         use crate::semantic::{Groups, SearchMode};
-        let union = db.semantic_spec().is_some_and(|s| s.groups == Groups::Union);
+        let union = db.semantic().spec().is_some_and(|s| s.groups == Groups::Union);
         let (beta, indexed) = match (semantic, union) {
             (Some(s), _) => s,
             (None, true) => (None, false),
-            (None, false) => return Ok(db.groups_under_decisions(&text_edges(report))),
+            (None, false) => return Ok(db.decisions().groups(&text_edges(report))),
         };
         let mode = if indexed { SearchMode::Indexed } else { SearchMode::Exact };
-        let semantic = db.semantic_pairs(beta, mode)?;
+        let semantic = db.semantic().pairs(beta, mode)?;
         let mut edges = text_edges(report);
         edges.extend(semantic.into_iter().map(|(a, b, _)| (a, b)));
-        Ok(db.groups_under_decisions(&edges))
+        Ok(db.decisions().groups(&edges))
     }
     #[cfg(not(feature = "semantic"))]
     {
         match semantic {
-            None => Ok(db.groups_under_decisions(&text_edges(report))),
+            None => Ok(db.decisions().groups(&text_edges(report))),
             Some(_) => Err(Error::InvalidOption {
                 name: "semantic",
                 message: "this fpdb was built without the `semantic` feature; build it with `--features semantic`".into(),

@@ -140,11 +140,11 @@ impl Db {
     /// Writes the export of this database (module docs of `db::archive`; docs/format.md) to `out`,
     /// as of one RocksDB snapshot for the documents with texts.
     pub fn export(&self, out: &mut impl Write) -> Result<ArchiveReport> {
-        let store_text = self.stores_text();
+        let store_text = self.texts().enabled();
         self.export_header(out, store_text)?;
         let mut rep = ArchiveReport::default();
         if store_text {
-            self.stored_docs(|_, doc| {
+            self.texts().for_each(|_, doc| {
                 rep.docs += 1;
                 rep.texts += 1;
                 write_line(out, &export_line(doc))
@@ -152,7 +152,7 @@ impl Db {
         } else {
             self.export_fingerprints(out, &mut rep)?;
         }
-        for decision in self.decisions() {
+        for decision in self.decisions().list() {
             rep.decisions += 1;
             write_line(
                 out,
@@ -252,7 +252,7 @@ impl Db {
         }
         let decisions = read_decisions(first_decision.into_iter().map(Ok).chain(lines), n, name)?;
         if !decisions.is_empty() {
-            db.restore_decisions(&decisions)?;
+            db.decisions().restore(&decisions)?;
             rep.decisions = decisions.len() as u64;
         }
         db.flush()?;

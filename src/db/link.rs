@@ -102,7 +102,9 @@ mod tests {
         let group = |k: &str| db.get(k).unwrap().unwrap().group.id;
         let (a, b, c) = (id("a"), id("b"), id("c"));
         assert!(group("a") != group("b") && group("b") != group("c"));
-        db.decide_pair("a", "b", DecisionKind::Distinct, Some("two papers"), None).unwrap();
+        db.decisions()
+            .decide("a", "b", DecisionKind::Distinct, Some("two papers"), None)
+            .unwrap();
         {
             let mut w = db.lock_writer().unwrap();
             assert_eq!(db.link_committed(&mut w, &[(a, b), (b, c)]).unwrap(), 1);
@@ -115,7 +117,7 @@ mod tests {
         drop(db);
         let db = Db::open(&path).unwrap();
         let group = |k: &str| db.get(k).unwrap().unwrap().group.id;
-        db.undecide("a", "b").unwrap().unwrap();
+        db.decisions().undo("a", "b").unwrap().unwrap();
         assert_eq!(group("a"), group("b"));
         assert_eq!(group("b"), group("c"));
         assert_eq!(db.check().unwrap().faults, vec![]);

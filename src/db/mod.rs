@@ -43,9 +43,12 @@ pub use options::{
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
 pub use reindex::ReindexReport;
 pub use side::decisions::{
-    Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, ReviewAnswer, ReviewOptions, ReviewOrder,
+    CuratorDecisions, Decision, DecisionKind, EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, ReviewAnswer, ReviewOptions,
+    ReviewOrder,
 };
-pub use side::{RespecReport, TextUsage};
+#[cfg(feature = "semantic")]
+pub use side::SemanticIndex;
+pub use side::{ContainmentIndex, MetadataIndex, RespecReport, StoredTexts, TextUsage};
 pub use types::{
     Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, NotLinked, Precheck, PreparedDoc,
     QueryAnswer, Stats,

@@ -421,7 +421,7 @@ impl CreateOptions {
         self
     }
 
-    /// With (`true`) or without the stored texts (`Db::text`, `Db::reindex_spec`).
+    /// With (`true`) or without the stored texts (`StoredTexts::get`, `Db::reindex_spec`).
     pub fn with_store_text(mut self, store_text: bool) -> Self {
         self.store_text = store_text;
         self

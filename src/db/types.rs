@@ -303,7 +303,7 @@ pub struct Stats {
     /// Vectors held by the semantic channel (0 without it).
     pub semantic_vectors: u64,
     /// Live documents the semantic channel set aside: the model failed on their text, or their
-    /// queued text was unreadable (`Db::semantic_set_aside` lists them; 0 without the channel).
+    /// queued text was unreadable (`SemanticIndex::set_aside` lists them; 0 without the channel).
     #[serde(default)]
     pub semantic_set_aside: u64,
     /// The semantic indexer's state: `running`, `degraded`, `stopped`, or `off` where this handle
@@ -367,7 +367,7 @@ impl Precheck {
     }
 }
 
-/// The containment index's counters ([`Db::containment_stats`](crate::Db::containment_stats); a scan
+/// The containment index's counters ([`ContainmentIndex::stats`](crate::ContainmentIndex::stats); a scan
 /// of the index).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ContainmentStats {
@@ -395,7 +395,7 @@ pub struct ContainmentStats {
     pub longest_posting: u64,
 }
 
-/// One containment pair of [`Db::containment_pairs`](crate::Db::containment_pairs) (a < b by doc id).
+/// One containment pair of [`ContainmentIndex::pairs`](crate::ContainmentIndex::pairs) (a < b by doc id).
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct ContainPair {
     /// Smaller doc id.

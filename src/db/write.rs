@@ -184,7 +184,7 @@ impl Db {
     }
 
     /// Commits a batch with what the caller asked of the side indexes (e.g.
-    /// [`Db::commit_prechecked_with`]'s containment relations).
+    /// [`ContainmentIndex::commit_prechecked`]'s containment relations).
     pub(super) fn commit_asked(
         &self,
         docs: Vec<Result<(PreparedDoc, Option<Precheck>)>>,

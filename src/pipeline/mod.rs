@@ -198,7 +198,8 @@ impl Db {
         }
         let key = doc.key.clone();
         let doc = self.prepare(&mut self.fingerprinter(), doc)?;
-        self.commit_prechecked_with(vec![Ok((doc, None))], dedup, containment)?
+        self.containment()
+            .commit_prechecked(vec![Ok((doc, None))], dedup, containment)?
             .pop()
             .unwrap_or_else(|| Err(Error::input(Some(key.as_bytes()), "document was not processed")))
     }
@@ -366,8 +367,10 @@ impl Db {
         }
         let seqs: Vec<u64> = batch.iter().map(|(s, _)| *s).collect();
         let docs: Vec<Checked> = batch.drain(..).map(|(_, d)| d).collect();
-        let results = catch_unwind(AssertUnwindSafe(|| self.commit_prechecked_with(docs, opts.dedup, opts.containment)))
-            .unwrap_or_else(|p| Err(Error::panicked("writer", p.as_ref())))?;
+        let results = catch_unwind(AssertUnwindSafe(|| {
+            self.containment().commit_prechecked(docs, opts.dedup, opts.containment)
+        }))
+        .unwrap_or_else(|p| Err(Error::panicked("writer", p.as_ref())))?;
         stats.batches += 1;
         let last = seqs.last().copied();
         for (seq, result) in seqs.into_iter().zip(results) {

@@ -156,7 +156,7 @@ impl Default for SemanticOptions {
     }
 }
 
-/// What `Db::semantic_backfill` did.
+/// What `SemanticIndex::backfill` did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct BackfillReport {
     /// Documents embedded by this handle's indexer.
@@ -165,7 +165,7 @@ pub struct BackfillReport {
     pub vectors: u64,
 }
 
-/// What `Db::semantic_backfill_texts` did with the documents it was given.
+/// What `SemanticIndex::backfill_texts` did with the documents it was given.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct TextBackfill {

@@ -79,7 +79,7 @@ impl Default for IndexerOptions {
     }
 }
 
-/// The semantic channel of a database as health checks see it (`Db::semantic_status`).
+/// The semantic channel of a database as health checks see it (`SemanticIndex::status`).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct SemanticStatus {

@@ -162,7 +162,7 @@ fn long_documents_under_the_sample_cap() {
         assert!(s.len() <= 8 * CAP as usize);
         assert_eq!(stored_keys(s, capped), stored_keys(s, Sampling::from(8)));
     }
-    let stats = db.containment_stats().unwrap().unwrap();
+    let stats = db.containment().stats().unwrap().unwrap();
     let want: usize = sets.iter().map(|s| stored_keys(s, capped).1.len()).sum();
     assert_eq!(stats.entries as usize, want);
     let q = QueryOptions::default().with_min_containment(0.9);
@@ -174,7 +174,7 @@ fn long_documents_under_the_sample_cap() {
         // A stored passage inside a long query: always.
         assert!(keys(&inner).contains("short") && keys(&outer).contains("short"));
         assert!(!keys(&outer).contains("other"));
-        let pairs = db.containment_pairs(0.9, 2).unwrap();
+        let pairs = db.containment().pairs(0.9, 2).unwrap();
         let got: BTreeSet<(String, String)> = pairs.iter().map(|p| (db.key_of(p.a).unwrap(), db.key_of(p.b).unwrap())).collect();
         for want in [("inner", "outer"), ("inner", "short"), ("outer", "short")] {
             assert!(got.contains(&(want.0.to_string(), want.1.to_string())), "{want:?} in {got:?}");
@@ -205,7 +205,7 @@ fn without_the_index_containment_is_a_usage_error() {
         )
     };
     assert!(refused(db.query("one two three", &q).map(drop)));
-    assert!(refused(db.containment_pairs(0.5, 1).map(drop)));
+    assert!(refused(db.containment().pairs(0.5, 1).map(drop)));
     let docs = vec![Ok(NewDoc {
         key: "b".into(),
         text: "one two three".into(),
@@ -216,7 +216,7 @@ fn without_the_index_containment_is_a_usage_error() {
         db.ingest(docs, &IngestOptions::default().with_containment(0.5), |_| {}).map(drop)
     ));
     assert_eq!(db.key_of(1), None, "nothing was stored by the refused ingest");
-    assert!(db.containment_stats().unwrap().is_none());
+    assert!(db.containment().stats().unwrap().is_none());
     // Reopened, still off; ordinary queries work.
     drop(db);
     let db = Db::open(dir.path().join("db")).unwrap();
@@ -333,7 +333,7 @@ proptest! {
                 }
             }
             // All pairs with containment 1 (either direction), each once.
-            let pairs = db.containment_pairs(1.0, 2).unwrap();
+            let pairs = db.containment().pairs(1.0, 2).unwrap();
             let got: BTreeSet<(String, String)> = pairs.iter().map(|p| (db.key_of(p.a).unwrap(), db.key_of(p.b).unwrap())).collect();
             prop_assert_eq!(got.len(), pairs.len(), "a pair reported twice");
             let ids: BTreeMap<String, u64> = live.keys().map(|k| (k.clone(), db.get(k).unwrap().unwrap().id)).collect();
@@ -431,10 +431,10 @@ fn ingest_reports_containment_apart_from_groups() {
     );
     assert_eq!(stats.with_containment, 2);
     // The same relations from a query and from all pairs.
-    let pairs = with.containment_pairs(0.9, 1).unwrap();
+    let pairs = with.containment().pairs(0.9, 1).unwrap();
     let thesis_id = with.get("thesis").unwrap().unwrap().id;
     assert_eq!(pairs.iter().filter(|p| p.b == thesis_id && p.a_in_b == 1.0).count(), 3);
-    let s = with.containment_stats().unwrap().unwrap();
+    let s = with.containment().stats().unwrap().unwrap();
     assert_eq!(s.sampled_docs, 6);
     assert_eq!(s.frequent_keys, 0);
 }
@@ -459,7 +459,7 @@ fn frequent_samples_are_skipped_and_counted() {
     assert!(db.query(&text(&boiler), &q).unwrap().is_empty(), "boilerplate keys are skipped");
     let hits = db.query(&text(&own[7]), &q).unwrap();
     assert_eq!(hits.iter().map(|h| h.key.as_str()).collect::<Vec<_>>(), ["doc7"]);
-    let s = db.containment_stats().unwrap().unwrap();
+    let s = db.containment().stats().unwrap().unwrap();
     assert!(s.frequent_keys > 0 && s.longest_posting == 30, "{s:?}");
     assert_eq!(s.frequent_entries, 30 * s.frequent_keys);
 }
@@ -542,11 +542,11 @@ fn stats_count_the_live_sampled_and_short_documents() {
     db.insert("tiny", short(["just two", "only two", "a pair"])).unwrap();
     db.insert("tiny2", short(["only three words", "just three words", "only four words"]))
         .unwrap();
-    let s = db.containment_stats().unwrap().unwrap();
+    let s = db.containment().stats().unwrap().unwrap();
     assert_eq!((s.sampled_docs, s.short_docs), (5, 2), "{s:?}");
     assert!(db.delete("d1").unwrap());
     assert!(db.delete("tiny").unwrap());
-    let after = db.containment_stats().unwrap().unwrap();
+    let after = db.containment().stats().unwrap().unwrap();
     assert_eq!((after.sampled_docs, after.short_docs), (4, 1), "{after:?}");
     assert!(
         after.entries < s.entries && after.short_entries < s.short_entries,
@@ -578,7 +578,11 @@ fn observe(db: &Db, queries: &[String]) -> Observed {
         .collect();
     let rep = db.check().unwrap();
     assert!(rep.faults.is_empty(), "{:?}", rep.faults);
-    (hits, db.containment_pairs(C, 1).unwrap(), db.containment_stats().unwrap().unwrap())
+    (
+        hits,
+        db.containment().pairs(C, 1).unwrap(),
+        db.containment().stats().unwrap().unwrap(),
+    )
 }
 
 /// The tail (the postings held in memory until they are written to RocksDB as one sorted file)

@@ -52,12 +52,13 @@ fn distinct_splits_a_group_a_bridge_stays_apart_and_undo_joins_them_again() {
     assert_eq!(group(&db, "a"), group(&db, "b"));
 
     let d = db
-        .decide_pair("b", "a", DecisionKind::Distinct, Some("different years"), Some("ann"))
+        .decisions()
+        .decide("b", "a", DecisionKind::Distinct, Some("different years"), Some("ann"))
         .unwrap();
     assert_eq!((d.a.as_str(), d.b.as_str(), d.author.as_deref()), ("a", "b", Some("ann")));
     assert_ne!(group(&db, "a"), group(&db, "b"), "distinct splits the group at once");
     clean(&db);
-    let v = db.group_view("a").unwrap().unwrap();
+    let v = db.decisions().group("a").unwrap().unwrap();
     let held: Vec<_> = v.edges.iter().filter(|e| e.channel == EdgeChannel::Held).collect();
     assert_eq!(held.len(), 1, "{v:#?}");
     assert_eq!(held[0].blocked_by, Some(vec!["a".to_string(), "b".to_string()]));
@@ -78,16 +79,16 @@ fn distinct_splits_a_group_a_bridge_stays_apart_and_undo_joins_them_again() {
     // Durable: a reopen keeps the decision, the held links and the groups.
     drop(db);
     let db = Db::open(dir.path().join("db")).unwrap();
-    assert_eq!(db.decisions().len(), 1);
+    assert_eq!(db.decisions().list().len(), 1);
     assert_ne!(group(&db, "a"), group(&db, "b"));
     clean(&db);
 
-    let undone = db.undecide("a", "b").unwrap().unwrap();
+    let undone = db.decisions().undo("a", "b").unwrap().unwrap();
     assert_eq!(undone.reason.as_deref(), Some("different years"));
     assert_eq!(group(&db, "a"), group(&db, "b"));
     assert_eq!(group(&db, "a"), group(&db, "c"));
     assert_eq!(db.get("a").unwrap().unwrap().group.size, 3);
-    assert!(db.undecide("a", "b").unwrap().is_none());
+    assert!(db.decisions().undo("a", "b").unwrap().is_none());
     clean(&db);
 }
 
@@ -99,10 +100,11 @@ fn same_links_whatever_the_scores_and_survives_replacing_a_member() {
     db.insert("x", &x[0]).unwrap();
     db.insert("y", &y[0]).unwrap();
     assert_ne!(group(&db, "x"), group(&db, "y"));
-    db.decide_pair("x", "y", DecisionKind::Same, Some("preprint and article"), None)
+    db.decisions()
+        .decide("x", "y", DecisionKind::Same, Some("preprint and article"), None)
         .unwrap();
     assert_eq!(group(&db, "x"), group(&db, "y"));
-    let v = db.group_view("y").unwrap().unwrap();
+    let v = db.decisions().group("y").unwrap().unwrap();
     assert_eq!(v.edges.len(), 1);
     assert_eq!(v.edges[0].channel, EdgeChannel::Same);
     assert!(v.edges[0].jaccard < 0.5);
@@ -120,7 +122,7 @@ fn same_links_whatever_the_scores_and_survives_replacing_a_member() {
     // Undo: the link only the decision made goes; y keeps its own near-duplicate.
     db.insert("y2", &y[1]).unwrap();
     assert_eq!(group(&db, "x"), group(&db, "y2"));
-    db.undecide("y", "x").unwrap().unwrap();
+    db.decisions().undo("y", "x").unwrap().unwrap();
     assert_ne!(group(&db, "x"), group(&db, "y"));
     assert_eq!(group(&db, "y"), group(&db, "y2"));
     clean(&db);
@@ -133,27 +135,27 @@ fn a_contradicting_decision_is_refused_with_its_evidence_and_changes_nothing() {
     for (i, k) in ["a", "b", "c", "d"].iter().enumerate() {
         db.insert(k, &family(10 + i as u64, 1)[0]).unwrap();
     }
-    db.decide_pair("a", "b", DecisionKind::Same, None, None).unwrap();
-    db.decide_pair("b", "c", DecisionKind::Same, None, None).unwrap();
-    let e = db.decide_pair("a", "c", DecisionKind::Distinct, None, None).unwrap_err();
+    db.decisions().decide("a", "b", DecisionKind::Same, None, None).unwrap();
+    db.decisions().decide("b", "c", DecisionKind::Same, None, None).unwrap();
+    let e = db.decisions().decide("a", "c", DecisionKind::Distinct, None, None).unwrap_err();
     let Error::Contradiction { evidence, .. } = &e else { panic!("{e}") };
     let ev: Vec<(&str, &str)> = evidence.iter().map(|d| (d.a.as_str(), d.b.as_str())).collect();
     assert_eq!(ev, vec![("a", "b"), ("b", "c")]);
     assert!(e.to_string().contains("fpdb review undo"), "{e}");
-    db.decide_pair("c", "d", DecisionKind::Distinct, None, None).unwrap();
-    let e = db.decide_pair("a", "d", DecisionKind::Same, None, None).unwrap_err();
+    db.decisions().decide("c", "d", DecisionKind::Distinct, None, None).unwrap();
+    let e = db.decisions().decide("a", "d", DecisionKind::Same, None, None).unwrap_err();
     let Error::Contradiction { evidence, .. } = &e else { panic!("{e}") };
     assert!(evidence
         .iter()
         .any(|d| d.decision == DecisionKind::Distinct && (d.a.as_str(), d.b.as_str()) == ("c", "d")));
-    assert_eq!(db.decisions().len(), 3, "nothing changed");
+    assert_eq!(db.decisions().list().len(), 3, "nothing changed");
     // The handle is not poisoned by a refusal.
     db.insert("e", &family(20, 1)[0]).unwrap();
     // Unknown keys and a key with itself are refused.
-    let e = db.decide_pair("a", "zz", DecisionKind::Same, None, None).unwrap_err();
+    let e = db.decisions().decide("a", "zz", DecisionKind::Same, None, None).unwrap_err();
     assert!(matches!(&e, Error::NoSuchDocument { key } if key == "zz"), "{e}");
     assert_eq!((e.class().http_status, e.class().http_code), (404, "document_not_found"));
-    let e = db.decide_pair("a", "a", DecisionKind::Same, None, None).unwrap_err();
+    let e = db.decisions().decide("a", "a", DecisionKind::Same, None, None).unwrap_err();
     assert!(matches!(&e, Error::SameDocument { key } if key == "a"), "{e}");
     assert_eq!((e.class().http_status, e.class().http_code), (409, "same_document"));
     clean(&db);
@@ -169,8 +171,8 @@ fn pairs_groups_follow_the_decisions() {
     }
     let other = family(31, 1);
     db.insert("z", &other[0]).unwrap();
-    db.decide_pair("a", "b", DecisionKind::Distinct, None, None).unwrap();
-    db.decide_pair("c", "z", DecisionKind::Same, None, None).unwrap();
+    db.decisions().decide("a", "b", DecisionKind::Distinct, None, None).unwrap();
+    db.decisions().decide("c", "z", DecisionKind::Same, None, None).unwrap();
     let opts = fpdb::PairsOptions {
         max_distance: db.config().max_distance,
         min_jaccard: Some(db.config().min_jaccard),
@@ -222,19 +224,19 @@ fn random_operations_never_leave_a_group_violating_a_decision() {
                     } else {
                         DecisionKind::Distinct
                     };
-                    match db.decide_pair(k, k2, kind, None, None) {
+                    match db.decisions().decide(k, k2, kind, None, None) {
                         Ok(_) | Err(Error::Contradiction { .. }) | Err(Error::NoSuchDocument { .. }) => {}
                         Err(e) => panic!("seed {seed} step {step}: {e}"),
                     }
                 }
                 8 if k != k2 => {
-                    db.undecide(k, k2).unwrap();
+                    db.decisions().undo(k, k2).unwrap();
                 }
                 _ => {}
             }
             let rep = db.check().unwrap();
             assert!(rep.faults.is_empty(), "seed {seed} step {step}: {:#?}", rep.faults);
-            for d in db.decisions() {
+            for d in db.decisions().list() {
                 let (Some(a), Some(b)) = (db.get(&d.a).unwrap(), db.get(&d.b).unwrap()) else {
                     continue;
                 };
@@ -276,8 +278,8 @@ fn decisions_child() {
         let op = ["same", "distinct", "undo"][rng.gen_range(0..3)];
         println!("try {op} {a} {b}");
         let ok = match op {
-            "undo" => db.undecide(a, b).map(|_| ()),
-            _ => db.decide_pair(a, b, op.parse().unwrap(), Some("soak"), None).map(|_| ()),
+            "undo" => db.decisions().undo(a, b).map(|_| ()),
+            _ => db.decisions().decide(a, b, op.parse().unwrap(), Some("soak"), None).map(|_| ()),
         };
         match ok {
             Ok(()) => println!("ack {op} {a} {b}"),
@@ -360,7 +362,12 @@ fn acknowledged_decisions_survive_kill_9() {
         assert!(acked > 0, "cycle {cycle}: nothing acknowledged before the kill");
         let db = Db::open(&path).unwrap();
         clean(&db);
-        let got: BTreeMap<(String, String), String> = db.decisions().into_iter().map(|d| ((d.a, d.b), d.decision.to_string())).collect();
+        let got: BTreeMap<(String, String), String> = db
+            .decisions()
+            .list()
+            .into_iter()
+            .map(|d| ((d.a, d.b), d.decision.to_string()))
+            .collect();
         for (pair, want) in &expect {
             if Some(pair) == in_flight.as_ref() {
                 continue;
@@ -371,7 +378,7 @@ fn acknowledged_decisions_survive_kill_9() {
         if let Some(pair) = in_flight {
             expect.insert(pair.clone(), got.get(&pair).cloned());
         }
-        for d in db.decisions() {
+        for d in db.decisions().list() {
             let (Some(a), Some(b)) = (db.get(&d.a).unwrap(), db.get(&d.b).unwrap()) else {
                 continue;
             };

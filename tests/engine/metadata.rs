@@ -78,7 +78,7 @@ fn metadata_matches_are_reported_not_linked() {
         year: Some(2001),
         doi: Some("10.1000/XyZ".into()),
     };
-    let hits = db.check_duplicates(&t[0], &q, &QueryOptions::default()).unwrap();
+    let hits = db.metadata().check_duplicates(&t[0], &q, &QueryOptions::default()).unwrap();
     assert_eq!(
         kinds(&hits),
         vec![
@@ -89,9 +89,13 @@ fn metadata_matches_are_reported_not_linked() {
             ("c", MatchKind::TitleYear)
         ]
     );
-    let hits = db.check_duplicates("", &q, &QueryOptions::default().with_limit(2)).unwrap();
+    let hits = db
+        .metadata()
+        .check_duplicates("", &q, &QueryOptions::default().with_limit(2))
+        .unwrap();
     assert_eq!(kinds(&hits), vec![("a", MatchKind::Doi), ("b", MatchKind::Doi)]);
     assert!(db
+        .metadata()
         .check_duplicates(
             "x",
             &Biblio {
@@ -101,7 +105,7 @@ fn metadata_matches_are_reported_not_linked() {
             &QueryOptions::default()
         )
         .is_err());
-    let ids: Vec<u64> = db.metadata_matches(&q).unwrap().iter().map(|m| m.0).collect();
+    let ids: Vec<u64> = db.metadata().matches(&q).unwrap().iter().map(|m| m.0).collect();
     assert_eq!(ids.len(), 5);
 
     // Replacing "b" without a DOI and deleting "e" remove their index entries in the same batch.
@@ -112,6 +116,7 @@ fn metadata_matches_are_reported_not_linked() {
         ..Default::default()
     };
     let keys: Vec<String> = db
+        .metadata()
         .check_duplicates("", &doi, &QueryOptions::default())
         .unwrap()
         .into_iter()
@@ -127,7 +132,7 @@ fn metadata_matches_are_reported_not_linked() {
     let a = db.get("a").unwrap().unwrap();
     assert_eq!(a.record.biblio.title.as_deref(), Some("On Shingles"));
     assert_eq!(a.record.biblio.doi.as_deref(), Some("10.1000/XYZ"));
-    assert_eq!(db.metadata_matches(&doi).unwrap().len(), 2);
+    assert_eq!(db.metadata().matches(&doi).unwrap().len(), 2);
 }
 
 #[test]
@@ -196,7 +201,7 @@ fn databases_from_before_metadata_matches_still_open() {
         doi: Some("10.1/x".into()),
         ..Default::default()
     };
-    assert!(ro.metadata_matches(&any).unwrap().is_empty());
+    assert!(ro.metadata().matches(&any).unwrap().is_empty());
     assert!(ro.check().unwrap().faults.is_empty(), "{:?}", ro.check().unwrap().faults);
     drop(ro);
     // Writable: the column family is created; old records keep working beside new ones.
@@ -205,7 +210,7 @@ fn databases_from_before_metadata_matches_still_open() {
     let o = insert(&db, doc("new", &t[0], None, None, Some("10.1/x")), Dedup::Link);
     assert_eq!(kinds(&o.duplicates), vec![("old1", MatchKind::Text)]);
     insert(&db, doc("new2", &t[2], None, None, Some("10.1/X")), Dedup::Link);
-    assert_eq!(db.metadata_matches(&any).unwrap().len(), 2);
+    assert_eq!(db.metadata().matches(&any).unwrap().len(), 2);
     assert!(db.delete("old2").unwrap());
     let rep = db.check().unwrap();
     assert!(rep.faults.is_empty(), "{:?}", rep.faults);

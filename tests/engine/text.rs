@@ -55,26 +55,26 @@ fn texts_read_back_exactly_and_follow_deletes_and_replacements() {
     db.insert("short", "a tiny text").unwrap();
     let long = text(&passage(&vocab(), 3000, 5));
     db.insert("long", &long).unwrap();
-    assert_eq!(db.text("odd").unwrap().as_deref(), Some(odd));
-    assert_eq!(db.text("short").unwrap().as_deref(), Some("a tiny text"));
-    assert_eq!(db.text("long").unwrap().as_deref(), Some(long.as_str()));
-    assert_eq!(db.text("absent").unwrap(), None);
+    assert_eq!(db.texts().get("odd").unwrap().as_deref(), Some(odd));
+    assert_eq!(db.texts().get("short").unwrap().as_deref(), Some("a tiny text"));
+    assert_eq!(db.texts().get("long").unwrap().as_deref(), Some(long.as_str()));
+    assert_eq!(db.texts().get("absent").unwrap(), None);
     db.insert("short", "a replacement text").unwrap();
-    assert_eq!(db.text("short").unwrap().as_deref(), Some("a replacement text"));
+    assert_eq!(db.texts().get("short").unwrap().as_deref(), Some("a replacement text"));
     assert!(db.delete("odd").unwrap());
-    assert_eq!(db.text("odd").unwrap(), None);
+    assert_eq!(db.texts().get("odd").unwrap(), None);
     assert!(db.check().unwrap().faults.is_empty());
-    let u = db.text_usage().unwrap();
+    let u = db.texts().usage().unwrap();
     assert_eq!(u.docs, 2, "the deleted and the replaced texts went with their documents");
     drop(db);
     let db = Db::open(&p).unwrap();
-    assert_eq!(db.text("long").unwrap().as_deref(), Some(long.as_str()));
+    assert_eq!(db.texts().get("long").unwrap().as_deref(), Some(long.as_str()));
     assert!(db.check().unwrap().faults.is_empty());
     // a database without stored texts refuses the read, naming the option
     let plain = Db::create(dir.path().join("plain"), &CreateOptions::default()).unwrap();
     plain.insert("a", "some words here").unwrap();
-    assert!(matches!(plain.text("a"), Err(Error::InvalidOption { .. })));
-    assert!(!plain.stores_text());
+    assert!(matches!(plain.texts().get("a"), Err(Error::InvalidOption { .. })));
+    assert!(!plain.texts().enabled());
 }
 
 #[test]
@@ -96,26 +96,26 @@ fn the_dictionary_is_trained_on_the_first_documents_and_kept() {
     // ~6 MB of ~1 KB passages: the dictionary is trained once the first 4 MiB are in
     let docs = corpus(7000, 150);
     ingest(&db, &docs);
-    let u = db.text_usage().unwrap();
+    let u = db.texts().usage().unwrap();
     assert_eq!(u.docs, docs.len() as u64);
     assert!(u.dict_bytes > 0, "{u:?}");
     assert_eq!(u.raw_bytes, docs.iter().map(|d| d.text.len() as u64).sum::<u64>());
     assert!(u.stored_bytes * 2 < u.raw_bytes, "{u:?}");
     for d in docs.iter().step_by(97) {
-        assert_eq!(db.text(&d.key).unwrap().as_deref(), Some(d.text.as_str()));
+        assert_eq!(db.texts().get(&d.key).unwrap().as_deref(), Some(d.text.as_str()));
     }
     assert!(db.check().unwrap().faults.is_empty());
     drop(db);
     let db = Db::open(&p).unwrap();
-    assert_eq!(db.text_usage().unwrap().dict_bytes, u.dict_bytes);
+    assert_eq!(db.texts().usage().unwrap().dict_bytes, u.dict_bytes);
     db.insert("after", "a text compressed with the dictionary read back at open")
         .unwrap();
     assert_eq!(
-        db.text("after").unwrap().as_deref(),
+        db.texts().get("after").unwrap().as_deref(),
         Some("a text compressed with the dictionary read back at open")
     );
     for d in docs.iter().step_by(211) {
-        assert_eq!(db.text(&d.key).unwrap().as_deref(), Some(d.text.as_str()));
+        assert_eq!(db.texts().get(&d.key).unwrap().as_deref(), Some(d.text.as_str()));
     }
     assert!(db.check().unwrap().faults.is_empty());
 }
@@ -135,20 +135,20 @@ fn reindex_carries_the_records_and_their_dictionary_over() {
         db.delete(&d.key).unwrap();
     }
     let docs = &docs[1500..];
-    let before = db.text_usage().unwrap();
+    let before = db.texts().usage().unwrap();
     assert!(before.dict_bytes > 0, "{before:?}");
     drop(db);
     let create = CreateOptions::default().with_spec(FingerprintSpec::words(2));
     Db::reindex_spec(&p, &create, |_| {}).unwrap();
     let db = Db::open(&p).unwrap();
     assert_eq!(db.spec().to_string(), FingerprintSpec::words(2).to_string());
-    let after = db.text_usage().unwrap();
+    let after = db.texts().usage().unwrap();
     assert_eq!(
         (after.docs, after.raw_bytes, after.stored_bytes, after.dict_bytes),
         (before.docs, before.raw_bytes, before.stored_bytes, before.dict_bytes)
     );
     for d in docs.iter().step_by(89) {
-        assert_eq!(db.text(&d.key).unwrap().as_deref(), Some(d.text.as_str()));
+        assert_eq!(db.texts().get(&d.key).unwrap().as_deref(), Some(d.text.as_str()));
     }
     assert!(db.check().unwrap().faults.is_empty());
     db.insert("after", "a text inserted into the re-fingerprinted database, with its dictionary")
@@ -156,10 +156,10 @@ fn reindex_carries_the_records_and_their_dictionary_over() {
     drop(db);
     let db = Db::open(&p).unwrap();
     assert_eq!(
-        db.text("after").unwrap().as_deref(),
+        db.texts().get("after").unwrap().as_deref(),
         Some("a text inserted into the re-fingerprinted database, with its dictionary")
     );
-    assert_eq!(db.text_usage().unwrap().dict_bytes, before.dict_bytes);
+    assert_eq!(db.texts().usage().unwrap().dict_bytes, before.dict_bytes);
     assert!(db.check().unwrap().faults.is_empty());
 }
 
@@ -244,11 +244,12 @@ fn reindex_spec_equals_a_fresh_ingest_under_the_new_spec() {
     db.insert("b7", &docs[20].text).unwrap();
     let live: Vec<NewDoc> = {
         let mut v = Vec::new();
-        db.stored_docs(|_, d| {
-            v.push(d);
-            Ok(())
-        })
-        .unwrap();
+        db.texts()
+            .for_each(|_, d| {
+                v.push(d);
+                Ok(())
+            })
+            .unwrap();
         v
     };
     drop(db);
@@ -282,7 +283,7 @@ fn reindex_spec_equals_a_fresh_ingest_under_the_new_spec() {
         assert_eq!(ga, gb, "{name}: groups");
         assert!(db.check().unwrap().faults.is_empty(), "{name}");
         for d in live.iter().step_by(17) {
-            assert_eq!(db.text(&d.key).unwrap().as_deref(), Some(d.text.as_str()), "{name}");
+            assert_eq!(db.texts().get(&d.key).unwrap().as_deref(), Some(d.text.as_str()), "{name}");
         }
         drop(fresh);
     }

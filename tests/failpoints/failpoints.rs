@@ -599,7 +599,7 @@ fn a_stopped_containment_tail_flush_leaves_the_database_consistent() {
         db.insert("k7", &texts[7]).unwrap();
         check(&db, &[0, 1, 2, 3, 4, 7]);
         assert!(db.query(&texts[5], &q).unwrap().is_empty(), "{point}: deleted k5 is gone");
-        assert_eq!(db.containment_stats().unwrap().unwrap().sampled_docs, 6, "{point}");
+        assert_eq!(db.containment().stats().unwrap().unwrap().sampled_docs, 6, "{point}");
         drop(db);
         let db = Db::open_with(&path, opts()).unwrap();
         check(&db, &[0, 1, 2, 3, 4, 7]);
@@ -1047,7 +1047,7 @@ fn reads_after_an_indexer_commit_do_not_wait_for_the_writer() {
     assert!(db.delete("k0").unwrap()); // a dead record: compaction has a segment to rewrite
     db.insert("k6", &text(&passage(&v, 200, 6))).unwrap();
     // the last write to RocksDB is the indexer's (it embeds k6 after k6's commit)
-    db.semantic_wait(Duration::from_secs(60)).unwrap();
+    db.semantic().wait(Duration::from_secs(60)).unwrap();
     assert_eq!(db.stats().semantic_vectors, 6);
     failpoint::set("compact.copy", 1);
     let compacting = {
@@ -1090,9 +1090,9 @@ fn the_db_indexer_retries_a_failed_commit() {
     for i in 0..9 {
         db.insert(&format!("k{i}"), &text(&passage(&v, 200, i))).unwrap();
     }
-    db.semantic_wait(Duration::from_secs(60)).unwrap();
+    db.semantic().wait(Duration::from_secs(60)).unwrap();
     failpoint::clear();
-    let s = db.semantic_status().unwrap();
+    let s = db.semantic().status().unwrap();
     assert_eq!((s.state, s.retries, s.set_aside, s.embedded), ("running", 1, 0, 9));
     assert_eq!(db.stats().semantic_vectors, 9);
     assert!(db.check().unwrap().faults.is_empty());
@@ -1130,7 +1130,7 @@ fn the_indexer_links_before_taking_the_writer_lock() {
     failpoint::clear();
     writer.join().unwrap();
     assert!(got.is_ok(), "the insert waited for the indexer's link scans");
-    db.semantic_wait(Duration::from_secs(60)).unwrap();
+    db.semantic().wait(Duration::from_secs(60)).unwrap();
     assert_eq!(db.stats().grouped_docs, 3, "all linked at β = -1");
     assert!(db.check().unwrap().faults.is_empty());
 }

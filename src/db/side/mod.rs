@@ -32,7 +32,11 @@ pub(super) mod register;
 mod semantic;
 mod text;
 
-pub use text::{RespecReport, TextUsage};
+pub use contain::ContainmentIndex;
+pub use metadata::MetadataIndex;
+#[cfg(feature = "semantic")]
+pub use semantic::SemanticIndex;
+pub use text::{RespecReport, StoredTexts, TextUsage};
 
 use std::path::Path;
 

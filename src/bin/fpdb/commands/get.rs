@@ -36,7 +36,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         return Ok(ExitCode::from(1));
     };
     // Read after the document: a writer replacing it meanwhile makes this `None`.
-    let text = if cfg.text { d.text(&cfg.key)? } else { None };
+    let text = if cfg.text { d.texts().get(&cfg.key)? } else { None };
     if cfg.text && text.is_none() {
         if !json {
             writeln!(out, "no document with key {:?}", cfg.key)?;

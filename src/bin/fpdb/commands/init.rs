@@ -107,7 +107,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         v["containment"] = serde_json::to_value(d.config().containment.map(|c| (c.sample, c.max_postings)))?;
         #[cfg(feature = "semantic")]
         {
-            v["semantic"] = serde_json::to_value(d.semantic_spec())?;
+            v["semantic"] = serde_json::to_value(d.semantic().spec())?;
         }
         writeln!(out, "{v}")?;
     } else {
@@ -133,7 +133,7 @@ fn semantic_line(_: &Db) -> String {
 /// The semantic channel's part of the summary line.
 #[cfg(feature = "semantic")]
 fn semantic_line(d: &Db) -> String {
-    match d.semantic_spec() {
+    match d.semantic().spec() {
         Some(s) => format!(
             "; semantic channel {} ({} dims, {} tokens, β = {} ({}), {}, groups {})",
             s.model.name,

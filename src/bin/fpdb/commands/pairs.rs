@@ -146,7 +146,7 @@ fn print_pairs(
 /// `both` (each inside the other at >= C).
 fn containment_pairs(out: &mut impl Write, json: bool, d: &Db, c: f64, threads: usize, summary: bool) -> Result<ExitCode> {
     let t0 = std::time::Instant::now();
-    let pairs = d.containment_pairs(c, threads)?;
+    let pairs = d.containment().pairs(c, threads)?;
     let secs = t0.elapsed().as_secs_f64();
     let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
     if !summary {
@@ -183,7 +183,7 @@ fn semantic_pairs(out: &mut impl Write, json: bool, d: &Db, beta: Option<f32>, i
     } else {
         fpdb::semantic::SearchMode::Exact
     };
-    let pairs = d.semantic_pairs(beta, mode)?;
+    let pairs = d.semantic().pairs(beta, mode)?;
     let key = |id: u64| d.key_of(id).unwrap_or_else(|| format!("#{id}"));
     for &(a, b, cosine) in &pairs {
         if json {

@@ -80,7 +80,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
             author,
         } => {
             let d = super::open(&db, true)?;
-            let made = d.decide_pair(&a, &b, decision, reason.as_deref(), author.as_deref())?;
+            let made = d.decisions().decide(&a, &b, decision, reason.as_deref(), author.as_deref())?;
             // The group each key is in now.
             let groups: Vec<_> = [&a, &b].iter().map(|k| d.get(k).ok().flatten().map(|doc| doc.group)).collect();
             if json {
@@ -101,7 +101,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         }
         Config::Undo { db, a, b } => {
             let d = super::open(&db, true)?;
-            let undone = d.undecide(&a, &b)?;
+            let undone = d.decisions().undo(&a, &b)?;
             if json {
                 json_line(out, &json!({"a": a, "b": b, "undone": undone}))?;
             } else if let Some(u) = &undone {
@@ -114,7 +114,7 @@ pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
         }
         Config::List { db } => {
             let d = super::open_ro(&db)?;
-            for dec in d.decisions() {
+            for dec in d.decisions().list() {
                 if json {
                     json_line(out, &dec)?;
                 } else {

@@ -102,10 +102,10 @@ fn enable(cfg: EnableConfig, json: bool, out: &mut impl Write) -> Result<ExitCod
     fpdb::Db::enable_semantic(&cfg.db, &cfg.channel, fpdb::Options::default())
         .with_context(|| format!("cannot add the semantic channel to {}", cfg.db.display()))?;
     let d = fpdb::Db::open(&cfg.db).with_context(|| format!("cannot open database {}", cfg.db.display()))?;
-    if d.stores_text() {
+    if d.texts().enabled() {
         let batch = fpdb::semantic::SemanticOptions::default().batch;
-        embed_given(&d, d.stored_docs_iter()?, "the stored texts", batch, false, json, out)?;
-        d.semantic_backfill(|_| {})?;
+        embed_given(&d, d.texts().iter()?, "the stored texts", batch, false, json, out)?;
+        d.semantic().backfill(|_| {})?;
         return Ok(ExitCode::SUCCESS);
     }
     drop(d);
@@ -140,11 +140,11 @@ fn backfill(cfg: BackfillConfig, json: bool, out: &mut impl Write) -> Result<Exi
     let d = Db::open_with(&cfg.db, opts).with_context(|| format!("cannot open database {}", cfg.db.display()))?;
     if let Some(input) = &cfg.input {
         from_texts(&d, input, &cfg, json, out)?;
-    } else if d.stores_text() {
-        embed_given(&d, d.stored_docs_iter()?, "the stored texts", cfg.batch, cfg.progress, json, out)?;
+    } else if d.texts().enabled() {
+        embed_given(&d, d.texts().iter()?, "the stored texts", cfg.batch, cfg.progress, json, out)?;
     }
     let start = std::time::Instant::now();
-    let total = d.semantic_pending()?;
+    let total = d.semantic().pending()?;
     let bar = (cfg.progress && !crate::print::quiet() && std::io::IsTerminal::is_terminal(&std::io::stderr())).then(|| {
         let b = indicatif::ProgressBar::new(total);
         b.set_style(
@@ -154,7 +154,7 @@ fn backfill(cfg: BackfillConfig, json: bool, out: &mut impl Write) -> Result<Exi
         b
     });
     let mut last_note = start;
-    let report = d.semantic_backfill(|left| {
+    let report = d.semantic().backfill(|left| {
         let done = total.saturating_sub(left);
         match &bar {
             Some(b) => b.set_position(done),
@@ -214,7 +214,7 @@ fn embed_given(
 ) -> Result<()> {
     let start = std::time::Instant::now();
     let mut last_note = start;
-    let rep = d.semantic_backfill_texts(items, batch, |r| {
+    let rep = d.semantic().backfill_texts(items, batch, |r| {
         if progress && !crate::print::quiet() && last_note.elapsed().as_secs() >= 10 {
             last_note = std::time::Instant::now();
             crate::print::note!("fpdb: embedded {} stored documents from {input}", r.embedded);

@@ -12,7 +12,7 @@ use crate::print::json_line;
 pub fn run(db: &Path, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     let d = super::open_ro(db)?;
     let s = d.stats();
-    let c = d.containment_stats()?;
+    let c = d.containment().stats()?;
     if json {
         json_line(out, &StatsLine::new(&s, c.as_ref()))?;
     } else {

@@ -31,6 +31,7 @@ use crate::db::pending::Pending;
 use crate::db::state::State;
 use crate::db::types::CheckReport;
 
+pub use api::ContainmentIndex;
 use delta::TailDelta;
 use mem::ContainMem;
 

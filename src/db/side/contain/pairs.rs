@@ -4,28 +4,28 @@ use crate::error::{Error, Result};
 use crate::fingerprint::containment::{stored_keys, KeyKind};
 use crate::fingerprint::similarity::containment_at_least;
 
+use super::api::ContainmentIndex;
 use super::contain_cfg;
 use super::search::{contain_index, Candidates};
-use crate::db::handle::Db;
 use crate::db::options::check_c;
 use crate::db::types::ContainPair;
 
-impl Db {
+impl ContainmentIndex<'_> {
     /// Every pair of live documents with containment ≥ `c` in either direction, each once (a < b),
     /// using `threads` threads (0 = one per core). Each document is looked up with its stored set;
     /// a pair is reported by its smaller id, or — when the larger one is short and the smaller has
     /// samples, so that only the larger's search finds the smaller — by the larger. Refused without
     /// the index.
-    pub fn containment_pairs(&self, c: f64, threads: usize) -> Result<Vec<ContainPair>> {
+    pub fn pairs(&self, c: f64, threads: usize) -> Result<Vec<ContainPair>> {
         let c = check_c(c)?;
-        let cfg = contain_cfg(&self.inner)?;
+        let cfg = contain_cfg(&self.db.inner)?;
         let threads = crate::index::threads_or_cores(threads);
-        let side = self.containment()?;
-        self.read_rocks(|st| {
+        let side = self.db.contain_side()?;
+        self.db.read_rocks(|st| {
             let mem = side.mem();
             let mut ids: Vec<u64> = st.docs.keys().copied().collect();
             ids.sort_unstable();
-            let index = contain_index(&self.inner, &mem, cfg)?;
+            let index = contain_index(&self.db.inner, &mem, cfg)?;
             let short = &mem.short;
             let capped = cfg.max_samples.is_some();
             let chunk = ids.len().div_ceil(threads.max(1)).max(1);

@@ -174,7 +174,7 @@ impl Db {
     pub(crate) fn query_containment(&self, fp: &Fingerprint, c: f64, opts: &QueryOptions) -> Result<QueryAnswer> {
         let c = check_c(c)?;
         let cfg = contain_cfg(&self.inner)?;
-        let side = self.containment()?;
+        let side = self.contain_side()?;
         let snapshot = self.read_rocks(|st| {
             let mem = side.mem();
             let mut cands = Candidates::new(&fp.shingles, cfg, c);

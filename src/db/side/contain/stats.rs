@@ -8,6 +8,7 @@ use crate::fingerprint::containment::KeyKind;
 use crate::store::doc_record::ContainmentConfig;
 use crate::store::keys::{decode_contain_key, CF_CONTAIN};
 
+use super::api::ContainmentIndex;
 use super::mem::ContainMem;
 use super::search::scan_contain;
 use crate::db::handle::Db;
@@ -15,16 +16,7 @@ use crate::db::state::State;
 use crate::db::types::ContainmentStats;
 
 impl Db {
-    /// The containment index's counters (a scan of the index and the tail; `None` without one).
-    pub fn containment_stats(&self) -> Result<Option<ContainmentStats>> {
-        let Some(cfg) = self.inner.config.containment else {
-            return Ok(None);
-        };
-        let side = self.containment()?;
-        self.read_rocks(|st| self.contain_stats_of(st, &side.mem(), cfg)).map(Some)
-    }
-
-    /// [`Db::containment_stats`] of one state: a scan of the index's live entries below the
+    /// [`ContainmentIndex::stats`] of one state: a scan of the index's live entries below the
     /// floor, list by list, then the tail's.
     fn contain_stats_of(&self, st: &State, mem: &ContainMem, cfg: ContainmentConfig) -> Result<ContainmentStats> {
         let tail = &mem.tail;
@@ -76,6 +68,17 @@ impl Db {
     }
 }
 
+impl ContainmentIndex<'_> {
+    /// The containment index's counters (a scan of the index and the tail; `None` without one).
+    pub fn stats(&self) -> Result<Option<ContainmentStats>> {
+        let Some(cfg) = self.db.inner.config.containment else {
+            return Ok(None);
+        };
+        let side = self.db.contain_side()?;
+        self.db.read_rocks(|st| self.db.contain_stats_of(st, &side.mem(), cfg)).map(Some)
+    }
+}
+
 /// A set of doc ids below a bound, one bit each (ids at or above the bound are never members).
 struct IdBits(Vec<u64>);
 
@@ -92,7 +95,7 @@ fn live_below_floor(st: &State, floor: u64) -> IdBits {
     live
 }
 
-/// [`Db::containment_stats`]'s counters while it scans the index list by list.
+/// [`ContainmentIndex::stats`]'s counters while it scans the index list by list.
 struct StatsScan {
     s: ContainmentStats,
     sampled: IdBits,

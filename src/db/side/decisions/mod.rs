@@ -47,6 +47,7 @@ use crate::store::doc_record::DocRecord;
 use model::{Classes, KeyPair};
 use record::{Entry, CF_DECISIONS};
 
+pub use ops::CuratorDecisions;
 pub use view::{EdgeChannel, GroupEdge, GroupMember, GroupSummary, GroupView, ReviewAnswer, ReviewOptions, ReviewOrder};
 
 /// What a curator decided about two documents.

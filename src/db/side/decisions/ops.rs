@@ -24,57 +24,6 @@ impl Db {
         })
     }
 
-    /// Records a curator's decision about the documents with keys `a` and `b` (both stored): `same`
-    /// links them whatever the scores say, `distinct` keeps them (and every document joined to
-    /// either by `same` decisions) in different groups. The groups follow at once, in the same
-    /// commit. A decision on a pair already decided replaces it. Refused with
-    /// [`Error::Contradiction`] (nothing changes) when it contradicts the others.
-    pub fn decide_pair(&self, a: &str, b: &str, decision: DecisionKind, reason: Option<&str>, author: Option<&str>) -> Result<Decision> {
-        let d = new_decision(a, b, decision, reason, author, now_ms())?;
-        let mut w = self.lock_writer()?;
-        for k in [a, b] {
-            if self.committed_id(k)?.is_none() {
-                return Err(Error::NoSuchDocument { key: k.to_string() });
-            }
-        }
-        self.change_decisions(&mut w, vec![d.clone()], Vec::new())?;
-        Ok(d)
-    }
-
-    /// Removes the decision about `a` and `b` (in either order); the groups follow at once: after
-    /// a `distinct`, the links it held are made again (unless another decision holds them); after
-    /// a `same`, the links only it made are removed. Returns the decision removed (`None`: there
-    /// was none).
-    pub fn undecide(&self, a: &str, b: &str) -> Result<Option<Decision>> {
-        let p = key_pair(a, b);
-        let mut w = self.lock_writer()?;
-        let Some(d) = self.decisions_side()?.mem().decisions.get(&p).cloned() else {
-            return Ok(None);
-        };
-        self.change_decisions(&mut w, Vec::new(), vec![p])?;
-        Ok(Some(d))
-    }
-
-    /// Every decision, by key pair.
-    pub fn decisions(&self) -> Vec<Decision> {
-        self.decisions_side()
-            .map(|s| s.mem().decisions.values().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    /// Restores decisions as listed by [`Db::decisions`] (an import): each in order, with its own
-    /// time, author and reason, replacing a decision on the same pair; their keys need not be
-    /// stored yet (a document inserted later follows them). One commit; refused whole with
-    /// [`Error::Contradiction`] when one contradicts those before it.
-    pub fn restore_decisions(&self, decisions: &[Decision]) -> Result<()> {
-        let list = decisions
-            .iter()
-            .map(|d| new_decision(&d.a, &d.b, d.decision, d.reason.as_deref(), d.author.as_deref(), d.at_ms))
-            .collect::<Result<Vec<_>>>()?;
-        let mut w = self.lock_writer()?;
-        self.change_decisions(&mut w, list, Vec::new())
-    }
-
     /// Puts and deletes decisions and regroups what they touch: one mutation, one commit.
     fn change_decisions(&self, w: &mut Writer, put: Vec<Decision>, delete: Vec<KeyPair>) -> Result<()> {
         let side = self.decisions_side()?;
@@ -137,6 +86,74 @@ impl Db {
             parts.put(side.name(), Box::new(side.part(delta)));
             self.commit(w, pend, parts, Vec::new())
         })
+    }
+}
+
+/// A curator's decisions about pairs of documents ([`Db::decisions`]): `same` and `distinct`,
+/// undone, listed, restored, and the groups, group views and review queue under them.
+#[derive(Clone, Copy, Debug)]
+pub struct CuratorDecisions<'a> {
+    pub(crate) db: &'a Db,
+}
+
+impl Db {
+    /// The curator decisions' API ([`CuratorDecisions`]).
+    pub fn decisions(&self) -> CuratorDecisions<'_> {
+        CuratorDecisions { db: self }
+    }
+}
+
+impl CuratorDecisions<'_> {
+    /// Records a curator's decision about the documents with keys `a` and `b` (both stored): `same`
+    /// links them whatever the scores say, `distinct` keeps them (and every document joined to
+    /// either by `same` decisions) in different groups. The groups follow at once, in the same
+    /// commit. A decision on a pair already decided replaces it. Refused with
+    /// [`Error::Contradiction`] (nothing changes) when it contradicts the others.
+    pub fn decide(&self, a: &str, b: &str, decision: DecisionKind, reason: Option<&str>, author: Option<&str>) -> Result<Decision> {
+        let d = new_decision(a, b, decision, reason, author, now_ms())?;
+        let mut w = self.db.lock_writer()?;
+        for k in [a, b] {
+            if self.db.committed_id(k)?.is_none() {
+                return Err(Error::NoSuchDocument { key: k.to_string() });
+            }
+        }
+        self.db.change_decisions(&mut w, vec![d.clone()], Vec::new())?;
+        Ok(d)
+    }
+
+    /// Removes the decision about `a` and `b` (in either order); the groups follow at once: after
+    /// a `distinct`, the links it held are made again (unless another decision holds them); after
+    /// a `same`, the links only it made are removed. Returns the decision removed (`None`: there
+    /// was none).
+    pub fn undo(&self, a: &str, b: &str) -> Result<Option<Decision>> {
+        let p = key_pair(a, b);
+        let mut w = self.db.lock_writer()?;
+        let Some(d) = self.db.decisions_side()?.mem().decisions.get(&p).cloned() else {
+            return Ok(None);
+        };
+        self.db.change_decisions(&mut w, Vec::new(), vec![p])?;
+        Ok(Some(d))
+    }
+
+    /// Every decision, by key pair.
+    pub fn list(&self) -> Vec<Decision> {
+        self.db
+            .decisions_side()
+            .map(|s| s.mem().decisions.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Restores decisions as listed by [`CuratorDecisions::list`] (an import): each in order, with its own
+    /// time, author and reason, replacing a decision on the same pair; their keys need not be
+    /// stored yet (a document inserted later follows them). One commit; refused whole with
+    /// [`Error::Contradiction`] when one contradicts those before it.
+    pub fn restore(&self, decisions: &[Decision]) -> Result<()> {
+        let list = decisions
+            .iter()
+            .map(|d| new_decision(&d.a, &d.b, d.decision, d.reason.as_deref(), d.author.as_deref(), d.at_ms))
+            .collect::<Result<Vec<_>>>()?;
+        let mut w = self.db.lock_writer()?;
+        self.db.change_decisions(&mut w, list, Vec::new())
     }
 }
 

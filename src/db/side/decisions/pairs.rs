@@ -5,15 +5,15 @@
 use std::collections::BTreeSet;
 
 use super::model::{group_under, Node};
-use crate::db::handle::Db;
+use super::ops::CuratorDecisions;
 
-impl Db {
+impl CuratorDecisions<'_> {
     /// The groups of the pairs `edges` (best first) under the curator decisions: `(canonical id,
     /// members)` for groups of two or more, canonical = smallest id, sorted by canonical. Without
     /// decisions these are the connected components of the pairs.
-    pub fn groups_under_decisions(&self, edges: &[(u64, u64)]) -> Vec<(u64, Vec<u64>)> {
-        let st = self.inner.state.read();
-        let side = self.decisions_side().ok();
+    pub fn groups(&self, edges: &[(u64, u64)]) -> Vec<(u64, Vec<u64>)> {
+        let st = self.db.inner.state.read();
+        let side = self.db.decisions_side().ok();
         let mem = side.map(|s| s.mem().clone()).unwrap_or_default();
         let ids: BTreeSet<u64> = edges.iter().flat_map(|&(a, b)| [a, b]).chain(mem.ids.values().copied()).collect();
         let nodes: Vec<Node> = ids

@@ -1,10 +1,11 @@
 //! What a curator reviews: a group with its members, every edge with its channel and scores, and
-//! the decisions about its members ([`Db::group_view`]); the groups by size or weakest edge and
-//! the queue of undecided pairs within a score window ([`Db::review`]).
+//! the decisions about its members ([`CuratorDecisions::group`]); the groups by size or weakest edge and
+//! the queue of undecided pairs within a score window ([`CuratorDecisions::review`]).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::model::key_pair;
+use super::ops::CuratorDecisions;
 use super::{lo_hi, Decision, DecisionKind, Mem};
 use crate::db::handle::Db;
 use crate::db::state::{State, Writer};
@@ -81,7 +82,7 @@ pub struct GroupView {
     pub decisions: Vec<Decision>,
 }
 
-/// How [`Db::review`] orders the groups.
+/// How [`CuratorDecisions::review`] orders the groups.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
@@ -93,7 +94,7 @@ pub enum ReviewOrder {
     Weakest,
 }
 
-/// What [`Db::review`] lists.
+/// What [`CuratorDecisions::review`] lists.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ReviewOptions {
     /// The order of the groups.
@@ -214,24 +215,24 @@ fn edges_of(w: &Writer, mem: &Mem, ids: &BTreeSet<u64>) -> Vec<(u64, u64)> {
     out.into_iter().collect()
 }
 
-impl Db {
+impl CuratorDecisions<'_> {
     /// The group of the document with key `key`: its members, every edge with its channel and
     /// scores (and the held links from its members), and the decisions about its members.
     /// `None`: no document has the key.
-    pub fn group_view(&self, key: &str) -> Result<Option<GroupView>> {
-        let side = self.decisions_side()?;
+    pub fn group(&self, key: &str) -> Result<Option<GroupView>> {
+        let side = self.db.decisions_side()?;
         // The writer lock keeps the edges, RocksDB and the published state in step.
-        let w = self.inner.writer.lock();
-        let st = self.inner.state.read();
+        let w = self.db.inner.writer.lock();
+        let st = self.db.inner.state.read();
         st.whole()?;
-        let Some(id) = self.committed_id(key)? else { return Ok(None) };
+        let Some(id) = self.db.committed_id(key)? else { return Ok(None) };
         let Some(m) = st.docs.get(&id) else { return Ok(None) };
         let gid = m.group;
         let ids: BTreeSet<u64> = st.members.get(&gid).cloned().unwrap_or_else(|| vec![id]).into_iter().collect();
         let mem = side.mem();
         let mut members = Vec::with_capacity(ids.len());
         for &i in &ids {
-            let Some(r) = self.read_record(i)? else { continue };
+            let Some(r) = self.db.read_record(i)? else { continue };
             members.push(GroupMember {
                 key: r.key,
                 id: i,
@@ -242,7 +243,7 @@ impl Db {
         }
         let keys: BTreeSet<&str> = members.iter().map(|m| m.key.as_str()).collect();
         let mut scorer = Scorer {
-            db: self,
+            db: self.db,
             st: &st,
             mem: &mem,
             sets: HashMap::new(),
@@ -258,7 +259,7 @@ impl Db {
             .cloned()
             .collect();
         Ok(Some(GroupView {
-            group: self.group_info(&st, gid)?,
+            group: self.db.group_info(&st, gid)?,
             members,
             edges,
             decisions,
@@ -269,13 +270,13 @@ impl Db {
     /// score window (weakest first; decided pairs left out unless asked for). Reads every edge's
     /// two shingle sets (each document's once).
     pub fn review(&self, opts: &ReviewOptions) -> Result<ReviewAnswer> {
-        let side = self.decisions_side()?;
-        let w = self.inner.writer.lock();
-        let st = self.inner.state.read();
+        let side = self.db.decisions_side()?;
+        let w = self.db.inner.writer.lock();
+        let st = self.db.inner.state.read();
         st.whole()?;
         let mem = side.mem();
         let mut scorer = Scorer {
-            db: self,
+            db: self.db,
             st: &st,
             mem: &mem,
             sets: HashMap::new(),
@@ -310,7 +311,7 @@ impl Db {
             .keys()
             .map(|&g| {
                 Ok(GroupSummary {
-                    group: self.group_info(&st, g)?,
+                    group: self.db.group_info(&st, g)?,
                     weakest: weakest.get(&g).copied(),
                 })
             })

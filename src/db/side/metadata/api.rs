@@ -11,15 +11,27 @@ use crate::db::types::Hit;
 use crate::error::Result;
 use crate::fingerprint::biblio::{self, Biblio, MatchKind};
 
-impl Db {
-    // The two metadata queries (the CORE paper's API) and the writer's helper.
+/// The metadata index of a database ([`Db::metadata`]): exact DOI and title + year matches, and
+/// the CORE paper's union of text near-duplicates and metadata matches.
+#[derive(Clone, Copy, Debug)]
+pub struct MetadataIndex<'a> {
+    pub(crate) db: &'a Db,
+}
 
+impl Db {
+    /// The metadata index's API ([`MetadataIndex`]).
+    pub fn metadata(&self) -> MetadataIndex<'_> {
+        MetadataIndex { db: self }
+    }
+}
+
+impl MetadataIndex<'_> {
     /// Live documents whose normalised DOI, or normalised title and year, equal `biblio`'s, with how
     /// they matched (DOI first; one entry per document).
-    pub fn metadata_matches(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
+    pub fn matches(&self, biblio: &Biblio) -> Result<Vec<(u64, MatchKind)>> {
         biblio::validate(biblio)?;
-        let found = meta_lookup(&self.inner, biblio)?;
-        self.with_state(|st| {
+        let found = meta_lookup(&self.db.inner, biblio)?;
+        self.db.with_state(|st| {
             let mut seen = HashSet::new();
             Ok(found
                 .iter()
@@ -35,7 +47,7 @@ impl Db {
     /// metadata matches only.
     pub fn check_duplicates(&self, text: &str, biblio: &Biblio, opts: &QueryOptions) -> Result<Vec<Hit>> {
         biblio::validate(biblio)?;
-        let fp = self.fingerprinter().fingerprint(text);
+        let fp = self.db.fingerprinter().fingerprint(text);
         // The text hits come from the database's own query path (whatever its method); the limit
         // applies to the union below.
         let mut text_opts = opts.clone();
@@ -43,11 +55,11 @@ impl Db {
         let text_hits = if fp.shingles.is_empty() {
             Vec::new()
         } else {
-            self.query_fingerprint(&fp, &text_opts)?
+            self.db.query_fingerprint(&fp, &text_opts)?
         };
-        let mut hits = self.with_state(|st| {
+        let mut hits = self.db.with_state(|st| {
             let mut hits = text_hits.clone();
-            let meta = meta_hits(&self.inner, st, &Pending::default(), &fp, biblio, None, &hits)?;
+            let meta = meta_hits(&self.db.inner, st, &Pending::default(), &fp, biblio, None, &hits)?;
             hits.extend(meta);
             Ok(hits)
         })?;

@@ -4,6 +4,8 @@
 
 mod api;
 
+pub use api::MetadataIndex;
+
 use std::collections::HashSet;
 use std::path::Path;
 

@@ -22,20 +22,20 @@ use crate::error::{Error, Result};
 use crate::semantic::{self as sem, embed_text_owned, Embedder, EmbedderOptions, SemanticConfig, SemanticSpec, StoredVector, TextBackfill};
 use crate::store::keys::CF_META;
 
-use super::on::{commit_vectors, Links};
+use super::on::{commit_vectors, Links, SemanticIndex};
 
 impl Db {
     /// Adds the semantic channel to the database at `path`, which was created without it: the
     /// model loaded and its spec stored with the durable cursor at the next document id, in one
     /// synced write (a crash leaves the database with or without the channel). Documents
     /// inserted from now on are embedded by the background indexer; those stored before, by
-    /// [`Db::semantic_backfill_texts`] from their texts. Opens and closes the database; open it
+    /// [`SemanticIndex::backfill_texts`] from their texts. Opens and closes the database; open it
     /// again to use the channel.
     pub fn enable_semantic(path: impl AsRef<Path>, cfg: &SemanticConfig, opts: Options) -> Result<()> {
         let path = path.as_ref();
         cfg.validate()?;
         let d = Db::open_with(path, opts)?;
-        if d.semantic_spec().is_some() {
+        if d.semantic().spec().is_some() {
             return Err(Error::InvalidOption {
                 name: "semantic",
                 message: format!(
@@ -70,23 +70,25 @@ impl Db {
         drop(d); // closed: the memtables flushed (db/close.rs)
         Ok(())
     }
+}
 
+impl SemanticIndex<'_> {
     /// Embeds the stored documents among `docs` (matched by key) that are below the channel's
     /// cursor and have no vector — documents stored before the channel was added
     /// ([`Db::enable_semantic`]) — in batches of `batch`, each committed (and, in a `--groups
     /// union` database, linked) under the writer lock. What is embedded follows the spec: its
     /// field of `meta`, else the text, cut at its `max_tokens`. `progress` gets the running report
     /// after each batch.
-    pub fn semantic_backfill_texts(
+    pub fn backfill_texts(
         &self,
         docs: impl IntoIterator<Item = Result<NewDoc>>,
         batch: usize,
         mut progress: impl FnMut(&TextBackfill),
     ) -> Result<TextBackfill> {
-        let spec = self.semantic()?.channel.spec().clone();
+        let spec = self.db.semantic_active()?.channel.spec().clone();
         // Read once: the documents this embeds are below the cursor the channel was added with,
         // which only grows (`embed_and_store` checks each against the cursor under the lock).
-        let cursor = sem::read_cursor(&self.inner.rocks, self.cf(CF_META)?)?;
+        let cursor = sem::read_cursor(&self.db.inner.rocks, self.db.cf(CF_META)?)?;
         let mut rep = TextBackfill::default();
         let mut todo: Vec<(u64, String)> = Vec::with_capacity(batch);
         for doc in docs {
@@ -115,10 +117,10 @@ impl Db {
 
     /// Whether the document of `key` is one this backfill embeds (below `cursor`, no vector).
     fn backfill_target(&self, key: &str, cursor: u64) -> Result<Target> {
-        let Some(id) = self.committed_id(key)? else {
+        let Some(id) = self.db.committed_id(key)? else {
             return Ok(Target::Unknown);
         };
-        let a = self.semantic()?;
+        let a = self.db.semantic_active()?;
         Ok(if id >= cursor || a.channel.contains(id) {
             Target::Done
         } else {
@@ -132,7 +134,7 @@ impl Db {
         if todo.is_empty() {
             return Ok(0);
         }
-        let a = self.semantic()?;
+        let a = self.db.semantic_active()?;
         let texts: Vec<&str> = todo.iter().map(|(_, t)| t.as_str()).collect();
         let vectors = a.embedder.embed(&texts)?;
         let records: Vec<(u64, StoredVector, Vec<u8>)> = todo
@@ -145,16 +147,16 @@ impl Db {
             })
             .collect();
         let links = Links::find(a, &records);
-        let mut w = self.lock_writer()?;
-        let cursor = sem::read_cursor(&self.inner.rocks, self.cf(CF_META)?)?;
-        let live = self.inner.state.read();
+        let mut w = self.db.lock_writer()?;
+        let cursor = sem::read_cursor(&self.db.inner.rocks, self.db.cf(CF_META)?)?;
+        let live = self.db.inner.state.read();
         let kept: Vec<_> = records
             .into_iter()
             .filter(|(id, _, _)| *id < cursor && live.docs.contains_key(id) && !a.channel.contains(*id))
             .collect();
         drop(live);
         let n = kept.len() as u64;
-        commit_vectors(self, &mut w, a, kept, links, Vec::new(), cursor, |_| {})?;
+        commit_vectors(self.db, &mut w, a, kept, links, Vec::new(), cursor, |_| {})?;
         Ok(n)
     }
 }

@@ -17,3 +17,5 @@ mod on;
 pub(crate) use off::Semantic;
 #[cfg(feature = "semantic")]
 pub(crate) use on::Semantic;
+#[cfg(feature = "semantic")]
+pub use on::SemanticIndex;

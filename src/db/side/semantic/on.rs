@@ -269,12 +269,12 @@ impl QuerySide for Semantic {
         let beta = q.opts.min_cosine.unwrap_or(spec.min_cosine);
         sem::check_beta(beta)?;
         if let Some(timeout) = q.opts.wait_semantic {
-            match db.semantic_wait(timeout) {
+            match db.semantic().wait(timeout) {
                 Err(Error::Semantic(SemanticError::IndexerStopped { .. })) => {}
                 r => r?,
             }
         }
-        answer.semantic_pending = db.semantic_pending()?;
+        answer.semantic_pending = db.semantic().pending()?;
         let Some(text) = q.text else { return Ok(()) };
         let text = embed_text(text, None, None, spec.max_tokens);
         let v = match a.channel.embed_query(&a.embedder, &text) {
@@ -553,7 +553,7 @@ pub(super) fn commit_vectors(
 }
 
 impl Db {
-    pub(super) fn semantic(&self) -> Result<&Active> {
+    pub(super) fn semantic_active(&self) -> Result<&Active> {
         self.inner
             .sides
             .semantic
@@ -571,27 +571,45 @@ impl Db {
     /// The cosine of two documents' stored vectors (`None` without the channel, or while either
     /// is not embedded yet or was set aside).
     pub(crate) fn semantic_cosine(&self, a: u64, b: u64) -> Option<f32> {
-        let ch = &self.semantic().ok()?.channel;
+        let ch = &self.semantic_active().ok()?.channel;
         Some(ch.vector(a)?.cosine(&ch.vector(b)?))
     }
+}
 
+/// The semantic channel of a database ([`Db::semantic`]): its spec and state, the documents it
+/// has not embedded yet, its pairs, and the waits and backfills that embed them. Every method of a
+/// database without the channel answers as its documentation says (most refuse with
+/// [`Error::InvalidOption`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SemanticIndex<'a> {
+    pub(crate) db: &'a Db,
+}
+
+impl Db {
+    /// The semantic channel's API ([`SemanticIndex`]).
+    pub fn semantic(&self) -> SemanticIndex<'_> {
+        SemanticIndex { db: self }
+    }
+}
+
+impl<'a> SemanticIndex<'a> {
     /// The semantic channel's spec, when the database has the channel.
-    pub fn semantic_spec(&self) -> Option<&SemanticSpec> {
-        self.semantic().ok().map(|a| a.channel.spec())
+    pub fn spec(&self) -> Option<&'a SemanticSpec> {
+        self.db.semantic_active().ok().map(|a| a.channel.spec())
     }
 
     /// Acknowledged documents the channel has not embedded yet (0 without the channel); an
-    /// indexer that stopped leaves them pending ([`Db::semantic_status`] says why).
-    pub fn semantic_pending(&self) -> Result<u64> {
-        let Ok(a) = self.semantic() else { return Ok(0) };
-        Ok(self.inner.state.read().next_id.saturating_sub(a.cursor()))
+    /// indexer that stopped leaves them pending ([`SemanticIndex::status`] says why).
+    pub fn pending(&self) -> Result<u64> {
+        let Ok(a) = self.db.semantic_active() else { return Ok(0) };
+        Ok(self.db.inner.state.read().next_id.saturating_sub(a.cursor()))
     }
 
     /// The channel's state (`None` without the channel): `running`, `degraded` (its indexer
     /// retrying a failed step, or documents set aside) or `stopped`, with the reason; `off` where
     /// this handle runs no indexer.
-    pub fn semantic_status(&self) -> Option<SemanticStatus> {
-        let a = self.semantic().ok()?;
+    pub fn status(&self) -> Option<SemanticStatus> {
+        let a = self.db.semantic_active().ok()?;
         let s = a.state();
         let i = a.indexer.get();
         Some(SemanticStatus {
@@ -604,8 +622,8 @@ impl Db {
     }
 
     /// The live documents the channel set aside as failures: (doc id, key, why), by id.
-    pub fn semantic_set_aside(&self) -> Result<Vec<(u64, String, String)>> {
-        let a = self.semantic()?;
+    pub fn set_aside(&self) -> Result<Vec<(u64, String, String)>> {
+        let a = self.db.semantic_active()?;
         let failed: Vec<(u64, String)> = a
             .aside
             .lock()
@@ -613,7 +631,7 @@ impl Db {
             .filter(|(_, (k, _))| k.is_failure())
             .map(|(id, (_, why))| (*id, why.clone()))
             .collect();
-        let st = self.inner.state.read();
+        let st = self.db.inner.state.read();
         Ok(failed
             .into_iter()
             .filter_map(|(id, why)| st.docs.get(&id).map(|m| (id, m.key.to_string(), why)))
@@ -622,8 +640,8 @@ impl Db {
 
     /// Every pair of embedded documents with cos ≥ β (`beta`, or the database's), each once
     /// (a < b), by the exact scan or the sign-code index (`fpdb pairs --semantic`).
-    pub fn semantic_pairs(&self, beta: Option<f32>, mode: sem::SearchMode) -> Result<Vec<(u64, u64, f32)>> {
-        let a = self.semantic()?;
+    pub fn pairs(&self, beta: Option<f32>, mode: sem::SearchMode) -> Result<Vec<(u64, u64, f32)>> {
+        let a = self.db.semantic_active()?;
         if let Some(b) = beta {
             sem::check_beta(b)?;
         }
@@ -631,9 +649,9 @@ impl Db {
     }
 
     /// Waits until every document acknowledged now is embedded, at most `timeout`.
-    pub fn semantic_wait(&self, timeout: Duration) -> Result<()> {
-        let a = self.semantic()?;
-        let target = self.inner.state.read().next_id;
+    pub fn wait(&self, timeout: Duration) -> Result<()> {
+        let a = self.db.semantic_active()?;
+        let target = self.db.inner.state.read().next_id;
         match a.indexer.get() {
             Some(i) => Ok(i.wait_until(target, timeout)?),
             None if a.cursor_at_open >= target => Ok(()),
@@ -647,11 +665,11 @@ impl Db {
 
     /// Runs until every acknowledged document is embedded, calling `progress(pending)` as the
     /// indexer commits (`fpdb semantic backfill`).
-    pub fn semantic_backfill(&self, mut progress: impl FnMut(u64)) -> Result<BackfillReport> {
-        let a = self.semantic()?;
-        let target = self.inner.state.read().next_id;
+    pub fn backfill(&self, mut progress: impl FnMut(u64)) -> Result<BackfillReport> {
+        let a = self.db.semantic_active()?;
+        let target = self.db.inner.state.read().next_id;
         let Some(i) = a.indexer.get() else {
-            return self.semantic_wait(Duration::ZERO).map(|()| BackfillReport::default());
+            return self.wait(Duration::ZERO).map(|()| BackfillReport::default());
         };
         loop {
             progress(target.saturating_sub(i.cursor()));

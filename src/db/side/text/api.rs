@@ -1,6 +1,6 @@
-//! The stored texts' public API: [`Db::text`], [`Db::stored_docs`] (every live document with its
+//! The stored texts' public API: [`StoredTexts::get`], [`StoredTexts::for_each`] (every live document with its
 //! text, at one snapshot: what re-fingerprinting, the semantic backfill and the export read) and
-//! [`Db::text_usage`].
+//! [`StoredTexts::usage`].
 
 use rocksdb::IteratorMode;
 
@@ -12,7 +12,7 @@ use super::{decode_header, CF_TEXT};
 use crate::db::handle::Db;
 use crate::db::types::NewDoc;
 
-/// The live documents with their texts, in id order ([`Db::stored_docs_iter`]).
+/// The live documents with their texts, in id order ([`StoredTexts::iter`]).
 pub struct StoredDocs {
     rx: crossbeam_channel::Receiver<Result<NewDoc>>,
     _reader: std::thread::JoinHandle<()>,
@@ -25,7 +25,7 @@ impl Iterator for StoredDocs {
     }
 }
 
-/// What the stored texts take ([`Db::text_usage`]).
+/// What the stored texts take ([`StoredTexts::usage`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[non_exhaustive]
 pub struct TextUsage {
@@ -42,12 +42,6 @@ pub struct TextUsage {
 }
 
 impl Db {
-    /// Whether this database keeps its documents' texts (created with
-    /// [`CreateOptions::store_text`](crate::CreateOptions)).
-    pub fn stores_text(&self) -> bool {
-        self.text_side().is_some()
-    }
-
     pub(super) fn text_side(&self) -> Option<&super::Active> {
         self.inner.sides.text.as_ref().and_then(|s| s.active())
     }
@@ -62,16 +56,6 @@ impl Db {
         })
     }
 
-    /// The text of the document with this key, exactly as it was inserted (`None`: no such
-    /// document). Refused on a database that does not store texts.
-    pub fn text(&self, key: &str) -> Result<Option<String>> {
-        let a = self.text_side_or_refuse()?;
-        self.read_rocks(|_| {
-            let Some(id) = self.committed_id(key)? else { return Ok(None) };
-            self.text_at(a, id).map(Some)
-        })
-    }
-
     /// The text of doc `id` (a live one).
     fn text_at(&self, a: &super::Active, id: u64) -> Result<String> {
         let v = self
@@ -83,14 +67,7 @@ impl Db {
         a.decode(&v).map_err(|what| Error::corrupt(&self.inner.rocks_path, Some(id), what))
     }
 
-    /// Every live document with its text, key, metadata and bibliographic values, in id order (the
-    /// order they were inserted), as of one RocksDB snapshot (a writer may go on meanwhile):
-    /// `f(id, doc)`. Refused on a database that does not store texts.
-    pub fn stored_docs(&self, mut f: impl FnMut(u64, NewDoc) -> Result<()>) -> Result<()> {
-        self.stored_records(|id, doc, _| f(id, doc))
-    }
-
-    /// [`Db::stored_docs`] with each document's stored record (its text compressed, as kept).
+    /// [`StoredTexts::for_each`] with each document's stored record (its text compressed, as kept).
     pub(super) fn stored_records(&self, mut f: impl FnMut(u64, NewDoc, Vec<u8>) -> Result<()>) -> Result<()> {
         let a = self.text_side_or_refuse()?;
         let snap = self.inner.rocks.snapshot();
@@ -119,44 +96,87 @@ impl Db {
         }
         Ok(())
     }
+}
 
-    /// [`Db::stored_docs`] as an iterator (read on a thread of its own, a bounded queue ahead of
+/// The stored texts of a database ([`Db::texts`], `fpdb init --store-text`): a document's text as
+/// given, every stored document with its text, and the bytes they take. On a database that keeps
+/// no texts, each refuses with [`Error::InvalidOption`] (`enabled`: `false`).
+#[derive(Clone, Copy, Debug)]
+pub struct StoredTexts<'a> {
+    pub(crate) db: &'a Db,
+}
+
+impl Db {
+    /// The stored texts' API ([`StoredTexts`]).
+    pub fn texts(&self) -> StoredTexts<'_> {
+        StoredTexts { db: self }
+    }
+}
+
+impl StoredTexts<'_> {
+    /// Whether this database keeps its documents' texts (created with
+    /// [`CreateOptions::store_text`](crate::CreateOptions)).
+    pub fn enabled(&self) -> bool {
+        self.db.text_side().is_some()
+    }
+
+    /// The text of the document with this key, exactly as it was inserted (`None`: no such
+    /// document). Refused on a database that does not store texts.
+    pub fn get(&self, key: &str) -> Result<Option<String>> {
+        let a = self.db.text_side_or_refuse()?;
+        self.db.read_rocks(|_| {
+            let Some(id) = self.db.committed_id(key)? else { return Ok(None) };
+            self.db.text_at(a, id).map(Some)
+        })
+    }
+
+    /// Every live document with its text, key, metadata and bibliographic values, in id order (the
+    /// order they were inserted), as of one RocksDB snapshot (a writer may go on meanwhile):
+    /// `f(id, doc)`. Refused on a database that does not store texts.
+    pub fn for_each(&self, mut f: impl FnMut(u64, NewDoc) -> Result<()>) -> Result<()> {
+        self.db.stored_records(|id, doc, _| f(id, doc))
+    }
+
+    /// [`StoredTexts::for_each`] as an iterator (read on a thread of its own, a bounded queue ahead of
     /// the consumer): what the ingest pipeline and the semantic backfill take. Dropping it stops
     /// the reading.
-    pub fn stored_docs_iter(&self) -> Result<StoredDocs> {
-        self.text_side_or_refuse()?;
+    pub fn iter(&self) -> Result<StoredDocs> {
+        self.db.text_side_or_refuse()?;
         let (tx, rx) = crossbeam_channel::bounded(1024);
-        let db = self.clone();
+        let db = self.db.clone();
         let reader = std::thread::Builder::new()
             .name("fpdb-stored-texts".into())
             .spawn(move || {
-                let r = db.stored_docs(|_, doc| tx.send(Ok(doc)).map_err(|_| Error::input(None, "stopped")));
+                let r = db
+                    .texts()
+                    .for_each(|_, doc| tx.send(Ok(doc)).map_err(|_| Error::input(None, "stopped")));
                 if let Err(e) = r {
                     // The consumer is gone when the send fails: nobody to tell.
                     let _ = tx.send(Err(e));
                 }
             })
-            .map_err(|e| Error::io("start the stored-text reader", &self.inner.path, e))?;
+            .map_err(|e| Error::io("start the stored-text reader", &self.db.inner.path, e))?;
         Ok(StoredDocs { rx, _reader: reader })
     }
 
     /// What the stored texts take: a scan of the records' headers. Refused on a database that
     /// does not store texts.
-    pub fn text_usage(&self) -> Result<TextUsage> {
-        let a = self.text_side_or_refuse()?;
-        let cf = self.cf(CF_TEXT)?;
+    pub fn usage(&self) -> Result<TextUsage> {
+        let a = self.db.text_side_or_refuse()?;
+        let cf = self.db.cf(CF_TEXT)?;
         let mut u = TextUsage {
             dict_bytes: a.dicts.read().values().map(|d| d.bytes.len() as u64).sum(),
             sst_bytes: self
+                .db
                 .inner
                 .rocks
                 .property_int_value_cf(cf, "rocksdb.total-sst-files-size")
-                .map_err(self.rocks_err("read the text column family's size"))?
+                .map_err(self.db.rocks_err("read the text column family's size"))?
                 .unwrap_or(0),
             ..TextUsage::default()
         };
-        for item in self.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
-            let (_, v) = item.map_err(self.rocks_err("scan text"))?;
+        for item in self.db.inner.rocks.iterator_cf(cf, IteratorMode::Start) {
+            let (_, v) = item.map_err(self.db.rocks_err("scan text"))?;
             u.docs += 1;
             u.stored_bytes += v.len() as u64;
             u.raw_bytes += decode_header(&v).map_or(0, |h| h.len);

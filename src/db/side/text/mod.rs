@@ -1,6 +1,6 @@
 //! Stored texts (`fpdb init --store-text`, [`CreateOptions::store_text`](crate::CreateOptions)):
 //! every document's text kept, compressed, in the column family `text`, so that a database can
-//! show what it grouped ([`Db::text`]), be fingerprinted again under another spec without the
+//! show what it grouped ([`StoredTexts::get`]), be fingerprinted again under another spec without the
 //! harvest ([`Db::reindex_spec`]), embed its documents for the semantic channel and be exported
 //! whole.
 //!
@@ -43,7 +43,7 @@ use crate::db::rocks_options::rocks_options;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, Fault, NewDoc};
 
-pub use api::TextUsage;
+pub use api::{StoredTexts, TextUsage};
 pub(crate) use format::{decode, Dict, TextSpec, CF_TEXT};
 use format::{decode_dict_key, decode_header, dict_key, encode, META_TEXT_DICT, META_TEXT_SPEC};
 pub use respec::RespecReport;

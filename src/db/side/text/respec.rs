@@ -92,7 +92,7 @@ impl Db {
 /// Refuses a source database that cannot be fingerprinted again: one without stored texts, or
 /// one with a semantic channel.
 fn check_reindexable(src: &Db, path: &Path) -> Result<()> {
-    if !src.stores_text() {
+    if !src.texts().enabled() {
         return Err(Error::InvalidOption {
             name: "spec",
             message: format!(
@@ -102,7 +102,7 @@ fn check_reindexable(src: &Db, path: &Path) -> Result<()> {
         });
     }
     #[cfg(feature = "semantic")]
-    if src.semantic_spec().is_some() {
+    if src.semantic().spec().is_some() {
         return Err(Error::InvalidOption {
             name: "spec",
             message: "the database has a semantic channel, which a re-fingerprinted database does not carry over yet; export it, or enable the channel again afterwards".into(),

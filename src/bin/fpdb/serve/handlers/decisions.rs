@@ -96,7 +96,12 @@ pub async fn post_decision(State(s): State<Arc<AppState>>, headers: HeaderMap, b
     let body = body_of(&s, &headers, body).await?;
     let d: DecisionIn = parse_json(&body)?;
     let db = s.db.clone();
-    let made = blocking(move || Ok(db.decide_pair(&d.a, &d.b, d.decision, d.reason.as_deref(), d.author.as_deref()))).await?;
+    let made = blocking(move || {
+        Ok(db
+            .decisions()
+            .decide(&d.a, &d.b, d.decision, d.reason.as_deref(), d.author.as_deref()))
+    })
+    .await?;
     match made {
         Ok(d) => Ok(json(StatusCode::OK, &d)),
         // Every 409 (a contradiction with its evidence, one document named twice with none) has
@@ -132,7 +137,7 @@ pub async fn post_decision(State(s): State<Arc<AppState>>, headers: HeaderMap, b
     security((), ("bearer" = [])))]
 pub async fn get_decisions(State(s): State<Arc<AppState>>) -> AppResult {
     let db = s.db.clone();
-    let decisions = blocking(move || Ok(db.decisions())).await?;
+    let decisions = blocking(move || Ok(db.decisions().list())).await?;
     Ok(json(StatusCode::OK, &DecisionsOut { decisions }))
 }
 
@@ -157,7 +162,7 @@ pub async fn delete_decision(State(s): State<Arc<AppState>>, p: Result<Path<(Str
     })?;
     let db = s.db.clone();
     let (ka, kb) = (a.clone(), b.clone());
-    match blocking(move || Ok(db.undecide(&ka, &kb)?)).await? {
+    match blocking(move || Ok(db.decisions().undo(&ka, &kb)?)).await? {
         Some(undone) => Ok(json(StatusCode::OK, &UndoneOut { undone })),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -183,7 +188,7 @@ pub async fn get_group_by_key(State(s): State<Arc<AppState>>, key: Result<Path<S
     let key = key_of(key)?;
     let db = s.db.clone();
     let k = key.clone();
-    match blocking(move || Ok(db.group_view(&k)?)).await? {
+    match blocking(move || Ok(db.decisions().group(&k)?)).await? {
         Some(v) => Ok(json(StatusCode::OK, &v)),
         None => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -219,6 +224,6 @@ pub async fn get_review(State(s): State<Arc<AppState>>, q: Result<Query<ReviewQu
         return Err(ApiError::param("min_jaccard and max_jaccard are in [0, 1]; limit is at most 10000"));
     }
     let db = s.db.clone();
-    let answer = blocking(move || Ok(db.review(&opts)?)).await?;
+    let answer = blocking(move || Ok(db.decisions().review(&opts)?)).await?;
     Ok(json(StatusCode::OK, &answer))
 }

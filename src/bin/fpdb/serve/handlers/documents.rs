@@ -131,7 +131,7 @@ async fn get_by_key(s: &AppState, key: String, with_text: bool) -> AppResult {
     let k = key.clone();
     let (doc, text) = blocking(move || {
         let doc = db.get(&k)?;
-        let text = if with_text && doc.is_some() { db.text(&k)? } else { None };
+        let text = if with_text && doc.is_some() { db.texts().get(&k)? } else { None };
         Ok((doc, text))
     })
     .await?;

@@ -234,7 +234,7 @@ fn bounded_check(db: &fpdb::Db, text: &str, biblio: &Biblio, opts: &QueryOptions
     if biblio.is_empty() {
         return Ok(answer);
     }
-    let meta = db.check_duplicates(text, biblio, &text_opts.with_max_candidates(0))?;
+    let meta = db.metadata().check_duplicates(text, biblio, &text_opts.with_max_candidates(0))?;
     let seen: std::collections::HashSet<u64> = answer.hits.iter().map(|h| h.id).collect();
     answer.hits.extend(meta.into_iter().filter(|h| !seen.contains(&h.id)));
     answer.hits.truncate(opts.limit.unwrap_or(usize::MAX));

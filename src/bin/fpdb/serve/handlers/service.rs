@@ -104,7 +104,8 @@ pub async fn healthz(State(s): State<Arc<AppState>>) -> Response {
             // refused with 503 `overloaded` until one ends, which a load balancer should know.
             #[cfg(feature = "semantic")]
             let channel =
-                s.db.semantic_status()
+                s.db.semantic()
+                    .status()
                     .filter(|c| matches!(c.state, "degraded" | "stopped"))
                     .map(|c| c.reason.unwrap_or_else(|| format!("semantic channel {}", c.state)));
             #[cfg(not(feature = "semantic"))]
