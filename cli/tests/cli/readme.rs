@@ -12,7 +12,8 @@ use crate::readme_md::{console_blocks, line_matches};
 
 #[test]
 fn the_readme_session_prints_what_the_readme_says() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // the repository: the cli package's parent
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let md = std::fs::read_to_string(root.join("README.md")).unwrap();
     let blocks = console_blocks(&md);
     let shell: Vec<_> = blocks
