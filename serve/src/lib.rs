@@ -20,6 +20,16 @@
 //! Document text is never logged: `--log-requests` prints method, route template, status, latency
 //! and request id. See docs/serve.md.
 
+/// A line on stderr that is not an error (the start and shutdown notes): left out when the first
+/// argument, [`Config::quiet`], is set (`fpdb -q serve`).
+macro_rules! note {
+    ($quiet:expr, $($t:tt)*) => {
+        if !$quiet {
+            eprintln!($($t)*);
+        }
+    };
+}
+
 mod auth;
 mod conn;
 mod errors;
@@ -231,30 +241,29 @@ async fn serve_until_stopped(state: Arc<state::AppState>, cfg: Config) -> Result
         use std::io::Write as _;
         std::io::stdout().flush().ok();
     }
-    if !cfg.quiet {
-        eprintln!(
-            "fpdb serve: database {} ({} documents); token {}; writer queue {} documents",
-            cfg.db.display(),
-            state.db.stats().docs,
-            if state.auth.enabled() {
-                if cfg.token_for_reads {
-                    "required for every request"
-                } else {
-                    "required for writes"
-                }
+    note!(
+        cfg.quiet,
+        "fpdb serve: database {} ({} documents); token {}; writer queue {} documents",
+        cfg.db.display(),
+        state.db.stats().docs,
+        if state.auth.enabled() {
+            if cfg.token_for_reads {
+                "required for every request"
             } else {
-                "off (loopback only)"
-            },
-            cfg.queue_depth
-        );
-    }
+                "required for writes"
+            }
+        } else {
+            "off (loopback only)"
+        },
+        cfg.queue_depth
+    );
     let app = router::router(state.clone());
-    let quiet = cfg.quiet;
-    let signal = async move {
+    let signal = async {
         shutdown_signal().await;
-        if !quiet {
-            eprintln!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
-        }
+        note!(
+            cfg.quiet,
+            "fpdb serve: shutting down: no new connections, finishing in-flight requests"
+        );
         // A second signal ends the process at once (as a crash: what was acknowledged is durable).
         tokio::spawn(async {
             shutdown_signal().await;
@@ -290,7 +299,7 @@ async fn serve_until_stopped(state: Arc<state::AppState>, cfg: Config) -> Result
 }
 
 /// Test builds (feature `failpoints`) arm the failpoints named in `FPDB_FAILPOINTS`
-/// (`name=n,name=n`: fail on the n-th hit) — how tests/serve.rs makes the writer panic.
+/// (`name=n,name=n`: fail on the n-th hit) — how cli/tests/serve.rs makes the writer panic.
 fn arm_failpoints() {
     #[cfg(feature = "failpoints")]
     if let Ok(spec) = std::env::var("FPDB_FAILPOINTS") {

@@ -3,7 +3,7 @@
 //! A JSON line is compared as JSON, without the fields that differ from run to run (`took_us`,
 //! `inserted_at_ms`); a line with `…` matches any text in its place. So no sample in the README
 //! can go stale. (The Rust example is a doctest of the crate; the Python one is checked by
-//! python/tests/test_readme.py, the HTTP one by tests/serve.rs.)
+//! python/tests/test_readme.py, the HTTP one by cli/tests/serve.rs.)
 
 use std::path::Path;
 use std::process::Command;
