@@ -3,11 +3,29 @@
 //! tests of the channel).
 #![cfg(feature = "semantic")]
 
-use std::path::Path;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::common::semantic::{sentence, tiny};
 use fpdb::semantic::SearchMode;
+
+/// Five documents, `d0`..`d4`, in the tiny model's words: `dir/docs.jsonl`.
+fn write_docs(dir: &Path) -> PathBuf {
+    let docs = dir.join("docs.jsonl");
+    let lines: Vec<String> = (0..5)
+        .map(|i| serde_json::json!({"key": format!("d{i}"), "text": sentence(i)}).to_string())
+        .collect();
+    std::fs::write(&docs, lines.join("\n") + "\n").unwrap();
+    docs
+}
+
+/// Runs the `fpdb` executable, which must succeed; its stdout.
+fn fpdb(args: &[&OsStr]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
 
 /// `fpdb pairs --groups` groups over both channels in a database made with `--groups union` (and
 /// with `--semantic` in any): at β = -1 every embedded pair is a semantic match, so four distinct
@@ -76,16 +94,7 @@ fn cli_enable_then_backfill_from_texts() {
     let t = tempfile::tempdir().unwrap();
     let model = tiny(t.path(), 1);
     let db = t.path().join("db");
-    let docs = t.path().join("docs.jsonl");
-    let lines: Vec<String> = (0..5)
-        .map(|i| serde_json::json!({"key": format!("d{i}"), "text": sentence(i)}).to_string())
-        .collect();
-    std::fs::write(&docs, lines.join("\n") + "\n").unwrap();
-    let fpdb = |args: &[&std::ffi::OsStr]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let docs = write_docs(t.path());
     let os = |s: &str| std::ffi::OsString::from(s);
     fpdb(&[&os("init"), db.as_os_str()]);
     fpdb(&[&os("ingest"), db.as_os_str(), docs.as_os_str(), &os("--quiet")]);
@@ -122,16 +131,7 @@ fn cli_enable_then_backfill_from_texts() {
 fn cli_enable_and_backfill_from_stored_texts() {
     let t = tempfile::tempdir().unwrap();
     let model = tiny(t.path(), 1);
-    let docs = t.path().join("docs.jsonl");
-    let lines: Vec<String> = (0..5)
-        .map(|i| serde_json::json!({"key": format!("d{i}"), "text": sentence(i)}).to_string())
-        .collect();
-    std::fs::write(&docs, lines.join("\n") + "\n").unwrap();
-    let fpdb = |args: &[&std::ffi::OsStr]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_fpdb")).args(args).output().unwrap();
-        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let docs = write_docs(t.path());
     let os = |s: &str| std::ffi::OsString::from(s);
     for enable_embeds in [true, false] {
         let db = t.path().join(format!("db{enable_embeds}"));
