@@ -34,16 +34,12 @@ use gaoya::minhash::{MinHashIndex, MinHasher, MinHasher32};
 mod common;
 use common::{arg, cpu_seconds, load, Res};
 
-/// Both systems run in one process on one allocator: mimalloc when built with the `cli` feature
-/// (the allocator the `fpdb` binary links), glibc's otherwise; the header line says which.
-#[cfg(feature = "cli")]
+/// Both systems run in one process on one allocator: mimalloc with `no_thp`, the allocator the
+/// `fpdb` binary links (the header line says so). Without these two lines the process runs on
+/// glibc's malloc (docs/peers.md measures both).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-const ALLOCATOR: &str = if cfg!(feature = "cli") {
-    "mimalloc (no_thp)"
-} else {
-    "glibc malloc"
-};
+const ALLOCATOR: &str = "mimalloc (no_thp)";
 
 /// fpdb's durable crawler loop; returns docs/s, CPU seconds (user + sys of the whole process) and,
 /// per doc index, the doc indices it was linked to.

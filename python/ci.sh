@@ -7,7 +7,7 @@
 # venv/pip; PyPI provides maturin and pytest. The binding is built by `maturin develop` in the dev
 # profile into the workspace's target directory, so it reuses the RocksDB that `cargo test` already
 # compiled (only fpdb and the binding's own crates are compiled here). The tests compare against
-# the `fpdb` CLI of the same dev build.
+# the `fpdb` CLI (the workspace's cli/ package, built at the root) of the same dev build.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `cargo check` of the library and the binary for aarch64 Linux (the scalar kernels' target; the
-# SIMD ones are x86-only and picked at run time), without the semantic feature, so that this step
-# also checks the build without it. RocksDB's C++ is compiled for the target by the cross g++
+# `cargo check` for aarch64 Linux (the scalar kernels' target; the SIMD ones are x86-only and picked
+# at run time) of the three packages with their default features: the library (`fpdb`), the `fpdb`
+# command (`fpdb-cli`, serve included) and the HTTP service (`fpdb-serve`), without the semantic
+# feature, so that this step also checks the build without it. RocksDB's C++ is compiled for the target by the cross g++
 # (Debian's g++-aarch64-linux-gnu, installed here when missing): ~16 CPU-minutes the first time
 # (968 s user + 95 s sys measured on the 2-core dev box), seconds when the target dir is reused.
 set -euo pipefail
@@ -30,4 +31,4 @@ export CC_aarch64_unknown_linux_gnu=aarch64-linux-gnu-gcc CXX_aarch64_unknown_li
 export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 # bindgen parses RocksDB's C header for the target: the cross sysroot's libc headers.
 export BINDGEN_EXTRA_CLANG_ARGS_aarch64_unknown_linux_gnu="--sysroot=/usr/aarch64-linux-gnu"
-RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo check --target "$target" --features cli,serve --lib --bins
+RUSTFLAGS="${RUSTFLAGS:-} -D warnings" cargo check --target "$target" -p fpdb -p fpdb-cli -p fpdb-serve

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SCAN = ["src", "python/src", "python/fpdb", "python/tests", "tests", "scripts", "docs",
+SCAN = ["src", "cli", "serve", "python/src", "python/fpdb", "python/tests", "tests", "scripts", "docs",
         "benches", "examples", "fuzz/fuzz_targets", "README.md", "ARCHITECTURE.md"]
 EXTS = {".rs", ".py", ".pyi", ".md", ".sh", ".toml"}
 # Not a path that is itself quoted (a file name in code: `open("docs/x.md")`).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The main job on the embedded sample: build fpdb, create a database, ingest a small harvest of
+# The main job on the embedded sample: build the `fpdb` command (cli/), create a database, ingest a small harvest of
 # scholarly texts (preprint, camera-ready, course copy, broken PDF extraction, ...), then look up a
 # newly harvested version and list every near-duplicate pair and group.
 #

@@ -5,9 +5,10 @@
   implementors that define it (a hook no implementor defines runs its default only);
 - import circles: strongly connected components of the file-level `use` graph, within one folder
   (the layering rule of ARCHITECTURE.md) and across folders, for every crate root given;
-- lines in src/bin and the functions over a length (scripts/fn_lengths.py's brace counting).
+- lines of the binary's package (cli/src: the `fpdb` command) and of the server's (serve/src), and
+  the functions over a length (scripts/fn_lengths.py's brace counting).
 
-    python3 scripts/facts.py                 # src, python/src, the server crate when present
+    python3 scripts/facts.py                 # src, cli/src, serve/src, python/src
     python3 scripts/facts.py --over 60
 """
 import os
@@ -28,10 +29,8 @@ def code_of(path):
 
 
 def rust_files(root):
-    """The crate's files: a binary under src/bin is a crate of its own (its own `crate::`)."""
+    """The crate's files (each root is a crate of its own, its own `crate::`)."""
     for d, dirs, files in os.walk(root):
-        if root == "src" and d == "src":
-            dirs[:] = [x for x in dirs if x != "bin"]
         dirs.sort()
         for f in sorted(files):
             if f.endswith(".rs"):
@@ -186,8 +185,8 @@ def main():
     over = 60
     if "--over" in sys.argv:
         over = int(sys.argv[sys.argv.index("--over") + 1])
-    bins = [os.path.join("src/bin", b) for b in sorted(os.listdir("src/bin"))] if os.path.isdir("src/bin") else []
-    roots = [r for r in ["src", *bins, "python/src", "serve/src", "crates/serve/src"] if os.path.isdir(r)]
+    os.chdir(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    roots = [r for r in ["src", "cli/src", "serve/src", "python/src"] if os.path.isdir(r)]
 
     print("## Extension traits (two or more implementors)\n")
     for root in roots:
@@ -209,8 +208,10 @@ def main():
             print(f"  - across: {' <-> '.join(c)}")
 
     print("\n## Size\n")
-    bin_lines = sum(sum(1 for _ in open(p, encoding="utf-8")) for b in bins for p in rust_files(b))
-    print(f"- lines in src/bin: {bin_lines}")
+    for package in ["cli/src", "serve/src"]:
+        lines = sum(sum(1 for _ in open(p, encoding="utf-8")) for p in rust_files(package)) if os.path.isdir(package) else 0
+        what = "the binary's package, `fpdb`" if package == "cli/src" else "the server's package, `fpdb_serve`"
+        print(f"- lines in {package} ({what}): {lines}")
     found = []
     for root in roots:
         for p in rust_files(root):

@@ -2,7 +2,8 @@
 # The review page tested in a real browser (scripts/review_browser.py): Debian's headless Chromium
 # (`apt-get install chromium`, when missing) driven by Playwright for Python from a venv of its own
 # (`pip install playwright`; its bundled driver only, never `playwright install`: the browser is
-# Debian's). Builds the fpdb binary in the dev profile (reusing the target dir).
+# Debian's). Builds the fpdb binary (cli/, with the HTTP service of serve/ and its review page,
+# serve/src/review/) in the dev profile, reusing the target dir.
 #
 # Cost on a fresh Debian machine (2-core dev box): apt chromium ~1-2 min (~100 MB download),
 # pip playwright ~15-30 s (~40 MB wheel), the test itself ~10 s. Warm: ~15 s.

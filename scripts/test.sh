@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: installs what the build needs (scripts/deps.sh), then runs every test
-# with the failpoints compiled in. Extra arguments go to `cargo test` (e.g. `--test crash`).
+# of the workspace's default members (the library, `.`; the `fpdb` command, cli/; the HTTP service,
+# serve/) with every feature, the failpoints included. Extra arguments go to `cargo test` (e.g.
+# `--test crash`, a root-package suite, or `--test cli`, the command's).
 # Same target directory and profile (dev) as scripts/demo.sh, so the two share one RocksDB build.
 # Crash-harness cycles: 30 by default, 150 with CI=true, FPDB_CRASH_CYCLES=N for a long soak.
 set -euo pipefail

@@ -95,7 +95,7 @@ pub mod internals {
 }
 
 /// The README's Rust example, compiled and run by `cargo test --doc` (its other code blocks are
-/// shell, JSON and Python, which rustdoc does not run; tests/cli/readme.rs and tests/serve.rs check
+/// shell, JSON and Python, which rustdoc does not run; cli/tests/cli/readme.rs and cli/tests/serve.rs check
 /// those).
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

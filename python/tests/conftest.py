@@ -15,7 +15,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def fpdb_bin() -> Path:
-    """The CLI built by cargo: $FPDB_BIN, else $CARGO_TARGET_DIR/debug/fpdb, else target/debug/fpdb."""
+    """The CLI (the workspace's cli/ package) built by cargo: $FPDB_BIN, else
+    $CARGO_TARGET_DIR/debug/fpdb, else target/debug/fpdb (one target directory for the workspace)."""
     if os.environ.get("FPDB_BIN"):
         return Path(os.environ["FPDB_BIN"])
     target = Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target")
@@ -26,7 +27,7 @@ def fpdb_bin() -> Path:
 def cli_bin() -> Path:
     b = fpdb_bin()
     if not b.exists():
-        pytest.fail(f"the fpdb CLI is not built at {b}: run `cargo build --bin fpdb` or set FPDB_BIN")
+        pytest.fail(f"the fpdb CLI is not built at {b}: run `cargo build --bin fpdb --all-features` at the repository root or set FPDB_BIN")
     return b
 
 

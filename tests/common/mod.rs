@@ -123,3 +123,69 @@ pub fn assert_acked_present(path: &std::path::Path, acked: &[String]) {
         assert!(db.get(k).unwrap().is_some(), "acknowledged {k} is missing after reopen");
     }
 }
+
+/// `n` passages of `words` words, the i-th drawn with seed `first_seed + i`.
+pub fn texts(n: u64, words: usize, first_seed: u64) -> Vec<String> {
+    let v = vocab();
+    (0..n).map(|i| text(&passage(&v, words, first_seed + i))).collect()
+}
+
+/// A database of 20 documents (`k0`..`k19`, 150 words each) with segments of `segment_size`
+/// bytes, closed; returns its path and the texts.
+pub fn db_of_20(dir: &std::path::Path, segment_size: u64) -> (std::path::PathBuf, Vec<String>) {
+    let texts = texts(20, 150, 0);
+    let path = dir.join("db");
+    let db = Db::create_with(
+        &path,
+        &fpdb::CreateOptions::default(),
+        fpdb::Options {
+            segment_size,
+            ..fpdb::Options::default()
+        },
+    )
+    .unwrap();
+    for (i, t) in texts.iter().enumerate() {
+        db.insert(&format!("k{i}"), t).unwrap();
+    }
+    (path, texts)
+}
+
+/// Rewrites doc `id`'s record in RocksDB with `f` applied (the database must be closed).
+pub fn rewrite_doc_record(path: &std::path::Path, id: u64, f: impl FnOnce(&mut fpdb::DocRecord)) {
+    let rp = path.join("rocksdb");
+    let names = rocksdb::DB::list_cf(&rocksdb::Options::default(), &rp).unwrap();
+    let raw = rocksdb::DB::open_cf(&rocksdb::Options::default(), &rp, &names).unwrap();
+    let cf = raw.cf_handle("docs").unwrap();
+    let bytes = raw.get_cf(cf, id.to_be_bytes()).unwrap().unwrap();
+    let mut r: fpdb::DocRecord = fpdb::internals::doc_record::decode_doc(&bytes, &rp, Some(id)).unwrap();
+    f(&mut r);
+    raw.put_cf(cf, id.to_be_bytes(), fpdb::internals::doc_record::encode_doc(&r).unwrap())
+        .unwrap();
+}
+
+/// The semantic channel's test helpers (tests/semantic.rs, the cli suite's cli_semantic.rs).
+#[cfg(feature = "semantic")]
+pub mod semantic {
+    use std::path::{Path, PathBuf};
+
+    use fpdb::semantic::testkit::{write_tiny_model, TINY_WORDS};
+
+    /// A tiny random-weight model written under `dir` (`tiny-SEED`).
+    pub fn tiny(dir: &Path, seed: u64) -> PathBuf {
+        write_tiny_model(&dir.join(format!("tiny-{seed}")), seed).unwrap()
+    }
+
+    /// A 12-word sentence of the tiny model's vocabulary, the same for the same `i`.
+    pub fn sentence(i: u64) -> String {
+        let mut s = i.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        (0..12)
+            .map(|_| {
+                s ^= s << 13;
+                s ^= s >> 7;
+                s ^= s << 17;
+                TINY_WORDS[(s % 44) as usize]
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

@@ -1,5 +1,5 @@
 //! The `engine` test binary: the library's tests that need no CLI and arm no failpoint. See
-//! tests/cli/main.rs for the grouping.
+//! cli/tests/cli/main.rs for the grouping.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -16,41 +16,46 @@ mod methods;
 mod normalizer;
 mod text;
 
-/// With `autotests = false` Cargo builds only the test binaries Cargo.toml names: a test file that
-/// no binary includes would never run. Every tests/*.rs is a `[[test]]` of its own; every
-/// tests/SUITE/*.rs is a `mod` of its folder's main.rs, and every such folder a `[[test]]`.
+/// With `autotests = false` Cargo builds only the test binaries a manifest names: a test file that
+/// no binary includes would never run. In each package with tests (this one, the library; `cli/`,
+/// the `fpdb` executable's), every tests/*.rs is a `[[test]]` of its own; every tests/SUITE/*.rs is a
+/// `mod` of its folder's main.rs, and every such folder a `[[test]]`.
 #[test]
 fn every_test_file_is_in_a_suite() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
     let mut orphans = Vec::new();
-    for e in std::fs::read_dir(root.join("tests")).unwrap() {
-        let path = e.unwrap().path();
-        let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name.ends_with(".rs") {
-            if !manifest.contains(&format!("path = \"tests/{name}\"")) {
-                orphans.push(name);
+    for package in [root.to_path_buf(), root.join("cli")] {
+        let manifest = std::fs::read_to_string(package.join("Cargo.toml")).unwrap();
+        assert!(manifest.contains("autotests = false"), "{}: autotests", package.display());
+        let at = package.strip_prefix(root).unwrap().join("tests");
+        for e in std::fs::read_dir(package.join("tests")).unwrap() {
+            let path = e.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".rs") {
+                if !manifest.contains(&format!("path = \"tests/{name}\"")) {
+                    orphans.push(at.join(&name).display().to_string());
+                }
+                continue;
             }
-            continue;
-        }
-        let main = path.join("main.rs");
-        if !main.exists() {
-            continue; // common/, support/, data/: the kit and the data, included by path
-        }
-        if !manifest.contains(&format!("path = \"tests/{name}/main.rs\"")) {
-            orphans.push(format!("{name}/main.rs"));
-        }
-        let suite = std::fs::read_to_string(&main).unwrap();
-        for m in std::fs::read_dir(&path).unwrap() {
-            let file = m.unwrap().file_name().to_string_lossy().into_owned();
-            let Some(module) = file.strip_suffix(".rs") else { continue };
-            if module != "main" && !suite.lines().any(|l| l.trim() == format!("mod {module};")) {
-                orphans.push(format!("{name}/{file}"));
+            let main = path.join("main.rs");
+            if !main.exists() {
+                continue; // common/, support/, data/: the kit and the data, included by path
+            }
+            if !manifest.contains(&format!("path = \"tests/{name}/main.rs\"")) {
+                orphans.push(at.join(&name).join("main.rs").display().to_string());
+            }
+            let suite = std::fs::read_to_string(&main).unwrap();
+            for m in std::fs::read_dir(&path).unwrap() {
+                let file = m.unwrap().file_name().to_string_lossy().into_owned();
+                let Some(module) = file.strip_suffix(".rs") else { continue };
+                if module != "main" && !suite.lines().any(|l| l.trim() == format!("mod {module};")) {
+                    orphans.push(at.join(&name).join(&file).display().to_string());
+                }
             }
         }
     }
     assert!(
         orphans.is_empty(),
-        "test files in no test binary (a `mod` line in their folder's main.rs, or a [[test]] in Cargo.toml): {orphans:?}"
+        "test files in no test binary (a `mod` line in their folder's main.rs, or a [[test]] in their Cargo.toml): {orphans:?}"
     );
 }

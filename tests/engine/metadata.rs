@@ -1,4 +1,4 @@
-//! Metadata matches (the CORE paper's API) through the library and the CLI: DOI and title + year are stored,
+//! Metadata matches (the CORE paper's API) through the library (the CLI's: cli/tests/cli/cli_metadata.rs): DOI and title + year are stored,
 //! indexed in the `meta_idx` column family in the same write batch as the record, unioned with the
 //! verified text matches (each hit saying how it matched), never linked into groups; deletes and
 //! replacements remove their entries; databases from before (no column family, version-1 records)
@@ -6,9 +6,7 @@
 
 use crate::common;
 
-use std::process::Command;
-
-use common::{passage, text, vocab};
+use common::texts;
 use fpdb::PreparedDoc;
 use fpdb::{Biblio, CreateOptions, Db, Dedup, MatchKind, NewDoc, QueryOptions};
 
@@ -30,11 +28,6 @@ fn insert(db: &Db, d: NewDoc, dedup: Dedup) -> fpdb::InsertOutcome {
     db.commit_batch(vec![Ok(p)], dedup).unwrap().pop().unwrap().unwrap()
 }
 
-fn texts() -> Vec<String> {
-    let v = vocab();
-    (0..6).map(|i| text(&passage(&v, 120, 100 + i))).collect()
-}
-
 fn kinds(hits: &[fpdb::Hit]) -> Vec<(&str, MatchKind)> {
     hits.iter().map(|h| (h.key.as_str(), h.matched)).collect()
 }
@@ -43,7 +36,7 @@ fn kinds(hits: &[fpdb::Hit]) -> Vec<(&str, MatchKind)> {
 fn metadata_matches_are_reported_not_linked() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
-    let t = texts();
+    let t = texts(6, 120, 100);
     let o = insert(
         &db,
         doc("a", &t[0], Some("On Shingles"), Some(2001), Some("10.1000/XYZ")),
@@ -139,7 +132,7 @@ fn metadata_matches_are_reported_not_linked() {
 fn matches_within_one_batch_and_invalid_metadata_is_rejected_per_document() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::create(dir.path().join("db"), &CreateOptions::default()).unwrap();
-    let t = texts();
+    let t = texts(6, 120, 100);
     let mut fpr = db.fingerprinter();
     let batch: Vec<fpdb::Result<PreparedDoc>> = vec![
         db.prepare(&mut fpr, doc("x", &t[0], Some("T"), Some(1999), None)),
@@ -160,7 +153,7 @@ fn matches_within_one_batch_and_invalid_metadata_is_rejected_per_document() {
 fn databases_from_before_metadata_matches_still_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db");
-    let t = texts();
+    let t = texts(6, 120, 100);
     {
         let db = Db::create(&path, &CreateOptions::default()).unwrap();
         db.insert("old1", &t[0]).unwrap();
@@ -214,53 +207,4 @@ fn databases_from_before_metadata_matches_still_open() {
     assert!(db.delete("old2").unwrap());
     let rep = db.check().unwrap();
     assert!(rep.faults.is_empty(), "{:?}", rep.faults);
-}
-
-#[test]
-fn cli_ingest_reads_title_year_and_doi() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("db").display().to_string();
-    let t = texts();
-    let input = dir.path().join("in.jsonl");
-    let lines = [
-        serde_json::json!({"key": "p1", "text": t[0], "title": "A Paper", "year": 2020, "doi": "10.5555/P1", "source": "x"}),
-        serde_json::json!({"key": "p2", "text": t[1], "doi": "doi:10.5555/p1"}),
-        serde_json::json!({"key": "p3", "text": t[2], "title": "a paper", "year": "2020"}),
-        serde_json::json!({"key": "p4", "text": t[3], "year": "soon"}),
-        serde_json::json!({"key": "p5", "text": t[4], "doi": "not-a-doi"}),
-    ];
-    std::fs::write(&input, lines.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
-    let bin = env!("CARGO_BIN_EXE_fpdb");
-    assert!(Command::new(bin).args(["init", &db]).status().unwrap().success());
-    let out = Command::new(bin)
-        .args(["--json", "ingest", &db, &input.display().to_string()])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(6),
-        "two lines are bad: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let res: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(res[1]["duplicates"][0]["key"], "p1");
-    assert_eq!(res[1]["duplicates"][0]["match"], "doi");
-    assert_eq!(res[2]["duplicates"][0]["match"], "title_year");
-    assert!(res[3]["error"].as_str().unwrap().contains("year"));
-    assert!(res[4]["error"].as_str().unwrap().contains("not a DOI"));
-    let out = Command::new(bin).args(["--json", "get", &db, "p1"]).output().unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["title"], "A Paper");
-    assert_eq!(v["year"], 2020);
-    assert_eq!(v["doi"], "10.5555/P1");
-    // Metadata keeps every extra field, as before metadata matches existed.
-    assert_eq!(
-        v["meta"],
-        serde_json::json!({"source": "x", "title": "A Paper", "year": 2020, "doi": "10.5555/P1"})
-    );
-    assert!(Command::new(bin).args(["check", &db]).status().unwrap().success());
 }

@@ -1,6 +1,6 @@
 //! The `failpoints` test binary: the tests that arm failpoints (needs `--features failpoints` for
 //! most of them). Failpoints are process-wide, so every test of this binary that arms one, or that
-//! could trip one armed by another, holds [`SERIAL`]. See tests/cli/main.rs for the grouping.
+//! could trip one armed by another, holds [`SERIAL`]. See cli/tests/cli/main.rs for the grouping.
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -1,6 +1,8 @@
-//! Running the `fpdb` binary from the CLI tests (`cli.rs`, `cli_input.rs`, `cli_interrupt.rs`,
-//! `cli_containment.rs`, `methods_cli.rs`; `serve.rs` takes `gzip`): spawn it, feed it standard
-//! input, insist on success, read its JSON lines, make a database and count its documents.
+//! Running the `fpdb` binary from the CLI tests (cli/tests/cli/: `cli.rs`, `cli_input.rs`,
+//! `cli_interrupt.rs`, `cli_containment.rs`, `methods_cli.rs`; cli/tests/serve.rs takes `gzip`):
+//! spawn it, feed it standard input, insist on success, read its JSON lines, make a database and
+//! count its documents. Only the cli package's tests include it: `env!("CARGO_BIN_EXE_fpdb")` names
+//! the executable of the package that owns it.
 #![allow(dead_code)]
 
 use std::io::Write;

@@ -1,5 +1,5 @@
-//! Reading the README's samples for the tests that check them (tests/cli/readme.rs: the shell
-//! session; tests/serve.rs: the HTTP example): ```console blocks of `$ command` lines, each followed
+//! Reading the README's samples for the tests that check them (cli/tests/cli/readme.rs: the
+//! shell session; cli/tests/serve.rs: the HTTP example): ```console blocks of `$ command` lines, each followed
 //! by the output it must print; JSON compared as JSON without the fields that differ from run to run
 //! (`took_us`, `inserted_at_ms`); `…` in a line matches any text there.
 #![allow(dead_code)]

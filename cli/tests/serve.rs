@@ -2,12 +2,13 @@
 //! (`--listen 127.0.0.1:0`, bound address read from its stdout); every endpoint, every error code,
 //! the token rules, the logs and the graceful shutdown are exercised over real HTTP.
 
+#[path = "../../tests/common/mod.rs"]
 mod common;
-#[path = "support/http.rs"]
+#[path = "../../tests/support/http.rs"]
 mod http;
-#[path = "support/readme.rs"]
+#[path = "../../tests/support/readme.rs"]
 mod readme_md;
-#[path = "support/cli.rs"]
+#[path = "../../tests/support/cli.rs"]
 mod support;
 
 use std::fs::File;
@@ -1404,7 +1405,7 @@ fn shell_words(cmd: &str) -> Vec<String> {
 
 #[test]
 fn the_readme_http_example_answers_what_the_readme_says() {
-    let md = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let md = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
     let blocks: Vec<_> = readme_md::console_blocks(&md)
         .into_iter()
         .filter(|b| b.first().is_some_and(|(c, _)| c.starts_with("curl ")))

@@ -8,9 +8,9 @@ use axum::http::{HeaderMap, StatusCode};
 
 use super::body::body_of;
 use super::{blocking, json, AppResult};
-use crate::serve::errors::ErrorBody;
-use crate::serve::schemas::{parse_json, BackupIn};
-use crate::serve::state::AppState;
+use crate::errors::ErrorBody;
+use crate::schemas::{parse_json, BackupIn};
+use crate::state::AppState;
 
 /// A consistent copy of the database into a new directory on the server (`Db::backup`), made
 /// while the server goes on serving and writing; answers when the copy is complete and durable.

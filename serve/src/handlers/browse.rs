@@ -12,11 +12,11 @@ use axum::http::StatusCode;
 use fpdb::QueryOptions;
 
 use super::{blocking, json, key_of, AppResult};
-use crate::serve::errors::{ApiError, ErrorBody};
-use crate::serve::schemas::{
+use crate::errors::{ApiError, ErrorBody};
+use crate::schemas::{
     DocumentOut, DocumentsPage, DuplicatesOut, GroupMembersOut, GroupsPage, MemberOut, PageQuery, StoredDuplicatesQuery, Where,
 };
-use crate::serve::state::AppState;
+use crate::state::AppState;
 
 /// The near-duplicates of a stored document, found from its stored fingerprint (no text sent):
 /// the hits `POST /v1/duplicates` gives for its text, less the document itself. Text matches

@@ -15,9 +15,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::body::body_of;
 use super::{blocking, json, key_of, AppResult};
-use crate::serve::errors::{ApiError, ErrorBody, ErrorDetail};
-use crate::serve::schemas::parse_json;
-use crate::serve::state::AppState;
+use crate::errors::{ApiError, ErrorBody, ErrorDetail};
+use crate::schemas::parse_json;
+use crate::state::AppState;
 
 /// A decision to record.
 #[derive(Debug, Deserialize, ToSchema)]

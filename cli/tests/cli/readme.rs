@@ -3,7 +3,7 @@
 //! A JSON line is compared as JSON, without the fields that differ from run to run (`took_us`,
 //! `inserted_at_ms`); a line with `…` matches any text in its place. So no sample in the README
 //! can go stale. (The Rust example is a doctest of the crate; the Python one is checked by
-//! python/tests/test_readme.py, the HTTP one by tests/serve.rs.)
+//! python/tests/test_readme.py, the HTTP one by cli/tests/serve.rs.)
 
 use std::path::Path;
 use std::process::Command;
@@ -12,7 +12,8 @@ use crate::readme_md::{console_blocks, line_matches};
 
 #[test]
 fn the_readme_session_prints_what_the_readme_says() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // the repository: the cli package's parent
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
     let md = std::fs::read_to_string(root.join("README.md")).unwrap();
     let blocks = console_blocks(&md);
     let shell: Vec<_> = blocks

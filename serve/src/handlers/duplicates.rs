@@ -11,10 +11,10 @@ use fpdb::{Biblio, QueryAnswer, QueryOptions};
 
 use super::body::{body_of, bulk_body_of};
 use super::{blocking, json, ndjson, send_line, AppResult};
-use crate::serve::errors::{ApiError, ErrorBody, RequestId};
-use crate::serve::limits::RequestDeadline;
-use crate::serve::schemas::{check_bounds, parse_json, BatchLineOut, DuplicatesIn, DuplicatesOut};
-use crate::serve::state::AppState;
+use crate::errors::{ApiError, ErrorBody, RequestId};
+use crate::limits::RequestDeadline;
+use crate::schemas::{check_bounds, parse_json, BatchLineOut, DuplicatesIn, DuplicatesOut};
+use crate::state::AppState;
 
 /// The longest `wait_semantic_ms` (a day; the request's timeout cuts every wait shorter still).
 const MAX_WAIT_SEMANTIC_MS: u64 = 86_400_000;

@@ -62,7 +62,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Eval(a) => eval::run(eval::Config::from_args(a)?, &mut out)?,
         Cmd::BenchQuery(a) => bench_query::run(bench_query::Config::from(a), json, &mut out)?,
         #[cfg(feature = "serve")]
-        Cmd::Serve(a) => serve::run(serve::Config::from(a))?,
+        Cmd::Serve(a) => serve::run(serve::config(a, cli.quiet))?,
         Cmd::Semantic(c) => semantic::run(semantic::Config::from_args(c)?, json, &mut out)?,
         Cmd::Completions(a) => completions::run(completions::Config::from(a), &mut out)?,
         Cmd::Man(a) => man::run(man::Config::from(a), &mut out)?,

@@ -11,7 +11,7 @@ use super::auth::Auth;
 use super::errors::ApiError;
 use super::metrics::Metrics;
 use super::writer::{Health, Writer};
-use super::ServeConfig;
+use crate::Config;
 
 pub struct AppState {
     pub db: Db,
@@ -29,7 +29,7 @@ pub struct AppState {
     pub stopping: Arc<AtomicBool>,
     /// When [`AppState::distance_bound`] was computed, and its value.
     pub bound_cache: parking_lot::Mutex<(Option<std::time::Instant>, u32)>,
-    pub cfg: ServeConfig,
+    pub cfg: Config,
 }
 
 /// Modelled probe time (ns) a duplicate check may ask for: see [`AppState::distance_bound`].

@@ -6,8 +6,8 @@ use axum::body::{Body, Bytes};
 use axum::http::{header, HeaderMap, StatusCode};
 
 use super::blocking;
-use crate::serve::errors::ApiError;
-use crate::serve::state::AppState;
+use crate::errors::ApiError;
+use crate::state::AppState;
 
 /// A single-document body (`--max-body-bytes`), read within `--body-timeout-s`, then [`decoded`].
 pub(super) async fn body_of(s: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {

@@ -13,10 +13,10 @@ use tokio::sync::oneshot;
 
 use super::body::body_of;
 use super::{blocking, dedup_of, json, key_of, new_doc, AppResult};
-use crate::serve::errors::{ApiError, ErrorBody};
-use crate::serve::schemas::{parse_json, DedupQuery, DeleteOut, DocumentIn, DocumentOut, KeyIn, TextQuery};
-use crate::serve::state::AppState;
-use crate::serve::writer::Job;
+use crate::errors::{ApiError, ErrorBody};
+use crate::schemas::{parse_json, DedupQuery, DeleteOut, DocumentIn, DocumentOut, KeyIn, TextQuery};
+use crate::state::AppState;
+use crate::writer::Job;
 
 /// Store (or replace) one document; answers once it is durable.
 #[utoipa::path(put, path = "/v1/documents/{key}", tag = "documents",

@@ -1,5 +1,7 @@
 //! `fpdb serve`: the database as a real-time near-duplicate service over HTTP (the API of
 //! the CORE paper). One process owns the database (the single writer) and serves many clients.
+//! The `fpdb` command (the `fpdb-cli` package) parses its flags and calls [`run`] with a plain
+//! [`Config`]; this crate has no command-line parser of its own.
 //!
 //! * `handlers`: one thin function per endpoint, calling the same library API the CLI calls; the
 //!   engine's blocking calls run on tokio's blocking pool, never on the async threads.
@@ -17,6 +19,16 @@
 //!
 //! Document text is never logged: `--log-requests` prints method, route template, status, latency
 //! and request id. See docs/serve.md.
+
+/// A line on stderr that is not an error (the start and shutdown notes): left out when the first
+/// argument, [`Config::quiet`], is set (`fpdb -q serve`).
+macro_rules! note {
+    ($quiet:expr, $($t:tt)*) => {
+        if !$quiet {
+            eprintln!($($t)*);
+        }
+    };
+}
 
 mod auth;
 mod conn;
@@ -41,10 +53,11 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use fpdb::{Db, Error, Options};
+pub use log::LogFormat;
 
-/// Everything `fpdb serve` is configured with (from the command line).
+/// Everything `fpdb serve` is configured with (the `fpdb` command fills it from its flags).
 #[derive(Clone, Debug)]
-pub struct ServeConfig {
+pub struct Config {
     /// Database directory (created with the default settings when it holds no database).
     pub db: PathBuf,
     /// Address to listen on; port 0 picks a free port (the bound address is printed on stdout).
@@ -91,6 +104,11 @@ pub struct ServeConfig {
     pub query_deadline: Duration,
     /// A database created here keeps its texts (`--store-text`, as `fpdb init --store-text`).
     pub store_text: bool,
+    /// The log's form on stderr (`--log-format`).
+    pub log_format: LogFormat,
+    /// `fpdb -q serve`: neither the bound address on stdout nor the start and shutdown notes on
+    /// stderr (errors and the request log are still written).
+    pub quiet: bool,
 }
 
 fn usage(name: &'static str, message: String) -> anyhow::Error {
@@ -118,10 +136,11 @@ fn read_token(path: &std::path::Path) -> Result<Vec<u8>> {
     Ok(token.as_bytes().to_vec())
 }
 
-/// Runs the server until SIGINT or SIGTERM, then shuts down gracefully: stops accepting, lets
-/// in-flight requests finish (at most `shutdown_timeout`), drains the writer queue, flushes and
-/// returns success.
-pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
+/// Installs the log ([`log::init`]), runs the server until SIGINT or SIGTERM, then shuts down
+/// gracefully: stops accepting, lets in-flight requests finish (at most `shutdown_timeout`), drains
+/// the writer queue, flushes and returns success.
+pub fn run(cfg: Config) -> Result<ExitCode> {
+    log::init(cfg.log_format);
     let token = check_config(&cfg)?;
     let opts = Options {
         sync: cfg.sync,
@@ -175,7 +194,7 @@ pub fn run(cfg: ServeConfig) -> Result<ExitCode> {
 
 /// The settings refused before anything opens: a token is required off loopback and for
 /// `--token-for-reads`, and every bound is at least 1. Returns the token read from its file.
-fn check_config(cfg: &ServeConfig) -> Result<Option<Vec<u8>>> {
+fn check_config(cfg: &Config) -> Result<Option<Vec<u8>>> {
     let token = cfg.token_file.as_deref().map(read_token).transpose()?;
     if token.is_none() && !cfg.listen.ip().is_loopback() {
         return Err(usage(
@@ -209,7 +228,7 @@ fn check_config(cfg: &ServeConfig) -> Result<Option<Vec<u8>>> {
 
 /// Binds, prints the address, serves until SIGINT/SIGTERM, then waits for the bulk ingests still
 /// running to commit what they took.
-async fn serve_until_stopped(state: Arc<state::AppState>, cfg: ServeConfig) -> Result<()> {
+async fn serve_until_stopped(state: Arc<state::AppState>, cfg: Config) -> Result<()> {
     let listener = tokio::net::TcpListener::bind(cfg.listen).await.map_err(|e| Error::Io {
         op: "listen",
         path: PathBuf::from(cfg.listen.to_string()),
@@ -217,12 +236,13 @@ async fn serve_until_stopped(state: Arc<state::AppState>, cfg: ServeConfig) -> R
     })?;
     let addr = listener.local_addr().context("reading the bound address")?;
     // The one line on stdout: scripts and tests read the bound address from it.
-    if !crate::print::quiet() {
+    if !cfg.quiet {
         println!("fpdb serve: listening on http://{addr}");
         use std::io::Write as _;
         std::io::stdout().flush().ok();
     }
-    crate::print::note!(
+    note!(
+        cfg.quiet,
         "fpdb serve: database {} ({} documents); token {}; writer queue {} documents",
         cfg.db.display(),
         state.db.stats().docs,
@@ -240,7 +260,10 @@ async fn serve_until_stopped(state: Arc<state::AppState>, cfg: ServeConfig) -> R
     let app = router::router(state.clone());
     let signal = async {
         shutdown_signal().await;
-        crate::print::note!("fpdb serve: shutting down: no new connections, finishing in-flight requests");
+        note!(
+            cfg.quiet,
+            "fpdb serve: shutting down: no new connections, finishing in-flight requests"
+        );
         // A second signal ends the process at once (as a crash: what was acknowledged is durable).
         tokio::spawn(async {
             shutdown_signal().await;
@@ -276,7 +299,7 @@ async fn serve_until_stopped(state: Arc<state::AppState>, cfg: ServeConfig) -> R
 }
 
 /// Test builds (feature `failpoints`) arm the failpoints named in `FPDB_FAILPOINTS`
-/// (`name=n,name=n`: fail on the n-th hit) — how tests/serve.rs makes the writer panic.
+/// (`name=n,name=n`: fail on the n-th hit) — how cli/tests/serve.rs makes the writer panic.
 fn arm_failpoints() {
     #[cfg(feature = "failpoints")]
     if let Ok(spec) = std::env::var("FPDB_FAILPOINTS") {

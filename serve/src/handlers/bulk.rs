@@ -13,9 +13,9 @@ use fpdb::{Biblio, Dedup, IngestOptions, InsertOutcome, NewDoc};
 
 use super::body::bulk_body_of;
 use super::{blocking, dedup_of, ndjson, new_doc, send_line, AppResult};
-use crate::serve::errors::{ApiError, ErrorBody, RequestId};
-use crate::serve::schemas::{BulkDocumentIn, BulkLineOut, DedupQuery};
-use crate::serve::state::AppState;
+use crate::errors::{ApiError, ErrorBody, RequestId};
+use crate::schemas::{BulkDocumentIn, BulkLineOut, DedupQuery};
+use crate::state::AppState;
 
 /// Store many documents (NDJSON, one `BulkDocumentIn` per line) through the ingestion pipeline
 /// (group commit); streams one NDJSON result line per input line once its batch is durable.

@@ -1,12 +1,11 @@
 //! `fpdb`: the command-line front end. `main` parses the arguments ([`cli`]), runs the command (one
 //! file per command under `commands/`, each converting its arguments into a plain `Config` for the
-//! library) and maps errors to the documented exit codes.
+//! library, or for `fpdb_serve`, the HTTP service's crate) and maps errors to the documented exit
+//! codes.
 
 mod cli;
 mod commands;
 mod print;
-#[cfg(feature = "serve")]
-mod serve;
 
 use std::io;
 use std::process::ExitCode;

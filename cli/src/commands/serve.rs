@@ -1,34 +1,21 @@
-//! `fpdb serve`: the HTTP service (feature `serve`; the service itself is in `crate::serve`).
+//! `fpdb serve`: the HTTP service (feature `serve`; the service itself is the `fpdb-serve` crate,
+//! `fpdb_serve`, which this file hands a plain [`fpdb_serve::Config`]).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::Result;
+use fpdb_serve::{Config, LogFormat};
 
 use crate::cli::{LogFormatArg, ServeArgs};
-use crate::serve::log::LogFormat;
 
-/// The service's settings and the log's form.
-pub struct Config {
-    pub serve: crate::serve::ServeConfig,
-    pub log: LogFormat,
-}
-
-impl From<ServeArgs> for Config {
-    fn from(a: ServeArgs) -> Config {
-        let log = match a.log_format {
-            LogFormatArg::Text => LogFormat::Text,
-            LogFormatArg::Json => LogFormat::Json,
-        };
-        Config {
-            serve: serve_config(a),
-            log,
-        }
-    }
-}
-
-fn serve_config(a: ServeArgs) -> crate::serve::ServeConfig {
-    crate::serve::ServeConfig {
+/// The service's settings from its flags; `quiet` is `fpdb -q`.
+pub fn config(a: ServeArgs, quiet: bool) -> Config {
+    let log_format = match a.log_format {
+        LogFormatArg::Text => LogFormat::Text,
+        LogFormatArg::Json => LogFormat::Json,
+    };
+    Config {
         db: a.db,
         listen: a.listen,
         token_file: a.token_file,
@@ -55,11 +42,12 @@ fn serve_config(a: ServeArgs) -> crate::serve::ServeConfig {
         max_candidates: a.max_candidates,
         query_deadline: Duration::from_millis(a.query_deadline_ms),
         store_text: a.store_text,
+        log_format,
+        quiet,
     }
 }
 
 /// Serves until SIGINT/SIGTERM.
 pub fn run(cfg: Config) -> Result<ExitCode> {
-    crate::serve::log::init(cfg.log);
-    crate::serve::run(cfg.serve)
+    fpdb_serve::run(cfg)
 }

@@ -9,9 +9,9 @@ use axum::response::{IntoResponse, Response};
 use fpdb::output::View;
 
 use super::{blocking, json, key_of, AppResult};
-use crate::serve::errors::{ApiError, ErrorBody};
-use crate::serve::schemas::{GroupMembersOut, HealthOut, MemberOut, StatsOut};
-use crate::serve::state::AppState;
+use crate::errors::{ApiError, ErrorBody};
+use crate::schemas::{GroupMembersOut, HealthOut, MemberOut, StatsOut};
+use crate::state::AppState;
 
 /// A duplicate group and its members.
 #[utoipa::path(get, path = "/v1/groups/{id}", tag = "groups",
@@ -180,7 +180,7 @@ pub async fn metrics(State(s): State<Arc<AppState>>) -> AppResult {
     security((), ("bearer" = [])))]
 pub async fn openapi_json() -> Response {
     static DOC: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    let doc = DOC.get_or_init(crate::serve::openapi::json);
+    let doc = DOC.get_or_init(crate::openapi::json);
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
