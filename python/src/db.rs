@@ -916,7 +916,7 @@ impl Db {
     ///
     /// Adds the semantic channel to the closed database at `path`, created without it (`fpdb
     /// semantic enable`): documents inserted from then on are embedded in the background; embed
-    /// the stored ones with `db.semantic().backfill(texts)`. The options are `Db.create`'s.
+    /// the stored ones with `db.semantic_backfill(texts)`. The options are `Db.create`'s.
     /// Raises InvalidOptionError when the database already has the channel.
     #[staticmethod]
     #[pyo3(signature = (path, semantic, *, min_cosine = None, semantic_field = None, semantic_max_tokens = None, groups = None))]

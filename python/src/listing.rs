@@ -173,7 +173,7 @@ impl ReindexReport {
     }
 }
 
-/// What `Db.semantic().backfill(texts)` did with the texts it was given.
+/// What `Db.semantic_backfill(texts)` did with the texts it was given.
 #[pyclass(frozen, get_all, module = "fpdb")]
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct TextBackfill {

@@ -98,7 +98,7 @@ impl Stats {
     }
 
     /// Acknowledged documents the semantic channel has not embedded yet (0 without the channel;
-    /// `Db.semantic().backfill()` or a query's `wait_semantic` waits for them).
+    /// `Db.semantic_backfill()` or a query's `wait_semantic` waits for them).
     #[getter]
     fn semantic_pending(&self) -> u64 {
         self.s.semantic_pending
