@@ -528,7 +528,7 @@ mod in_db {
             for i in 0..10 {
                 d.insert(&format!("k{i}"), &sentence(i)).unwrap();
             }
-            assert_eq!(d.stats().semantic_pending, 10);
+            assert_eq!(d.stats().semantic.pending, 10);
             let a = d.query_answer(&sentence(3), &QueryOptions::default()).unwrap();
             assert_eq!(a.semantic_pending, 10);
             assert_eq!(a.hits.len(), 1);
@@ -538,7 +538,7 @@ mod in_db {
         let d = open(&path, true);
         wait(&d);
         let s = d.stats();
-        assert_eq!((s.semantic_pending, s.semantic_vectors), (0, 10));
+        assert_eq!((s.semantic.pending, s.semantic.vectors), (0, 10));
         let a = d.query_answer(&sentence(3), &QueryOptions::default()).unwrap();
         assert_eq!(a.semantic_pending, 0);
         assert_eq!(a.hits[0].key, "k3");
@@ -559,7 +559,7 @@ mod in_db {
         }
         wait(&d);
         let mut o = QueryOptions::default();
-        o.min_cosine = Some(-1.0);
+        o.semantic.min_cosine = Some(-1.0);
         let a = d.query_answer(&sentence(5), &o).unwrap();
         assert_eq!(a.hits.len(), 8);
         assert_eq!(
@@ -575,11 +575,11 @@ mod in_db {
         let cos: Vec<f32> = a.hits[1..].iter().map(|h| h.cosine.unwrap()).collect();
         assert!(cos.windows(2).all(|w| w[0] >= w[1]), "best cosine first: {cos:?}");
         // β above every cosine but the text hit's: the text channel alone for the others
-        o.min_cosine = Some((cos[0] + 1e-4).min(1.0));
+        o.semantic.min_cosine = Some((cos[0] + 1e-4).min(1.0));
         let a = d.query_answer(&sentence(5), &o).unwrap();
         assert_eq!(a.hits.len(), 1);
         // limit applies to the union
-        o.min_cosine = Some(-1.0);
+        o.semantic.min_cosine = Some(-1.0);
         o.limit = Some(3);
         assert_eq!(d.query_answer(&sentence(5), &o).unwrap().hits.len(), 3);
     }
@@ -597,10 +597,10 @@ mod in_db {
         d.insert("k2", &sentence(100)).unwrap(); // replaced: new id, old vector gone
         wait(&d);
         let s = d.stats();
-        assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending), (5, 5, 0));
+        assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending), (5, 5, 0));
         assert!(d.check().unwrap().faults.is_empty());
         let mut o = QueryOptions::default();
-        o.min_cosine = Some(-1.0);
+        o.semantic.min_cosine = Some(-1.0);
         let keys: Vec<String> = d
             .query_answer(&sentence(100), &o)
             .unwrap()
@@ -613,11 +613,11 @@ mod in_db {
         // compaction (segments and the column families) keeps every vector and the queue empty
         d.compact(0.0).unwrap();
         d.compact_index().unwrap();
-        assert_eq!(d.stats().semantic_vectors, 5);
+        assert_eq!(d.stats().semantic.vectors, 5);
         assert!(d.check().unwrap().faults.is_empty());
         drop(d);
         let d = open(&path, false);
-        assert_eq!(d.stats().semantic_vectors, 5);
+        assert_eq!(d.stats().semantic.vectors, 5);
         assert!(d.check().unwrap().faults.is_empty());
     }
 
@@ -762,21 +762,21 @@ mod in_db {
             .unwrap();
             assert!(r.check().unwrap().faults.is_empty());
             let s = r.stats();
-            assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending), (6, 0, 0));
+            assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending), (6, 0, 0));
             assert_eq!(r.get("k3").unwrap().unwrap().id, 3);
             let mut o = QueryOptions::default();
-            o.min_cosine = Some(-1.0);
+            o.semantic.min_cosine = Some(-1.0);
             assert_eq!(r.query_answer(&sentence(3), &o).unwrap().hits.len(), 1);
         }
         let e = Db::enable_semantic(&path, &cfg, Options::default()).unwrap_err();
         assert!(matches!(e, Error::InvalidOption { name: "semantic", .. }), "{e:?}");
         let d = open(&path, true);
         let s = d.stats();
-        assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending), (6, 0, 0));
+        assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending), (6, 0, 0));
         assert!(d.check().unwrap().faults.is_empty());
         d.insert("k6", &sentence(6)).unwrap(); // queued: the indexer's
         wait(&d);
-        assert_eq!(d.stats().semantic_vectors, 1);
+        assert_eq!(d.stats().semantic.vectors, 1);
         let doc = |key: &str, i: u64| NewDoc {
             key: key.into(),
             text: sentence(i),
@@ -795,19 +795,19 @@ mod in_db {
         assert_eq!(seen.last(), Some(&6));
         assert!(seen.len() >= 2, "progress after each batch: {seen:?}");
         let s = d.stats();
-        assert_eq!((s.semantic_vectors, s.semantic_pending), (7, 0));
+        assert_eq!((s.semantic.vectors, s.semantic.pending), (7, 0));
         assert!(d.check().unwrap().faults.is_empty());
         assert_eq!(d.get("k0").unwrap().unwrap().group.size, 7, "linked over the union");
         // the stored documents answer by the semantic channel
         let mut o = QueryOptions::default();
-        o.min_cosine = Some(-1.0);
+        o.semantic.min_cosine = Some(-1.0);
         assert_eq!(d.query_answer(&sentence(100), &o).unwrap().hits.len(), 7);
         // again: nothing left to embed
         let rep = d.semantic().backfill_texts(input.into_iter().map(Ok), 4, |_| ()).unwrap();
         assert_eq!((rep.embedded, rep.already, rep.unknown), (0, 7, 1));
         drop(d);
         let d = open(&path, false);
-        assert_eq!(d.stats().semantic_vectors, 7);
+        assert_eq!(d.stats().semantic.vectors, 7);
         assert!(d.check().unwrap().faults.is_empty());
     }
 
@@ -830,7 +830,7 @@ mod in_db {
             }
             wait(&d);
             let s = d.stats();
-            assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending, s.semantic_set_aside), (6, 6, 0, 0));
+            assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending, s.semantic.set_aside), (6, 6, 0, 0));
             assert!(d.check().unwrap().faults.is_empty());
         }
         {
@@ -838,7 +838,7 @@ mod in_db {
             raw.delete_cf(raw.cf_handle("semantic").unwrap(), 4u64.to_be_bytes()).unwrap();
         }
         let d = open(&path, false);
-        assert_eq!(d.stats().semantic_vectors, 5);
+        assert_eq!(d.stats().semantic.vectors, 5);
         let faults = d.check().unwrap().faults;
         assert_eq!(faults.len(), 1, "{faults:?}");
         assert_eq!((faults[0].doc, faults[0].key.as_deref()), (Some(4), Some("k4")));
@@ -867,8 +867,8 @@ mod in_db {
         let d = open(&path, true);
         wait(&d);
         let s = d.stats();
-        assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending, s.semantic_set_aside), (8, 7, 0, 1));
-        assert_eq!(s.semantic_indexer.as_deref(), Some("degraded"));
+        assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending, s.semantic.set_aside), (8, 7, 0, 1));
+        assert_eq!(s.semantic.indexer.as_deref(), Some("degraded"));
         let listed = d.semantic().set_aside().unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!((listed[0].0, listed[0].1.as_str()), (2, "k2"));
@@ -877,7 +877,7 @@ mod in_db {
         assert_eq!((st.state, st.set_aside), ("degraded", 1));
         assert!(st.reason.unwrap().contains("doc 2"));
         let mut o = QueryOptions::default();
-        o.wait_semantic = Some(Duration::from_secs(30));
+        o.semantic.wait = Some(Duration::from_secs(30));
         for i in 0..8 {
             let a = d.query_answer(&sentence(i), &o).unwrap();
             assert_eq!((a.hits[0].key.clone(), a.semantic_pending), (format!("k{i}"), 0));
@@ -914,7 +914,7 @@ mod in_db {
         }
         wait(&d);
         let s = d.stats();
-        assert_eq!((s.semantic_vectors, s.semantic_set_aside, s.semantic_pending), (11, 1, 0));
+        assert_eq!((s.semantic.vectors, s.semantic.set_aside, s.semantic.pending), (11, 1, 0));
         let listed = d.semantic().set_aside().unwrap();
         assert_eq!(listed[0].1, "k5");
         assert!(listed[0].2.contains(FAILPOINT_EMBED), "{listed:?}");
@@ -933,7 +933,7 @@ mod in_db {
     fn db_kill_9_child() {
         let Ok(dir) = std::env::var("FPDB_SEMDB_CHILD_DIR") else { return };
         let d = open(&PathBuf::from(dir).join("db"), true);
-        let base = d.stats().docs + d.stats().semantic_pending;
+        let base = d.stats().docs + d.stats().semantic.pending;
         for i in base.. {
             d.insert(&format!("k{}", i % 50), &sentence(i)).unwrap();
             if i % 7 == 3 {
@@ -973,14 +973,14 @@ mod in_db {
             let d = open(&path, false);
             let rep = d.check().unwrap();
             assert!(rep.faults.is_empty(), "round {round}: {:?}", rep.faults);
-            embedded_by_children = d.stats().semantic_vectors;
+            embedded_by_children = d.stats().semantic.vectors;
         }
         assert!(embedded_by_children > 0, "the children's indexers committed");
         let d = open(&path, true);
         wait(&d);
         let s = d.stats();
         assert!(s.docs > 0, "the children made progress");
-        assert_eq!((s.semantic_vectors, s.semantic_pending), (s.docs, 0));
+        assert_eq!((s.semantic.vectors, s.semantic.pending), (s.docs, 0));
         assert!(d.check().unwrap().faults.is_empty());
         assert!(s.grouped_docs > 0, "the indexer linked documents into groups");
     }

@@ -98,8 +98,8 @@ fn text_query_opts(
     wait_semantic: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<QueryOptions> {
     let mut q = query_opts(max_distance, min_jaccard, limit, min_containment, min_shared);
-    q.min_cosine = min_cosine;
-    q.wait_semantic = semantic::wait(py, wait_semantic)?;
+    q.semantic.min_cosine = min_cosine;
+    q.semantic.wait = semantic::wait(py, wait_semantic)?;
     Ok(q)
 }
 
@@ -849,7 +849,7 @@ impl Db {
     ///
     /// Runs this handle's semantic indexer until every document acknowledged so far is embedded
     /// (`fpdb semantic backfill`; the GIL is released meanwhile, so other threads go on, and
-    /// `stats().semantic_pending` shows the progress). Open the handle with
+    /// `stats().semantic.pending` shows the progress). Open the handle with
     /// `semantic_threads=os.cpu_count()` to use every core, as the CLI does. Returns a
     /// BackfillReport: `embedded`, the documents this handle's indexer embedded, and `vectors`,
     /// the vectors the channel holds. Raises InvalidOptionError on a database without the channel, SemanticError when

@@ -37,8 +37,8 @@ pub use handle::Db;
 pub use list::{GroupListing, Page, MAX_PAGE};
 pub(crate) use options::check_c;
 pub use options::{
-    auto_tables, validate_key, CreateOptions, Dedup, Options, QueryOptions, Tables, DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD,
-    MAX_DISTANCE, MAX_KEY_BYTES,
+    auto_tables, validate_key, CreateOptions, Dedup, Options, QueryOptions, SemanticQuery, Tables, DEFAULT_MAX_DISTANCE,
+    DEFAULT_MIN_JACCARD, MAX_DISTANCE, MAX_KEY_BYTES,
 };
 pub use options::{ContainmentConfig, DEFAULT_CONTAINMENT};
 pub use reindex::ReindexReport;
@@ -51,6 +51,6 @@ pub use side::SemanticIndex;
 pub use side::{ContainmentIndex, MetadataIndex, RespecReport, StoredTexts, TextUsage};
 pub use types::{
     Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, NotLinked, Precheck, PreparedDoc,
-    QueryAnswer, Stats,
+    QueryAnswer, SemanticCounters, Stats,
 };
 pub use types::{ContainPair, ContainmentStats};

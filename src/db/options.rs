@@ -243,14 +243,21 @@ pub struct QueryOptions {
     /// Verification stops at this instant; candidates left make the answer truncated. `None`: no
     /// bound.
     pub deadline: Option<std::time::Instant>,
-    /// The semantic channel's β for this query (default: the database's, `fpdb init --min-cosine`).
-    /// Ignored without the channel.
+    /// The semantic channel's part ([`SemanticQuery`]); ignored without the channel.
+    pub semantic: SemanticQuery,
+}
+
+/// The semantic channel's settings of one query ([`QueryOptions::semantic`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct SemanticQuery {
+    /// β for this query (default: the database's, `fpdb init --min-cosine`).
     pub min_cosine: Option<f32>,
-    /// Wait (at most this long) until the semantic channel has embedded every document
-    /// acknowledged before the query (`fpdb query --wait-semantic`); an answer that waited too
-    /// long is an error. `None`: answer from what is embedded, `QueryAnswer::semantic_pending`
-    /// says how much is not. Ignored without the channel.
-    pub wait_semantic: Option<std::time::Duration>,
+    /// Wait (at most this long) until the channel has embedded every document acknowledged
+    /// before the query (`fpdb query --wait-semantic`); an answer that waited too long is an
+    /// error. `None`: answer from what is embedded, `QueryAnswer::semantic_pending` says how
+    /// much is not.
+    pub wait: Option<std::time::Duration>,
 }
 
 /// Checks a key against the accepted range.

@@ -275,11 +275,7 @@ impl Db {
             max_distance: self.inner.config.max_distance,
             min_jaccard: self.inner.config.min_jaccard,
             spec: self.inner.spec.to_string(),
-            semantic_pending: 0,
-            semantic_vectors: 0,
-            semantic_set_aside: 0,
-            semantic_indexer: None,
-            semantic_indexer_reason: None,
+            semantic: Default::default(),
         };
         self.inner.sides.iter().for_each(|s| s.stats(&st, &mut stats));
         stats

@@ -67,8 +67,8 @@ impl Config {
                 o.limit = a.limit;
                 o.min_containment = a.min_containment;
                 o.min_shared = a.min_shared;
-                o.min_cosine = a.min_cosine;
-                o.wait_semantic = a.wait_semantic.then(|| std::time::Duration::from_secs(a.wait_semantic_secs));
+                o.semantic.min_cosine = a.min_cosine;
+                o.semantic.wait = a.wait_semantic.then(|| std::time::Duration::from_secs(a.wait_semantic_secs));
                 o
             },
         })
@@ -84,7 +84,7 @@ fn parse_u64(s: &str) -> Option<u64> {
 
 pub fn run(cfg: Config, json: bool, out: &mut impl Write) -> Result<ExitCode> {
     // Waiting for the semantic channel runs its indexer here: a writer's handle.
-    let d = match cfg.opts.wait_semantic {
+    let d = match cfg.opts.semantic.wait {
         Some(_) => super::open(&cfg.db, true)?,
         None => super::open_ro(&cfg.db)?,
     };

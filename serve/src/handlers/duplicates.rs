@@ -88,11 +88,11 @@ fn check_one(state: &AppState, d: DuplicatesIn, due: Instant) -> Result<(QueryAn
     if let Some(l) = d.limit {
         opts = opts.with_limit(usize::try_from(l).unwrap_or(usize::MAX));
     }
-    opts.min_cosine = d.min_cosine.map(|c| c as f32);
+    opts.semantic.min_cosine = d.min_cosine.map(|c| c as f32);
     if d.wait_semantic_ms.is_some_and(|ms| ms > MAX_WAIT_SEMANTIC_MS) {
         return Err(ApiError::param(format!("wait_semantic_ms must be at most {MAX_WAIT_SEMANTIC_MS}")));
     }
-    opts.wait_semantic = d
+    opts.semantic.wait = d
         .wait_semantic_ms
         .map(|ms| std::time::Duration::from_millis(ms).min(due.saturating_duration_since(Instant::now())));
     opts.min_containment = d.min_containment;

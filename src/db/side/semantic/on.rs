@@ -248,12 +248,12 @@ impl SideIndex for Semantic {
 
     fn stats(&self, st: &State, stats: &mut Stats) {
         if let Some(a) = self.active() {
-            stats.semantic_vectors = a.channel.len() as u64;
-            stats.semantic_pending = st.next_id.saturating_sub(a.cursor());
-            stats.semantic_set_aside = a.failures();
+            stats.semantic.vectors = a.channel.len() as u64;
+            stats.semantic.pending = st.next_id.saturating_sub(a.cursor());
+            stats.semantic.set_aside = a.failures();
             let state = a.state();
-            stats.semantic_indexer = Some(state.word().into());
-            stats.semantic_indexer_reason = state.reason().map(str::to_owned);
+            stats.semantic.indexer = Some(state.word().into());
+            stats.semantic.indexer_reason = state.reason().map(str::to_owned);
         }
     }
 }
@@ -266,9 +266,9 @@ impl QuerySide for Semantic {
     fn on_query(&self, db: &Db, q: &Query<'_>, answer: &mut QueryAnswer) -> Result<()> {
         let Some(a) = self.active() else { return Ok(()) };
         let spec = a.channel.spec();
-        let beta = q.opts.min_cosine.unwrap_or(spec.min_cosine);
+        let beta = q.opts.semantic.min_cosine.unwrap_or(spec.min_cosine);
         sem::check_beta(beta)?;
-        if let Some(timeout) = q.opts.wait_semantic {
+        if let Some(timeout) = q.opts.semantic.wait {
             match db.semantic().wait(timeout) {
                 Err(Error::Semantic(SemanticError::IndexerStopped { .. })) => {}
                 r => r?,
