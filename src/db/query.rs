@@ -277,7 +277,7 @@ impl Db {
             spec: self.inner.spec.to_string(),
             semantic: Default::default(),
         };
-        self.inner.sides.iter().for_each(|s| s.stats(&st, &mut stats));
+        self.inner.sides.queries().for_each(|q| q.stats(&st, &mut stats));
         stats
     }
 }

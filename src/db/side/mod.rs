@@ -20,7 +20,7 @@
 //!   own (after each commit; written at `Db::flush` and a clean close; ended at a poisoned or
 //!   read-only close); an error there poisons the handle;
 //! * at query time it may answer a query it was asked for or add to and annotate the hits
-//!   ([`SideIndex::query`], a [`QuerySide`]), and add counters ([`SideIndex::stats`]).
+//!   and add counters ([`SideIndex::query`], a [`QuerySide`]).
 //!
 //! Every hook has a default that does nothing: a side index implements what it needs.
 
@@ -201,13 +201,11 @@ pub(crate) trait SideIndex: Send + Sync {
     fn check(&self, base: &Base, st: &State, records: &IntMap<u64, DocRecord>, rep: &mut CheckReport) -> Result<()> {
         Ok(())
     }
-
-    /// Its counters in `Db::stats`.
-    fn stats(&self, st: &State, stats: &mut Stats) {}
 }
 
-/// What a side index adds to queries: the containment index answers a query that asks for it
-/// (and refuses one by SimHash alone), the semantic channel adds its matches to the text hits.
+/// What a side index adds to reads: the containment index answers a query that asks for it
+/// (and refuses one by SimHash alone), the semantic channel adds its matches to the text hits
+/// and its counters to `Db::stats`.
 #[allow(unused_variables)]
 pub(crate) trait QuerySide {
     /// Answers a query in place of the near-duplicate path, when the query asks for this index
@@ -225,6 +223,9 @@ pub(crate) trait QuerySide {
     fn refuse_simhash(&self, opts: &QueryOptions) -> Result<()> {
         Ok(())
     }
+
+    /// Its counters in `Db::stats` (the state's read lock held).
+    fn stats(&self, st: &State, stats: &mut Stats) {}
 }
 
 /// A side index's part of one batch: the hooks the writer calls for it while the batch is decided,

@@ -245,7 +245,10 @@ impl SideIndex for Semantic {
         }
         Ok(())
     }
+}
 
+/// Semantic matches join the text hits; its counters join `Db::stats`.
+impl QuerySide for Semantic {
     fn stats(&self, st: &State, stats: &mut Stats) {
         if let Some(a) = self.active() {
             stats.semantic.vectors = a.channel.len() as u64;
@@ -256,10 +259,7 @@ impl SideIndex for Semantic {
             stats.semantic.indexer_reason = state.reason().map(str::to_owned);
         }
     }
-}
 
-/// Semantic matches join the text hits.
-impl QuerySide for Semantic {
     /// The text hits are answered whatever the channel's state: a stopped indexer ends a wait
     /// early (`semantic_pending` says what is missing), and a query text the model fails on is
     /// answered by the text channel alone.
