@@ -23,6 +23,22 @@ use super::types::{GroupInfo, Hit, InsertOutcome, NewDoc, Precheck, PreparedDoc}
 /// document at k = 12, m = 5) are held until the part is done.
 const PRECHECK_PART: usize = 8192;
 
+/// One batch as the writer decides it: its changes and the side indexes' parts.
+struct Batch<'a> {
+    pend: Pending,
+    parts: Parts<'a>,
+}
+
+/// One document's duplicate search: its fingerprint, the rule (k), t, and the document it
+/// replaces (`exclude`: never its own duplicate).
+#[derive(Clone, Copy)]
+struct Search<'a> {
+    fp: &'a Fingerprint,
+    k: Rule,
+    t: f64,
+    exclude: Option<u64>,
+}
+
 impl Db {
     /// Fingerprints and validates a document (no database access; call from any thread).
     pub fn prepare(&self, fpr: &mut Fingerprinter, mut doc: NewDoc) -> Result<PreparedDoc> {
@@ -206,32 +222,32 @@ impl Db {
             t: self.inner.config.min_jaccard,
             asked,
         };
-        let mut parts = Parts::begin(&self.inner.sides);
-        let mut pend = Pending::default();
+        let mut b = Batch {
+            pend: Pending::default(),
+            parts: Parts::begin(&self.inner.sides),
+        };
         let mut results: Vec<Result<InsertOutcome>> = Vec::with_capacity(docs.len());
         {
             let st = self.inner.state.read();
             for doc in docs {
                 results.push(match doc {
-                    Ok((doc, pre)) => self.decide(&st, w, &mut pend, &mut parts, &how, doc, pre)?,
+                    Ok((doc, pre)) => self.decide(&st, w, &mut b, &how, doc, pre)?,
                     Err(e) => Err(e),
                 });
             }
         }
-        self.commit(w, pend, parts, Vec::new())?;
+        self.commit(w, b.pend, b.parts, Vec::new())?;
         Ok(results)
     }
 
     /// The writer's decision for one document: its relations searched, then skipped (a duplicate
     /// under [`Dedup::Skip`]) or placed in the batch (replacing the document of its key, joining
     /// its duplicates' groups). The inner `Err` is this document's, the outer the batch's.
-    #[allow(clippy::too_many_arguments)]
     fn decide(
         &self,
         st: &State,
         w: &mut Writer,
-        pend: &mut Pending,
-        parts: &mut Parts<'_>,
+        b: &mut Batch<'_>,
         how: &How,
         doc: PreparedDoc,
         pre: Option<Precheck>,
@@ -239,14 +255,15 @@ impl Db {
         if let Err(e) = self.check_sketch(&doc) {
             return Ok(Err(e));
         }
-        let old = self.live_id(pend, &doc.key)?;
-        let (dups, add) = match self.relations(st, pend, parts, how, &doc, pre, old) {
+        let old = self.live_id(&b.pend, &doc.key)?;
+        let (dups, add) = match self.relations(st, b, how, &doc, pre, old) {
             Ok(f) => f,
             Err(e) => return Ok(Err(e)),
         };
         if how.asked.dedup == Dedup::Skip && !dups.is_empty() {
             return Ok(Ok(outcome(doc.key, None, None, dups, add, None)));
         }
+        let (pend, parts) = (&mut b.pend, &mut b.parts);
         if let Some(old) = old {
             self.remove_doc(st, w, pend, old)?;
         }
@@ -297,23 +314,27 @@ impl Db {
 
     /// A document's relations to the committed documents and the batch so far: its verified
     /// duplicates (none with dedup off), then what the side indexes add to its outcome.
-    #[allow(clippy::too_many_arguments)]
     fn relations(
         &self,
         st: &State,
-        pend: &Pending,
-        parts: &mut Parts<'_>,
+        b: &mut Batch<'_>,
         how: &How,
         doc: &PreparedDoc,
         pre: Option<Precheck>,
         old: Option<u64>,
     ) -> Result<(Vec<Hit>, Additions)> {
-        let (k, t) = (how.rule, how.t);
+        let search = Search {
+            fp: &doc.fp,
+            k: how.rule,
+            t: how.t,
+            exclude: old,
+        };
         let dups = match (how.asked.dedup, pre) {
             (Dedup::Off, _) => Vec::new(),
-            (_, Some(pre)) => self.finish_precheck(st, pend, parts, &doc.fp, k, t, old, pre)?,
-            (_, None) => self.find_dups(st, pend, parts, &doc.fp, k, t, old)?,
+            (_, Some(pre)) => self.finish_precheck(st, &b.pend, &b.parts, &search, pre)?,
+            (_, None) => self.find_dups(st, &b.pend, &b.parts, &search)?,
         };
+        let (pend, parts) = (&b.pend, &mut b.parts);
         let mut add = Additions::default();
         let deciding = Deciding {
             base: &self.inner,
@@ -363,17 +384,8 @@ impl Db {
 
     /// Verified duplicates of `fp` among committed docs (minus those deleted in `pend` and `exclude`)
     /// and the live docs of the batch so far.
-    #[allow(clippy::too_many_arguments)]
-    fn find_dups(
-        &self,
-        st: &State,
-        pend: &Pending,
-        parts: &Parts<'_>,
-        fp: &Fingerprint,
-        k: Rule,
-        t: f64,
-        exclude: Option<u64>,
-    ) -> Result<Vec<Hit>> {
+    fn find_dups(&self, st: &State, pend: &Pending, parts: &Parts<'_>, s: &Search<'_>) -> Result<Vec<Hit>> {
+        let Search { fp, k, t, exclude } = *s;
         let mut cands = Vec::new();
         self.candidates(st, fp, k, |id, d| {
             if Some(id) != exclude && !pend.deleted.contains(&id) {
@@ -382,7 +394,7 @@ impl Db {
         })?;
         let mut hits = Vec::new();
         self.verify(st, fp, t, cands, &mut hits)?;
-        self.pending_dups(pend, parts, fp, k, t, exclude, &mut hits);
+        self.pending_dups(pend, parts, s, &mut hits);
         sort_hits(&mut hits);
         Ok(hits)
     }
@@ -410,21 +422,11 @@ impl Db {
     /// Completes a worker's [`Precheck`]: drops hits deleted since (or `exclude`), adds documents
     /// committed after the worker's snapshot and those of this batch. Falls back to a full search when
     /// the snapshot is older than [`State::recent`] reaches.
-    #[allow(clippy::too_many_arguments)]
-    fn finish_precheck(
-        &self,
-        st: &State,
-        pend: &Pending,
-        parts: &Parts<'_>,
-        fp: &Fingerprint,
-        k: Rule,
-        t: f64,
-        exclude: Option<u64>,
-        pre: Precheck,
-    ) -> Result<Vec<Hit>> {
+    fn finish_precheck(&self, st: &State, pend: &Pending, parts: &Parts<'_>, s: &Search<'_>, pre: Precheck) -> Result<Vec<Hit>> {
         if pre.upto < st.recent_floor {
-            return self.find_dups(st, pend, parts, fp, k, t, exclude);
+            return self.find_dups(st, pend, parts, s);
         }
+        let Search { fp, k, t, exclude } = *s;
         let mut hits: Vec<Hit> = pre
             .dups
             .into_iter()
@@ -438,22 +440,13 @@ impl Db {
             }
         })?;
         self.verify(st, fp, t, gap, &mut hits)?;
-        self.pending_dups(pend, parts, fp, k, t, exclude, &mut hits);
+        self.pending_dups(pend, parts, s, &mut hits);
         sort_hits(&mut hits);
         Ok(hits)
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn pending_dups(
-        &self,
-        pend: &Pending,
-        parts: &Parts<'_>,
-        fp: &Fingerprint,
-        k: Rule,
-        t: f64,
-        exclude: Option<u64>,
-        hits: &mut Vec<Hit>,
-    ) {
+    fn pending_dups(&self, pend: &Pending, parts: &Parts<'_>, s: &Search<'_>, hits: &mut Vec<Hit>) {
+        let Search { fp, k, t, exclude } = *s;
         let mut near: Vec<(usize, MethodScore)> = Vec::new();
         if !parts.in_batch(&self.inner, pend, fp, k, &mut near) {
             tables_in_batch(pend, fp, k, &mut near);

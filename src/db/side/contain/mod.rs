@@ -129,7 +129,7 @@ impl BatchPart for ContainBatch<'_> {
     /// The containment relations, when asked for.
     fn on_decide(&mut self, d: &Deciding<'_>, add: &mut Additions) -> Result<()> {
         if let Some(c) = d.asked.min_containment {
-            add.containment = self.side.relations(d.base, d.st, d.pend, &self.batch, &d.doc.fp, c, d.old)?;
+            add.containment = self.side.relations(d, &self.batch, c)?;
         }
         Ok(())
     }

@@ -18,10 +18,8 @@ use super::{contain_cfg, Containment as ContainIndex};
 use crate::db::base::Base;
 use crate::db::handle::Db;
 use crate::db::options::{check_c, QueryOptions};
-use crate::db::pending::Pending;
-use crate::db::side::{Query, QuerySide};
+use crate::db::side::{Deciding, Query, QuerySide};
 use crate::db::snapshot::Snapshot;
-use crate::db::state::State;
 use crate::db::types::{Hit, QueryAnswer};
 
 /// The hit of a verified containment: `r` is the query (A) against the stored document (B).
@@ -75,20 +73,12 @@ pub(super) fn contain_index<'a>(base: &'a Base, mem: &'a ContainMem, cfg: Contai
 }
 
 impl ContainIndex {
-    /// Verified containment hits of `fp` among the published documents that `keep` accepts:
-    /// candidates from the index that pass the count filter, then the exact containment from the
-    /// stored sets.
-    #[allow(clippy::too_many_arguments)]
-    fn search(
-        &self,
-        base: &Base,
-        cfg: ContainmentConfig,
-        st: &State,
-        fp: &Fingerprint,
-        c: f64,
-        keep: impl Fn(u64) -> bool,
-        hits: &mut Vec<Hit>,
-    ) -> Result<()> {
+    /// Verified containment hits of the document being decided among the published documents
+    /// (minus those deleted in its batch and the one it replaces): candidates from the index that
+    /// pass the count filter, then the exact containment from the stored sets.
+    fn search(&self, d: &Deciding<'_>, cfg: ContainmentConfig, c: f64, hits: &mut Vec<Hit>) -> Result<()> {
+        let (base, st, fp) = (d.base, d.st, &d.doc.fp);
+        let keep = |id: u64| Some(id) != d.old && !d.pend.deleted.contains(&id);
         let mem = self.mem();
         let mut cands = Candidates::new(&fp.shingles, cfg, c);
         let found = contain_index(base, &mem, cfg)?.candidates(&fp.shingles, &mem.short, |id, kind, keys| cands.add(id, kind, keys))?;
@@ -112,28 +102,11 @@ impl ContainIndex {
     /// containment ≥ c in either direction. Runs under the writer lock, so RocksDB holds exactly
     /// the published documents.
     /// `batch`: the batch's documents so far in an in-memory index.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn relations(
-        &self,
-        base: &Base,
-        st: &State,
-        pend: &Pending,
-        batch: &MemContain,
-        fp: &Fingerprint,
-        c: f64,
-        exclude: Option<u64>,
-    ) -> Result<Vec<Hit>> {
+    pub(super) fn relations(&self, d: &Deciding<'_>, batch: &MemContain, c: f64) -> Result<Vec<Hit>> {
+        let (pend, fp, exclude) = (d.pend, &d.doc.fp, d.old);
         let Some(cfg) = self.cfg else { return Ok(Vec::new()) };
         let mut hits = Vec::new();
-        self.search(
-            base,
-            cfg,
-            st,
-            fp,
-            c,
-            |id| Some(id) != exclude && !pend.deleted.contains(&id),
-            &mut hits,
-        )?;
+        self.search(d, cfg, c, &mut hits)?;
         if !batch.is_empty() {
             let mut cands = Candidates::new(&fp.shingles, cfg, c);
             let found = batch.candidates(&fp.shingles, cfg.sample, cfg.max_postings, |id, kind, keys| {
