@@ -118,7 +118,7 @@ pub(crate) struct Additions {
     pub(crate) not_linked: Vec<NotLinked>,
 }
 
-/// One query, for [`SideIndex::answer`] and [`SideIndex::on_query`].
+/// One query, for [`QuerySide::answer`] and [`QuerySide::on_query`].
 #[allow(dead_code)] // `text` serves the side indexes that embed it (the semantic channel)
 pub(crate) struct Query<'a> {
     /// The query's text, when it was asked by text (a side index that embeds it needs it).
