@@ -24,7 +24,7 @@ use super::base::Base;
 use super::handle::{Db, Inner};
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};
-use super::side::register::{Registering, Sides};
+use super::side::register::{Registering, Settings, Sides};
 use super::side::{Creating, Opening};
 use super::state::{DocMeta, State, Writer};
 use super::stored::{read_stored, write_created, Stored};
@@ -56,6 +56,7 @@ impl Db {
             config: &config,
             opts: &opts,
             rocks_path: &rocks_path,
+            from: Settings::New(create),
         })?;
         if rocks_path.exists() {
             return Err(Error::AlreadyExists { path: path.to_path_buf() });
@@ -111,9 +112,10 @@ impl Db {
             config: &stored.config,
             opts: &opts,
             rocks_path: &rocks_path,
+            from: Settings::Stored(&rocks),
         })?;
         if !opts.read_only {
-            sides.each(|s| s.upgrade(&mut rocks, &cache, &rocks_path))?;
+            create_missing_cfs(&mut rocks, &cache, &rocks_path, &sides.column_families())?;
         }
         let meta = meta_cf(&rocks, &rocks_path)?;
         let next_id = stored.next_id;
@@ -180,6 +182,18 @@ fn write_table_entries_above(rocks: &DB, rocks_path: &Path, stored: &Stored, doc
         .map(|(&id, m)| (id, m.simhash))
         .collect();
     super::background::table_files::write_entries(rocks, rocks_path, &stored.layout, stored.table_gen, &above, stored.next_id, true)
+}
+
+/// A writer's open: the side indexes' column families a database made before them lacks.
+fn create_missing_cfs(rocks: &mut DB, cache: &Cache, rocks_path: &Path, names: &[String]) -> Result<()> {
+    for name in names {
+        if rocks.cf_handle(name).is_none() {
+            rocks
+                .create_cf(name, &cf_options(cache, name, false))
+                .map_err(|e| Error::rocks("create a side index's column family", rocks_path, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// Drops the column families of `stale` tables (a writer's step of the open).

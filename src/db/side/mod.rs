@@ -40,7 +40,7 @@ pub use text::{RespecReport, StoredTexts, TextUsage};
 
 use std::path::Path;
 
-use rocksdb::{Cache, ColumnFamily, WriteBatch, DB};
+use rocksdb::{ColumnFamily, WriteBatch, DB};
 
 use crate::error::Result;
 use crate::fingerprint::similarity::{MethodScore, Rule};
@@ -135,18 +135,14 @@ pub(crate) trait SideIndex: Send + Sync {
     /// Its name (in errors and messages).
     fn name(&self) -> &'static str;
 
-    /// The column families it owns: created with the database, flushed and compacted with the rest.
+    /// The column families it owns: created with the database (and by a writer's open of a
+    /// database made before it), flushed and compacted with the rest.
     fn column_families(&self) -> Vec<String> {
         Vec::new()
     }
 
     /// Adds its entries to the creation's `meta` batch.
     fn create(&self, c: &Creating<'_>, b: &mut WriteBatch) -> Result<()> {
-        Ok(())
-    }
-
-    /// A writer's open: adds what a database created before it lacks (e.g. its column family).
-    fn upgrade(&self, rocks: &mut DB, cache: &Cache, rocks_path: &Path) -> Result<()> {
         Ok(())
     }
 

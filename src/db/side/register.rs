@@ -6,6 +6,8 @@
 
 use std::path::Path;
 
+use rocksdb::DB;
+
 use crate::error::Result;
 use crate::fingerprint::spec::FingerprintSpec;
 use crate::store::doc_record::DbConfig;
@@ -18,7 +20,7 @@ use super::semantic::Semantic;
 use super::text::StoredText;
 use super::{QuerySide, SideIndex};
 use crate::db::candidates::CandidateSource;
-use crate::db::options::Options;
+use crate::db::options::{CreateOptions, Options};
 
 /// What a side index is made from at open.
 pub(crate) struct Registering<'a> {
@@ -26,6 +28,16 @@ pub(crate) struct Registering<'a> {
     pub(crate) config: &'a DbConfig,
     pub(crate) opts: &'a Options,
     pub(crate) rocks_path: &'a Path,
+    /// Where the settings of the side indexes a database may have or not (stored texts, the
+    /// semantic channel) come from.
+    pub(crate) from: Settings<'a>,
+}
+
+/// [`Registering::from`]: a database being created has its creation's options, an existing one
+/// its `meta`.
+pub(crate) enum Settings<'a> {
+    New(&'a CreateOptions),
+    Stored(&'a DB),
 }
 
 /// Declares [`Sides`] (one `Option` field a side index, in registration order: the order every
@@ -57,8 +69,8 @@ side_indexes! { r =>
     metadata: Metadata = Some(Metadata);
     method: MethodSide = MethodSide::new(r.spec, r.config, r.opts, r.rocks_path)?;
     contain: Containment = Some(Containment::new(r.config, r.opts));
-    text: StoredText = StoredText::new(r.opts); // before the channel, which takes the text
-    semantic: Semantic = Semantic::new(r.opts);
+    text: StoredText = StoredText::new(r)?; // before the channel, which takes the text
+    semantic: Semantic = Semantic::new(r)?;
     decisions: Decisions = Some(Decisions::default());
 }
 

@@ -27,10 +27,9 @@ mod record;
 mod view;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::Path;
 
 use parking_lot::RwLock;
-use rocksdb::{Cache, IteratorMode, WriteBatch, DB};
+use rocksdb::{IteratorMode, WriteBatch};
 
 use crate::error::{Error, Result};
 use crate::store::keys::CF_KEYS;
@@ -38,7 +37,6 @@ use crate::store::keys::CF_KEYS;
 use super::{Additions, BatchPart, Deciding, Opening, SideIndex};
 use crate::db::base::Base;
 use crate::db::pending::Pending;
-use crate::db::rocks_options::rocks_options;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, NotLinked};
 use crate::intmap::IntMap;
@@ -286,16 +284,6 @@ impl SideIndex for Decisions {
 
     fn column_families(&self) -> Vec<String> {
         vec![CF_DECISIONS.to_string()]
-    }
-
-    /// A database created before the decisions gets their column family.
-    fn upgrade(&self, rocks: &mut DB, cache: &Cache, rocks_path: &Path) -> Result<()> {
-        if rocks.cf_handle(CF_DECISIONS).is_none() {
-            rocks
-                .create_cf(CF_DECISIONS, &rocks_options(cache, false))
-                .map_err(|e| Error::rocks("create decisions column family", rocks_path, e))?;
-        }
-        Ok(())
     }
 
     /// Every entry, and the live document of every decided key (a read-only open of a database

@@ -9,7 +9,7 @@ pub use api::MetadataIndex;
 use std::collections::HashSet;
 use std::path::Path;
 
-use rocksdb::{Cache, ColumnFamily, IteratorMode, WriteBatch, DB};
+use rocksdb::{ColumnFamily, IteratorMode, WriteBatch, DB};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::biblio::{index_values, matches, Biblio, MatchKind};
@@ -23,7 +23,6 @@ use super::{Additions, BatchPart, Deciding, SideIndex};
 use crate::db::base::Base;
 use crate::db::options::Dedup;
 use crate::db::pending::Pending;
-use crate::db::rocks_options::rocks_options;
 use crate::db::snapshot::share;
 use crate::db::state::State;
 use crate::db::types::{Channel, CheckReport, Fault, Hit};
@@ -39,16 +38,6 @@ impl SideIndex for Metadata {
 
     fn column_families(&self) -> Vec<String> {
         vec![CF_META_IDX.to_string()]
-    }
-
-    /// A database created before the index gets its column family.
-    fn upgrade(&self, rocks: &mut DB, cache: &Cache, rocks_path: &Path) -> Result<()> {
-        if rocks.cf_handle(CF_META_IDX).is_none() {
-            rocks
-                .create_cf(CF_META_IDX, &rocks_options(cache, false))
-                .map_err(|e| Error::rocks("create meta_idx column family", rocks_path, e))?;
-        }
-        Ok(())
     }
 
     fn batch(&self) -> Option<Box<dyn BatchPart + '_>> {

@@ -2,9 +2,9 @@
 
 use crate::error::{Error, Result};
 
+use super::super::register::Registering;
 use super::super::{Opening, SideIndex};
 use crate::db::handle::Db;
-use crate::db::options::Options;
 
 /// The `meta` key of the channel's spec (`crate::semantic::META_SEMANTIC_SPEC` in a build with
 /// the feature).
@@ -14,8 +14,8 @@ const META_SEMANTIC_SPEC: &[u8] = b"semantic_spec";
 pub(crate) struct Semantic;
 
 impl Semantic {
-    pub(crate) fn new(_: &Options) -> Option<Semantic> {
-        Some(Semantic)
+    pub(crate) fn new(_: &Registering<'_>) -> Result<Option<Semantic>> {
+        Ok(Some(Semantic))
     }
 }
 

@@ -30,7 +30,7 @@ use std::sync::{Arc, OnceLock, Weak};
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use rocksdb::{Cache, WriteBatch, WriteOptions};
+use rocksdb::{WriteBatch, WriteOptions};
 
 use crate::error::{Error, Result};
 use crate::fingerprint::biblio::MatchKind;
@@ -43,14 +43,13 @@ use crate::semantic::{
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::CF_META;
 
+use super::super::register::{Registering, Settings};
 use super::super::{BatchPart, Creating, Opening, Query, QuerySide, SideIndex};
 use super::active::Active;
 use crate::db::background::{Background, View};
 use crate::db::base::Base;
 use crate::db::handle::{Db, Inner};
-use crate::db::options::Options;
 use crate::db::pending::Pending;
-use crate::db::rocks_options::rocks_options;
 use crate::db::state::{State, Writer};
 use crate::db::types::{Channel, CheckReport, Fault, Hit, NewDoc, QueryAnswer, Stats};
 
@@ -59,18 +58,30 @@ const NOTHING_TO_EMBED: &str = "nothing to embed: the text (or the spec's field)
 
 /// The side index: always registered (with the feature); active when the database's spec has it.
 pub(crate) struct Semantic {
+    /// The database was created with the channel, or it was added (its `meta` has the spec).
+    on: bool,
     opts: SemanticOptions,
     read_only: bool,
     active: OnceLock<Active>,
 }
 
 impl Semantic {
-    pub(crate) fn new(opts: &Options) -> Option<Semantic> {
-        Some(Semantic {
-            opts: opts.semantic.clone(),
-            read_only: opts.read_only,
+    pub(crate) fn new(r: &Registering<'_>) -> Result<Option<Semantic>> {
+        let on = match r.from {
+            Settings::New(create) => create.semantic.is_some(),
+            Settings::Stored(rocks) => {
+                let meta = rocks
+                    .cf_handle(CF_META)
+                    .ok_or_else(|| Error::corrupt(r.rocks_path, None, "missing meta column family"))?;
+                sem::read_spec(rocks, meta)?.is_some()
+            }
+        };
+        Ok(Some(Semantic {
+            on,
+            opts: r.opts.semantic.clone(),
+            read_only: r.opts.read_only,
             active: OnceLock::new(),
-        })
+        }))
     }
 
     /// The model directory of this handle: its own, else the one recorded at creation.
@@ -106,9 +117,9 @@ impl SideIndex for Semantic {
     }
 
     fn column_families(&self) -> Vec<String> {
-        match self.active() {
-            Some(_) => sem::COLUMN_FAMILIES.iter().map(|s| s.to_string()).collect(),
-            None => Vec::new(),
+        match self.on {
+            true => sem::COLUMN_FAMILIES.iter().map(|s| s.to_string()).collect(),
+            false => Vec::new(),
         }
     }
 
@@ -122,25 +133,6 @@ impl SideIndex for Semantic {
         spec.model_dir = cfg.model_dir.canonicalize().ok().or(spec.model_dir);
         sem::stage_spec(b, c.meta, &spec)?;
         sem::stage_floor(b, c.meta, 0);
-        Ok(())
-    }
-
-    /// The column families of a database with the channel (created by the writable open that
-    /// follows the creation).
-    fn upgrade(&self, rocks: &mut rocksdb::DB, cache: &Cache, rocks_path: &Path) -> Result<()> {
-        let meta = rocks
-            .cf_handle(CF_META)
-            .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
-        if sem::read_spec(rocks, meta)?.is_none() {
-            return Ok(());
-        }
-        for name in sem::COLUMN_FAMILIES {
-            if rocks.cf_handle(name).is_none() {
-                rocks
-                    .create_cf(name, &rocks_options(cache, false))
-                    .map_err(|e| Error::rocks("create a semantic column family", rocks_path, e))?;
-            }
-        }
         Ok(())
     }
 

@@ -28,18 +28,17 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
-use rocksdb::{Cache, IteratorMode, WriteBatch, DB};
+use rocksdb::{IteratorMode, WriteBatch, DB};
 
 use crate::error::{Error, Result};
 use crate::intmap::IntMap;
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::{be_u64, doc_key, CF_META};
 
+use super::register::{Registering, Settings};
 use super::{Additions, BatchPart, Creating, Deciding, Opening, SideIndex};
 use crate::db::base::Base;
-use crate::db::options::Options;
 use crate::db::pending::Pending;
-use crate::db::rocks_options::rocks_options;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, Fault, NewDoc};
 
@@ -48,8 +47,10 @@ pub(crate) use format::{decode, Dict, TextSpec, CF_TEXT};
 use format::{decode_dict_key, decode_header, dict_key, encode, META_TEXT_DICT, META_TEXT_SPEC};
 pub use respec::RespecReport;
 
-/// The side index: always registered; active when the database's `meta` has the settings.
+/// The side index: always registered; on when the database was created with it (its `meta` has
+/// the settings), active once loaded.
 pub(crate) struct StoredText {
+    on: bool,
     active: OnceLock<Active>,
 }
 
@@ -75,8 +76,15 @@ struct Training {
 }
 
 impl StoredText {
-    pub(crate) fn new(_opts: &Options) -> Option<StoredText> {
-        Some(StoredText { active: OnceLock::new() })
+    pub(crate) fn new(r: &Registering<'_>) -> Result<Option<StoredText>> {
+        let on = match r.from {
+            Settings::New(create) => create.store_text,
+            Settings::Stored(rocks) => read_spec(rocks, r.rocks_path)?.is_some(),
+        };
+        Ok(Some(StoredText {
+            on,
+            active: OnceLock::new(),
+        }))
     }
 
     fn active(&self) -> Option<&Active> {
@@ -213,26 +221,15 @@ impl SideIndex for StoredText {
     }
 
     fn column_families(&self) -> Vec<String> {
-        match self.active() {
-            Some(_) => vec![CF_TEXT.to_string()],
-            None => Vec::new(),
+        match self.on {
+            true => vec![CF_TEXT.to_string()],
+            false => Vec::new(),
         }
     }
 
     fn create(&self, c: &Creating<'_>, b: &mut WriteBatch) -> Result<()> {
         if c.create.store_text {
             b.put_cf(c.meta, META_TEXT_SPEC, TextSpec::default().encode());
-        }
-        Ok(())
-    }
-
-    /// The column family of a database with stored texts (made by the writer's open that follows
-    /// the creation).
-    fn upgrade(&self, rocks: &mut DB, cache: &Cache, rocks_path: &Path) -> Result<()> {
-        if read_spec(rocks, rocks_path)?.is_some() && rocks.cf_handle(CF_TEXT).is_none() {
-            rocks
-                .create_cf(CF_TEXT, &rocks_options(cache, false))
-                .map_err(|e| Error::rocks("create the text column family", rocks_path, e))?;
         }
         Ok(())
     }
