@@ -24,8 +24,9 @@ use super::base::Base;
 use super::handle::{Db, Inner};
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};
-use super::side::register::{Registering, Settings, Sides};
+use super::side::register::Sides;
 use super::side::{Creating, Opening};
+use super::side::{Registering, Settings};
 use super::state::{DocMeta, State, Writer};
 use super::stored::{read_stored, write_created, Stored};
 

@@ -44,9 +44,10 @@ use rocksdb::{ColumnFamily, WriteBatch, DB};
 
 use crate::error::Result;
 use crate::fingerprint::similarity::{MethodScore, Rule};
+use crate::fingerprint::spec::FingerprintSpec;
 use crate::fingerprint::Fingerprint;
 use crate::intmap::IntMap;
-use crate::store::doc_record::DocRecord;
+use crate::store::doc_record::{DbConfig, DocRecord};
 use crate::store::segment::SegmentSet;
 
 use super::background::Background;
@@ -58,6 +59,24 @@ use super::pending::Pending;
 use super::state::{DocMeta, State};
 use super::types::{CheckReport, Hit, NewDoc, NotLinked, PreparedDoc, QueryAnswer, Stats};
 use register::Sides;
+
+/// What a side index is made from at open (`register.rs`).
+pub(crate) struct Registering<'a> {
+    pub(crate) spec: &'a FingerprintSpec,
+    pub(crate) config: &'a DbConfig,
+    pub(crate) opts: &'a Options,
+    pub(crate) rocks_path: &'a Path,
+    /// Where the settings of the side indexes a database may have or not (stored texts, the
+    /// semantic channel) come from.
+    pub(crate) from: Settings<'a>,
+}
+
+/// [`Registering::from`]: a database being created has its creation's options, an existing one
+/// its `meta`.
+pub(crate) enum Settings<'a> {
+    New(&'a CreateOptions),
+    Stored(&'a DB),
+}
 
 /// What a side index needs at a database's creation.
 #[allow(dead_code)] // `rocks` serves the side indexes that read it

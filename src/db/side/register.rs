@@ -4,13 +4,7 @@
 //! `inner.sides.FIELD`) and the expression that makes it from the database's settings (`None`:
 //! not enabled for this database).
 
-use std::path::Path;
-
-use rocksdb::DB;
-
 use crate::error::Result;
-use crate::fingerprint::spec::FingerprintSpec;
-use crate::store::doc_record::DbConfig;
 
 use super::contain::Containment;
 use super::decisions::Decisions;
@@ -18,27 +12,8 @@ use super::metadata::Metadata;
 use super::method::MethodSide;
 use super::semantic::Semantic;
 use super::text::StoredText;
-use super::{QuerySide, SideIndex};
+use super::{QuerySide, Registering, SideIndex};
 use crate::db::candidates::CandidateSource;
-use crate::db::options::{CreateOptions, Options};
-
-/// What a side index is made from at open.
-pub(crate) struct Registering<'a> {
-    pub(crate) spec: &'a FingerprintSpec,
-    pub(crate) config: &'a DbConfig,
-    pub(crate) opts: &'a Options,
-    pub(crate) rocks_path: &'a Path,
-    /// Where the settings of the side indexes a database may have or not (stored texts, the
-    /// semantic channel) come from.
-    pub(crate) from: Settings<'a>,
-}
-
-/// [`Registering::from`]: a database being created has its creation's options, an existing one
-/// its `meta`.
-pub(crate) enum Settings<'a> {
-    New(&'a CreateOptions),
-    Stored(&'a DB),
-}
 
 /// Declares [`Sides`] (one `Option` field a side index, in registration order: the order every
 /// hook runs in), its constructor and its iteration.

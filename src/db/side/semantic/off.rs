@@ -2,8 +2,7 @@
 
 use crate::error::{Error, Result};
 
-use super::super::register::Registering;
-use super::super::{Opening, SideIndex};
+use super::super::{Opening, Registering, SideIndex};
 use crate::db::handle::Db;
 
 /// The `meta` key of the channel's spec (`crate::semantic::META_SEMANTIC_SPEC` in a build with

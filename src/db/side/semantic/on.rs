@@ -43,8 +43,7 @@ use crate::semantic::{
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::CF_META;
 
-use super::super::register::{Registering, Settings};
-use super::super::{BatchPart, Creating, Opening, Query, QuerySide, SideIndex};
+use super::super::{BatchPart, Creating, Opening, Query, QuerySide, Registering, Settings, SideIndex};
 use super::active::Active;
 use crate::db::background::{Background, View};
 use crate::db::base::Base;

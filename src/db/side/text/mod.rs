@@ -35,8 +35,7 @@ use crate::intmap::IntMap;
 use crate::store::doc_record::DocRecord;
 use crate::store::keys::{be_u64, doc_key, CF_META};
 
-use super::register::{Registering, Settings};
-use super::{Additions, BatchPart, Creating, Deciding, Opening, SideIndex};
+use super::{Additions, BatchPart, Creating, Deciding, Opening, Registering, Settings, SideIndex};
 use crate::db::base::Base;
 use crate::db::pending::Pending;
 use crate::db::state::State;
