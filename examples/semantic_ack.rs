@@ -74,7 +74,7 @@ fn run(label: &str, input: &[NewDoc], create: &CreateOptions, opts: Options) -> 
         "{label:<34} {:>8} docs in {secs:>6.2} s = {rate:>8.0} docs/s (flush {:.0} ms), CPU {cpu_us:>5.1} µs/doc, written {wrote_b:>5.0} B/doc; embedded meanwhile {}",
         stats.stored,
         1e3 * (secs - ingested),
-        s.semantic.vectors
+        s.semantic_vectors
     );
     rate
 }

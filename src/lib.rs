@@ -63,8 +63,8 @@ pub use batch::{all_pairs_fps, groups, pairs, report_groups, DistRow, Pair, Pair
 pub use db::SemanticIndex;
 pub use db::{
     auto_tables, Channel, CheckReport, CompactStats, CreateOptions, Db, Dedup, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc,
-    Options, Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, SemanticCounters, SemanticQuery, Stats, Tables,
-    DEFAULT_MAX_DISTANCE, DEFAULT_MIN_JACCARD, MAX_DISTANCE, MAX_KEY_BYTES,
+    Options, Precheck, PreparedDoc, QueryAnswer, QueryOptions, ReindexReport, SemanticQuery, Stats, Tables, DEFAULT_MAX_DISTANCE,
+    DEFAULT_MIN_JACCARD, MAX_DISTANCE, MAX_KEY_BYTES,
 };
 pub use db::{validate_key, GroupListing, Page, MAX_PAGE};
 pub use db::{ArchiveReport, BackupReport, RespecReport, StoredTexts, TextUsage};

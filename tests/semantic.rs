@@ -528,7 +528,7 @@ mod in_db {
             for i in 0..10 {
                 d.insert(&format!("k{i}"), &sentence(i)).unwrap();
             }
-            assert_eq!(d.stats().semantic.pending, 10);
+            assert_eq!(d.stats().semantic_pending, 10);
             let a = d.query_answer(&sentence(3), &QueryOptions::default()).unwrap();
             assert_eq!(a.semantic_pending, 10);
             assert_eq!(a.hits.len(), 1);
@@ -538,7 +538,7 @@ mod in_db {
         let d = open(&path, true);
         wait(&d);
         let s = d.stats();
-        assert_eq!((s.semantic.pending, s.semantic.vectors), (0, 10));
+        assert_eq!((s.semantic_pending, s.semantic_vectors), (0, 10));
         let a = d.query_answer(&sentence(3), &QueryOptions::default()).unwrap();
         assert_eq!(a.semantic_pending, 0);
         assert_eq!(a.hits[0].key, "k3");
@@ -597,7 +597,7 @@ mod in_db {
         d.insert("k2", &sentence(100)).unwrap(); // replaced: new id, old vector gone
         wait(&d);
         let s = d.stats();
-        assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending), (5, 5, 0));
+        assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending), (5, 5, 0));
         assert!(d.check().unwrap().faults.is_empty());
         let mut o = QueryOptions::default();
         o.semantic.min_cosine = Some(-1.0);
@@ -613,11 +613,11 @@ mod in_db {
         // compaction (segments and the column families) keeps every vector and the queue empty
         d.compact(0.0).unwrap();
         d.compact_index().unwrap();
-        assert_eq!(d.stats().semantic.vectors, 5);
+        assert_eq!(d.stats().semantic_vectors, 5);
         assert!(d.check().unwrap().faults.is_empty());
         drop(d);
         let d = open(&path, false);
-        assert_eq!(d.stats().semantic.vectors, 5);
+        assert_eq!(d.stats().semantic_vectors, 5);
         assert!(d.check().unwrap().faults.is_empty());
     }
 
@@ -762,7 +762,7 @@ mod in_db {
             .unwrap();
             assert!(r.check().unwrap().faults.is_empty());
             let s = r.stats();
-            assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending), (6, 0, 0));
+            assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending), (6, 0, 0));
             assert_eq!(r.get("k3").unwrap().unwrap().id, 3);
             let mut o = QueryOptions::default();
             o.semantic.min_cosine = Some(-1.0);
@@ -772,11 +772,11 @@ mod in_db {
         assert!(matches!(e, Error::InvalidOption { name: "semantic", .. }), "{e:?}");
         let d = open(&path, true);
         let s = d.stats();
-        assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending), (6, 0, 0));
+        assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending), (6, 0, 0));
         assert!(d.check().unwrap().faults.is_empty());
         d.insert("k6", &sentence(6)).unwrap(); // queued: the indexer's
         wait(&d);
-        assert_eq!(d.stats().semantic.vectors, 1);
+        assert_eq!(d.stats().semantic_vectors, 1);
         let doc = |key: &str, i: u64| NewDoc {
             key: key.into(),
             text: sentence(i),
@@ -795,7 +795,7 @@ mod in_db {
         assert_eq!(seen.last(), Some(&6));
         assert!(seen.len() >= 2, "progress after each batch: {seen:?}");
         let s = d.stats();
-        assert_eq!((s.semantic.vectors, s.semantic.pending), (7, 0));
+        assert_eq!((s.semantic_vectors, s.semantic_pending), (7, 0));
         assert!(d.check().unwrap().faults.is_empty());
         assert_eq!(d.get("k0").unwrap().unwrap().group.size, 7, "linked over the union");
         // the stored documents answer by the semantic channel
@@ -807,7 +807,7 @@ mod in_db {
         assert_eq!((rep.embedded, rep.already, rep.unknown), (0, 7, 1));
         drop(d);
         let d = open(&path, false);
-        assert_eq!(d.stats().semantic.vectors, 7);
+        assert_eq!(d.stats().semantic_vectors, 7);
         assert!(d.check().unwrap().faults.is_empty());
     }
 
@@ -830,7 +830,7 @@ mod in_db {
             }
             wait(&d);
             let s = d.stats();
-            assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending, s.semantic.set_aside), (6, 6, 0, 0));
+            assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending, s.semantic_set_aside), (6, 6, 0, 0));
             assert!(d.check().unwrap().faults.is_empty());
         }
         {
@@ -838,7 +838,7 @@ mod in_db {
             raw.delete_cf(raw.cf_handle("semantic").unwrap(), 4u64.to_be_bytes()).unwrap();
         }
         let d = open(&path, false);
-        assert_eq!(d.stats().semantic.vectors, 5);
+        assert_eq!(d.stats().semantic_vectors, 5);
         let faults = d.check().unwrap().faults;
         assert_eq!(faults.len(), 1, "{faults:?}");
         assert_eq!((faults[0].doc, faults[0].key.as_deref()), (Some(4), Some("k4")));
@@ -867,8 +867,8 @@ mod in_db {
         let d = open(&path, true);
         wait(&d);
         let s = d.stats();
-        assert_eq!((s.docs, s.semantic.vectors, s.semantic.pending, s.semantic.set_aside), (8, 7, 0, 1));
-        assert_eq!(s.semantic.indexer.as_deref(), Some("degraded"));
+        assert_eq!((s.docs, s.semantic_vectors, s.semantic_pending, s.semantic_set_aside), (8, 7, 0, 1));
+        assert_eq!(s.semantic_indexer.as_deref(), Some("degraded"));
         let listed = d.semantic().set_aside().unwrap();
         assert_eq!(listed.len(), 1);
         assert_eq!((listed[0].0, listed[0].1.as_str()), (2, "k2"));
@@ -914,7 +914,7 @@ mod in_db {
         }
         wait(&d);
         let s = d.stats();
-        assert_eq!((s.semantic.vectors, s.semantic.set_aside, s.semantic.pending), (11, 1, 0));
+        assert_eq!((s.semantic_vectors, s.semantic_set_aside, s.semantic_pending), (11, 1, 0));
         let listed = d.semantic().set_aside().unwrap();
         assert_eq!(listed[0].1, "k5");
         assert!(listed[0].2.contains(FAILPOINT_EMBED), "{listed:?}");
@@ -933,7 +933,7 @@ mod in_db {
     fn db_kill_9_child() {
         let Ok(dir) = std::env::var("FPDB_SEMDB_CHILD_DIR") else { return };
         let d = open(&PathBuf::from(dir).join("db"), true);
-        let base = d.stats().docs + d.stats().semantic.pending;
+        let base = d.stats().docs + d.stats().semantic_pending;
         for i in base.. {
             d.insert(&format!("k{}", i % 50), &sentence(i)).unwrap();
             if i % 7 == 3 {
@@ -973,14 +973,14 @@ mod in_db {
             let d = open(&path, false);
             let rep = d.check().unwrap();
             assert!(rep.faults.is_empty(), "round {round}: {:?}", rep.faults);
-            embedded_by_children = d.stats().semantic.vectors;
+            embedded_by_children = d.stats().semantic_vectors;
         }
         assert!(embedded_by_children > 0, "the children's indexers committed");
         let d = open(&path, true);
         wait(&d);
         let s = d.stats();
         assert!(s.docs > 0, "the children made progress");
-        assert_eq!((s.semantic.vectors, s.semantic.pending), (s.docs, 0));
+        assert_eq!((s.semantic_vectors, s.semantic_pending), (s.docs, 0));
         assert!(d.check().unwrap().faults.is_empty());
         assert!(s.grouped_docs > 0, "the indexer linked documents into groups");
     }

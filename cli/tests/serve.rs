@@ -387,6 +387,18 @@ fn every_endpoint_and_error_code() {
         assert!(v["paths"][path][method].is_object(), "openapi lacks {method} {path}");
     }
     assert!(v["components"]["schemas"]["DocumentIn"].is_object());
+    // The counters' schema is one object, and a /v1/stats answer holds every field it requires
+    // (`best_tables`, which the HTTP view leaves out, is not among them).
+    let counters = &v["components"]["schemas"]["Counters"];
+    assert_eq!(counters["type"], "object", "{counters}");
+    let stats = body_json(&s.req("GET", "/v1/stats", b""));
+    for field in counters["required"].as_array().unwrap() {
+        let field = field.as_str().unwrap();
+        assert!(
+            stats.get(field).is_some(),
+            "/v1/stats lacks {field}, which the schema requires: {stats}"
+        );
+    }
 
     let (status, log) = s.stop();
     assert!(status.success(), "{status:?}\n{log}");

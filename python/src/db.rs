@@ -849,7 +849,7 @@ impl Db {
     ///
     /// Runs this handle's semantic indexer until every document acknowledged so far is embedded
     /// (`fpdb semantic backfill`; the GIL is released meanwhile, so other threads go on, and
-    /// `stats().semantic.pending` shows the progress). Open the handle with
+    /// `stats().semantic_pending` shows the progress). Open the handle with
     /// `semantic_threads=os.cpu_count()` to use every core, as the CLI does. Returns a
     /// BackfillReport: `embedded`, the documents this handle's indexer embedded, and `vectors`,
     /// the vectors the channel holds. Raises InvalidOptionError on a database without the channel, SemanticError when

@@ -153,7 +153,7 @@ impl Metrics {
                 "fpdb_semantic_pending",
                 "Acknowledged documents the semantic channel has not embedded yet (0 without the channel).",
                 "gauge",
-                stats.semantic.pending,
+                stats.semantic_pending,
             ),
         ];
         for (name, help, kind, v) in more {
@@ -302,17 +302,17 @@ pub fn route_label(req: &Request) -> String {
 /// set aside, and the indexer's state (1 for the current one of `running`, `degraded`,
 /// `stopped`, `off`).
 fn render_semantic(o: &mut String, stats: &fpdb::Stats) {
-    let Some(state) = stats.semantic.indexer.as_deref() else { return };
+    let Some(state) = stats.semantic_indexer.as_deref() else { return };
     for (name, help, v) in [
         (
             "fpdb_semantic_vectors",
             "Vectors held by the semantic channel.",
-            stats.semantic.vectors,
+            stats.semantic_vectors,
         ),
         (
             "fpdb_semantic_set_aside",
             "Live documents the semantic indexer set aside (the model failed on them, or their queued text was unreadable).",
-            stats.semantic.set_aside,
+            stats.semantic_set_aside,
         ),
     ] {
         let _ = writeln!(o, "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {v}");

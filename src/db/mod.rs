@@ -51,6 +51,6 @@ pub use side::SemanticIndex;
 pub use side::{ContainmentIndex, MetadataIndex, RespecReport, StoredTexts, TextUsage};
 pub use types::{
     Channel, CheckReport, CompactStats, Document, Fault, GroupInfo, Hit, InsertOutcome, NewDoc, NotLinked, Precheck, PreparedDoc,
-    QueryAnswer, SemanticCounters, Stats,
+    QueryAnswer, Stats,
 };
 pub use types::{ContainPair, ContainmentStats};

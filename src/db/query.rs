@@ -275,7 +275,11 @@ impl Db {
             max_distance: self.inner.config.max_distance,
             min_jaccard: self.inner.config.min_jaccard,
             spec: self.inner.spec.to_string(),
-            semantic: Default::default(),
+            semantic_pending: 0,
+            semantic_vectors: 0,
+            semantic_set_aside: 0,
+            semantic_indexer: None,
+            semantic_indexer_reason: None,
         };
         self.inner.sides.queries().for_each(|q| q.stats(&st, &mut stats));
         stats

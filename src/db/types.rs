@@ -270,10 +270,8 @@ pub struct Document {
     pub group: GroupInfo,
 }
 
-/// Counters. Serialized as one flat object (the semantic channel's counters beside the others,
-/// each named `semantic_…`), by hand: serde's `flatten` would make it a map, which the output
-/// views (`crate::output`) take only as structs.
-#[derive(Clone, Debug, Default, PartialEq, serde::Deserialize)]
+/// Counters.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Stats {
     /// Live documents.
@@ -300,64 +298,21 @@ pub struct Stats {
     pub min_jaccard: f64,
     /// The spec, as text.
     pub spec: String,
-    /// The semantic channel's counters ([`SemanticCounters`]; in the JSON, its fields beside
-    /// these, each named `semantic_…`).
-    #[serde(flatten)]
-    pub semantic: SemanticCounters,
-}
-
-impl serde::Serialize for Stats {
-    fn serialize<S: serde::Serializer>(&self, ser: S) -> std::result::Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let sem = &self.semantic;
-        let mut st = ser.serialize_struct("Stats", 16)?;
-        st.serialize_field("docs", &self.docs)?;
-        st.serialize_field("groups", &self.groups)?;
-        st.serialize_field("grouped_docs", &self.grouped_docs)?;
-        st.serialize_field("segments", &self.segments)?;
-        st.serialize_field("segment_bytes", &self.segment_bytes)?;
-        st.serialize_field("live_bytes", &self.live_bytes)?;
-        st.serialize_field("tables", &self.tables)?;
-        st.serialize_field("best_tables", &self.best_tables)?;
-        st.serialize_field("max_distance", &self.max_distance)?;
-        st.serialize_field("min_jaccard", &self.min_jaccard)?;
-        st.serialize_field("spec", &self.spec)?;
-        st.serialize_field("semantic_pending", &sem.pending)?;
-        st.serialize_field("semantic_vectors", &sem.vectors)?;
-        st.serialize_field("semantic_set_aside", &sem.set_aside)?;
-        match &sem.indexer {
-            Some(i) => st.serialize_field("semantic_indexer", i)?,
-            None => st.skip_field("semantic_indexer")?,
-        }
-        match &sem.indexer_reason {
-            Some(r) => st.serialize_field("semantic_indexer_reason", r)?,
-            None => st.skip_field("semantic_indexer_reason")?,
-        }
-        st.end()
-    }
-}
-
-/// The semantic channel's counters in [`Stats`] (zero, or absent, without the channel).
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct SemanticCounters {
-    /// Acknowledged documents the channel has not embedded yet.
-    #[serde(rename = "semantic_pending")]
-    pub pending: u64,
-    /// Vectors the channel holds.
-    #[serde(rename = "semantic_vectors")]
-    pub vectors: u64,
-    /// Live documents the channel set aside: the model failed on their text, or their queued text
-    /// was unreadable (`SemanticIndex::set_aside` lists them).
-    #[serde(rename = "semantic_set_aside", default)]
-    pub set_aside: u64,
-    /// The indexer's state: `running`, `degraded`, `stopped`, or `off` where this handle runs
-    /// none (absent without the channel).
-    #[serde(rename = "semantic_indexer", default, skip_serializing_if = "Option::is_none")]
-    pub indexer: Option<String>,
-    /// Why the indexer is degraded or stopped.
-    #[serde(rename = "semantic_indexer_reason", default, skip_serializing_if = "Option::is_none")]
-    pub indexer_reason: Option<String>,
+    /// Acknowledged documents the semantic channel has not embedded yet (0 without the channel).
+    pub semantic_pending: u64,
+    /// Vectors held by the semantic channel (0 without it).
+    pub semantic_vectors: u64,
+    /// Live documents the semantic channel set aside: the model failed on their text, or their
+    /// queued text was unreadable (`Db::semantic_set_aside` lists them; 0 without the channel).
+    #[serde(default)]
+    pub semantic_set_aside: u64,
+    /// The semantic indexer's state: `running`, `degraded`, `stopped`, or `off` where this handle
+    /// runs none (absent without the channel).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_indexer: Option<String>,
+    /// Why the semantic indexer is degraded or stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic_indexer_reason: Option<String>,
 }
 
 /// One problem found by [`Db::check`](crate::Db::check).

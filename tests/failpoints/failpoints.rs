@@ -1048,7 +1048,7 @@ fn reads_after_an_indexer_commit_do_not_wait_for_the_writer() {
     db.insert("k6", &text(&passage(&v, 200, 6))).unwrap();
     // the last write to RocksDB is the indexer's (it embeds k6 after k6's commit)
     db.semantic().wait(Duration::from_secs(60)).unwrap();
-    assert_eq!(db.stats().semantic.vectors, 6);
+    assert_eq!(db.stats().semantic_vectors, 6);
     failpoint::set("compact.copy", 1);
     let compacting = {
         let db = db.clone();
@@ -1094,7 +1094,7 @@ fn the_db_indexer_retries_a_failed_commit() {
     failpoint::clear();
     let s = db.semantic().status().unwrap();
     assert_eq!((s.state, s.retries, s.set_aside, s.embedded), ("running", 1, 0, 9));
-    assert_eq!(db.stats().semantic.vectors, 9);
+    assert_eq!(db.stats().semantic_vectors, 9);
     assert!(db.check().unwrap().faults.is_empty());
 }
 

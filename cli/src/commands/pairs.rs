@@ -199,8 +199,8 @@ fn semantic_pairs(out: &mut impl Write, json: bool, d: &Db, beta: Option<f32>, i
     crate::print::note!(
         "{} semantic pairs among {} embedded documents ({} not embedded yet)",
         pairs.len(),
-        d.stats().semantic.vectors,
-        d.stats().semantic.pending
+        d.stats().semantic_vectors,
+        d.stats().semantic_pending
     );
     Ok(if pairs.is_empty() { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

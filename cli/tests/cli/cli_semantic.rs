@@ -121,7 +121,7 @@ fn cli_enable_then_backfill_from_texts() {
     let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert_eq!((first["embedded"].as_u64(), first["unknown"].as_u64()), (Some(5), Some(0)), "{out}");
     let d = fpdb::Db::open_with(&db, fpdb::Options::default()).unwrap();
-    assert_eq!(d.stats().semantic.vectors, 5);
+    assert_eq!(d.stats().semantic_vectors, 5);
     assert!(d.check().unwrap().faults.is_empty());
 }
 
@@ -158,7 +158,7 @@ fn cli_enable_and_backfill_from_stored_texts() {
         let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
         assert_eq!((first["embedded"].as_u64(), first["unknown"].as_u64()), (Some(5), Some(0)), "{out}");
         let d = fpdb::Db::open_with(&db, fpdb::Options::default()).unwrap();
-        assert_eq!(d.stats().semantic.vectors, 5);
+        assert_eq!(d.stats().semantic_vectors, 5);
         assert!(d.check().unwrap().faults.is_empty());
     }
 }

@@ -101,13 +101,13 @@ impl Stats {
     /// `Db.semantic_backfill()` or a query's `wait_semantic` waits for them).
     #[getter]
     fn semantic_pending(&self) -> u64 {
-        self.s.semantic.pending
+        self.s.semantic_pending
     }
 
     /// Vectors the semantic channel holds (0 without the channel).
     #[getter]
     fn semantic_vectors(&self) -> u64 {
-        self.s.semantic.vectors
+        self.s.semantic_vectors
     }
 
     /// The containment index's counters (None: the database has no containment index).
@@ -121,7 +121,7 @@ impl Stats {
         format!(
             "Stats(docs={}, groups={}, grouped_docs={}, segments={}, segment_bytes={}, live_bytes={}, tables={}, max_distance={}, min_jaccard={}, spec={}, semantic_pending={}, semantic_vectors={})",
             s.docs, s.groups, s.grouped_docs, s.segments, s.segment_bytes, s.live_bytes, s.tables,
-            s.max_distance, s.min_jaccard, r(&s.spec), s.semantic.pending, s.semantic.vectors
+            s.max_distance, s.min_jaccard, r(&s.spec), s.semantic_pending, s.semantic_vectors
         )
     }
 

@@ -242,12 +242,12 @@ impl SideIndex for Semantic {
 impl QuerySide for Semantic {
     fn stats(&self, st: &State, stats: &mut Stats) {
         if let Some(a) = self.active() {
-            stats.semantic.vectors = a.channel.len() as u64;
-            stats.semantic.pending = st.next_id.saturating_sub(a.cursor());
-            stats.semantic.set_aside = a.failures();
+            stats.semantic_vectors = a.channel.len() as u64;
+            stats.semantic_pending = st.next_id.saturating_sub(a.cursor());
+            stats.semantic_set_aside = a.failures();
             let state = a.state();
-            stats.semantic.indexer = Some(state.word().into());
-            stats.semantic.indexer_reason = state.reason().map(str::to_owned);
+            stats.semantic_indexer = Some(state.word().into());
+            stats.semantic_indexer_reason = state.reason().map(str::to_owned);
         }
     }
 
