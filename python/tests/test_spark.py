@@ -213,3 +213,36 @@ def test_a_python_worker_killed_mid_job_gives_the_same_pairs(truth, tmp_path):
         spark.stop()
     assert marker.exists()  # a worker did die
     assert read_jsonl_dir(tmp_path / "out" / "pairs") == pairs and s["pairs"] == len(pairs)
+
+
+def test_a_local_session_starts_its_driver_jvm_with_the_light_options(truth, monkeypatch):
+    """The first local session of this process started the JVM with LOCAL_JVM_OPTIONS (every test
+    here starts local sessions through fs.session); other masters, a running JVM and driver options
+    in PYSPARK_SUBMIT_ARGS are left alone."""
+    import fpdb.spark as fs
+    from pyspark import SparkContext
+
+    spark = fs.session("local[2]", partitions=4)
+    try:
+        mx = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+        args = list(mx.getInputArguments())
+    finally:
+        spark.stop()
+    assert set(fs.LOCAL_JVM_OPTIONS.split()) <= set(args), args
+    assert not fs._starts_local_jvm("local[2]")  # the JVM runs: its options are fixed
+    monkeypatch.setattr(SparkContext, "_gateway", None)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
+    assert fs._starts_local_jvm("local[2]") and fs._starts_local_jvm(None)
+    assert not fs._starts_local_jvm("spark://head:7077")
+    monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-java-options -Xmx1g pyspark-shell")
+    assert not fs._starts_local_jvm("local[2]")
+
+
+def test_cli_conf_must_be_key_value(tmp_path, capsys):
+    import fpdb.spark as fs
+
+    with pytest.raises(SystemExit) as e:
+        fs.main(["pairs", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o"), "--conf", "novalue"])
+    assert e.value.code == 2
+    assert "--conf takes KEY=VALUE, got 'novalue'" in capsys.readouterr().err

@@ -18,7 +18,10 @@ per-file licences; see usr/share/doc/linux-source-6.1/copyright in the .deb).
     exact repeats of an earlier passage (unless --keep-exact-dups), so the only *exact*
     duplicates in the output are none; natural near-duplicates (licence headers,
     boilerplate, copy-pasted drivers) remain and are NOT in the truth file.
- 3. The first N passages are emitted as {"key": "p<i>", "text": ..., "label": "<path>"}
+ 3. With --dir-fraction F < 1, only the files of a seeded sample of F of the tree's directories
+    are read (whole directories, drawn by a hash of the seed and the directory's path), so a
+    small corpus is drawn from the whole tree, not its first files.
+    The first N passages are emitted as {"key": "p<i>", "text": ..., "label": "<path>"}
     (label = source file path inside the tree, informational).
  4. D = round(dup_fraction * N) planted near-duplicates: D distinct source indices are
     sampled from 0..N-1; each copy is edited with word-level insert/delete/replace
@@ -36,6 +39,7 @@ passages, copies of existing passages are flushed at the end and the others are 
 Usage: make_scale.py --out OUT.jsonl --truth TRUTH.jsonl --docs N [--dup-fraction 0.02]
                      [--seed 42] [--src PATH ...] [--no-download] [--exts .c,.h,.rst,.txt]
                      [--min-words 30] [--keep-exact-dups] [--min-rate 0.01] [--max-rate 0.2]
+                     [--dir-fraction F]
 """
 
 from __future__ import annotations
@@ -171,6 +175,12 @@ def default_deb(no_download: bool) -> Path:
     return found[-1]
 
 
+def in_sample(directory: str, seed: int, fraction: float) -> bool:
+    """Whether `directory` is in the seeded sample of `fraction` of all directories."""
+    h = hashlib.blake2b(f"{seed}\0{directory}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "little") < fraction * 2**64
+
+
 # ------------------------------------------------------------------ passages
 
 
@@ -233,6 +243,11 @@ def main() -> None:
                     help="skip passages with fewer words (default %(default)s)")
     ap.add_argument("--no-download", action="store_true",
                     help="fail instead of running apt-get download when the .deb is missing")
+    ap.add_argument("--dir-fraction", type=float, default=1.0,
+                    help="read only the files of a seeded sample of the tree's directories, this "
+                    "fraction of them (whole directories: the near-duplicates within one stay "
+                    "together), so corpora of different sizes come from the whole tree rather "
+                    "than its first files (default %(default)s: every directory)")
     ap.add_argument("--keep-exact-dups", action="store_true",
                     help="do not drop passages identical to an earlier passage")
     args = ap.parse_args()
@@ -249,9 +264,14 @@ def main() -> None:
             sys.exit(f"error: --src {src} does not exist")
     log(f"source: {' + '.join(map(str, srcs))}; exts {','.join(EXTS)}; min words {MIN_WORDS}")
 
+    if not 0 < args.dir_fraction <= 1:
+        sys.exit("error: need 0 < --dir-fraction <= 1")
+
     def all_files() -> Iterator[tuple[str, bytes]]:
         for src in srcs:
-            yield from iter_source_files(src)
+            for path, data in iter_source_files(src):
+                if args.dir_fraction >= 1 or in_sample(path.rsplit("/", 1)[0] if "/" in path else "", args.seed, args.dir_fraction):
+                    yield path, data
 
     # Plan the planted copies up front (depends only on seed, N, fraction, rates).
     plan_rng = random.Random(args.seed)
