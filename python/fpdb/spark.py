@@ -351,9 +351,11 @@ def minhash_candidates(fps: Any) -> tuple[Any, Any]:
     `fingerprints`)."""
     from pyspark.sql import functions as F
 
-    keyed = fps.select("id", F.explode("bands").alias("bk"))
-    # Band keys carry the band's number (scale.rs), so one key column serves every band.
-    buckets = keyed.groupBy("bk").agg(F.collect_list("id").alias("ids")).where(F.size("ids") > 1).localCheckpoint()
+    # Band keys carry the band's number (scale.rs), so one key column serves every band. Each
+    # shuffle partition's keys are grouped in one vectorized pass (Arrow's hash aggregation) rather
+    # than by Spark's row-at-a-time collect_list.
+    keyed = fps.select("id", F.explode("bands").alias("bk")).repartition(int(fps.sparkSession.conf.get("spark.sql.shuffle.partitions")), "bk")
+    buckets = keyed.mapInArrow(_band_buckets, "bk long, ids array<long>").localCheckpoint()
     pairs = (
         buckets.select(F.explode("ids").alias("a"), "ids")
         .select("a", F.explode("ids").alias("b"))
@@ -361,6 +363,20 @@ def minhash_candidates(fps: Any) -> tuple[Any, Any]:
         .distinct()
     )
     return pairs, buckets.select(F.size("ids").alias("size"))
+
+
+def _band_buckets(batches: Iterator[Any]) -> Iterator[Any]:
+    """(bk, ids) of every band key shared by two or more documents among one partition's (id, bk)
+    rows (a partition holds every row of its keys)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    got = list(batches)
+    if not got:
+        return
+    g = pa.Table.from_batches(got).group_by("bk").aggregate([("id", "list")])
+    g = g.filter(pc.greater(pc.list_value_length(g["id_list"]), 1))
+    yield from pa.table({"bk": g["bk"], "ids": g["id_list"]}).to_batches()
 
 
 def verify(pairs: Any, fps: Any, min_jaccard: float) -> Any:
@@ -393,9 +409,16 @@ def verify(pairs: Any, fps: Any, min_jaccard: float) -> Any:
     return scored.where(F.col("jaccard") >= F.lit(min_jaccard))
 
 
-def components(edges: Any, on_round: Optional[Callable[[int], None]] = None) -> Any:
+LOCAL_COMPONENT_EDGES = 1_000_000
+"""Edges at or below which `components` finishes on the driver (union-find over the collected
+edges, ~16 bytes an edge) instead of another distributed round: a round is several Spark jobs,
+which on small graphs cost more than the whole graph does locally."""
+
+
+def components(edges: Any, on_round: Optional[Callable[[int], None]] = None, local_edges: int = LOCAL_COMPONENT_EDGES) -> Any:
     """(node, canonical) for every node of the (a, b) edges: connected components by alternating
-    large-star and small-star rounds (Kiveris et al. 2014), canonical = smallest id."""
+    large-star and small-star rounds (Kiveris et al. 2014), canonical = smallest id; once at most
+    `local_edges` edges remain, the rest on the driver by union-find."""
     from pyspark.sql import functions as F
 
     u, v = F.col("u"), F.col("v")
@@ -403,6 +426,8 @@ def components(edges: Any, on_round: Optional[Callable[[int], None]] = None) -> 
     e = e.localCheckpoint()
     rounds = 0
     while True:
+        if e.count() <= local_edges:
+            return _components_local(e)
         rounds += 1
         # Large star: every neighbour v > u of u links to the smallest of u's neighbourhood (u included).
         both = e.unionByName(e.select(v.alias("u"), u.alias("v")))
@@ -426,6 +451,31 @@ def components(edges: Any, on_round: Optional[Callable[[int], None]] = None) -> 
             break
     roots = e.select(v.alias("node"), v.alias("canonical")).distinct()
     return e.select(u.alias("node"), v.alias("canonical")).unionByName(roots)
+
+
+def _components_local(e: Any) -> Any:
+    """`components` of the (u, v) edges e, computed on the driver: union-find whose root is the
+    smallest id."""
+    import pyarrow as pa
+
+    t = e.toArrow()
+    parent: dict[int, int] = {}
+
+    def root(x: int) -> int:
+        r = parent.setdefault(x, x)
+        while r != parent[r]:
+            r = parent[r]
+        while parent[x] != r:  # path compression
+            parent[x], x = r, parent[x]
+        return r
+
+    for a, b in zip(t.column("u").to_pylist(), t.column("v").to_pylist()):
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    nodes = sorted(parent)
+    table = pa.table({"node": pa.array(nodes, pa.int64()), "canonical": pa.array([root(x) for x in nodes], pa.int64())})
+    return e.sparkSession.createDataFrame(table)
 
 
 def groups_of(pairs: Any, fps: Any) -> Any:

@@ -246,3 +246,42 @@ def test_cli_conf_must_be_key_value(tmp_path, capsys):
         fs.main(["pairs", str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o"), "--conf", "novalue"])
     assert e.value.code == 2
     assert "--conf takes KEY=VALUE, got 'novalue'" in capsys.readouterr().err
+
+
+def test_components_on_the_driver_equal_the_distributed_rounds(truth):
+    """components() finishing on the driver (the default under LOCAL_COMPONENT_EDGES) and by
+    star rounds only (local_edges=0) give the same (node, canonical) as a breadth-first search, on
+    the truth corpus's pairs plus a long chain and a star (graphs that take several rounds)."""
+    import fpdb.spark as fs
+
+    _, _, pairs, _, _ = truth
+    edges = {(p["a_id"], p["b_id"]) for p in pairs}
+    edges |= {(1000 + i, 1001 + i) for i in range(40)}  # a chain, numbered so that it needs rounds
+    edges |= {(2000, 2001 + i) for i in range(30)} | {(2030, 1040)}  # a star joined to the chain
+    adj: dict[int, set[int]] = {}
+    for a, b in edges:
+        adj.setdefault(a, set()).add(b)
+        adj.setdefault(b, set()).add(a)
+    want: dict[int, int] = {}
+    for start in sorted(adj):
+        if start in want:
+            continue
+        seen, todo = {start}, [start]
+        while todo:
+            for y in adj[todo.pop()] - seen:
+                seen.add(y)
+                todo.append(y)
+        for x in seen:
+            want[x] = min(seen)
+    spark = fs.session("local[2]", partitions=4)
+    try:
+        df = spark.createDataFrame(sorted(edges), "a long, b long")
+        rounds: list[int] = []
+        distributed = {r["node"]: r["canonical"] for r in fs.components(df, on_round=rounds.append, local_edges=0).collect()}
+        local = {r["node"]: r["canonical"] for r in fs.components(df).collect()}
+        none = fs.components(spark.createDataFrame([], "a long, b long")).collect()
+    finally:
+        spark.stop()
+    assert len(rounds) >= 2  # the distributed path did run rounds
+    assert distributed == want and local == want
+    assert none == []
