@@ -93,7 +93,8 @@ repays its compile time: pass `--conf spark.driver.extraJavaOptions=-XX:+UseSeri
 def _starts_local_jvm(master: Optional[str]) -> bool:
     """Whether `session` would start a local-mode driver JVM whose options are still open: the
     master is local (or unset, which is local[*] outside spark-submit), no JVM is running in this
-    process, and PYSPARK_SUBMIT_ARGS does not set the driver's Java options."""
+    process, and neither PYSPARK_SUBMIT_ARGS nor spark-defaults.conf sets the driver's Java
+    options."""
     if master is not None and not master.startswith("local"):
         return False
     from pyspark import SparkContext
@@ -101,7 +102,23 @@ def _starts_local_jvm(master: Optional[str]) -> bool:
     if getattr(SparkContext, "_gateway", None) is not None or "PYSPARK_GATEWAY_PORT" in os.environ:
         return False  # a JVM is running already (this process's, or spark-submit's)
     submit = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
-    return "extraJavaOptions" not in submit and "--driver-java-options" not in submit
+    if "extraJavaOptions" in submit or "--driver-java-options" in submit:
+        return False
+    return not _defaults_set("spark.driver.extraJavaOptions")
+
+
+def _defaults_set(key: str) -> bool:
+    """Whether spark-defaults.conf (in $SPARK_CONF_DIR, else $SPARK_HOME/conf) sets `key`."""
+    import re
+
+    conf_dir = os.environ.get("SPARK_CONF_DIR") or (os.path.join(os.environ["SPARK_HOME"], "conf") if os.environ.get("SPARK_HOME") else None)
+    if not conf_dir:
+        return False
+    try:
+        text = Path(conf_dir, "spark-defaults.conf").read_text(errors="replace")
+    except OSError:
+        return False
+    return any(re.match(rf"\s*{re.escape(key)}[\s=:]", line) for line in text.splitlines())
 
 
 def session(master: Optional[str] = None, app: str = "fpdb-pairs", partitions: int = 8, conf: Optional[dict[str, str]] = None) -> Any:
@@ -345,16 +362,26 @@ def candidate_pairs(fps: Any, k: int, max_bucket: int = DEFAULT_MAX_BUCKET) -> A
     return salted.groupBy("t", "v", "lo", "hi").applyInArrow(compare, "a long, b long, hamming int")
 
 
-def minhash_candidates(fps: Any) -> tuple[Any, Any]:
+BAND_ROWS_PER_PARTITION = 8_000_000
+"""Most (band key, id) rows a band-grouping task holds (~16 bytes each, plus Arrow's hash table):
+the band keys' shuffle has at least documents × bands / this many partitions."""
+
+
+def minhash_candidates(fps: Any, documents: Optional[int] = None, bands: Optional[int] = None) -> tuple[Any, Any]:
     """((a, b) candidate pairs, a < b, each once; (size) of every band bucket of two or more
     documents): documents sharing at least one MinHash band key (the `bands` column of
-    `fingerprints`)."""
+    `fingerprints`). `documents` (the rows of fps) and `bands` (keys per row) size the shuffle;
+    they are counted here when not given."""
     from pyspark.sql import functions as F
 
+    n = fps.count() if documents is None else documents
+    if bands is None:
+        bands = (fps.select(F.max(F.size("bands"))).first()[0] or 0) if n else 0
+    parts = max(int(fps.sparkSession.conf.get("spark.sql.shuffle.partitions")), -(-n * bands // BAND_ROWS_PER_PARTITION), 1)
     # Band keys carry the band's number (scale.rs), so one key column serves every band. Each
     # shuffle partition's keys are grouped in one vectorized pass (Arrow's hash aggregation) rather
-    # than by Spark's row-at-a-time collect_list.
-    keyed = fps.select("id", F.explode("bands").alias("bk")).repartition(int(fps.sparkSession.conf.get("spark.sql.shuffle.partitions")), "bk")
+    # than by Spark's row-at-a-time collect_list; a task holds one partition's rows.
+    keyed = fps.select("id", F.explode("bands").alias("bk")).repartition(parts, "bk")
     buckets = keyed.mapInArrow(_band_buckets, "bk long, ids array<long>").localCheckpoint()
     pairs = (
         buckets.select(F.explode("ids").alias("a"), "ids")
@@ -595,7 +622,7 @@ class Job:
             s.update(largest_bucket=largest, split_buckets=split, candidate_comparisons=comparisons, max_bucket=max_bucket)
         else:
             min_jaccard = t
-            cand, sizes = minhash_candidates(self.fps)
+            cand, sizes = minhash_candidates(self.fps, n, bands)
             cand = cand.localCheckpoint()
             st = sizes.agg(
                 F.sum(F.col("size") * (F.col("size") - 1) / 2).alias("c"), F.max("size").alias("mx"), F.count(F.lit(1)).alias("nb")

@@ -215,7 +215,7 @@ def test_a_python_worker_killed_mid_job_gives_the_same_pairs(truth, tmp_path):
     assert read_jsonl_dir(tmp_path / "out" / "pairs") == pairs and s["pairs"] == len(pairs)
 
 
-def test_a_local_session_starts_its_driver_jvm_with_the_light_options(truth, monkeypatch):
+def test_a_local_session_starts_its_driver_jvm_with_the_light_options(truth, monkeypatch, tmp_path):
     """The first local session of this process started the JVM with LOCAL_JVM_OPTIONS (every test
     here starts local sessions through fs.session); other masters, a running JVM and driver options
     in PYSPARK_SUBMIT_ARGS are left alone."""
@@ -235,8 +235,38 @@ def test_a_local_session_starts_its_driver_jvm_with_the_light_options(truth, mon
     monkeypatch.delenv("PYSPARK_SUBMIT_ARGS", raising=False)
     assert fs._starts_local_jvm("local[2]") and fs._starts_local_jvm(None)
     assert not fs._starts_local_jvm("spark://head:7077")
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))
+    (tmp_path / "spark-defaults.conf").write_text("# spark.driver.extraJavaOptions -Dx\nspark.driver.memory 2g\n")
+    assert fs._starts_local_jvm("local[2]")
+    (tmp_path / "spark-defaults.conf").write_text("spark.driver.extraJavaOptions  -Dfrom.defaults=1\n")
+    assert not fs._starts_local_jvm("local[2]")
+    monkeypatch.delenv("SPARK_CONF_DIR")
     monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--driver-java-options -Xmx1g pyspark-shell")
     assert not fs._starts_local_jvm("local[2]")
+
+
+def test_band_keys_shuffle_in_partitions_sized_by_the_rows(truth, monkeypatch):
+    """The band keys' shuffle has at least documents x bands / BAND_ROWS_PER_PARTITION partitions
+    (a grouping task holds one partition), and the candidates do not depend on the count."""
+    import fpdb.spark as fs
+
+    _, src, _, _, _ = truth
+    spark = fs.session("local[2]", partitions=4)
+    try:
+        bands, rows = fs.minhash_params(T)
+        fps, _ = fs.fingerprints(fs.read_documents(spark, str(src)), None, 0, bands, rows, fs.MINHASH_SEED)
+        fps = fps.localCheckpoint()
+        n = fps.count()
+        few, few_sizes = fs.minhash_candidates(fps, n, bands)
+        monkeypatch.setattr(fs, "BAND_ROWS_PER_PARTITION", 100)
+        many, many_sizes = fs.minhash_candidates(fps)  # documents and bands counted
+        want_parts = -(-n * bands // 100)
+        got = (sorted(map(tuple, few.collect())), sorted(map(tuple, many.collect())))
+        parts = (few_sizes.rdd.getNumPartitions(), many_sizes.rdd.getNumPartitions())
+    finally:
+        spark.stop()
+    assert parts == (4, want_parts) and want_parts > 4
+    assert got[0] == got[1] and len(got[0]) > 0
 
 
 def test_cli_conf_must_be_key_value(tmp_path, capsys):
