@@ -406,14 +406,23 @@ def _band_buckets(batches: Iterator[Any]) -> Iterator[Any]:
     yield from pa.table({"bk": g["bk"], "ids": g["id_list"]}).to_batches()
 
 
-def verify(pairs: Any, fps: Any, min_jaccard: float) -> Any:
+BROADCAST_CANDIDATES = 2_000_000
+"""Most candidate pairs whose document ids `verify` broadcasts to filter the shingle column before
+its shuffle (at most twice as many ids, 8 bytes each)."""
+
+
+def verify(pairs: Any, fps: Any, min_jaccard: float, candidates: Optional[int] = None) -> Any:
     """(a, b, hamming, jaccard) for the pairs with exact Jaccard >= min_jaccard (`hamming` from the
-    SimHashes where the pairs do not carry it)."""
+    SimHashes where the pairs do not carry it). With `candidates` (the pairs' count) at most
+    BROADCAST_CANDIDATES, only the sets of the documents in a pair are shuffled into the joins."""
     from pyspark.sql import functions as F
 
     if not 0.0 <= min_jaccard <= 1.0:
         raise ValueError(f"min_jaccard must be within 0..1, got {min_jaccard}")
     sets = fps.select("id", "simhash", "shingles")
+    if candidates is not None and candidates <= BROADCAST_CANDIDATES:
+        ids = pairs.select(F.col("a").alias("id")).unionByName(pairs.select(F.col("b").alias("id"))).distinct()
+        sets = sets.join(F.broadcast(ids), "id", "left_semi")
     joined = pairs.join(sets.select(F.col("id").alias("a"), F.col("simhash").alias("ha"), F.col("shingles").alias("sa")), "a").join(
         sets.select(F.col("id").alias("b"), F.col("simhash").alias("hb"), F.col("shingles").alias("sb")), "b"
     )
@@ -632,7 +641,8 @@ class Job:
                 candidate_comparisons=cand.count(),
             )
         s["min_jaccard"] = min_jaccard
-        self.pairs = (verify(cand, self.fps, min_jaccard) if min_jaccard is not None else cand).localCheckpoint()
+        known = s["candidate_comparisons"] if mode == "minhash" else None
+        self.pairs = (verify(cand, self.fps, min_jaccard, known) if min_jaccard is not None else cand).localCheckpoint()
         s["comparisons_per_doc"] = round(s["candidate_comparisons"] / n, 4) if n else None
         self.summary = s
         self.t0 = t0

@@ -263,10 +263,15 @@ def test_band_keys_shuffle_in_partitions_sized_by_the_rows(truth, monkeypatch):
         want_parts = -(-n * bands // 100)
         got = (sorted(map(tuple, few.collect())), sorted(map(tuple, many.collect())))
         parts = (few_sizes.rdd.getNumPartitions(), many_sizes.rdd.getNumPartitions())
+        # Verification with the shingle column filtered to the candidates' documents (a broadcast
+        # semi-join, under BROADCAST_CANDIDATES) and without the filter: the same pairs.
+        filtered = sorted(map(tuple, fs.verify(few, fps, T, candidates=len(got[0])).collect()))
+        whole = sorted(map(tuple, fs.verify(few, fps, T).collect()))
     finally:
         spark.stop()
     assert parts == (4, want_parts) and want_parts > 4
     assert got[0] == got[1] and len(got[0]) > 0
+    assert filtered == whole and len(whole) > 0
 
 
 def test_cli_conf_must_be_key_value(tmp_path, capsys):
