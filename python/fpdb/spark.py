@@ -277,7 +277,9 @@ def fingerprints(docs: Any, spec: Optional[str] = None, first_id: int = 0, bands
     repeated = acc.groupBy("key").agg(F.count(F.lit(1)).alias("n"), F.max("id").alias("keep")).where(F.col("n") > 1)
     dead = acc.select("id", "key").join(repeated, "key").where(F.col("id") != F.col("keep")).select("id").localCheckpoint()
     rejected["replaced"] = dead.count()
-    live = acc.join(dead, "id", "left_anti") if rejected["replaced"] else acc
+    # The accepted rows are a filter and a projection of the checkpoint (cheap to read again);
+    # after the anti-join with replaced keys they are checkpointed once more.
+    live = acc.join(dead, "id", "left_anti").localCheckpoint() if rejected["replaced"] else acc
     return live, rejected
 
 
@@ -620,7 +622,7 @@ class Job:
         # The band keys are made in the fingerprinting pass unless the scheme is known to be exact
         # (under "auto" too: the document count that decides comes from that pass).
         fps, rejected = fingerprints(docs, spec, first_id, *((bands, rows, MINHASH_SEED) if mode != "exact" else (0, 0, 0)))
-        self.fps = fps.localCheckpoint()
+        self.fps = fps
         n = self.fps.count()
         if mode == "auto":
             mode = "minhash" if n >= AUTO_MINHASH_DOCS else "exact"
