@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::store::keys::{decode_seg_key, le_u64, CF_META, SEG_PREFIX};
 use crate::store::segment;
 
+use super::base::meta_cf;
 use super::handle::Db;
 use super::rocks_options::rocks_options;
 
@@ -244,9 +245,7 @@ fn backup_with<'a>(src: &Path, dir: &Path, open: impl Fn() -> Result<Option<Open
 fn copy_once(src: &Path, tmp: &Path, source: &Source<'_>) -> Result<Option<(u64, u64, u64)>> {
     let db = source.db();
     let rocks_src = src.join("rocksdb");
-    let meta = db
-        .cf_handle(CF_META)
-        .ok_or_else(|| Error::corrupt(&rocks_src, None, "missing meta column family"))?;
+    let meta = meta_cf(db, &rocks_src)?;
     // 1. the segments, up to their committed lengths in this snapshot's meta
     let (seg_src, seg_dst) = (src.join("segments"), tmp.join("segments"));
     fs::create_dir_all(&seg_dst).map_err(|e| Error::io("create backup directory", &seg_dst, e))?;

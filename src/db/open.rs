@@ -14,13 +14,13 @@ use crate::index::mem::MemTables;
 use crate::intmap::IntMap;
 use crate::store::doc_record::{self, DbConfig};
 use crate::store::keys::{
-    be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, parse_table_cf, CF_DOCS, CF_EDGES, CF_META, META_TABLE_FLOOR, SEG_PREFIX,
+    be_u64, cf_names, decode_edge_key, decode_seg_key, le_u64, parse_table_cf, CF_DOCS, CF_EDGES, META_TABLE_FLOOR, SEG_PREFIX,
 };
 use crate::store::segment::{self, Recovery};
 
 use super::background::floor::read_floor;
 use super::background::table_files::TABLE_TAIL_FILE_PREFIX;
-use super::base::Base;
+use super::base::{meta_cf, Base};
 use super::handle::{Db, Inner};
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};
@@ -247,13 +247,6 @@ fn open_table_floor(rocks: &DB, meta: &rocksdb::ColumnFamily, rocks_path: &Path,
         super::background::sst::remove_stale_files(rocks_path, TABLE_TAIL_FILE_PREFIX)?;
     }
     Ok(table_floor)
-}
-
-/// The `meta` column family.
-fn meta_cf<'a>(rocks: &'a DB, rocks_path: &Path) -> Result<&'a rocksdb::ColumnFamily> {
-    rocks
-        .cf_handle(CF_META)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))
 }
 
 /// A new database's RocksDB: every column family (the core's and the side indexes'), and `meta`'s

@@ -22,8 +22,9 @@ use crate::failpoint;
 use crate::fingerprint::method::Method;
 use crate::index::Layout;
 use crate::store::doc_record;
-use crate::store::keys::{table_cf, CF_META, META_TABLE_GEN};
+use crate::store::keys::{table_cf, META_TABLE_GEN};
 
+use super::base::meta_cf;
 use super::handle::Db;
 use super::options::{Options, Tables};
 
@@ -162,9 +163,7 @@ fn build_tables(
 
 /// The switch to generation `gen` with `config`: both in one synced batch.
 fn switch_generation(rocks: &DB, rocks_path: &Path, config: &doc_record::DbConfig, gen: u32) -> Result<()> {
-    let meta = rocks
-        .cf_handle(CF_META)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
+    let meta = meta_cf(rocks, rocks_path)?;
     let mut b = WriteBatch::default();
     b.put_cf(meta, b"config", doc_record::encode_config(config)?);
     b.put_cf(meta, META_TABLE_GEN, gen.to_le_bytes());

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use rocksdb::{WriteOptions, DB};
 
+use crate::db::base::meta_cf;
 use crate::error::{Error, Result};
 use crate::store::keys::le_u64;
 
@@ -38,9 +39,7 @@ pub(in crate::db) fn read_floor(
 /// Moves the floor under `key` in `meta` to `floor` (synced when `sync`): after a tail's files
 /// are ingested, or when a database without a floor gets its first.
 pub(in crate::db) fn write_floor(rocks: &DB, rocks_path: &Path, key: &[u8], floor: u64, sync: bool) -> Result<()> {
-    let meta = rocks
-        .cf_handle(crate::store::keys::CF_META)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
+    let meta = meta_cf(rocks, rocks_path)?;
     let mut wo = WriteOptions::default();
     wo.set_sync(sync);
     rocks

@@ -46,7 +46,7 @@ use crate::store::keys::CF_META;
 use super::super::{BatchPart, Creating, Opening, Query, QuerySide, Registering, Settings, SideIndex};
 use super::active::Active;
 use crate::db::background::{Background, View};
-use crate::db::base::Base;
+use crate::db::base::{meta_cf, Base};
 use crate::db::handle::{Db, Inner};
 use crate::db::pending::Pending;
 use crate::db::state::{State, Writer};
@@ -68,12 +68,7 @@ impl Semantic {
     pub(crate) fn new(r: &Registering<'_>) -> Result<Option<Semantic>> {
         let on = match r.from {
             Settings::New(create) => create.semantic.is_some(),
-            Settings::Stored(rocks) => {
-                let meta = rocks
-                    .cf_handle(CF_META)
-                    .ok_or_else(|| Error::corrupt(r.rocks_path, None, "missing meta column family"))?;
-                sem::read_spec(rocks, meta)?.is_some()
-            }
+            Settings::Stored(rocks) => sem::read_spec(rocks, meta_cf(rocks, r.rocks_path)?)?.is_some(),
         };
         Ok(Some(Semantic {
             on,

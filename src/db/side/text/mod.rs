@@ -36,7 +36,7 @@ use crate::store::doc_record::DocRecord;
 use crate::store::keys::{be_u64, doc_key, CF_META};
 
 use super::{Additions, BatchPart, Creating, Deciding, Opening, Registering, Settings, SideIndex};
-use crate::db::base::Base;
+use crate::db::base::{meta_cf, Base};
 use crate::db::pending::Pending;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, Fault, NewDoc};
@@ -204,9 +204,7 @@ impl BatchPart for TextBatch<'_> {
 
 /// The stored settings (`None`: the database keeps no texts).
 fn read_spec(rocks: &DB, rocks_path: &Path) -> Result<Option<TextSpec>> {
-    let meta = rocks
-        .cf_handle(CF_META)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))?;
+    let meta = meta_cf(rocks, rocks_path)?;
     let v = rocks
         .get_cf(meta, META_TEXT_SPEC)
         .map_err(|e| Error::rocks("read text_spec", rocks_path, e))?;
