@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use crate::db::groups::components;
 use crate::db::{Db, MAX_DISTANCE};
 use crate::error::{Error, Result};
-use crate::fingerprint::similarity::for_each_within;
+use crate::fingerprint::similarity::for_each_within_many;
 use crate::fingerprint::similarity::{jaccard, MethodScore};
 use crate::index::csr::{CsrTables, MAX_CSR_BITS};
 use crate::index::{ball_size, for_each_neighbor, Layout, TableIndex};
@@ -106,13 +106,12 @@ pub fn all_pairs_fps(fps: &[u64], k: u32, threads: usize) -> Result<Vec<(u32, u3
                                 for_each_neighbor(v, width, r, &mut |u| values.push(u));
                                 for &u in &values {
                                     let (bfps, bids) = index.bucket(t, u);
-                                    for (&x, &i) in afps.iter().zip(aids) {
-                                        for_each_within(bfps, x, k, |j, d| {
-                                            if i < bids[j] && !index.layout().seen_earlier(plan, pos, bfps[j], x) {
-                                                local.push((i, bids[j], d));
-                                            }
-                                        });
-                                    }
+                                    let queries = afps.iter().zip(aids).map(|(&x, &i)| ((i, x), x));
+                                    for_each_within_many(bfps, queries, k, |(i, x), j, d| {
+                                        if i < bids[j] && !index.layout().seen_earlier(plan, pos, bfps[j], x) {
+                                            local.push((i, bids[j], d));
+                                        }
+                                    });
                                 }
                             }
                         }

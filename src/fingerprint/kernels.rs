@@ -11,8 +11,10 @@
 //!   counters are flushed into u32 every 255 hashes.
 //! * [`for_each_within`]: every u64 of a slice within Hamming distance `k` of `q` — the bucket
 //!   scan of the index. AVX-512 VPOPCNTDQ: 8 distances and the `<= k` mask in three
-//!   instructions; AVX2 / popcnt: the scalar loop compiled with those features (the popcounts
-//!   vectorize); scalar: the same loop for the baseline x86-64 (no `popcnt` instruction).
+//!   instructions; AVX2: a nibble-table popcount (`vpshufb`, summed per lane by `vpsadbw`), 4
+//!   distances a register; scalar: the loop branch-free over chunks of 8, for the baseline x86-64.
+//! * [`for_each_within_many`]: the same for many queries over one slice — a bucket of up to 8 is
+//!   loaded into registers once and compared with each query whole.
 //!
 //! The level is detected once; the environment variable `FPDB_SIMD=scalar|avx2|avx512` caps it
 //! (e.g. to run a test suite or a benchmark on the scalar path).
@@ -194,6 +196,62 @@ fn tail(rest: &[u64], base: usize, q: u64, k: u32, f: &mut impl FnMut(usize, u32
         if d <= k {
             f(base + j, d);
         }
+    }
+}
+
+/// For each query `(tag, q)` of `queries`, in order, calls `f(tag, i, d)` for every `fps[i]` within
+/// Hamming distance `k` of `q`, in order of `i`: [`for_each_within`] for many queries over one
+/// slice. A slice of up to 8 (an index bucket, probed by every query of a batch whose block value
+/// falls in it) is loaded into vector registers once for all the queries, and each query then
+/// costs one compare of the whole bucket instead of a call and a scalar loop over the remainder.
+#[inline]
+pub fn for_each_within_many<T: Copy>(fps: &[u64], queries: impl IntoIterator<Item = (T, u64)>, k: u32, f: impl FnMut(T, usize, u32)) {
+    within_many_checked(level(), fps, queries.into_iter(), k, f)
+}
+
+/// [`for_each_within_many`] at `level` (a level above [`detected`] runs the widest one supported).
+pub fn for_each_within_many_at<T: Copy>(
+    level: Level,
+    fps: &[u64],
+    queries: impl IntoIterator<Item = (T, u64)>,
+    k: u32,
+    f: impl FnMut(T, usize, u32),
+) {
+    within_many_checked(level.min(detected()), fps, queries.into_iter(), k, f)
+}
+
+/// [`for_each_within_many`] at a `level` the CPU supports (at most [`detected`]).
+#[inline]
+fn within_many_checked<T: Copy>(
+    level: Level,
+    fps: &[u64],
+    queries: impl Iterator<Item = (T, u64)>,
+    k: u32,
+    mut f: impl FnMut(T, usize, u32),
+) {
+    if fps.is_empty() {
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        if level == Level::Avx512 {
+            // SAFETY: `level` is at most `detected()`: the CPU supports AVX-512 F and VPOPCNTDQ.
+            return unsafe { x86::within_many_avx512(fps, queries, k, &mut f) };
+        }
+        if level == Level::Avx2 {
+            // SAFETY: `level` is at most `detected()`: the CPU supports AVX2 and popcnt.
+            return unsafe { x86::within_many_avx2(fps, queries, k, &mut f) };
+        }
+    }
+    let _ = level;
+    within_many_scalar(fps, queries, k, &mut f)
+}
+
+/// The scalar twin of [`for_each_within_many`]: [`within_scalar`] once per query.
+#[inline(always)]
+pub fn within_many_scalar<T: Copy>(fps: &[u64], queries: impl Iterator<Item = (T, u64)>, k: u32, f: &mut impl FnMut(T, usize, u32)) {
+    for (t, q) in queries {
+        within_scalar(fps, q, k, &mut |i, d| f(t, i, d));
     }
 }
 
@@ -384,6 +442,95 @@ mod x86 {
         super::tail(chunks.remainder(), base, q, k, f);
     }
 
+    /// [`super::for_each_within_many`] with AVX-512: a slice of up to 8 is one register (a masked
+    /// load), compared with each query in three instructions; a longer one is scanned once per
+    /// query.
+    #[target_feature(enable = "avx512f,avx512vpopcntdq")]
+    pub(super) unsafe fn within_many_avx512<T: Copy>(
+        fps: &[u64],
+        queries: impl Iterator<Item = (T, u64)>,
+        k: u32,
+        f: &mut impl FnMut(T, usize, u32),
+    ) {
+        if fps.len() > 8 {
+            for (t, q) in queries {
+                // SAFETY: this function's target features are the callee's.
+                unsafe { within_avx512(fps, q, k, &mut |i, d| f(t, i, d)) };
+            }
+            return;
+        }
+        let live = (1u32 << fps.len()) - 1;
+        // SAFETY: the mask enables lanes 0..fps.len(), all in bounds; a masked-off lane is neither
+        // read nor faulted on (its value is zero and its bit is cleared from every result).
+        let v = unsafe { _mm512_maskz_loadu_epi64(live as u8, fps.as_ptr().cast()) };
+        let kv = _mm512_set1_epi64(i64::from(k));
+        for (t, q) in queries {
+            let d = _mm512_popcnt_epi64(_mm512_xor_si512(v, _mm512_set1_epi64(q as i64)));
+            let mask = u32::from(_mm512_cmple_epu64_mask(d, kv)) & live;
+            if mask != 0 {
+                super::report(mask, fps, 0, q, &mut |i, d| f(t, i, d));
+            }
+        }
+    }
+
+    /// [`super::for_each_within_many`] with AVX2: a slice of 4 is one register, of 5 to 8 two (the
+    /// second a masked load), compared with each query by [`within4`]; up to 3 entries the
+    /// `popcnt` loop costs less than a vector compare; a longer slice is scanned once per query.
+    #[target_feature(enable = "avx2,popcnt")]
+    pub(super) unsafe fn within_many_avx2<T: Copy>(
+        fps: &[u64],
+        queries: impl Iterator<Item = (T, u64)>,
+        k: u32,
+        f: &mut impl FnMut(T, usize, u32),
+    ) {
+        let n = fps.len();
+        if n > 8 {
+            for (t, q) in queries {
+                // SAFETY: this function's target features are the callee's.
+                unsafe { within_avx2(fps, q, k, &mut |i, d| f(t, i, d)) };
+            }
+            return;
+        }
+        if n < 4 {
+            for (t, q) in queries {
+                super::tail(fps, 0, q, k, &mut |i, d| f(t, i, d));
+            }
+            return;
+        }
+        let kv = _mm256_set1_epi64x(i64::from(k));
+        if n == 4 {
+            // SAFETY: `fps` has 4 entries: the load reads exactly them, unaligned.
+            let a = unsafe { _mm256_loadu_si256(fps.as_ptr().cast()) };
+            for (t, q) in queries {
+                let mask = within4(_mm256_xor_si256(a, _mm256_set1_epi64x(q as i64)), kv);
+                if mask != 0 {
+                    super::report(mask, fps, 0, q, &mut |i, d| f(t, i, d));
+                }
+            }
+            return;
+        }
+        let live = (1u32 << n) - 1;
+        // Lanes 4.. of the slice: lane j of the second register is live when 4 + j < n.
+        let lanes = _mm256_cmpgt_epi64(_mm256_set1_epi64x(n as i64 - 4), _mm256_setr_epi64x(0, 1, 2, 3));
+        // SAFETY: `fps` has 4 to 8 entries: the first load reads entries 0..4, in bounds; the
+        // second pointer is at most one past the end and the mask enables only its lanes below
+        // `n`, in bounds (a masked-off lane is neither read nor faulted on; it loads zero and its
+        // bit is cleared from every result).
+        let (a, b) = unsafe {
+            (
+                _mm256_loadu_si256(fps.as_ptr().cast()),
+                _mm256_maskload_epi64(fps.as_ptr().add(4).cast(), lanes),
+            )
+        };
+        for (t, q) in queries {
+            let qv = _mm256_set1_epi64x(q as i64);
+            let mask = (within4(_mm256_xor_si256(a, qv), kv) | within4(_mm256_xor_si256(b, qv), kv) << 4) & live;
+            if mask != 0 {
+                super::report(mask, fps, 0, q, &mut |i, d| f(t, i, d));
+            }
+        }
+    }
+
     /// Bit `j` set when lane `j` of `x` has at most `k` (every lane of `kv`) bits set.
     #[target_feature(enable = "avx2")]
     #[inline]
@@ -470,6 +617,29 @@ mod tests {
             for l in levels() {
                 let mut got = vec![7];
                 alnum_masks_at(l, &text, &mut got);
+                prop_assert_eq!(&got, &want, "{:?}", l);
+            }
+        }
+
+        /// Every level reports, query by query, exactly what `for_each_within` at the scalar
+        /// level reports, for slices short enough to be one register and longer ones.
+        #[test]
+        fn for_each_within_many_agrees_at_every_level(
+            q in any::<u64>(),
+            flips in proptest::collection::vec(proptest::collection::vec(0u32..64, 0..24), 0..20),
+            qflips in proptest::collection::vec(proptest::collection::vec(0u32..64, 0..16), 0..12),
+            k in 0u32..=64,
+        ) {
+            let near = |bits: &Vec<u32>| bits.iter().fold(q, |x, &b| x ^ (1u64 << b));
+            let fps: Vec<u64> = flips.iter().map(near).collect();
+            let qs: Vec<u64> = qflips.iter().map(near).collect();
+            let mut want = Vec::new();
+            for (t, &x) in qs.iter().enumerate() {
+                for_each_within_at(Level::Scalar, &fps, x, k, |i, d| want.push((t, i, d)));
+            }
+            for l in levels() {
+                let mut got = Vec::new();
+                for_each_within_many_at(l, &fps, qs.iter().copied().enumerate(), k, |t, i, d| got.push((t, i, d)));
                 prop_assert_eq!(&got, &want, "{:?}", l);
             }
         }

@@ -55,6 +55,14 @@ pub fn for_each_within(fps: &[u64], q: u64, k: u32, f: impl FnMut(usize, u32)) {
     crate::fingerprint::kernels::for_each_within(fps, q, k, f)
 }
 
+/// Calls `f(tag, i, d)` for every query `(tag, q)`, in order, and every `fps[i]` within distance
+/// `k` of `q`: [`for_each_within`] for the queries of a batch that probe one index bucket, which
+/// is loaded once for all of them ([`crate::fingerprint::kernels::for_each_within_many`]).
+#[inline]
+pub fn for_each_within_many<T: Copy>(fps: &[u64], queries: impl IntoIterator<Item = (T, u64)>, k: u32, f: impl FnMut(T, usize, u32)) {
+    crate::fingerprint::kernels::for_each_within_many(fps, queries, k, f)
+}
+
 /// Exact Jaccard similarity and overlap.
 pub fn jaccard(a: &[u32], b: &[u32]) -> Similarity {
     let shared = intersection_size(a, b);

@@ -13,7 +13,7 @@
 
 use super::{Layout, TableIndex};
 use crate::error::Result;
-use crate::fingerprint::similarity::for_each_within;
+use crate::fingerprint::similarity::{for_each_within, for_each_within_many};
 use crate::hugebuf::HugeBuf;
 
 /// Largest number of block bits indexed by the offset array (64 MiB of offsets per table).
@@ -206,10 +206,8 @@ impl TableIndex for CsrTables {
         super::for_each_probed_bucket(probes, |v, run| {
             let (s, e) = (table.offsets[v as usize] as usize, table.offsets[v as usize + 1] as usize);
             let (fps, ids) = (&table.fps[s..e], &table.entries[s..e]);
-            for &(_, qi) in run {
-                let i = qi as usize;
-                for_each_within(fps, qs[i], k, |j, d| f(i, fps[j], u64::from(ids[j]), d));
-            }
+            let queries = run.iter().map(|&(_, qi)| (qi as usize, qs[qi as usize]));
+            for_each_within_many(fps, queries, k, |i, j, d| f(i, fps[j], u64::from(ids[j]), d));
         });
         Ok(())
     }

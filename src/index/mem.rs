@@ -8,7 +8,7 @@
 use super::csr::{CsrTables, MAX_CSR_BITS};
 use super::{Layout, ProbeLists, TableIndex};
 use crate::error::Result;
-use crate::fingerprint::similarity::for_each_within;
+use crate::fingerprint::similarity::{for_each_within, for_each_within_many};
 use crate::intmap::IntMap;
 use std::sync::Arc;
 
@@ -182,10 +182,8 @@ impl TableIndex for Buckets {
         let table = &self.tables[t];
         super::for_each_probed_bucket(probes, |v, run| {
             if let Some(b) = table.get(v) {
-                for &(_, qi) in run {
-                    let i = qi as usize;
-                    for_each_within(&b.fps, qs[i], k, |j, d| f(i, b.fps[j], b.ids[j], d));
-                }
+                let queries = run.iter().map(|&(_, qi)| (qi as usize, qs[qi as usize]));
+                for_each_within_many(&b.fps, queries, k, |i, j, d| f(i, b.fps[j], b.ids[j], d));
             }
         });
         Ok(())
