@@ -206,6 +206,13 @@ def fingerprints(docs: Any, spec: Optional[str] = None, first_id: int = 0, bands
     engine's fingerprints, with the ids `fpdb ingest` gives the same rows in read order. A row
     `fpdb ingest` refuses (`REJECTED`) takes no id; a key seen again replaces its earlier document
     (which keeps its id, so later ids do not move, but is no longer live)."""
+    live, rejected, _ = _fingerprints(docs, spec, first_id, bands, rows, seed)
+    return live, rejected
+
+
+def _fingerprints(docs: Any, spec: Optional[str], first_id: int, bands: int, rows: int, seed: int) -> tuple[Any, dict[str, int], int]:
+    """`fingerprints` and the number of live documents, from the per-partition counts the ids are
+    made from (no Spark action of its own)."""
     from pyspark.sql import functions as F
 
     band_type = ", bands array<long>" if bands else ""
@@ -280,7 +287,7 @@ def fingerprints(docs: Any, spec: Optional[str] = None, first_id: int = 0, bands
     # The accepted rows are a filter and a projection of the checkpoint (cheap to read again);
     # after the anti-join with replaced keys they are checkpointed once more.
     live = acc.join(dead, "id", "left_anti").localCheckpoint() if rejected["replaced"] else acc
-    return live, rejected
+    return live, rejected, total - rejected["replaced"]
 
 
 DRILL_CRASH_ONCE = "FPDB_SPARK_DRILL_CRASH_ONCE"
@@ -621,9 +628,8 @@ class Job:
             raise ValueError(f"bands and rows must be at least 1, got {bands} x {rows}")
         # The band keys are made in the fingerprinting pass unless the scheme is known to be exact
         # (under "auto" too: the document count that decides comes from that pass).
-        fps, rejected = fingerprints(docs, spec, first_id, *((bands, rows, MINHASH_SEED) if mode != "exact" else (0, 0, 0)))
+        fps, rejected, n = _fingerprints(docs, spec, first_id, *((bands, rows, MINHASH_SEED) if mode != "exact" else (0, 0, 0)))
         self.fps = fps
-        n = self.fps.count()
         if mode == "auto":
             mode = "minhash" if n >= AUTO_MINHASH_DOCS else "exact"
         s: dict[str, Any] = {"documents": n, "rejected": rejected, "mode": mode, "k": k}
