@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::store::keys::{decode_seg_key, le_u64, CF_META, SEG_PREFIX};
 use crate::store::segment;
 
-use super::base::meta_cf;
+use super::cfs::{cf, meta_cf};
 use super::handle::Db;
 use super::rocks_options::rocks_options;
 
@@ -277,17 +277,12 @@ fn copy_once(src: &Path, tmp: &Path, source: &Source<'_>) -> Result<Option<(u64,
         names
             .iter()
             .find(|n| n.as_str() == CF_META)
-            .ok_or_else(|| Error::corrupt(&rocks_src, None, "missing meta column family"))?,
+            .ok_or_else(|| Error::corrupt(&rocks_src, None, format!("missing column family {CF_META}")))?,
     );
     let mut wo = WriteOptions::default();
     wo.disable_wal(true);
     for name in order {
-        let (from, to) = (
-            db.cf_handle(name)
-                .ok_or_else(|| Error::corrupt(&rocks_src, None, format!("missing column family {name}")))?,
-            out.cf_handle(name)
-                .ok_or_else(|| Error::corrupt(&rocks_dst, None, format!("missing column family {name}")))?,
-        );
+        let (from, to) = (cf(db, &rocks_src, name)?, cf(&out, &rocks_dst, name)?);
         let mut b = WriteBatch::default();
         for item in source.iter(from) {
             let (k, v) = item.map_err(|e| Error::rocks("read for the backup", &rocks_src, e))?;

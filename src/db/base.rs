@@ -5,7 +5,7 @@
 //! into them.
 
 use std::fs::File;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rocksdb::{ColumnFamily, WriteBatch, DB};
 
@@ -18,7 +18,7 @@ use crate::index;
 use crate::index::rocks::RocksTables;
 use crate::index::Layout;
 use crate::store::doc_record::{self, DbConfig, DocRecord};
-use crate::store::keys::{decode_key_value, doc_key, table_cf, CF_DOCS, CF_KEYS, CF_META};
+use crate::store::keys::{decode_key_value, doc_key, table_cf, CF_DOCS, CF_KEYS};
 use crate::store::segment::Recovery;
 
 use super::options::{check_k, Options};
@@ -42,9 +42,7 @@ pub(crate) struct Base {
 impl Base {
     /// The handle of column family `name`; a missing one is corruption.
     pub(crate) fn cf(&self, name: &str) -> Result<&ColumnFamily> {
-        self.rocks
-            .cf_handle(name)
-            .ok_or_else(|| Error::corrupt(&self.rocks_path, None, format!("missing column family {name}")))
+        super::cfs::cf(&self.rocks, &self.rocks_path, name)
     }
 
     /// A RocksDB error of operation `op`, with the database's path.
@@ -137,14 +135,6 @@ impl Base {
 /// RocksDB's memtable skiplist then reuses its insertion splice instead of recomputing it for every
 /// random key (with unsorted keys, the skiplist's search is the largest single cost of a batch in a
 /// `perf record` of `fpdb ingest`).
-/// The `meta` column family of the RocksDB at `rocks_path` (for code that has no [`Base`] yet, or
-/// none at all).
-pub(in crate::db) fn meta_cf<'a>(rocks: &'a DB, rocks_path: &Path) -> Result<&'a ColumnFamily> {
-    rocks
-        .cf_handle(CF_META)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing meta column family"))
-}
-
 pub(crate) fn sorted_into<K: Ord + AsRef<[u8]>>(b: &mut WriteBatch, cf: &ColumnFamily, mut keys: Vec<K>, put: bool) {
     keys.sort_unstable();
     for k in &keys {

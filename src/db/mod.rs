@@ -10,6 +10,7 @@ mod backup;
 mod base;
 mod by_key;
 mod candidates;
+mod cfs;
 mod check;
 mod close;
 mod commit;

@@ -20,7 +20,8 @@ use crate::store::segment::{self, Recovery};
 
 use super::background::floor::read_floor;
 use super::background::table_files::TABLE_TAIL_FILE_PREFIX;
-use super::base::{meta_cf, Base};
+use super::base::Base;
+use super::cfs::meta_cf;
 use super::handle::{Db, Inner};
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};

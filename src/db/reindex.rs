@@ -24,7 +24,7 @@ use crate::index::Layout;
 use crate::store::doc_record;
 use crate::store::keys::{table_cf, META_TABLE_GEN};
 
-use super::base::meta_cf;
+use super::cfs::meta_cf;
 use super::handle::Db;
 use super::options::{Options, Tables};
 

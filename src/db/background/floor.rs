@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rocksdb::{WriteOptions, DB};
 
-use crate::db::base::meta_cf;
+use crate::db::cfs::meta_cf;
 use crate::error::{Error, Result};
 use crate::store::keys::le_u64;
 

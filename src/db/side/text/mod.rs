@@ -36,7 +36,8 @@ use crate::store::doc_record::DocRecord;
 use crate::store::keys::{be_u64, doc_key, CF_META};
 
 use super::{Additions, BatchPart, Creating, Deciding, Opening, Registering, Settings, SideIndex};
-use crate::db::base::{meta_cf, Base};
+use crate::db::base::Base;
+use crate::db::cfs::meta_cf;
 use crate::db::pending::Pending;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, Fault, NewDoc};
