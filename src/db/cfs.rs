@@ -1,7 +1,7 @@
 //! Column family handles by name, a missing one a [`Error::Corrupt`] naming the database: the
 //! handle's own lookups (`Base::cf`) and those of code with no `Base` (the open, reindex, backup,
-//! the tails' floors, the side indexes' registration). A leaf: nothing here calls back into the
-//! engine, so `db::background` can use it without a circle through `db::base`.
+//! the tails' floors and files, the side indexes' registration and loading). A leaf: nothing here
+//! calls back into the engine, so `db::background` can use it without a circle through `db::base`.
 
 use std::path::Path;
 

@@ -21,7 +21,7 @@ use crate::store::segment::{self, Recovery};
 use super::background::floor::read_floor;
 use super::background::table_files::TABLE_TAIL_FILE_PREFIX;
 use super::base::Base;
-use super::cfs::meta_cf;
+use super::cfs::{cf, meta_cf};
 use super::handle::{Db, Inner};
 use super::options::{check_k, check_t, CreateOptions, Options};
 use super::rocks_options::{cf_options, rocks_options};
@@ -362,9 +362,7 @@ fn load_docs(
     recovery: &mut Recovery,
 ) -> Result<Loaded> {
     let (committed, segs) = segments;
-    let docs_cf = rocks
-        .cf_handle(CF_DOCS)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing docs column family"))?;
+    let docs_cf = cf(rocks, rocks_path, CF_DOCS)?;
     let mut docs: IntMap<u64, DocMeta> = IntMap::default();
     let mut entries: Option<(Vec<u64>, Vec<u64>)> = mirror.then(Default::default);
     let mut seg_usage: IntMap<u32, (u64, u64)> = committed.iter().map(|(&id, &len)| (id, (len, 0))).collect();
@@ -413,9 +411,7 @@ fn load_docs(
 
 /// The near-duplicate edges, both ways.
 fn load_edges(rocks: &DB, rocks_path: &Path) -> Result<IntMap<u64, Vec<u64>>> {
-    let edges_cf = rocks
-        .cf_handle(CF_EDGES)
-        .ok_or_else(|| Error::corrupt(rocks_path, None, "missing edges column family"))?;
+    let edges_cf = cf(rocks, rocks_path, CF_EDGES)?;
     let mut edges: IntMap<u64, Vec<u64>> = IntMap::default();
     for item in rocks.iterator_cf(edges_cf, IteratorMode::Start) {
         let (k, _) = item.map_err(|e| Error::rocks("scan edges", rocks_path, e))?;

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use rocksdb::DB;
 
-use crate::error::{Error, Result};
+use crate::db::cfs;
+use crate::error::Result;
 use crate::failpoint;
 use crate::index::Layout;
 use crate::store::keys::{table_cf, META_TABLE_FLOOR};
@@ -70,9 +71,7 @@ fn ingest_tables(rocks: &DB, rocks_path: &Path, gen: u32, files: &[PathBuf]) -> 
     for (i, path) in files.iter().enumerate() {
         failpoint!("table.tail.file");
         let name = table_cf(gen, i);
-        let cf = rocks
-            .cf_handle(&name)
-            .ok_or_else(|| Error::corrupt(rocks_path, None, format!("table column family {name} is missing")))?;
+        let cf = cfs::cf(rocks, rocks_path, &name)?;
         ingest_moved(rocks, cf, path, rocks_path, "ingest a table tail file")?;
     }
     failpoint!("table.tail.ingested");

@@ -27,6 +27,7 @@ use crate::db::background::sst;
 use crate::db::background::tail::{self, Freezing, TailFiles};
 use crate::db::background::Background;
 use crate::db::background::View;
+use crate::db::cfs;
 use crate::db::state::DocMeta;
 use crate::db::state::Writer;
 
@@ -241,9 +242,7 @@ impl TailFiles for ContainFiles {
     }
 
     fn ingest(rp: &PathBuf, rocks: &DB, files: &[PathBuf]) -> Result<()> {
-        let cf = rocks
-            .cf_handle(CF_CONTAIN)
-            .ok_or_else(|| Error::corrupt(rp, None, "missing contain column family"))?;
+        let cf = cfs::cf(rocks, rp, CF_CONTAIN)?;
         for f in files {
             sst::ingest_moved(rocks, cf, f, rp, "ingest the containment tail file")?;
         }

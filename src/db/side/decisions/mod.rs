@@ -36,6 +36,7 @@ use crate::store::keys::CF_KEYS;
 
 use super::{Additions, BatchPart, Deciding, Opening, SideIndex};
 use crate::db::base::Base;
+use crate::db::cfs;
 use crate::db::pending::Pending;
 use crate::db::state::State;
 use crate::db::types::{CheckReport, NotLinked};
@@ -306,10 +307,7 @@ impl SideIndex for Decisions {
             }
         }
         m.classes = Classes::build(m.decisions.values());
-        let keys_cf = o
-            .rocks
-            .cf_handle(CF_KEYS)
-            .ok_or_else(|| Error::corrupt(o.rocks_path, None, "missing keys column family"))?;
+        let keys_cf = cfs::cf(o.rocks, o.rocks_path, CF_KEYS)?;
         let decided: BTreeSet<&String> = m.decisions.keys().flat_map(|(a, b)| [a, b]).collect();
         let mut ids = HashMap::new();
         for k in decided {
