@@ -220,7 +220,10 @@ pub fn for_each_within_many_at<T: Copy>(
     within_many_checked(level.min(detected()), fps, queries.into_iter(), k, f)
 }
 
-/// [`for_each_within_many`] at a `level` the CPU supports (at most [`detected`]).
+/// [`for_each_within_many`] at a `level` the CPU supports (at most [`detected`]). Each level's
+/// kernel scans a slice longer than 8 query by query itself: done here instead, through
+/// [`within_checked`], each query crossed the `#[target_feature]` boundary in a call of its own,
+/// and all pairs at k = 12 over 1M SimHashes took 4.3 s instead of 3.2 (`examples/allpairs`, O3).
 #[inline]
 fn within_many_checked<T: Copy>(
     level: Level,
